@@ -1,0 +1,259 @@
+//! The arguments of `#[kernel(...)]`:
+//!
+//! ```text
+//! #[kernel(
+//!     targets(sm_90, sm_100a),                       // required, at least one
+//!     specialize(SMALL_K = [true, false], ROWS = [4, 8]),  // every const generic
+//!     launch_bounds(256, 2),                          // optional: max threads, min blocks/SM
+//! )]
+//! ```
+//!
+//! `specialize` lists the values of each const generic; the kernel is compiled
+//! for every combination (a proc macro cannot see the call sites).
+
+use super::types::Target;
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Ident, LitBool, LitInt, Token, bracketed, parenthesized};
+
+#[derive(Debug, Default)]
+pub struct KernelAttr {
+    pub targets: Vec<(Target, Span)>,
+    pub specialize: Vec<SpecList>,
+    pub launch_bounds: Option<LaunchBounds>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: Option<u32>,
+}
+
+/// `NAME = [v1, v2, ...]`.
+#[derive(Debug)]
+pub struct SpecList {
+    pub name: String,
+    pub span: Span,
+    pub values: Vec<(SpecValue, Span)>,
+}
+
+/// A value a const generic is specialised to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecValue {
+    Bool(bool),
+    Int(i128),
+}
+
+impl SpecValue {
+    /// The value as it appears in entry and snapshot names (`m1` for -1).
+    pub fn name_part(self) -> String {
+        match self {
+            SpecValue::Bool(b) => b.to_string(),
+            SpecValue::Int(i) if i < 0 => format!("m{}", -i),
+            SpecValue::Int(i) => i.to_string(),
+        }
+    }
+}
+
+pub fn parse(tokens: TokenStream) -> syn::Result<KernelAttr> {
+    let attr: KernelAttr = syn::parse2(tokens)?;
+    if attr.targets.is_empty() {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "list the targets to compile for, e.g. #[kernel(targets(sm_90, sm_100a))]",
+        ));
+    }
+    Ok(attr)
+}
+
+impl Parse for KernelAttr {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut attr = KernelAttr::default();
+        let mut seen_targets = false;
+        while !input.is_empty() {
+            let key: Ident = input.parse()?;
+            let content;
+            parenthesized!(content in input);
+            match key.to_string().as_str() {
+                "targets" => {
+                    if seen_targets {
+                        return Err(syn::Error::new(
+                            key.span(),
+                            "`targets` is given twice; list all targets in one `targets(...)`",
+                        ));
+                    }
+                    seen_targets = true;
+                    let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+                    for name in names {
+                        let Some(target) = Target::from_name(&name.to_string()) else {
+                            return Err(syn::Error::new(
+                                name.span(),
+                                format!(
+                                    "unknown target `{name}`; the targets are {}",
+                                    Target::ALL.map(Target::name).join(", ")
+                                ),
+                            ));
+                        };
+                        if attr.targets.iter().any(|(t, _)| *t == target) {
+                            return Err(syn::Error::new(name.span(), format!("target `{name}` is listed twice")));
+                        }
+                        attr.targets.push((target, name.span()));
+                    }
+                }
+                "specialize" => {
+                    let lists = Punctuated::<SpecList, Token![,]>::parse_terminated(&content)?;
+                    for list in lists {
+                        if attr.specialize.iter().any(|l| l.name == list.name) {
+                            return Err(syn::Error::new(
+                                list.span,
+                                format!("`{}` is specialised twice; give one list", list.name),
+                            ));
+                        }
+                        attr.specialize.push(list);
+                    }
+                }
+                "launch_bounds" => {
+                    let nums = Punctuated::<LitInt, Token![,]>::parse_terminated(&content)?;
+                    let values = nums
+                        .iter()
+                        .map(|n| n.base10_parse::<u32>())
+                        .collect::<syn::Result<Vec<_>>>()?;
+                    let bounds = match values.as_slice() {
+                        [max] => LaunchBounds {
+                            max_threads: *max,
+                            min_blocks: None,
+                        },
+                        [max, min] => LaunchBounds {
+                            max_threads: *max,
+                            min_blocks: Some(*min),
+                        },
+                        _ => {
+                            return Err(syn::Error::new(
+                                key.span(),
+                                "write `launch_bounds(MAX_THREADS)` or `launch_bounds(MAX_THREADS, MIN_BLOCKS_PER_SM)`",
+                            ));
+                        }
+                    };
+                    if bounds.max_threads == 0 || bounds.max_threads > 1024 {
+                        return Err(syn::Error::new(
+                            key.span(),
+                            "the maximum number of threads per block must be in 1..=1024",
+                        ));
+                    }
+                    attr.launch_bounds = Some(bounds);
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!(
+                            "unknown kernel option `{other}`; the options are `targets(..)`, `specialize(..)` and `launch_bounds(..)`"
+                        ),
+                    ));
+                }
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(attr)
+    }
+}
+
+impl Parse for SpecList {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let content;
+        bracketed!(content in input);
+        let mut values = Vec::new();
+        while !content.is_empty() {
+            let span = content.span();
+            let value = if content.peek(LitBool) {
+                SpecValue::Bool(content.parse::<LitBool>()?.value)
+            } else {
+                let negative = content.parse::<Option<Token![-]>>()?.is_some();
+                let lit: LitInt = content.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "a specialisation value is a `true`/`false` or an integer literal",
+                    )
+                })?;
+                let v: i128 = lit.base10_parse()?;
+                SpecValue::Int(if negative { -v } else { v })
+            };
+            if values.iter().any(|(v, _)| *v == value) {
+                return Err(syn::Error::new(span, format!("value listed twice for `{name}`")));
+            }
+            values.push((value, span));
+            if !content.is_empty() {
+                content.parse::<Token![,]>()?;
+            }
+        }
+        if values.is_empty() {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("list at least one value for `{name}`"),
+            ));
+        }
+        Ok(SpecList {
+            name: name.to_string(),
+            span: name.span(),
+            values,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn parses_targets_specialisations_and_bounds() {
+        let attr = parse(quote!(
+            targets(sm_90, sm_100a),
+            specialize(SMALL_K = [true, false], N = [4, -1]),
+            launch_bounds(256, 2)
+        ))
+        .unwrap();
+        let targets: Vec<_> = attr.targets.iter().map(|(t, _)| *t).collect();
+        assert_eq!(targets, [Target::Sm90, Target::Sm100a]);
+        assert_eq!(attr.specialize.len(), 2);
+        assert_eq!(attr.specialize[0].name, "SMALL_K");
+        let n: Vec<_> = attr.specialize[1].values.iter().map(|(v, _)| *v).collect();
+        assert_eq!(n, [SpecValue::Int(4), SpecValue::Int(-1)]);
+        let bounds = attr.launch_bounds.unwrap();
+        assert_eq!((bounds.max_threads, bounds.min_blocks), (256, Some(2)));
+    }
+
+    #[test]
+    fn rejects_missing_and_unknown_targets() {
+        let err = parse(quote!()).unwrap_err().to_string();
+        assert!(err.contains("list the targets"), "{err}");
+        let err = parse(quote!(targets(sm_75))).unwrap_err().to_string();
+        assert!(err.contains("unknown target `sm_75`"), "{err}");
+        let err = parse(quote!(targets(sm_90, sm_90))).unwrap_err().to_string();
+        assert!(err.contains("listed twice"), "{err}");
+    }
+
+    #[test]
+    fn rejects_bad_options() {
+        let err = parse(quote!(targets(sm_90), threads(4))).unwrap_err().to_string();
+        assert!(err.contains("unknown kernel option `threads`"), "{err}");
+        let err = parse(quote!(targets(sm_90), specialize(N = [])))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at least one value"), "{err}");
+        let err = parse(quote!(targets(sm_90), launch_bounds(2048)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("1..=1024"), "{err}");
+    }
+
+    #[test]
+    fn value_names_are_identifier_safe() {
+        assert_eq!(SpecValue::Int(-3).name_part(), "m3");
+        assert_eq!(SpecValue::Bool(true).name_part(), "true");
+    }
+}

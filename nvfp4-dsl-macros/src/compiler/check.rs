@@ -1,0 +1,1439 @@
+//! Types and names: gives every expression a type before lowering.
+//!
+//! Inference follows Rust where the subset needs it: unsuffixed literals take
+//! their type from context (`let x: u32 = 0`, `a[0]`, `x + 1`) through
+//! integer/float type variables, which default to `i32`/`f64` as in rustc.
+//! The checks reject what rustc would accept but the DSL cannot lower (and
+//! the basic errors rustc would report too, so no later stage sees ill-typed
+//! input).
+
+use super::ast::*;
+use super::intrinsics::{self, ArgTy, Form, Generics, Intrinsic, RetTy};
+use super::types::{Len, Scalar, Ty};
+use std::collections::HashMap;
+
+type Result<T> = syn::Result<T>;
+
+fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
+    Err(loc.into().error(msg))
+}
+
+/// The result of checking: the type of every expression and the intrinsic
+/// each call resolved to.
+#[derive(Debug)]
+pub struct Types {
+    pub expr: Vec<Ty>,
+    pub calls: HashMap<ExprId, &'static Intrinsic>,
+}
+
+impl Types {
+    pub fn of(&self, e: &Expr) -> &Ty {
+        &self.expr[e.id as usize]
+    }
+}
+
+/// A type during inference: known, a literal's type variable, or `!`.
+#[derive(Clone, Debug, PartialEq)]
+enum TyV {
+    Ty(Ty),
+    Var(u32),
+    /// A local array whose element type may still be a literal's variable.
+    Array(Box<TyV>, Len),
+    Never,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum VarKind {
+    Int,
+    Float,
+}
+
+#[derive(Debug)]
+struct Var {
+    kind: VarKind,
+    parent: u32,
+    resolved: Option<Scalar>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum NameKind {
+    Local,
+    Param,
+    ConstGeneric,
+    LocalConst,
+}
+
+#[derive(Clone, Debug)]
+struct Binding {
+    name: String,
+    ty: TyV,
+    mutable: bool,
+    kind: NameKind,
+}
+
+struct Checker {
+    vars: Vec<Var>,
+    scopes: Vec<Vec<Binding>>,
+    expr: Vec<Option<TyV>>,
+    calls: HashMap<ExprId, &'static Intrinsic>,
+    loop_depth: u32,
+    /// Integer literals to range-check once their types are known:
+    /// (id, magnitude, negated, span).
+    int_lits: Vec<(ExprId, u128, bool, Loc)>,
+    /// Values negated with unary `-`, which must not be unsigned.
+    negated: Vec<(ExprId, Loc)>,
+    kernel_name: String,
+}
+
+pub fn check(k: &Kernel) -> Result<Types> {
+    let mut c = Checker {
+        vars: Vec::new(),
+        scopes: vec![Vec::new()],
+        expr: vec![None; k.expr_count as usize],
+        calls: HashMap::new(),
+        loop_depth: 0,
+        int_lits: Vec::new(),
+        negated: Vec::new(),
+        kernel_name: k.name.clone(),
+    };
+    for cp in &k.consts {
+        c.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
+    }
+    for p in &k.params {
+        c.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+    }
+    let body_ty = c.block(&k.body, None)?;
+    if let TyV::Ty(t) = &body_ty
+        && *t != Ty::Unit
+    {
+        let span = k.body.stmts.last().map(|s| s.span).unwrap_or(k.body.span);
+        return err(
+            span,
+            "a kernel returns nothing; end the last statement with `;` and store results through a `&mut [T]` parameter",
+        );
+    }
+    c.finish()
+}
+
+impl Checker {
+    fn bind(&mut self, name: &str, ty: TyV, mutable: bool, kind: NameKind) {
+        if name == "_" {
+            return;
+        }
+        self.scopes.last_mut().expect("a scope is always open").push(Binding {
+            name: name.to_string(),
+            ty,
+            mutable,
+            kind,
+        });
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|b| b.name == name)
+    }
+
+    fn new_var(&mut self, kind: VarKind) -> TyV {
+        let id = self.vars.len() as u32;
+        self.vars.push(Var {
+            kind,
+            parent: id,
+            resolved: None,
+        });
+        TyV::Var(id)
+    }
+
+    fn root(&mut self, mut v: u32) -> u32 {
+        while self.vars[v as usize].parent != v {
+            let p = self.vars[v as usize].parent;
+            self.vars[v as usize].parent = self.vars[p as usize].parent;
+            v = p;
+        }
+        v
+    }
+
+    /// Resolves variables as far as they are known.
+    fn shallow(&mut self, t: &TyV) -> TyV {
+        match t {
+            TyV::Var(v) => {
+                let r = self.root(*v);
+                match self.vars[r as usize].resolved {
+                    Some(s) => TyV::Ty(Ty::Scalar(s)),
+                    None => TyV::Var(r),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn describe(&mut self, t: &TyV) -> String {
+        match self.shallow(t) {
+            TyV::Ty(t) => format!("`{t}`"),
+            TyV::Var(v) => match self.vars[v as usize].kind {
+                VarKind::Int => "an integer".to_string(),
+                VarKind::Float => "a float".to_string(),
+            },
+            TyV::Array(e, l) => {
+                let inner = self.describe(&e);
+                format!("an array of {l} {inner}")
+            }
+            TyV::Never => "`!`".to_string(),
+        }
+    }
+
+    /// Makes two types equal or reports a mismatch at `span`.
+    fn unify(&mut self, a: &TyV, b: &TyV, span: Loc) -> Result<TyV> {
+        let (a, b) = (self.shallow(a), self.shallow(b));
+        match (&a, &b) {
+            (TyV::Never, _) => Ok(b),
+            (_, TyV::Never) => Ok(a),
+            (TyV::Array(x, lx), TyV::Array(y, ly)) if lx == ly => {
+                let e = self.unify(x, y, span)?;
+                Ok(TyV::Array(Box::new(e), lx.clone()))
+            }
+            (TyV::Array(x, lx), TyV::Ty(Ty::Array { elem, len }))
+            | (TyV::Ty(Ty::Array { elem, len }), TyV::Array(x, lx))
+                if lx == len =>
+            {
+                self.unify(x, &TyV::Ty((**elem).clone()), span)?;
+                Ok(TyV::Ty(Ty::Array {
+                    elem: elem.clone(),
+                    len: len.clone(),
+                }))
+            }
+            (TyV::Array(..), _) | (_, TyV::Array(..)) => {
+                let (da, db) = (self.describe(&a), self.describe(&b));
+                err(span, format!("mismatched types: expected {da}, found {db}"))
+            }
+            (TyV::Ty(x), TyV::Ty(y)) if x == y => Ok(a),
+            (TyV::Var(x), TyV::Var(y)) => {
+                if x == y {
+                    return Ok(a);
+                }
+                if self.vars[*x as usize].kind != self.vars[*y as usize].kind {
+                    return err(span, "mismatched types: an integer and a float");
+                }
+                self.vars[*y as usize].parent = *x;
+                Ok(a)
+            }
+            (TyV::Var(v), TyV::Ty(t)) | (TyV::Ty(t), TyV::Var(v)) => {
+                let kind = self.vars[*v as usize].kind;
+                let fits = match (kind, t.scalar()) {
+                    (VarKind::Int, Some(s)) => s.is_int(),
+                    (VarKind::Float, Some(s)) => s.is_prim_float(),
+                    _ => false,
+                };
+                if !fits {
+                    let what = if kind == VarKind::Int { "an integer" } else { "a float" };
+                    let hint = match (kind, t.scalar()) {
+                        (VarKind::Int, Some(s)) if s.is_prim_float() => "; write a float literal such as `1.0`",
+                        (_, Some(Scalar::F16 | Scalar::Bf16)) => {
+                            "; half-precision values have no literals: convert, e.g. `f16::from_f32(1.0)`"
+                        }
+                        _ => "",
+                    };
+                    return err(span, format!("mismatched types: expected `{t}`, found {what}{hint}"));
+                }
+                let s = t.scalar().expect("checked above");
+                self.vars[*v as usize].resolved = Some(s);
+                Ok(TyV::Ty(t.clone()))
+            }
+            (TyV::Ty(x), TyV::Ty(y)) => err(
+                span,
+                format!("mismatched types: expected `{x}`, found `{y}`; convert explicitly (`as`, `.to_f32()`, ...)"),
+            ),
+        }
+    }
+
+    fn record(&mut self, e: &Expr, t: TyV) -> TyV {
+        self.expr[e.id as usize] = Some(t.clone());
+        t
+    }
+
+    fn finish(mut self) -> Result<Types> {
+        let mut out = Vec::with_capacity(self.expr.len());
+        for i in 0..self.expr.len() {
+            let t = self.expr[i].clone().unwrap_or(TyV::Ty(Ty::Unit));
+            out.push(self.resolve(&t));
+        }
+        for (id, mag, neg, span) in std::mem::take(&mut self.int_lits) {
+            let Some(s) = out[id as usize].scalar() else { continue };
+            let (min, max) = s.int_range();
+            let v = mag as i128;
+            let ok = if neg { -v >= min } else { mag <= max as u128 };
+            if !ok {
+                return err(span, format!("literal out of range for `{}`", s.rust_name()));
+            }
+        }
+        for (id, span) in std::mem::take(&mut self.negated) {
+            if let Some(s) = out[id as usize].scalar()
+                && s.is_int()
+                && !s.is_signed()
+            {
+                return err(
+                    span,
+                    format!(
+                        "cannot apply unary `-` to type `{}`; unsigned values cannot be negated",
+                        s.rust_name()
+                    ),
+                );
+            }
+        }
+        Ok(Types {
+            expr: out,
+            calls: self.calls,
+        })
+    }
+
+    fn resolve(&mut self, t: &TyV) -> Ty {
+        match self.shallow(t) {
+            TyV::Ty(t) => t,
+            TyV::Array(e, len) => Ty::Array {
+                elem: Box::new(self.resolve(&e)),
+                len,
+            },
+            TyV::Never => Ty::Unit,
+            TyV::Var(v) => {
+                let s = match self.vars[v as usize].kind {
+                    VarKind::Int => Scalar::I32,
+                    VarKind::Float => Scalar::F64,
+                };
+                self.vars[v as usize].resolved = Some(s);
+                Ty::Scalar(s)
+            }
+        }
+    }
+
+    fn block(&mut self, b: &Block, hint: Option<&TyV>) -> Result<TyV> {
+        self.scopes.push(Vec::new());
+        let mut result = TyV::Ty(Ty::Unit);
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            result = TyV::Ty(Ty::Unit);
+            match &s.kind {
+                StmtKind::Let {
+                    name,
+                    mutable,
+                    ty,
+                    init,
+                    name_span,
+                } => {
+                    let declared = ty.clone().map(TyV::Ty);
+                    let t = self.expr(init, declared.as_ref())?;
+                    let t = match &declared {
+                        Some(d) => self.unify(d, &t, init.span)?,
+                        None => t,
+                    };
+                    let shown = self.shallow(&t);
+                    if let TyV::Ty(ty) = &shown
+                        && (*ty == Ty::Unit || *ty == Ty::Cache)
+                    {
+                        return err(*name_span, format!("cannot bind a value of type `{ty}`"));
+                    }
+                    if *mutable
+                        && let TyV::Ty(ty) = &shown
+                        && ty.is_memory()
+                    {
+                        return err(
+                            *name_span,
+                            "memory views cannot be `mut`; bind a new name for another view",
+                        );
+                    }
+                    self.bind(name, t, *mutable, NameKind::Local);
+                }
+                StmtKind::Const { name, ty, init } => {
+                    let t = TyV::Ty(Ty::Scalar(*ty));
+                    let it = self.expr(init, Some(&t))?;
+                    self.unify(&t, &it, init.span)?;
+                    self.bind(name, t, false, NameKind::LocalConst);
+                }
+                StmtKind::Expr(e, semi) => {
+                    let t = self.expr(e, if last && !semi { hint } else { None })?;
+                    if last && !semi {
+                        result = t;
+                    } else if *semi && t == TyV::Never {
+                        result = TyV::Never;
+                    } else if !semi {
+                        let t = self.shallow(&t);
+                        if t != TyV::Ty(Ty::Unit) && t != TyV::Never {
+                            return err(e.span, "expected `()`; add `;` after this expression");
+                        }
+                    }
+                }
+            }
+        }
+        self.scopes.pop();
+        Ok(result)
+    }
+
+    fn expr(&mut self, e: &Expr, hint: Option<&TyV>) -> Result<TyV> {
+        let t = self.expr_inner(e, hint)?;
+        Ok(self.record(e, t))
+    }
+
+    fn expect_bool(&mut self, e: &Expr) -> Result<()> {
+        let t = self.expr(e, Some(&TyV::Ty(Ty::Scalar(Scalar::Bool))))?;
+        self.unify(&TyV::Ty(Ty::Scalar(Scalar::Bool)), &t, e.span)?;
+        Ok(())
+    }
+
+    fn known(&mut self, t: &TyV, span: Loc) -> Result<Ty> {
+        match self.shallow(t) {
+            TyV::Ty(t) => Ok(t),
+            TyV::Never => Ok(Ty::Unit),
+            TyV::Array(e, len) => Ok(Ty::Array {
+                elem: Box::new(self.known(&e, span)?),
+                len,
+            }),
+            TyV::Var(_) => err(
+                span,
+                "type annotations needed: give this value a type (a literal suffix such as `1u32` or `1.0f32`, or `let x: T`)",
+            ),
+        }
+    }
+
+    fn expr_inner(&mut self, e: &Expr, hint: Option<&TyV>) -> Result<TyV> {
+        let hint = hint.map(|h| self.shallow(h));
+        match &e.kind {
+            ExprKind::Lit(Lit::Bool(_)) => Ok(TyV::Ty(Ty::Scalar(Scalar::Bool))),
+            ExprKind::Lit(Lit::Int(v, suffix)) => {
+                self.int_lits.push((e.id, *v, false, e.span));
+                Ok(match suffix {
+                    Some(s) => TyV::Ty(Ty::Scalar(*s)),
+                    None => match hint {
+                        Some(TyV::Ty(t)) if t.is_int() => TyV::Ty(t),
+                        Some(TyV::Var(v)) if self.vars[v as usize].kind == VarKind::Int => TyV::Var(v),
+                        _ => self.new_var(VarKind::Int),
+                    },
+                })
+            }
+            ExprKind::Lit(Lit::Float(_, suffix)) => Ok(match suffix {
+                Some(s) => TyV::Ty(Ty::Scalar(*s)),
+                None => match hint {
+                    Some(TyV::Ty(Ty::Scalar(s))) if s.is_prim_float() => TyV::Ty(Ty::Scalar(s)),
+                    Some(TyV::Var(v)) if self.vars[v as usize].kind == VarKind::Float => TyV::Var(v),
+                    _ => self.new_var(VarKind::Float),
+                },
+            }),
+            ExprKind::Var(name) => match self.lookup(name) {
+                Some(b) => Ok(b.ty.clone()),
+                None => err(
+                    e.span,
+                    format!(
+                        "unknown name `{name}`; a kernel sees its parameters, its const generics, its locals and local `const`s (not items outside the kernel)"
+                    ),
+                ),
+            },
+            ExprKind::CacheHint(_) => Ok(TyV::Ty(Ty::Cache)),
+            ExprKind::Unary(op, inner) => {
+                if let (UnOp::Neg, ExprKind::Lit(Lit::Int(..))) = (op, &inner.kind) {
+                    let t = self.expr(inner, hint.as_ref())?;
+                    if let Some(l) = self.int_lits.last_mut() {
+                        l.2 = true;
+                    }
+                    self.negated.push((inner.id, e.span));
+                    return Ok(t);
+                }
+                let t = self.expr(inner, hint.as_ref())?;
+                let shown = self.shallow(&t);
+                match (op, &shown) {
+                    (UnOp::Neg, TyV::Var(_)) => {
+                        self.negated.push((inner.id, e.span));
+                        Ok(t)
+                    }
+                    (UnOp::Neg, TyV::Ty(Ty::Scalar(s))) if s.is_float() || s.is_signed() => Ok(t),
+                    (UnOp::Neg, TyV::Ty(Ty::Scalar(s))) if s.is_int() => err(
+                        e.span,
+                        format!(
+                            "cannot apply unary `-` to type `{}`; unsigned values cannot be negated",
+                            s.rust_name()
+                        ),
+                    ),
+                    (UnOp::Not, TyV::Ty(Ty::Scalar(s))) if s.is_int() || *s == Scalar::Bool => Ok(t),
+                    (UnOp::Not, TyV::Var(v)) if self.vars[*v as usize].kind == VarKind::Int => Ok(t),
+                    _ => {
+                        let d = self.describe(&t);
+                        err(
+                            e.span,
+                            format!(
+                                "cannot apply unary `{}` to {d}",
+                                if *op == UnOp::Neg { "-" } else { "!" }
+                            ),
+                        )
+                    }
+                }
+            }
+            ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, hint.as_ref()),
+            ExprKind::Assign(place, value) => {
+                let pt = self.place(place)?;
+                let vt = self.expr(value, Some(&pt))?;
+                self.unify(&pt, &vt, value.span)?;
+                Ok(TyV::Ty(Ty::Unit))
+            }
+            ExprKind::AssignOp(op, place, value) => {
+                if op.is_lazy() || op.is_comparison() {
+                    return err(e.span, "invalid compound assignment");
+                }
+                let pt = self.place(place)?;
+                let pk = self.known(&pt, place.span)?;
+                if op.is_shift() {
+                    let vt = self.expr(value, None)?;
+                    self.shift_rhs(&vt, value.span)?;
+                    if !pk.is_int() {
+                        return err(e.span, format!("cannot shift a value of type `{pk}`"));
+                    }
+                } else {
+                    let vt = self.expr(value, Some(&pt))?;
+                    self.unify(&pt, &vt, value.span)?;
+                    self.arith_operand(*op, &pk, e.span)?;
+                }
+                Ok(TyV::Ty(Ty::Unit))
+            }
+            ExprKind::Cast(inner, to) => {
+                let t = self.expr(inner, Some(&TyV::Ty(to.clone())))?;
+                let from = match self.shallow(&t) {
+                    TyV::Var(v) => match self.vars[v as usize].kind {
+                        VarKind::Int => Ty::Scalar(Scalar::I32),
+                        VarKind::Float => Ty::Scalar(Scalar::F64),
+                    },
+                    TyV::Ty(t) => t,
+                    TyV::Array(..) => return err(e.span, "cannot cast an array"),
+                    TyV::Never => return Ok(TyV::Ty(to.clone())),
+                };
+                let ok = match (from.scalar(), to.scalar()) {
+                    (Some(f), Some(t)) => {
+                        let prim = |s: Scalar| s.is_int() || s.is_prim_float();
+                        (prim(f) || f == Scalar::Bool) && prim(t)
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    let hint = match (from.scalar(), to.scalar()) {
+                        (Some(Scalar::F16 | Scalar::Bf16), _) => {
+                            "; `as` does not convert half-precision values: use `.to_f32()`"
+                        }
+                        (_, Some(Scalar::F16 | Scalar::Bf16)) => {
+                            "; `as` does not convert to half precision: use `f16::from_f32(x)`"
+                        }
+                        (_, Some(Scalar::Bool)) => "; compare instead, e.g. `x != 0`",
+                        _ => "",
+                    };
+                    return err(e.span, format!("cannot cast `{from}` as `{to}`{hint}"));
+                }
+                Ok(TyV::Ty(to.clone()))
+            }
+            ExprKind::Index(base, index) => {
+                let bt = self.expr(base, None)?;
+                if let TyV::Array(elem, _) = self.shallow(&bt) {
+                    self.index_type(
+                        &Ty::Array {
+                            elem: Box::new(Ty::Unit),
+                            len: Len::Lit(0),
+                        },
+                        index,
+                    )?;
+                    return Ok(*elem);
+                }
+                let bt = self.known(&bt, base.span)?;
+                self.index_type(&bt, index)?;
+                match bt.elem() {
+                    Some(elem) => Ok(TyV::Ty(elem.clone())),
+                    None => err(
+                        base.span,
+                        format!("cannot index a value of type `{bt}`; index slices, shared memory or local arrays"),
+                    ),
+                }
+            }
+            ExprKind::SliceFrom { base, start, mutable } => {
+                let bt = self.expr(base, None)?;
+                let bt = self.known(&bt, base.span)?;
+                let Ty::Slice {
+                    elem,
+                    mutable: base_mut,
+                } = &bt
+                else {
+                    return err(
+                        base.span,
+                        format!("`&x[start..]` takes a view of a global slice, not of `{bt}`"),
+                    );
+                };
+                if *mutable && !base_mut {
+                    return err(
+                        e.span,
+                        "cannot take a mutable view of a `&[T]`; declare the parameter `&mut [T]`",
+                    );
+                }
+                let usize_t = TyV::Ty(Ty::Scalar(Scalar::Usize));
+                let st = self.expr(start, Some(&usize_t))?;
+                self.unify(&usize_t, &st, start.span)?;
+                Ok(TyV::Ty(Ty::Slice {
+                    elem: elem.clone(),
+                    mutable: *mutable,
+                }))
+            }
+            ExprKind::Field(base, field) => {
+                let bt = self.expr(base, None)?;
+                let bt = self.known(&bt, base.span)?;
+                match (&bt, field.as_str()) {
+                    (Ty::U32x4, "x" | "y" | "z" | "w") => Ok(TyV::Ty(Ty::Scalar(Scalar::U32))),
+                    (Ty::U32x4, _) => err(
+                        e.span,
+                        format!("`u32x4` has the fields `x`, `y`, `z`, `w`, not `{field}`"),
+                    ),
+                    _ => err(
+                        e.span,
+                        format!("`{bt}` has no field `{field}`; only `u32x4` has fields (`x`, `y`, `z`, `w`)"),
+                    ),
+                }
+            }
+            ExprKind::Call { path, generics, args } => self.call(e, path, generics, args, hint.as_ref()),
+            ExprKind::MethodCall { receiver, method, args } => self.method_call(e, receiver, method, args),
+            ExprKind::If { cond, then, els } => {
+                self.expect_bool(cond)?;
+                let tt = self.block(then, hint.as_ref())?;
+                match els {
+                    None => {
+                        let shown = self.shallow(&tt);
+                        if shown != TyV::Ty(Ty::Unit) && shown != TyV::Never {
+                            return err(
+                                e.span,
+                                "an `if` without `else` has type `()`; add an `else` branch to use it as a value",
+                            );
+                        }
+                        Ok(TyV::Ty(Ty::Unit))
+                    }
+                    Some(els) => {
+                        let et = self.expr(els, Some(&tt))?;
+                        self.unify(&tt, &et, els.span)
+                    }
+                }
+            }
+            ExprKind::While { cond, body } => {
+                self.expect_bool(cond)?;
+                self.loop_body(body)?;
+                Ok(TyV::Ty(Ty::Unit))
+            }
+            ExprKind::Loop(body) => {
+                self.loop_body(body)?;
+                Ok(TyV::Ty(Ty::Unit))
+            }
+            ExprKind::For(f) => {
+                let st = self.expr(&f.start, None)?;
+                let et = self.expr(&f.end, Some(&st))?;
+                let vt = self.unify(&st, &et, f.end.span)?;
+                let ok = match self.shallow(&vt) {
+                    TyV::Ty(t) => t.is_int(),
+                    TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
+                    TyV::Never | TyV::Array(..) => false,
+                };
+                if !ok {
+                    return err(f.start.span, "a `for` range must be over integers");
+                }
+                if let Some(step) = &f.step {
+                    let usize_t = TyV::Ty(Ty::Scalar(Scalar::Usize));
+                    let s = self.expr(step, Some(&usize_t))?;
+                    self.unify(&usize_t, &s, step.span)?;
+                    if f.inclusive {
+                        return err(
+                            step.span,
+                            "`step_by` on an inclusive range is not supported; use `(a..b + 1).step_by(s)`",
+                        );
+                    }
+                }
+                self.scopes.push(Vec::new());
+                self.bind(&f.var, vt, false, NameKind::Local);
+                self.loop_body(&f.body)?;
+                self.scopes.pop();
+                Ok(TyV::Ty(Ty::Unit))
+            }
+            ExprKind::Break | ExprKind::Continue => {
+                if self.loop_depth == 0 {
+                    return err(e.span, "`break` and `continue` are only allowed inside a loop");
+                }
+                Ok(TyV::Never)
+            }
+            ExprKind::Return => Ok(TyV::Never),
+            ExprKind::Block(b) => self.block(b, hint.as_ref()),
+            ExprKind::Array(items) => {
+                let Some(first) = items.first() else {
+                    return err(e.span, "an empty array has no use in a kernel");
+                };
+                let elem_hint = self.array_elem_hint(hint.as_ref());
+                let mut t = self.expr(first, elem_hint.as_ref())?;
+                for item in &items[1..] {
+                    let it = self.expr(item, Some(&t))?;
+                    t = self.unify(&t, &it, item.span)?;
+                }
+                self.array_elem_ok(&t, first.span)?;
+                Ok(TyV::Array(Box::new(t), Len::Lit(items.len() as u64)))
+            }
+            ExprKind::Repeat(item, len) => {
+                let elem_hint = self.array_elem_hint(hint.as_ref());
+                let t = self.expr(item, elem_hint.as_ref())?;
+                self.array_elem_ok(&t, item.span)?;
+                self.check_len(len, e.span)?;
+                Ok(TyV::Array(Box::new(t), len.clone()))
+            }
+            ExprKind::InlinePtx { ret, args, .. } => {
+                for a in args {
+                    let t = self.expr(a, None)?;
+                    let t = self.known(&t, a.span)?;
+                    if !matches!(t, Ty::Scalar(_) | Ty::F16x2) {
+                        return err(
+                            a.span,
+                            format!("a `ptx!` operand must be a scalar or `f16x2`, not `{t}`"),
+                        );
+                    }
+                }
+                Ok(TyV::Ty(ret.clone()))
+            }
+        }
+    }
+
+    fn array_elem_hint(&mut self, hint: Option<&TyV>) -> Option<TyV> {
+        match hint {
+            Some(TyV::Ty(Ty::Array { elem, .. })) => Some(TyV::Ty((**elem).clone())),
+            Some(TyV::Array(elem, _)) => Some((**elem).clone()),
+            _ => None,
+        }
+    }
+
+    fn array_elem_ok(&mut self, t: &TyV, span: Loc) -> Result<()> {
+        match self.shallow(t) {
+            TyV::Var(_) => Ok(()),
+            TyV::Array(e, _) => self.array_elem_ok(&e, span),
+            TyV::Ty(elem) if elem.is_value() => Ok(()),
+            other => {
+                let d = self.describe(&other);
+                err(span, format!("an array cannot hold {d}"))
+            }
+        }
+    }
+
+    fn check_len(&mut self, len: &Len, span: Loc) -> Result<()> {
+        if let Len::Param(p) = len {
+            match self.lookup(p) {
+                Some(b) if b.kind == NameKind::ConstGeneric && b.ty == TyV::Ty(Ty::Scalar(Scalar::Usize)) => {}
+                _ => {
+                    return err(
+                        span,
+                        format!("an array length must be a literal or a `usize` const generic, and `{p}` is not one"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn loop_body(&mut self, body: &Block) -> Result<()> {
+        self.loop_depth += 1;
+        let t = self.block(body, None)?;
+        self.loop_depth -= 1;
+        let t = self.shallow(&t);
+        if t != TyV::Ty(Ty::Unit) && t != TyV::Never {
+            return err(body.span, "a loop body has type `()`; end its last statement with `;`");
+        }
+        Ok(())
+    }
+
+    fn shift_rhs(&mut self, t: &TyV, span: Loc) -> Result<()> {
+        match self.shallow(t) {
+            TyV::Ty(t) if t.is_int() => Ok(()),
+            TyV::Var(v) if self.vars[v as usize].kind == VarKind::Int => Ok(()),
+            _ => err(span, "a shift amount must be an integer"),
+        }
+    }
+
+    fn arith_operand(&mut self, op: BinOp, t: &Ty, span: Loc) -> Result<()> {
+        let s = t.scalar();
+        let ok = match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => s.is_some_and(|s| s != Scalar::Bool),
+            BinOp::Rem => s.is_some_and(|s| s.is_int()),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => s.is_some_and(|s| s.is_int() || s == Scalar::Bool),
+            _ => true,
+        };
+        if ok {
+            return Ok(());
+        }
+        let hint = if op == BinOp::Rem && s.is_some_and(|s| s.is_float()) {
+            "; the float remainder is not supported in kernels"
+        } else if matches!(t, Ty::F16x2) {
+            "; use the half2 intrinsics `hadd2`, `hmul2`, `hfma2`"
+        } else {
+            ""
+        };
+        err(span, format!("cannot apply `{}` to `{t}`{hint}", op.symbol()))
+    }
+
+    fn binary(&mut self, op: BinOp, l: &Expr, r: &Expr, span: Loc, hint: Option<&TyV>) -> Result<TyV> {
+        let bool_t = TyV::Ty(Ty::Scalar(Scalar::Bool));
+        if op.is_lazy() {
+            self.expect_bool(l)?;
+            self.expect_bool(r)?;
+            return Ok(bool_t);
+        }
+        if op.is_shift() {
+            let lt = self.expr(l, hint)?;
+            let rt = self.expr(r, None)?;
+            self.shift_rhs(&rt, r.span)?;
+            match self.shallow(&lt) {
+                TyV::Ty(t) if t.is_int() => {}
+                TyV::Var(v) if self.vars[v as usize].kind == VarKind::Int => {}
+                _ => return err(l.span, "only integers can be shifted"),
+            }
+            return Ok(lt);
+        }
+        let operand_hint = if op.is_comparison() { None } else { hint };
+        let lt = self.expr(l, operand_hint)?;
+        let rt = self.expr(r, Some(&lt))?;
+        // A literal on the left takes the right side's type (`1 + x`).
+        let t = self.unify(&lt, &rt, span)?;
+        if let TyV::Ty(ty) = self.shallow(&t) {
+            if op.is_comparison() {
+                if ty.scalar().is_none() {
+                    return err(span, format!("cannot compare values of type `{ty}`"));
+                }
+                if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge) && ty == Ty::Scalar(Scalar::Bool) {
+                    return err(span, "ordering comparisons on `bool` are not supported");
+                }
+            } else {
+                self.arith_operand(op, &ty, span)?;
+            }
+        } else if let TyV::Var(v) = self.shallow(&t)
+            && !op.is_comparison()
+            && self.vars[v as usize].kind == VarKind::Float
+            && matches!(op, BinOp::Rem | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+        {
+            return err(span, format!("cannot apply `{}` to a float", op.symbol()));
+        }
+        Ok(if op.is_comparison() { bool_t } else { t })
+    }
+
+    /// Types an assignment target and checks that it is writable.
+    fn place(&mut self, p: &Expr) -> Result<TyV> {
+        match &p.kind {
+            ExprKind::Var(name) => {
+                let Some(b) = self.lookup(name).cloned() else {
+                    return err(p.span, format!("unknown name `{name}`"));
+                };
+                if !b.mutable {
+                    let why = match b.kind {
+                        NameKind::ConstGeneric | NameKind::LocalConst => {
+                            format!("`{name}` is a constant and cannot be assigned")
+                        }
+                        NameKind::Param => {
+                            format!("cannot assign to the parameter `{name}`; declare it `mut {name}: ...`")
+                        }
+                        NameKind::Local => {
+                            format!("cannot assign twice to immutable variable `{name}`; declare it `let mut {name}`")
+                        }
+                    };
+                    return err(p.span, why);
+                }
+                let t = b.ty.clone();
+                if let TyV::Ty(ty) = self.shallow(&t)
+                    && ty.is_memory()
+                {
+                    return err(p.span, "memory views cannot be reassigned; bind a new name");
+                }
+                Ok(self.record(p, t))
+            }
+            ExprKind::Index(base, index) => {
+                let bt = match &base.kind {
+                    ExprKind::Var(_) | ExprKind::Field(..) | ExprKind::Index(..) => {
+                        if let ExprKind::Var(n) = &base.kind
+                            && let Some(b) = self.lookup(n).cloned()
+                            && matches!(self.shallow(&b.ty), TyV::Ty(Ty::Array { .. }) | TyV::Array(..))
+                        {
+                            self.place(base)?
+                        } else if let ExprKind::Index(..) = &base.kind {
+                            self.place(base)?
+                        } else {
+                            self.expr(base, None)?
+                        }
+                    }
+                    _ => self.expr(base, None)?,
+                };
+                if let TyV::Array(elem, _) = self.shallow(&bt) {
+                    self.index_type(
+                        &Ty::Array {
+                            elem: Box::new(Ty::Unit),
+                            len: Len::Lit(0),
+                        },
+                        index,
+                    )?;
+                    return Ok(self.record(p, *elem));
+                }
+                let bt = self.known(&bt, base.span)?;
+                if let Ty::Slice { mutable: false, .. } = bt {
+                    return err(
+                        p.span,
+                        "cannot assign through a `&[T]`; declare the parameter `&mut [T]`",
+                    );
+                }
+                self.index_type(&bt, index)?;
+                match bt.elem() {
+                    Some(elem) => {
+                        let t = TyV::Ty(elem.clone());
+                        Ok(self.record(p, t))
+                    }
+                    None => err(base.span, format!("cannot index a value of type `{bt}`")),
+                }
+            }
+            ExprKind::Field(base, field) => {
+                let bt = self.place(base)?;
+                let bt = self.known(&bt, base.span)?;
+                match (&bt, field.as_str()) {
+                    (Ty::U32x4, "x" | "y" | "z" | "w") => {
+                        let t = TyV::Ty(Ty::Scalar(Scalar::U32));
+                        Ok(self.record(p, t))
+                    }
+                    _ => err(p.span, format!("`{bt}` has no field `{field}`")),
+                }
+            }
+            _ => err(
+                p.span,
+                "invalid assignment target; assign to a `let mut` variable, `a[i]`, or a vector field",
+            ),
+        }
+    }
+
+    fn index_type(&mut self, base: &Ty, index: &Expr) -> Result<()> {
+        let usize_t = TyV::Ty(Ty::Scalar(Scalar::Usize));
+        match base {
+            Ty::Slice { .. } | Ty::Array { .. } => {
+                let it = self.expr(index, Some(&usize_t))?;
+                self.unify(&usize_t, &it, index.span).map_err(|_| {
+                    index
+                        .span
+                        .error("slices and arrays are indexed by `usize` (as in Rust); convert with `as usize`")
+                })?;
+                Ok(())
+            }
+            Ty::SharedArray { .. } | Ty::SharedSlice { .. } => {
+                let it = self.expr(index, None)?;
+                match self.shallow(&it) {
+                    TyV::Ty(Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)) => Ok(()),
+                    TyV::Var(v) if self.vars[v as usize].kind == VarKind::Int => Ok(()),
+                    _ => err(index.span, "shared memory is indexed by `u32`, `i32` or `usize`"),
+                }
+            }
+            other => err(index.span, format!("cannot index a value of type `{other}`")),
+        }
+    }
+
+    fn call(
+        &mut self,
+        e: &Expr,
+        path: &CallPath,
+        generics: &[GenericArg],
+        args: &[Expr],
+        hint: Option<&TyV>,
+    ) -> Result<TyV> {
+        let form = match &path.qualifier {
+            Some(q) => Form::Assoc(leak_name(q)),
+            None => Form::Free,
+        };
+        let candidates: Vec<&'static Intrinsic> = intrinsics::TABLE
+            .iter()
+            .filter(|i| i.name == path.name && i.form == form)
+            .collect();
+        if candidates.is_empty() {
+            let display = path.display();
+            if path.qualifier.is_none() && path.name == self.kernel_name {
+                return err(
+                    e.span,
+                    format!("`{display}` calls itself: recursion is not supported in kernels; write a loop"),
+                );
+            }
+            if let Some(q) = &path.qualifier
+                && matches!(q.as_str(), "Vec" | "Box" | "String" | "Rc" | "Arc")
+            {
+                return err(
+                    e.span,
+                    format!(
+                        "`{q}` allocates on the heap, which kernels cannot do; use a fixed-size array `[T; N]` or shared memory"
+                    ),
+                );
+            }
+            if let Some(q) = &path.qualifier
+                && intrinsics::TABLE
+                    .iter()
+                    .any(|i| i.name == path.name && i.form == Form::Free)
+            {
+                return err(
+                    e.span,
+                    format!(
+                        "`{display}` is not an intrinsic; did you mean `{}` (without `{q}::`)?",
+                        path.name
+                    ),
+                );
+            }
+            return err(
+                e.span,
+                format!(
+                    "`{display}` is not an intrinsic; a kernel can only call the intrinsics of `nvfp4_dsl::prelude` (other functions, and kernels themselves, cannot be called from a kernel)"
+                ),
+            );
+        }
+        self.match_intrinsic(e, &candidates, None, generics, args, hint, &path.display())
+    }
+
+    fn method_call(&mut self, e: &Expr, receiver: &Expr, method: &str, args: &[Expr]) -> Result<TyV> {
+        let rt = self.expr(receiver, None)?;
+        let rt = match self.shallow(&rt) {
+            TyV::Var(_) => {
+                return err(
+                    receiver.span,
+                    format!(
+                        "type annotations needed to call `.{method}()`: give the value a type, e.g. with a literal suffix"
+                    ),
+                );
+            }
+            other => other,
+        };
+        let rty = self.known(&rt, receiver.span)?;
+        let candidates: Vec<&'static Intrinsic> = intrinsics::TABLE
+            .iter()
+            .filter(|i| i.name == method && i.form == Form::Method)
+            .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
+            .collect();
+        if candidates.is_empty() {
+            let known: Vec<&str> = intrinsics::TABLE
+                .iter()
+                .filter(|i| i.form == Form::Method && i.params.first().is_some_and(|p| p.matches(&rty, i)))
+                .map(|i| i.name)
+                .collect();
+            let list = if known.is_empty() {
+                "it has no methods in kernels".to_string()
+            } else {
+                let mut k = known;
+                k.sort_unstable();
+                k.dedup();
+                format!(
+                    "its methods in kernels are {}",
+                    k.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            return err(e.span, format!("no method `{method}` on `{rty}` in kernels; {list}"));
+        }
+        self.match_intrinsic(
+            e,
+            &candidates,
+            Some((receiver, rty)),
+            &[],
+            args,
+            None,
+            &format!(".{method}"),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn match_intrinsic(
+        &mut self,
+        e: &Expr,
+        candidates: &[&'static Intrinsic],
+        receiver: Option<(&Expr, Ty)>,
+        generics: &[GenericArg],
+        args: &[Expr],
+        hint: Option<&TyV>,
+        display: &str,
+    ) -> Result<TyV> {
+        let intr = candidates[0];
+        let given = args.len() + usize::from(receiver.is_some());
+        if given != intr.params.len() {
+            let skip = usize::from(intr.form == Form::Method);
+            return err(
+                e.span,
+                format!(
+                    "`{display}` takes {} argument{}, {} given: `{}`",
+                    intr.params.len() - skip,
+                    if intr.params.len() - skip == 1 { "" } else { "s" },
+                    args.len(),
+                    intr.signature()
+                ),
+            );
+        }
+        // Generic parameters written with a turbofish.
+        let generic_ty = match (intr.generics, generics) {
+            (Generics::None, []) => None,
+            (Generics::None, [g, ..]) => {
+                let span = match g {
+                    GenericArg::Type(_, s) | GenericArg::Len(_, s) => *s,
+                };
+                return err(span, format!("`{display}` takes no generic arguments"));
+            }
+            (Generics::Type, [GenericArg::Type(t, s)]) => {
+                if t.mem_layout().is_none() {
+                    return err(*s, format!("`{t}` cannot live in shared memory"));
+                }
+                Some((t.clone(), None))
+            }
+            (Generics::TypeLen, [GenericArg::Type(t, s), GenericArg::Len(l, ls)]) => {
+                if t.mem_layout().is_none() {
+                    return err(*s, format!("`{t}` cannot live in shared memory"));
+                }
+                self.check_len_generic(l, *ls)?;
+                Some((t.clone(), Some(l.clone())))
+            }
+            (Generics::Type, _) | (Generics::TypeLen, _) => {
+                return err(
+                    e.span,
+                    format!(
+                        "write the element type{} with a turbofish: `{}`",
+                        if intr.generics == Generics::TypeLen {
+                            " and length"
+                        } else {
+                            ""
+                        },
+                        intr.signature()
+                    ),
+                );
+            }
+        };
+
+        // Try candidates in order; report the first one's error if none fits.
+        let mut first_err = None;
+        for cand in candidates {
+            match self.try_signature(cand, receiver.as_ref(), args, hint) {
+                Ok(ret) => {
+                    self.calls.insert(e.id, cand);
+                    return Ok(match cand.ret {
+                        RetTy::SharedArray => {
+                            let (t, l) = generic_ty.clone().expect("checked with the generics");
+                            TyV::Ty(Ty::SharedArray {
+                                elem: Box::new(t),
+                                len: l.expect("TypeLen has a length"),
+                            })
+                        }
+                        RetTy::SharedSlice => {
+                            let (t, _) = generic_ty.clone().expect("checked with the generics");
+                            TyV::Ty(Ty::SharedSlice { elem: Box::new(t) })
+                        }
+                        _ => ret,
+                    });
+                }
+                Err(err) => {
+                    first_err.get_or_insert(err);
+                }
+            }
+        }
+        Err(first_err.expect("at least one candidate"))
+    }
+
+    fn check_len_generic(&mut self, l: &Len, span: Loc) -> Result<()> {
+        if let Len::Param(p) = l {
+            match self.lookup(p) {
+                Some(b) if b.kind == NameKind::ConstGeneric && b.ty == TyV::Ty(Ty::Scalar(Scalar::Usize)) => Ok(()),
+                _ => err(
+                    span,
+                    format!("a length must be a literal or a `usize` const generic, and `{p}` is not one"),
+                ),
+            }
+        } else {
+            Ok(())
+        }
+    }
+
+    fn try_signature(
+        &mut self,
+        intr: &'static Intrinsic,
+        receiver: Option<&(&Expr, Ty)>,
+        args: &[Expr],
+        hint: Option<&TyV>,
+    ) -> Result<TyV> {
+        let mut t_var: Option<TyV> = None;
+        let skip = usize::from(receiver.is_some());
+        if let Some((_, rty)) = receiver
+            && intr.params[0] == ArgTy::T
+        {
+            t_var = Some(TyV::Ty(rty.clone()));
+        }
+        let mut mem_elem: Option<Ty> = None;
+        if let Some((_, rty)) = receiver
+            && let Some(el) = rty.elem()
+        {
+            mem_elem = Some(el.clone());
+        }
+        for (i, a) in args.iter().enumerate() {
+            let p = &intr.params[i + skip];
+            match p {
+                ArgTy::Is(want) => {
+                    let want = TyV::Ty(want.clone());
+                    let t = self.expr(a, Some(&want))?;
+                    self.unify(&want, &t, a.span).map_err(|_| {
+                        let found = self.describe(&t);
+                        a.span.error(format!(
+                            "argument {} of `{}` must be `{}`, found {found}: `{}`",
+                            i + 1,
+                            intr.display_name(),
+                            want_display(&want),
+                            intr.signature()
+                        ))
+                    })?;
+                }
+                ArgTy::T => {
+                    let h = t_var.clone().or_else(|| match (&intr.ret, hint) {
+                        (RetTy::T, Some(h)) => Some(h.clone()),
+                        _ => None,
+                    });
+                    let t = self.expr(a, h.as_ref())?;
+                    let t = match &t_var {
+                        Some(tv) => self.unify(tv, &t, a.span)?,
+                        None => t,
+                    };
+                    let k = self.known(&t, a.span)?;
+                    if !intr.t_set.contains(&k) {
+                        return err(
+                            a.span,
+                            format!(
+                                "`{}` works on {}, not `{k}`",
+                                intr.display_name(),
+                                intr.t_set
+                                    .iter()
+                                    .map(|t| format!("`{t}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        );
+                    }
+                    t_var = Some(TyV::Ty(k));
+                }
+                ArgTy::Index => {
+                    let t = self.expr(a, None)?;
+                    match self.shallow(&t) {
+                        TyV::Ty(Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)) => {}
+                        TyV::Var(v) if self.vars[v as usize].kind == VarKind::Int => {}
+                        _ => {
+                            let found = self.describe(&t);
+                            return err(
+                                a.span,
+                                format!("an index must be `u32`, `i32` or `usize`, found {found}"),
+                            );
+                        }
+                    }
+                }
+                ArgTy::Mem | ArgTy::MemMut | ArgTy::Global => {
+                    let t = self.expr(a, None)?;
+                    let k = self.known(&t, a.span)?;
+                    let ok = match p {
+                        ArgTy::Mem => k.is_memory(),
+                        ArgTy::MemMut => matches!(
+                            k,
+                            Ty::Slice { mutable: true, .. } | Ty::SharedArray { .. } | Ty::SharedSlice { .. }
+                        ),
+                        _ => matches!(k, Ty::Slice { .. }),
+                    };
+                    if !ok {
+                        let want = match p {
+                            ArgTy::Mem => "a slice or shared memory",
+                            ArgTy::MemMut => "a `&mut [T]` slice or shared memory",
+                            _ => "a global-memory slice",
+                        };
+                        return err(
+                            a.span,
+                            format!(
+                                "argument {} of `{}` must be {want}, found `{k}`",
+                                i + 1,
+                                intr.display_name()
+                            ),
+                        );
+                    }
+                    mem_elem = k.elem().cloned();
+                }
+                ArgTy::Elem => {
+                    let Some(want) = mem_elem.clone() else {
+                        unreachable!("the memory argument comes first")
+                    };
+                    let want = TyV::Ty(want);
+                    let t = self.expr(a, Some(&want))?;
+                    self.unify(&want, &t, a.span)?;
+                }
+                ArgTy::Hint => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::CacheHint(_)) || self.shallow(&t) != TyV::Ty(Ty::Cache) {
+                        return err(a.span, "write the cache hint as a constant, e.g. `Cache::Streaming`");
+                    }
+                }
+            }
+        }
+        Ok(match intr.ret {
+            RetTy::Unit => TyV::Ty(Ty::Unit),
+            RetTy::Is(ref t) => TyV::Ty(t.clone()),
+            RetTy::T => t_var.unwrap_or(TyV::Ty(Ty::Unit)),
+            RetTy::Elem => TyV::Ty(mem_elem.unwrap_or(Ty::Unit)),
+            RetTy::SharedArray | RetTy::SharedSlice => TyV::Ty(Ty::Unit),
+        })
+    }
+}
+
+fn want_display(t: &TyV) -> String {
+    match t {
+        TyV::Ty(t) => t.to_string(),
+        _ => "?".to_string(),
+    }
+}
+
+/// Type names used as qualifiers are few and fixed; map them to the table's
+/// static names so `Form` can compare by value.
+fn leak_name(q: &str) -> &'static str {
+    intrinsics::TABLE
+        .iter()
+        .find_map(|i| match i.form {
+            Form::Assoc(n) if n == q => Some(n),
+            _ => None,
+        })
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiler::parse::parse_kernel;
+
+    fn check_src(src: &str) -> Result<(Kernel, Types)> {
+        let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
+        let k = parse_kernel(&item)?;
+        let t = check(&k)?;
+        Ok((k, t))
+    }
+
+    fn err_of(src: &str) -> String {
+        match check_src(src) {
+            Ok(_) => panic!("expected an error for {src}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn let_ty(k: &Kernel, t: &Types, name: &str) -> Ty {
+        for s in &k.body.stmts {
+            if let StmtKind::Let { name: n, init, .. } = &s.kind
+                && n == name
+            {
+                return t.of(init).clone();
+            }
+        }
+        panic!("no let {name}");
+    }
+
+    #[test]
+    fn literals_take_their_type_from_context() {
+        let (k, t) = check_src(
+            "fn k(a: &mut [f32], n: u32) { let i = 1 + n; let x = 2.0; a[0] = x; let j = 3; let m = 4; let q = m + 1u64; }",
+        )
+        .unwrap();
+        assert_eq!(let_ty(&k, &t, "i"), Ty::Scalar(Scalar::U32));
+        assert_eq!(let_ty(&k, &t, "x"), Ty::Scalar(Scalar::F32));
+        assert_eq!(let_ty(&k, &t, "j"), Ty::Scalar(Scalar::I32));
+        assert_eq!(let_ty(&k, &t, "m"), Ty::Scalar(Scalar::U64));
+        let _ = let_ty(&k, &t, "q");
+    }
+
+    #[test]
+    fn float_literals_default_to_f64() {
+        let (k, t) = check_src("fn k() { let x = 1.5; }").unwrap();
+        assert_eq!(let_ty(&k, &t, "x"), Ty::Scalar(Scalar::F64));
+    }
+
+    #[test]
+    fn index_types_follow_rust() {
+        let e = err_of("fn k(a: &[f32], i: u32) { let x = a[i]; }");
+        assert!(e.contains("indexed by `usize`"), "{e}");
+        check_src("fn k(a: &[f32], i: u32) { let x = a[i as usize]; }").unwrap();
+    }
+
+    #[test]
+    fn mismatches_and_mutability_are_errors() {
+        let e = err_of("fn k(n: u32, m: i32) { let x = n + m; }");
+        assert!(e.contains("mismatched types"), "{e}");
+        let e = err_of("fn k(n: u32) { let x = n; x = 3; }");
+        assert!(e.contains("let mut x"), "{e}");
+        let e = err_of("fn k(a: &[f32]) { a[0] = 1.0; }");
+        assert!(e.contains("&mut [T]"), "{e}");
+        let e = err_of("fn k(n: u32) { let x = -n; }");
+        assert!(e.contains("cannot be negated"), "{e}");
+        let e = err_of("fn k() { let x: u8 = 300; }");
+        assert!(e.contains("out of range"), "{e}");
+        let e = err_of("fn k() { let x: f32 = 1; }");
+        assert!(e.contains("float literal"), "{e}");
+    }
+
+    #[test]
+    fn negative_literal_minimum_is_in_range() {
+        check_src("fn k() { let x: i32 = -2147483648; }").unwrap();
+    }
+
+    #[test]
+    fn unknown_names_and_calls_are_errors() {
+        let e = err_of("fn k() { let x = y; }");
+        assert!(e.contains("unknown name `y`"), "{e}");
+        let e = err_of("fn k() { helper(); }");
+        assert!(e.contains("not an intrinsic"), "{e}");
+        let e = err_of("fn k() { let t = thread_idx_x(1u32); }");
+        assert!(e.contains("takes 0 arguments"), "{e}");
+    }
+
+    #[test]
+    fn intrinsic_calls_resolve() {
+        let (k, t) =
+            check_src("fn k(a: &[f32]) { let v = shfl_down(a[0], 1); let s = warp_reduce_sum(v); let l = lane_id(); }")
+                .unwrap();
+        assert_eq!(let_ty(&k, &t, "s"), Ty::Scalar(Scalar::F32));
+        assert_eq!(let_ty(&k, &t, "l"), Ty::Scalar(Scalar::U32));
+        assert_eq!(t.calls.len(), 3);
+    }
+
+    #[test]
+    fn if_else_as_value_and_never() {
+        let (k, t) = check_src(
+            "fn k(n: u32) { let x = if n > 2 { 1u32 } else { 2 }; let y = if n > 3 { 5u64 } else { return; }; }",
+        )
+        .unwrap();
+        assert_eq!(let_ty(&k, &t, "x"), Ty::Scalar(Scalar::U32));
+        assert_eq!(let_ty(&k, &t, "y"), Ty::Scalar(Scalar::U64));
+        let e = err_of("fn k(n: u32) { let x = if n > 2 { 1u32 }; }");
+        assert!(e.contains("without `else`"), "{e}");
+    }
+
+    #[test]
+    fn casts_follow_rust() {
+        check_src("fn k(x: f32, b: bool) { let i = x as i32; let j = b as u32; let f = 3 as f32; }").unwrap();
+        let e = err_of("fn k(x: f16) { let y = x as f32; }");
+        assert!(e.contains(".to_f32()"), "{e}");
+        let e = err_of("fn k(x: u32) { let y = x as bool; }");
+        assert!(e.contains("compare instead"), "{e}");
+    }
+
+    #[test]
+    fn loops_bind_their_variable() {
+        let (_, t) =
+            check_src("fn k(a: &mut [f32], n: u32) { for i in (0..n).step_by(32) { a[i as usize] = 0.0; } }").unwrap();
+        assert!(t.expr.contains(&Ty::Scalar(Scalar::U32)));
+        let e = err_of("fn k() { break; }");
+        assert!(e.contains("inside a loop"), "{e}");
+    }
+
+    #[test]
+    fn arrays_infer_from_use() {
+        let (k, t) = check_src("fn k(a: &mut [f32]) { let mut acc = [0.0; 4]; acc[1] = a[0]; }").unwrap();
+        assert_eq!(
+            let_ty(&k, &t, "acc"),
+            Ty::Array {
+                elem: Box::new(Ty::Scalar(Scalar::F32)),
+                len: Len::Lit(4)
+            }
+        );
+        let (k, t) = check_src("fn k(a: &mut [f32]) { let mut acc = [0.0f32; 4]; acc[1] = a[0]; }").unwrap();
+        assert_eq!(
+            let_ty(&k, &t, "acc"),
+            Ty::Array {
+                elem: Box::new(Ty::Scalar(Scalar::F32)),
+                len: Len::Lit(4)
+            }
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! The Rust tokens `#[kernel]` outputs.
+//!
+//! For `#[kernel(..)] pub fn saxpy(..)` the user gets `pub mod saxpy` with:
+//! - `VARIANTS`: every specialisation with its entry name and PTX per target;
+//! - `Kernel<..consts..>`: one `impl` per listed specialisation holding its
+//!   `VARIANT` and a typed, `unsafe` `launch`; an unlisted specialisation has
+//!   no `launch`, so using it is a Rust compile error;
+//! - the original function, private and never called, so rustc type-checks
+//!   the body against the intrinsic declarations (and the IDE sees it).
+
+use super::Compiled;
+use super::attr::SpecValue;
+use super::types::Target;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::visit_mut::VisitMut;
+
+/// The expansion of a kernel that compiled.
+pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
+    let name = &item.sig.ident;
+    let vis = &item.vis;
+    let docs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let kernel = c.kernel.as_str();
+
+    let variants = c.variants.iter().map(|v| {
+        let entry = &v.entry;
+        let spec = &v.spec_name;
+        let ptx = v.ptx.iter().map(|(t, text)| {
+            let t = target_tokens(*t);
+            quote!((#t, #text))
+        });
+        quote! {
+            ::nvfp4_dsl::Variant {
+                kernel: #kernel,
+                spec: #spec,
+                entry: #entry,
+                ptx: &[#(#ptx),*],
+            }
+        }
+    });
+
+    let const_params: Vec<&syn::ConstParam> = item
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Const(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let struct_generics = if const_params.is_empty() {
+        quote!()
+    } else {
+        let ps = const_params.iter().map(|c| {
+            let (id, ty) = (&c.ident, &c.ty);
+            quote!(const #id: #ty)
+        });
+        quote!(<#(#ps),*>)
+    };
+
+    let (launch_params, launch_args) = launcher_params(item);
+    let impls = c.variants.iter().enumerate().map(|(i, v)| {
+        let args = if v.spec.is_empty() {
+            quote!()
+        } else {
+            let vals = v.spec.iter().map(|(_, val)| spec_tokens(*val));
+            quote!(<#(#vals),*>)
+        };
+        let doc = format!(
+            "Launches entry `{}` (PTX for {}).",
+            v.entry,
+            v.ptx.iter().map(|(t, _)| t.name()).collect::<Vec<_>>().join(", ")
+        );
+        quote! {
+            impl Kernel #args {
+                /// This specialisation: entry name and PTX per target.
+                pub const VARIANT: &'static ::nvfp4_dsl::Variant = &VARIANTS[#i];
+
+                #[doc = #doc]
+                ///
+                /// Picks the PTX for the device's compute capability, loads the
+                /// module once, and launches on the device's stream.
+                ///
+                /// # Safety
+                ///
+                /// Kernels access memory without bounds checks: the launch
+                /// configuration and the arguments must keep every access of the
+                /// kernel inside its buffers.
+                #[allow(clippy::too_many_arguments)]
+                pub unsafe fn launch(
+                    device: &::nvfp4_dsl::Device,
+                    config: ::nvfp4_dsl::LaunchConfig,
+                    #(#launch_params),*
+                ) -> ::core::result::Result<(), ::nvfp4_dsl::Error> {
+                    let mut args = [#(#launch_args),*];
+                    // SAFETY: the caller upholds the contract above.
+                    unsafe { ::nvfp4_dsl::launch(device, Self::VARIANT, config, &mut args) }
+                }
+            }
+        }
+    });
+
+    let check_copy = type_check_copy(item);
+    let struct_doc = format!(
+        "The kernel `{kernel}`; `launch` exists for each specialisation listed in `#[kernel(specialize(..))]`."
+    );
+    quote! {
+        #(#docs)*
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// Every compiled specialisation of this kernel.
+            pub static VARIANTS: &[::nvfp4_dsl::Variant] = &[#(#variants),*];
+
+            #[doc = #struct_doc]
+            #[derive(Debug, Clone, Copy)]
+            pub struct Kernel #struct_generics;
+
+            #(#impls)*
+
+            #check_copy
+        }
+    }
+}
+
+/// `compile_error!` with the span of the problem, plus the function itself
+/// so the IDE and rustc keep checking it.
+pub fn on_error(e: syn::Error, item: &syn::ItemFn) -> TokenStream {
+    let mut out = e.to_compile_error();
+    out.extend(type_check_copy(item));
+    out
+}
+
+fn target_tokens(t: Target) -> TokenStream {
+    let v = format_ident!("{}", t.variant());
+    quote!(::nvfp4_dsl::Target::#v)
+}
+
+fn spec_tokens(v: SpecValue) -> TokenStream {
+    match v {
+        SpecValue::Bool(b) => quote!(#b),
+        SpecValue::Int(i) => {
+            let lit = proc_macro2::Literal::i128_unsuffixed(i.abs());
+            if i < 0 { quote!({ -#lit }) } else { quote!(#lit) }
+        }
+    }
+}
+
+/// Launcher parameters (`&DeviceBuffer<T>` for `&[T]`) and the argument list.
+fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut params = Vec::new();
+    let mut args = Vec::new();
+    for input in &item.sig.inputs {
+        let syn::FnArg::Typed(pt) = input else { continue };
+        let syn::Pat::Ident(pi) = &*pt.pat else { continue };
+        let id = &pi.ident;
+        match &*pt.ty {
+            syn::Type::Reference(r) => {
+                let syn::Type::Slice(s) = &*r.elem else { continue };
+                let elem = &s.elem;
+                if r.mutability.is_some() {
+                    params.push(quote!(#id: &mut ::nvfp4_dsl::DeviceBuffer<#elem>));
+                } else {
+                    params.push(quote!(#id: &::nvfp4_dsl::DeviceBuffer<#elem>));
+                }
+                args.push(quote!(::nvfp4_dsl::KernelArg::from(#id)));
+            }
+            ty => {
+                params.push(quote!(#id: #ty));
+                args.push(quote!(::nvfp4_dsl::KernelArg::from(#id)));
+            }
+        }
+    }
+    (params, args)
+}
+
+/// The user's function as rustc should see it: `#[unroll]` removed (it is
+/// ours), private, allowed to be unused.
+fn type_check_copy(item: &syn::ItemFn) -> TokenStream {
+    let mut f = item.clone();
+    StripUnroll.visit_item_fn_mut(&mut f);
+    f.vis = syn::Visibility::Inherited;
+    f.attrs.retain(|a| !a.path().is_ident("doc"));
+    let span = Span::call_site();
+    let allow = quote_spanned!(span=> #[allow(dead_code, clippy::all)]);
+    quote!(#allow #f)
+}
+
+struct StripUnroll;
+
+impl VisitMut for StripUnroll {
+    fn visit_expr_for_loop_mut(&mut self, e: &mut syn::ExprForLoop) {
+        e.attrs.retain(|a| !a.path().is_ident("unroll"));
+        syn::visit_mut::visit_expr_for_loop_mut(self, e);
+    }
+}

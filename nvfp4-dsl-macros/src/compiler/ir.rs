@@ -1,0 +1,142 @@
+//! The IR between `lower` and `ptx`.
+//!
+//! Rules:
+//! - Values live in typed virtual registers (`Reg`); a register's class never
+//!   changes. Registers are mutable (PTX is not SSA): a `let mut` variable is
+//!   one register written by every assignment.
+//! - Control flow is structured: `If`, `Loop` (with a `continuing` part that
+//!   `Continue` jumps to), `Block` (exited early by `ExitBlock`), `Return`.
+//!   `Break`/`Continue`/`ExitBlock` name their target by id, so unrolled loop
+//!   copies can exit the right scope.
+//! - Memory spaces are explicit in each instruction's opcode (`ld.global`,
+//!   `ld.shared`, `ld.param`); instructions carry their full PTX opcode, so the
+//!   IR needs no table of its own and the printer stays trivial.
+//! - Nothing here depends on the order registers were allocated: `ptx`
+//!   numbers registers by first use, so lowering changes do not renumber
+//!   unrelated code.
+
+use super::types::{RegClass, Target};
+
+pub type RegId = u32;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Reg {
+    pub id: RegId,
+    pub class: RegClass,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub enum Operand {
+    Reg(Reg),
+    /// An immediate, already written in PTX syntax (`42`, `0f3F800000`).
+    Imm(String),
+    /// A symbol: a special register (`%tid.x`) or a variable name.
+    Sym(String),
+    /// `[base+offset]`.
+    Addr(Box<Operand>, i64),
+    /// `{a, b, c, d}`.
+    Vec(Vec<Operand>),
+    /// `_`, the sink operand.
+    Sink,
+    /// `a|b`: an instruction's two destinations (`elect.sync _|p`).
+    Pair(Box<Operand>, Box<Operand>),
+}
+
+impl Operand {
+    pub fn imm(v: impl std::fmt::Display) -> Operand {
+        Operand::Imm(v.to_string())
+    }
+}
+
+impl From<Reg> for Operand {
+    fn from(r: Reg) -> Operand {
+        Operand::Reg(r)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Inst {
+    /// `@p` or `@!p`.
+    pub guard: Option<(Reg, bool)>,
+    pub op: String,
+    pub args: Vec<Operand>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Node {
+    Inst(Inst),
+    /// Inline PTX from `ptx!`: the template with `{d}`, `{0}`... replaced by
+    /// the operands (`d` first, when present, then the inputs).
+    Raw {
+        template: String,
+        dest: Option<Operand>,
+        inputs: Vec<Operand>,
+    },
+    Comment(String),
+    /// Source position for `.loc` (emitted only with line info on).
+    Loc {
+        line: u32,
+        col: u32,
+    },
+    If {
+        cond: Reg,
+        negate: bool,
+        then: Vec<Node>,
+        els: Vec<Node>,
+    },
+    Loop {
+        id: u32,
+        body: Vec<Node>,
+        continuing: Vec<Node>,
+    },
+    Block {
+        id: u32,
+        body: Vec<Node>,
+    },
+    Break(u32),
+    Continue(u32),
+    ExitBlock(u32),
+    Return,
+}
+
+#[derive(Clone, Debug)]
+pub struct SharedDecl {
+    pub name: String,
+    pub align: u32,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    /// PTX parameter type: `u64`, `u32`, `f32` ...
+    pub ptx: &'static str,
+}
+
+/// One kernel entry for one target and one specialisation.
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub entry: String,
+    pub kernel: String,
+    pub spec: String,
+    pub target: Target,
+    /// PTX ISA version (major*10 + minor).
+    pub ptx_version: u32,
+    pub params: Vec<Param>,
+    pub regs: Vec<RegClass>,
+    pub shared: Vec<SharedDecl>,
+    /// Alignment of the dynamic shared block, when the kernel uses it.
+    pub dynamic_shared: Option<u32>,
+    pub launch_bounds: Option<(u32, Option<u32>)>,
+    /// Source file for `.file`, when line info is on.
+    pub file: Option<String>,
+    pub body: Vec<Node>,
+}
+
+impl Function {
+    pub fn new_reg(&mut self, class: RegClass) -> Reg {
+        let id = self.regs.len() as RegId;
+        self.regs.push(class);
+        Reg { id, class }
+    }
+}

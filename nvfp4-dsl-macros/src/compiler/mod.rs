@@ -1,0 +1,251 @@
+//! The kernel compiler: `#[kernel]` arguments and a Rust function in, PTX
+//! per specialisation and target out.
+//!
+//! One direction, one module per stage:
+//! `attr` -> `parse` -> `check` -> `lower` (with `intrinsics`) -> `ir` ->
+//! `ptx`; `expand` turns the result into the Rust tokens the macro emits.
+//! Everything here runs on `proc_macro2` tokens, so it is usable without
+//! rustc (unit tests, the compile-time bench in `tests/`).
+
+pub mod ast;
+pub mod attr;
+pub mod check;
+pub mod expand;
+pub mod intrinsics;
+pub mod ir;
+pub mod lower;
+pub mod parse;
+pub mod ptx;
+pub mod types;
+
+use attr::{KernelAttr, SpecValue};
+use proc_macro2::{Span, TokenStream};
+use types::{Scalar, Target};
+
+/// Compiler options that do not come from the attribute.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Emit `.file`/`.loc` line information, naming this source file.
+    pub line_info: Option<String>,
+}
+
+/// The PTX of one specialisation for every target.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// Human-readable specialisation name (`small_k_true`, or `default`).
+    pub spec_name: String,
+    pub spec: Vec<(String, SpecValue)>,
+    pub entry: String,
+    pub ptx: Vec<(Target, String)>,
+}
+
+#[derive(Debug)]
+pub struct Compiled {
+    pub kernel: String,
+    pub variants: Vec<Variant>,
+}
+
+/// Compiles `#[kernel(attr)] item`.
+pub fn compile(attr: TokenStream, item: &syn::ItemFn, opts: &Options) -> syn::Result<Compiled> {
+    let attr = attr::parse(attr)?;
+    let kernel = parse::parse_kernel(item)?;
+    let types = check::check(&kernel)?;
+    let specs = specialisations(&attr, &kernel)?;
+    let mut variants = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let spec_name = spec_name(&spec);
+        let entry = if spec.is_empty() {
+            kernel.name.clone()
+        } else {
+            format!("{}__{spec_name}", kernel.name)
+        };
+        let mut ptx = Vec::with_capacity(attr.targets.len());
+        for (target, _) in &attr.targets {
+            let func = lower::lower(
+                &kernel,
+                &types,
+                lower::LowerOptions {
+                    target: *target,
+                    spec: &spec,
+                    entry: entry.clone(),
+                    spec_name: spec_name.clone(),
+                    launch_bounds: attr.launch_bounds.map(|b| (b.max_threads, b.min_blocks)),
+                    line_info: opts.line_info.clone(),
+                },
+            )
+            .map_err(|e| in_spec(e, &kernel.name, &spec_name, *target, spec.is_empty()))?;
+            if func.ptx_version > types::MAX_PTX {
+                return Err(kernel.name_span.error(format!(
+                    "this kernel needs PTX ISA {}.{} for {}, above the {}.{} the supported drivers accept",
+                    func.ptx_version / 10,
+                    func.ptx_version % 10,
+                    target.name(),
+                    types::MAX_PTX / 10,
+                    types::MAX_PTX % 10
+                )));
+            }
+            ptx.push((*target, ptx::emit(&func)));
+        }
+        variants.push(Variant {
+            spec_name,
+            spec,
+            entry,
+            ptx,
+        });
+    }
+    Ok(Compiled {
+        kernel: kernel.name,
+        variants,
+    })
+}
+
+/// Adds which specialisation and target an error arose in, when it matters.
+fn in_spec(e: syn::Error, kernel: &str, spec: &str, target: Target, plain: bool) -> syn::Error {
+    let mut out: Option<syn::Error> = None;
+    for part in e {
+        let msg = if plain {
+            format!("{part} (kernel `{kernel}`, target {})", target.name())
+        } else {
+            format!(
+                "{part} (kernel `{kernel}`, specialisation `{spec}`, target {})",
+                target.name()
+            )
+        };
+        let new = syn::Error::new(part.span(), msg);
+        match &mut out {
+            Some(o) => o.combine(new),
+            None => out = Some(new),
+        }
+    }
+    out.unwrap_or_else(|| syn::Error::new(Span::call_site(), "unknown error"))
+}
+
+/// `small_k_true_rows_8`: lower-case name and value of each const generic.
+fn spec_name(spec: &[(String, SpecValue)]) -> String {
+    if spec.is_empty() {
+        return "default".to_string();
+    }
+    spec.iter()
+        .map(|(n, v)| format!("{}_{}", n.to_lowercase(), v.name_part()))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// Every combination of the listed values, in the order the const generics
+/// are declared.
+fn specialisations(attr: &KernelAttr, k: &ast::Kernel) -> syn::Result<Vec<Vec<(String, SpecValue)>>> {
+    for list in &attr.specialize {
+        if !k.consts.iter().any(|c| c.name == list.name) {
+            return Err(syn::Error::new(
+                list.span,
+                format!("`{}` is not a const generic of `{}`", list.name, k.name),
+            ));
+        }
+    }
+    let mut combos: Vec<Vec<(String, SpecValue)>> = vec![Vec::new()];
+    for c in &k.consts {
+        let Some(list) = attr.specialize.iter().find(|l| l.name == c.name) else {
+            return Err(c.span.error(
+                format!(
+                    "list the values of `{}` to compile: #[kernel(specialize({} = [..]))] (a proc macro cannot see the call sites)",
+                    c.name, c.name
+                ),
+            ));
+        };
+        for (v, span) in &list.values {
+            let ok = match (c.ty, v) {
+                (Scalar::Bool, SpecValue::Bool(_)) => true,
+                (t, SpecValue::Int(i)) if t.is_int() => {
+                    let (min, max) = t.int_range();
+                    (min..=max).contains(i)
+                }
+                _ => false,
+            };
+            if !ok {
+                return Err(syn::Error::new(
+                    *span,
+                    format!("this value does not fit `{}: {}`", c.name, c.ty.rust_name()),
+                ));
+            }
+        }
+        let mut next = Vec::new();
+        for combo in &combos {
+            for (v, _) in &list.values {
+                let mut c2 = combo.clone();
+                c2.push((c.name.clone(), *v));
+                next.push(c2);
+            }
+        }
+        combos = next;
+    }
+    Ok(combos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile_src(attr: &str, src: &str) -> syn::Result<Compiled> {
+        let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
+        compile(attr.parse().expect("attr tokens"), &item, &Options::default())
+    }
+
+    const SAXPY: &str = "fn saxpy(x: &[f32], y: &mut [f32], a: f32, n: u32) {
+        let i = block_idx_x() * block_dim_x() + thread_idx_x();
+        if i < n {
+            y[i as usize] = a * x[i as usize] + y[i as usize];
+        }
+    }";
+
+    #[test]
+    fn compiles_every_specialisation_and_target() {
+        let c = compile_src(
+            "targets(sm_90, sm_100a), specialize(N = [1, 2], B = [true, false])",
+            "fn k<const N: u32, const B: bool>(y: &mut [u32]) { if B { y[0] = N; } }",
+        )
+        .unwrap();
+        let names: Vec<_> = c.variants.iter().map(|v| v.entry.as_str()).collect();
+        assert_eq!(
+            names,
+            ["k__n_1_b_true", "k__n_1_b_false", "k__n_2_b_true", "k__n_2_b_false"]
+        );
+        for v in &c.variants {
+            assert_eq!(v.ptx.len(), 2);
+            assert!(v.ptx[0].1.contains(".target sm_90"));
+            assert!(v.ptx[1].1.contains(".target sm_100a"));
+        }
+        // `if B` folds away: the false specialisation stores nothing.
+        assert!(c.variants[0].ptx[0].1.contains("st.global.u32"));
+        assert!(!c.variants[1].ptx[0].1.contains("st.global"));
+    }
+
+    #[test]
+    fn same_source_gives_identical_ptx() {
+        let a = compile_src("targets(sm_90)", SAXPY).unwrap();
+        let b = compile_src("targets(sm_90)", SAXPY).unwrap();
+        assert_eq!(a.variants[0].ptx, b.variants[0].ptx);
+    }
+
+    #[test]
+    fn missing_or_foreign_specialisations_are_errors() {
+        let e = compile_src("targets(sm_90)", "fn k<const N: u32>() {}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("list the values of `N`"), "{e}");
+        let e = compile_src("targets(sm_90), specialize(M = [1])", "fn k() {}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a const generic"), "{e}");
+        let e = compile_src("targets(sm_90), specialize(N = [300])", "fn k<const N: bool>() {}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not fit"), "{e}");
+    }
+
+    #[test]
+    fn versions_follow_the_target() {
+        let c = compile_src("targets(sm_90, sm_100a)", SAXPY).unwrap();
+        assert!(c.variants[0].ptx[0].1.contains(".version 7.8\n"));
+        assert!(c.variants[0].ptx[1].1.contains(".version 8.6\n"));
+    }
+}

@@ -1,0 +1,1213 @@
+//! `syn::ItemFn` -> the AST of the supported subset (see `ast`).
+//!
+//! Everything outside the subset is rejected here, with the span of the
+//! offending tokens and a message that says what to write instead.
+
+use super::ast::*;
+use super::types::{CacheHint, Len, Scalar, Ty};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::ToTokens;
+
+type Result<T> = syn::Result<T>;
+
+fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
+    Err(loc.into().error(msg))
+}
+
+/// Parses a kernel function.
+pub fn parse_kernel(item: &syn::ItemFn) -> Result<Kernel> {
+    let sig = &item.sig;
+    if let Some(c) = &sig.constness {
+        return err(Loc::of(&c), "a kernel cannot be a `const fn`; remove `const`");
+    }
+    if let Some(a) = &sig.asyncness {
+        return err(Loc::of(&a), "a kernel cannot be `async`; remove `async`");
+    }
+    if let Some(u) = &sig.unsafety {
+        return err(
+            Loc::of(&u),
+            "a kernel is not declared `unsafe`; its launcher is `unsafe` already",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        return err(Loc::of(&abi), "a kernel has no ABI string; remove `extern`");
+    }
+    if let Some(v) = &sig.variadic {
+        return err(Loc::of(&v), "variadic kernels are not supported");
+    }
+    if let syn::ReturnType::Type(arrow, ty) = &sig.output {
+        let is_unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
+        if !is_unit {
+            return err(
+                Loc {
+                    start: arrow.spans[0],
+                    end: Loc::of(ty).end,
+                },
+                "a kernel returns nothing; write its results through a `&mut [T]` parameter",
+            );
+        }
+    }
+    if let Some(w) = &sig.generics.where_clause {
+        return err(
+            Loc::of(&w),
+            "`where` clauses are not supported; kernels take const generics without bounds",
+        );
+    }
+
+    let mut consts = Vec::new();
+    for param in &sig.generics.params {
+        match param {
+            syn::GenericParam::Lifetime(_) => {}
+            syn::GenericParam::Type(t) => {
+                let msg = if t.bounds.is_empty() {
+                    "generic type parameters are not supported in kernels; use a const generic (`const N: u32`) or write one kernel per type"
+                } else {
+                    "generic type parameters with trait bounds are not supported in kernels; traits cannot be lowered to PTX; use a const generic or write one kernel per type"
+                };
+                return err(Loc::of(&t), msg);
+            }
+            syn::GenericParam::Const(c) => {
+                if let Some(d) = &c.default {
+                    return err(
+                        Loc::of(&d),
+                        "const generic defaults are not supported; list the values in `specialize(..)`",
+                    );
+                }
+                let ty = match parse_scalar_path(&c.ty) {
+                    Some(
+                        s @ (Scalar::Bool | Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64 | Scalar::Usize),
+                    ) => s,
+                    _ => {
+                        return err(
+                            Loc::of(&c.ty),
+                            "a const generic must be `bool`, `u32`, `i32`, `u64`, `i64` or `usize`",
+                        );
+                    }
+                };
+                consts.push(ConstParam {
+                    name: c.ident.to_string(),
+                    ty,
+                    span: Loc::of(&c.ident),
+                });
+            }
+        }
+    }
+
+    let mut p = Parser {
+        next_id: 0,
+        consts: consts.iter().map(|c| c.name.clone()).collect(),
+    };
+
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(pt) = input else {
+            return err(Loc::of(&input), "a kernel is a free function; it cannot take `self`");
+        };
+        let (name, mutable) = match &*pt.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                (pi.ident.to_string(), pi.mutability.is_some())
+            }
+            other => {
+                return err(
+                    Loc::of(&other),
+                    "kernel parameters must be plain names (`x: &[f32]`); patterns are not supported",
+                );
+            }
+        };
+        let ty = p.parse_param_ty(&pt.ty)?;
+        if mutable && !ty.is_value() {
+            return err(
+                Loc::of(&pt.pat),
+                "only scalar parameters can be `mut`; slices stay bound to their buffer",
+            );
+        }
+        params.push(Param {
+            name,
+            ty,
+            mutable,
+            span: Loc::of(&pt.pat),
+        });
+    }
+    for (i, a) in params.iter().enumerate() {
+        if params[..i].iter().any(|b| b.name == a.name) || consts.iter().any(|c| c.name == a.name) {
+            return err(a.span, format!("the name `{}` is used twice", a.name));
+        }
+    }
+
+    let body = p.block(&item.block)?;
+    Ok(Kernel {
+        name: sig.ident.to_string(),
+        name_span: Loc::of(&sig.ident),
+        fn_line: sig.fn_token.span.start().line,
+        consts,
+        params,
+        body,
+        expr_count: p.next_id,
+    })
+}
+
+/// Reads `u32`, `half::f16`, `f16` ... as a scalar type.
+fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
+    match ty {
+        syn::Type::Path(tp) if tp.qself.is_none() => {
+            let last = tp.path.segments.last()?;
+            if !last.arguments.is_none() {
+                return None;
+            }
+            Scalar::from_rust_name(&last.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+struct Parser {
+    next_id: ExprId,
+    consts: Vec<String>,
+}
+
+const SUPPORTED_TYPES: &str =
+    "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, Fp4x2, E4m3, E4m3x2, [T; N]";
+
+impl Parser {
+    fn expr_node(&mut self, kind: ExprKind, span: Loc) -> Expr {
+        let id = self.next_id;
+        self.next_id += 1;
+        Expr { id, kind, span }
+    }
+
+    fn parse_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
+        match ty {
+            syn::Type::Reference(r) => {
+                let syn::Type::Slice(s) = &*r.elem else {
+                    return err(
+                        Loc::of(&r),
+                        "a reference parameter must be a slice, `&[T]` or `&mut [T]`; pass scalars by value",
+                    );
+                };
+                let elem = self.parse_ty(&s.elem)?;
+                if elem.mem_layout().is_none() {
+                    return err(
+                        Loc::of(&s.elem),
+                        format!("`{elem}` cannot live in memory; use a numeric element type"),
+                    );
+                }
+                Ok(Ty::Slice {
+                    elem: Box::new(elem),
+                    mutable: r.mutability.is_some(),
+                })
+            }
+            _ => {
+                let t = self.parse_ty(ty)?;
+                match t {
+                    Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 => Ok(t),
+                    _ => err(
+                        Loc::of(&ty),
+                        format!("`{t}` cannot be a kernel parameter; pass a slice or a scalar"),
+                    ),
+                }
+            }
+        }
+    }
+
+    fn parse_len(&self, e: &syn::Expr) -> Result<Len> {
+        match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i), ..
+            }) => Ok(Len::Lit(i.base10_parse()?)),
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                if let Some(id) = p.path.get_ident() {
+                    let name = id.to_string();
+                    if self.consts.contains(&name) {
+                        return Ok(Len::Param(name));
+                    }
+                }
+                err(
+                    Loc::of(&e),
+                    "an array length must be an integer literal or a const generic",
+                )
+            }
+            syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(inner, None) => self.parse_len(inner),
+                _ => err(
+                    Loc::of(&e),
+                    "an array length must be an integer literal or a const generic",
+                ),
+            },
+            _ => err(
+                Loc::of(&e),
+                "an array length must be an integer literal or a const generic",
+            ),
+        }
+    }
+
+    fn parse_ty(&self, ty: &syn::Type) -> Result<Ty> {
+        match ty {
+            syn::Type::Path(tp) if tp.qself.is_none() => {
+                let Some(last) = tp.path.segments.last() else {
+                    return err(Loc::of(&ty), "expected a type");
+                };
+                let name = last.ident.to_string();
+                if let Some(s) = Scalar::from_rust_name(&name) {
+                    if !last.arguments.is_none() {
+                        return err(Loc::of(&last.arguments), "this type takes no generic arguments");
+                    }
+                    return Ok(Ty::Scalar(s));
+                }
+                let simple = match name.as_str() {
+                    "u32x4" => Some(Ty::U32x4),
+                    "f16x2" => Some(Ty::F16x2),
+                    "Fp4x2" => Some(Ty::Fp4x2),
+                    "E4m3" => Some(Ty::E4m3),
+                    "E4m3x2" => Some(Ty::E4m3x2),
+                    _ => None,
+                };
+                if let Some(t) = simple {
+                    return Ok(t);
+                }
+                match name.as_str() {
+                    "Vec" | "Box" | "String" | "Rc" | "Arc" | "HashMap" | "BTreeMap" | "VecDeque" => err(
+                        Loc::of(&ty),
+                        format!(
+                            "`{name}` allocates on the heap, which kernels cannot do; pass a `&[T]`/`&mut [T]` slice, or use a fixed-size array `[T; N]` or shared memory"
+                        ),
+                    ),
+                    "Option" | "Result" => err(
+                        Loc::of(&ty),
+                        format!("`{name}` is not supported in kernels; use a `bool` flag next to the value"),
+                    ),
+                    "isize" | "i8" | "i16" | "u128" | "i128" | "char" | "str" => err(
+                        Loc::of(&ty),
+                        format!("`{name}` is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
+                    ),
+                    _ => err(
+                        Loc::of(&ty),
+                        format!("unknown type `{name}` in a kernel; the supported types are {SUPPORTED_TYPES}"),
+                    ),
+                }
+            }
+            syn::Type::Array(a) => {
+                let elem = self.parse_ty(&a.elem)?;
+                if !elem.is_value() {
+                    return err(
+                        Loc::of(&a.elem),
+                        "a local array holds values (numbers, vectors or arrays of them)",
+                    );
+                }
+                Ok(Ty::Array {
+                    elem: Box::new(elem),
+                    len: self.parse_len(&a.len)?,
+                })
+            }
+            syn::Type::Reference(_) => self.parse_param_ty(ty),
+            syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
+            syn::Type::Tuple(t) => err(
+                Loc::of(&t),
+                "tuples are not supported in kernels; use separate variables",
+            ),
+            syn::Type::Ptr(p) => err(
+                Loc::of(&p),
+                "raw pointers are not supported in kernels; use slices (`&[T]`, `&mut [T]`) and indices",
+            ),
+            syn::Type::ImplTrait(_) | syn::Type::TraitObject(_) => {
+                err(Loc::of(&ty), "traits cannot be lowered to PTX; use a concrete type")
+            }
+            _ => err(
+                Loc::of(&ty),
+                format!("this type is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
+            ),
+        }
+    }
+
+    fn block(&mut self, b: &syn::Block) -> Result<Block> {
+        let mut stmts = Vec::new();
+        for s in &b.stmts {
+            stmts.push(self.stmt(s)?);
+        }
+        Ok(Block {
+            stmts,
+            span: Loc {
+                start: b.brace_token.span.open(),
+                end: b.brace_token.span.close(),
+            },
+        })
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt) -> Result<Stmt> {
+        let span = Loc::of(&s);
+        let (line, col) = span.line_col();
+        let text = statement_text(s);
+        let kind = match s {
+            syn::Stmt::Local(local) => {
+                if let Some(e) = &local.init
+                    && let Some((_, diverge)) = &e.diverge
+                {
+                    return err(Loc::of(&diverge), "`let ... else` is not supported in kernels");
+                }
+                let (pat, ty) = match &local.pat {
+                    syn::Pat::Type(pt) => (&*pt.pat, Some(self.parse_ty(&pt.ty)?)),
+                    p => (p, None),
+                };
+                let (name, name_span, mutable) = match pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        (pi.ident.to_string(), Loc::of(&pi.ident), pi.mutability.is_some())
+                    }
+                    syn::Pat::Wild(w) => ("_".to_string(), Loc::of(w), false),
+                    other => {
+                        return err(
+                            Loc::of(&other),
+                            "destructuring patterns are not supported in kernels; bind one name per `let`",
+                        );
+                    }
+                };
+                let Some(init) = &local.init else {
+                    return err(
+                        Loc::of(&local),
+                        "a `let` in a kernel needs an initial value, e.g. `let mut x = 0u32;`",
+                    );
+                };
+                let init = self.expr(&init.expr)?;
+                StmtKind::Let {
+                    name,
+                    name_span,
+                    mutable,
+                    ty,
+                    init,
+                }
+            }
+            syn::Stmt::Item(syn::Item::Const(c)) => {
+                if !c.generics.params.is_empty() {
+                    return err(Loc::of(&c.generics), "a local `const` takes no generics");
+                }
+                let ty = match parse_scalar_path(&c.ty) {
+                    Some(s) if s != Scalar::F16 && s != Scalar::Bf16 => s,
+                    _ => {
+                        return err(
+                            Loc::of(&c.ty),
+                            "a local `const` must have a primitive number or `bool` type",
+                        );
+                    }
+                };
+                StmtKind::Const {
+                    name: c.ident.to_string(),
+                    ty,
+                    init: self.expr(&c.expr)?,
+                }
+            }
+            syn::Stmt::Item(item) => {
+                return err(
+                    Loc::of(&item),
+                    "items (fn, struct, use, static ...) cannot be declared inside a kernel; only local `const` items can; move the item out and note that kernels can only call intrinsics",
+                );
+            }
+            syn::Stmt::Expr(e, semi) => StmtKind::Expr(self.expr(e)?, semi.is_some()),
+            syn::Stmt::Macro(m) => {
+                let e = self.macro_expr(&m.mac)?;
+                StmtKind::Expr(e, m.semi_token.is_some())
+            }
+        };
+        Ok(Stmt {
+            kind,
+            span,
+            line,
+            col,
+            text,
+        })
+    }
+
+    fn macro_expr(&mut self, mac: &syn::Macro) -> Result<Expr> {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if name != "ptx" {
+            return err(
+                Loc::of(&mac.path),
+                format!("macro `{name}!` cannot be used in a kernel; the only macro is `ptx!` (inline PTX)"),
+            );
+        }
+        let span = Loc::of(&mac);
+        let (ty, template, args) = mac.parse_body_with(|input: syn::parse::ParseStream| {
+            let ty: syn::Type = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let template: syn::LitStr = input.parse()?;
+            let mut args = Vec::new();
+            while !input.is_empty() {
+                input.parse::<syn::Token![,]>()?;
+                if input.is_empty() {
+                    break;
+                }
+                args.push(input.parse::<syn::Expr>()?);
+            }
+            Ok((ty, template, args))
+        })?;
+        let ret = self.parse_ty(&ty)?;
+        if !matches!(ret, Ty::Unit | Ty::Scalar(_) | Ty::F16x2) {
+            return err(
+                Loc::of(&ty),
+                "`ptx!` returns `()`, a scalar or `f16x2`; write several `ptx!` for more results",
+            );
+        }
+        let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        Ok(self.expr_node(
+            ExprKind::InlinePtx {
+                ret,
+                template: template.value(),
+                args,
+            },
+            span,
+        ))
+    }
+
+    fn expr(&mut self, e: &syn::Expr) -> Result<Expr> {
+        use syn::Expr as E;
+        let span = Loc::of(&e);
+        let kind = match e {
+            E::Lit(l) => ExprKind::Lit(self.lit(&l.lit)?),
+            E::Paren(p) => return self.expr(&p.expr),
+            E::Group(g) => return self.expr(&g.expr),
+            E::Path(p) => self.path_expr(p)?,
+            E::Unary(u) => {
+                let op = match u.op {
+                    syn::UnOp::Neg(_) => UnOp::Neg,
+                    syn::UnOp::Not(_) => UnOp::Not,
+                    _ => {
+                        return err(
+                            Loc::of(&u.op),
+                            "dereferencing is not supported in kernels; index slices with `a[i]`",
+                        );
+                    }
+                };
+                ExprKind::Unary(op, Box::new(self.expr(&u.expr)?))
+            }
+            E::Binary(b) => {
+                let (op, assign) = bin_op(&b.op)?;
+                let l = Box::new(self.expr(&b.left)?);
+                let r = Box::new(self.expr(&b.right)?);
+                if assign {
+                    ExprKind::AssignOp(op, l, r)
+                } else {
+                    ExprKind::Binary(op, l, r)
+                }
+            }
+            E::Assign(a) => ExprKind::Assign(Box::new(self.expr(&a.left)?), Box::new(self.expr(&a.right)?)),
+            E::Cast(c) => ExprKind::Cast(Box::new(self.expr(&c.expr)?), self.parse_ty(&c.ty)?),
+            E::Index(i) => {
+                if matches!(&*i.index, E::Range(_)) {
+                    return err(
+                        Loc::of(&i.index),
+                        "slicing is written `&a[start..]` (a view from `start` to the end)",
+                    );
+                }
+                ExprKind::Index(Box::new(self.expr(&i.expr)?), Box::new(self.expr(&i.index)?))
+            }
+            E::Reference(r) => {
+                let slice = match &*r.expr {
+                    E::Index(i) => match &*i.index {
+                        E::Range(range)
+                            if range.end.is_none() && matches!(range.limits, syn::RangeLimits::HalfOpen(_)) =>
+                        {
+                            range.start.as_ref().map(|s| (&*i.expr, &**s))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some((base, start)) = slice else {
+                    return err(
+                        Loc::of(&r),
+                        "references are only supported as sub-slices `&a[start..]` or `&mut a[start..]`",
+                    );
+                };
+                ExprKind::SliceFrom {
+                    base: Box::new(self.expr(base)?),
+                    start: Box::new(self.expr(start)?),
+                    mutable: r.mutability.is_some(),
+                }
+            }
+            E::Field(f) => match &f.member {
+                syn::Member::Named(n) => ExprKind::Field(Box::new(self.expr(&f.base)?), n.to_string()),
+                syn::Member::Unnamed(_) => {
+                    return err(
+                        Loc::of(&f.member),
+                        "tuple fields are not supported; vectors have the fields `x`, `y`, `z`, `w`",
+                    );
+                }
+            },
+            E::Call(c) => self.call(c)?,
+            E::MethodCall(m) => {
+                if let Some(t) = &m.turbofish {
+                    return err(Loc::of(&t), "method calls take no generic arguments in kernels");
+                }
+                if m.method == "step_by" {
+                    return err(
+                        Loc::of(&m),
+                        "`step_by` is only supported directly in a `for` loop: `for i in (a..b).step_by(s)`",
+                    );
+                }
+                ExprKind::MethodCall {
+                    receiver: Box::new(self.expr(&m.receiver)?),
+                    method: m.method.to_string(),
+                    args: m.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?,
+                }
+            }
+            E::If(i) => {
+                if let E::Let(l) = &*i.cond {
+                    return err(
+                        Loc::of(&l),
+                        "`if let` is not supported in kernels; there are no enums to match; use `if` with a condition",
+                    );
+                }
+                let els = match &i.else_branch {
+                    None => None,
+                    Some((_, e)) => Some(Box::new(self.expr(e)?)),
+                };
+                ExprKind::If {
+                    cond: Box::new(self.expr(&i.cond)?),
+                    then: self.block(&i.then_branch)?,
+                    els,
+                }
+            }
+            E::While(w) => {
+                reject_label(&w.label)?;
+                reject_attrs(&w.attrs)?;
+                if let E::Let(l) = &*w.cond {
+                    return err(
+                        Loc::of(&l),
+                        "`while let` is not supported in kernels; use `while` with a condition",
+                    );
+                }
+                ExprKind::While {
+                    cond: Box::new(self.expr(&w.cond)?),
+                    body: self.block(&w.body)?,
+                }
+            }
+            E::Loop(l) => {
+                reject_label(&l.label)?;
+                reject_attrs(&l.attrs)?;
+                ExprKind::Loop(self.block(&l.body)?)
+            }
+            E::ForLoop(f) => ExprKind::For(self.for_loop(f)?),
+            E::Break(b) => {
+                if let Some(l) = &b.label {
+                    return err(
+                        Loc::of(&l),
+                        "labeled `break` is not supported; restructure with a flag variable",
+                    );
+                }
+                if let Some(v) = &b.expr {
+                    return err(
+                        Loc::of(&v),
+                        "`break` with a value is not supported; assign to a variable before `break`",
+                    );
+                }
+                ExprKind::Break
+            }
+            E::Continue(c) => {
+                if let Some(l) = &c.label {
+                    return err(
+                        Loc::of(&l),
+                        "labeled `continue` is not supported; restructure with a flag variable",
+                    );
+                }
+                ExprKind::Continue
+            }
+            E::Return(r) => {
+                if let Some(v) = &r.expr {
+                    return err(
+                        Loc::of(&v),
+                        "a kernel returns nothing; write `return;` and store results through a `&mut [T]` parameter",
+                    );
+                }
+                ExprKind::Return
+            }
+            E::Block(b) => {
+                if let Some(l) = &b.label {
+                    return err(Loc::of(&l), "labeled blocks are not supported in kernels");
+                }
+                reject_attrs(&b.attrs)?;
+                ExprKind::Block(self.block(&b.block)?)
+            }
+            E::Array(a) => ExprKind::Array(a.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?),
+            E::Repeat(r) => ExprKind::Repeat(Box::new(self.expr(&r.expr)?), self.parse_len(&r.len)?),
+            E::Macro(m) => return self.macro_expr(&m.mac),
+            E::Match(m) => {
+                return err(
+                    Loc::of(&m.match_token),
+                    "`match` is not supported in kernels; use `if` / `else if` chains",
+                );
+            }
+            E::Closure(c) => {
+                return err(
+                    Loc::of(&c),
+                    "closures are not supported in kernels; write the code inline",
+                );
+            }
+            E::Async(a) => return err(Loc::of(&a), "`async` blocks are not supported in kernels"),
+            E::Await(a) => return err(Loc::of(&a), "`.await` is not supported in kernels"),
+            E::Try(t) => {
+                return err(
+                    Loc::of(&t.question_token),
+                    "the `?` operator is not supported in kernels; there are no `Result`s on the device",
+                );
+            }
+            E::TryBlock(t) => return err(Loc::of(&t), "`try` blocks are not supported in kernels"),
+            E::Yield(y) => return err(Loc::of(&y), "`yield` is not supported in kernels"),
+            E::Unsafe(u) => {
+                return err(
+                    Loc::of(&u.unsafe_token),
+                    "`unsafe` blocks are not needed in kernels (every access is already device code); remove `unsafe`",
+                );
+            }
+            E::Struct(s) => {
+                return err(
+                    Loc::of(&s),
+                    "struct literals are not supported in kernels; build vectors with their constructor, e.g. `u32x4::new(a, b, c, d)`",
+                );
+            }
+            E::Tuple(t) => {
+                if t.elems.is_empty() {
+                    return err(Loc::of(&t), "`()` has no value in a kernel; leave it out");
+                }
+                return err(
+                    Loc::of(&t),
+                    "tuples are not supported in kernels; use separate variables",
+                );
+            }
+            E::Range(r) => {
+                return err(
+                    Loc::of(&r),
+                    "ranges are only supported in `for` loops (`for i in a..b`) and sub-slices (`&a[i..]`)",
+                );
+            }
+            E::Let(l) => {
+                return err(Loc::of(&l), "`let` expressions are not supported in kernels");
+            }
+            E::Const(c) => return err(Loc::of(&c), "`const` blocks are not supported in kernels"),
+            E::Infer(i) => return err(Loc::of(&i), "`_` is not an expression"),
+            _ => {
+                return err(span, "this expression is not supported in kernels");
+            }
+        };
+        Ok(self.expr_node(kind, span))
+    }
+
+    fn lit(&self, lit: &syn::Lit) -> Result<Lit> {
+        match lit {
+            syn::Lit::Int(i) => {
+                let suffix = match i.suffix() {
+                    "" => None,
+                    s => Some(self.suffix(s, Loc::of(&i), true)?),
+                };
+                let v: u128 = i.base10_parse()?;
+                Ok(Lit::Int(v, suffix))
+            }
+            syn::Lit::Float(f) => {
+                let suffix = match f.suffix() {
+                    "" => None,
+                    s => Some(self.suffix(s, Loc::of(&f), false)?),
+                };
+                let digits = f.base10_digits().to_string();
+                Ok(Lit::Float(digits, suffix))
+            }
+            syn::Lit::Bool(b) => Ok(Lit::Bool(b.value)),
+            other => err(
+                Loc::of(&other),
+                "only number and `bool` literals are supported in kernels",
+            ),
+        }
+    }
+
+    fn suffix(&self, s: &str, span: Loc, int: bool) -> Result<Scalar> {
+        match Scalar::from_rust_name(s) {
+            Some(sc) if (int && sc.is_int()) || sc.is_prim_float() => Ok(sc),
+            _ => err(
+                span,
+                format!("the literal suffix `{s}` is not supported; use one of the supported types"),
+            ),
+        }
+    }
+
+    fn path_expr(&self, p: &syn::ExprPath) -> Result<ExprKind> {
+        if p.qself.is_some() {
+            return err(Loc::of(&p), "qualified paths are not supported in kernels");
+        }
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+            return err(Loc::of(&p), "generic arguments are not supported here");
+        }
+        match segs.as_slice() {
+            [name] => Ok(ExprKind::Var(name.clone())),
+            [.., ty, item] if ty == "Cache" => match CacheHint::ALL.into_iter().find(|h| h.rust_name() == item) {
+                Some(h) => Ok(ExprKind::CacheHint(h)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "unknown cache hint `Cache::{item}`; the hints are {}",
+                        CacheHint::ALL.map(|h| format!("`Cache::{}`", h.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] => match named_constant(ty, item) {
+                Some(lit) => Ok(ExprKind::Lit(lit)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "`{ty}::{item}` is not available in kernels; kernels see their parameters, const generics, locals and the intrinsics"
+                    ),
+                ),
+            },
+            [] => err(Loc::of(&p), "expected a name"),
+        }
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Result<ExprKind> {
+        let syn::Expr::Path(fp) = &*c.func else {
+            return err(
+                Loc::of(&c.func),
+                "only named functions can be called in kernels (intrinsics such as `thread_idx_x()`)",
+            );
+        };
+        if fp.qself.is_some() {
+            return err(Loc::of(&fp), "qualified paths are not supported in kernels");
+        }
+        let segs: Vec<&syn::PathSegment> = fp.path.segments.iter().collect();
+        let last = segs
+            .last()
+            .copied()
+            .ok_or_else(|| Loc::of(fp).error("expected a function name"))?;
+        let qualifier = if segs.len() >= 2 {
+            let q = segs[segs.len() - 2].ident.to_string();
+            // `nvfp4_dsl::intrinsics::sync_threads()` names a free intrinsic.
+            if matches!(
+                q.as_str(),
+                "nvfp4_dsl" | "prelude" | "intrinsics" | "crate" | "self" | "super"
+            ) {
+                None
+            } else {
+                if !segs[segs.len() - 2].arguments.is_none() {
+                    return err(
+                        Loc::of(&segs[segs.len() - 2].arguments),
+                        "generic arguments on the type are not supported here",
+                    );
+                }
+                Some(q)
+            }
+        } else {
+            None
+        };
+        let mut generics = Vec::new();
+        match &last.arguments {
+            syn::PathArguments::None => {}
+            syn::PathArguments::AngleBracketed(ab) => {
+                for arg in &ab.args {
+                    generics.push(self.generic_arg(arg)?);
+                }
+            }
+            syn::PathArguments::Parenthesized(p) => {
+                return err(Loc::of(&p), "unexpected parenthesized generic arguments");
+            }
+        }
+        let args = c.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        Ok(ExprKind::Call {
+            path: CallPath {
+                qualifier,
+                name: last.ident.to_string(),
+            },
+            generics,
+            args,
+        })
+    }
+
+    fn generic_arg(&self, arg: &syn::GenericArgument) -> Result<GenericArg> {
+        match arg {
+            syn::GenericArgument::Type(syn::Type::Path(tp))
+                if tp
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| self.consts.contains(&i.to_string())) =>
+            {
+                let name = tp.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                Ok(GenericArg::Len(Len::Param(name), Loc::of(&tp)))
+            }
+            syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.parse_ty(t)?, Loc::of(&t))),
+            syn::GenericArgument::Const(e) => Ok(GenericArg::Len(self.parse_len(e)?, Loc::of(&e))),
+            other => err(Loc::of(&other), "unsupported generic argument"),
+        }
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Result<ForLoop> {
+        reject_label(&f.label)?;
+        let mut unroll = false;
+        for a in &f.attrs {
+            if a.path().is_ident("unroll") {
+                if !matches!(a.meta, syn::Meta::Path(_)) {
+                    return err(Loc::of(&a), "`#[unroll]` takes no arguments");
+                }
+                unroll = true;
+            } else {
+                return err(Loc::of(&a), "the only attribute a loop can take is `#[unroll]`");
+            }
+        }
+        let var = match &*f.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
+                pi.ident.to_string()
+            }
+            syn::Pat::Wild(_) => "_".to_string(),
+            other => {
+                return err(Loc::of(&other), "a `for` loop binds one plain name (`for i in 0..n`)");
+            }
+        };
+        let (range, step) = match &*f.expr {
+            syn::Expr::Range(r) => (r, None),
+            syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                let inner = match &*m.receiver {
+                    syn::Expr::Paren(p) => &*p.expr,
+                    other => other,
+                };
+                match inner {
+                    syn::Expr::Range(r) => (r, Some(&m.args[0])),
+                    _ => {
+                        return err(
+                            Loc::of(&m.receiver),
+                            "`step_by` must be called on a range: `(a..b).step_by(s)`",
+                        );
+                    }
+                }
+            }
+            other => {
+                return err(
+                    Loc::of(&other),
+                    "a `for` loop iterates over a range: `a..b`, `a..=b` or `(a..b).step_by(s)`; iterators are not supported",
+                );
+            }
+        };
+        let (Some(start), Some(end)) = (&range.start, &range.end) else {
+            return err(Loc::of(&range), "a `for` range needs both bounds: `a..b` or `a..=b`");
+        };
+        Ok(ForLoop {
+            var,
+            start: Box::new(self.expr(start)?),
+            end: Box::new(self.expr(end)?),
+            inclusive: matches!(range.limits, syn::RangeLimits::Closed(_)),
+            step: match step {
+                Some(s) => Some(Box::new(self.expr(s)?)),
+                None => None,
+            },
+            body: self.block(&f.body)?,
+            unroll,
+        })
+    }
+}
+
+fn reject_label(label: &Option<syn::Label>) -> Result<()> {
+    match label {
+        Some(l) => err(
+            Loc::of(&l),
+            "loop labels are not supported in kernels; restructure with a flag variable",
+        ),
+        None => Ok(()),
+    }
+}
+
+fn reject_attrs(attrs: &[syn::Attribute]) -> Result<()> {
+    match attrs.first() {
+        Some(a) if a.path().is_ident("unroll") => err(
+            Loc::of(&a),
+            "`#[unroll]` applies to `for` loops over constant ranges only",
+        ),
+        Some(a) => err(Loc::of(&a), "attributes are not supported here"),
+        None => Ok(()),
+    }
+}
+
+fn bin_op(op: &syn::BinOp) -> Result<(BinOp, bool)> {
+    use syn::BinOp as B;
+    Ok(match op {
+        B::Add(_) => (BinOp::Add, false),
+        B::Sub(_) => (BinOp::Sub, false),
+        B::Mul(_) => (BinOp::Mul, false),
+        B::Div(_) => (BinOp::Div, false),
+        B::Rem(_) => (BinOp::Rem, false),
+        B::And(_) => (BinOp::And, false),
+        B::Or(_) => (BinOp::Or, false),
+        B::BitXor(_) => (BinOp::BitXor, false),
+        B::BitAnd(_) => (BinOp::BitAnd, false),
+        B::BitOr(_) => (BinOp::BitOr, false),
+        B::Shl(_) => (BinOp::Shl, false),
+        B::Shr(_) => (BinOp::Shr, false),
+        B::Eq(_) => (BinOp::Eq, false),
+        B::Lt(_) => (BinOp::Lt, false),
+        B::Le(_) => (BinOp::Le, false),
+        B::Ne(_) => (BinOp::Ne, false),
+        B::Ge(_) => (BinOp::Ge, false),
+        B::Gt(_) => (BinOp::Gt, false),
+        B::AddAssign(_) => (BinOp::Add, true),
+        B::SubAssign(_) => (BinOp::Sub, true),
+        B::MulAssign(_) => (BinOp::Mul, true),
+        B::DivAssign(_) => (BinOp::Div, true),
+        B::RemAssign(_) => (BinOp::Rem, true),
+        B::BitXorAssign(_) => (BinOp::BitXor, true),
+        B::BitAndAssign(_) => (BinOp::BitAnd, true),
+        B::BitOrAssign(_) => (BinOp::BitOr, true),
+        B::ShlAssign(_) => (BinOp::Shl, true),
+        B::ShrAssign(_) => (BinOp::Shr, true),
+        other => return err(Loc::of(&other), "this operator is not supported in kernels"),
+    })
+}
+
+/// `u32::MAX`, `f32::INFINITY`, ... as literals.
+fn named_constant(ty: &str, item: &str) -> Option<Lit> {
+    let scalar = Scalar::from_rust_name(ty)?;
+    if scalar.is_int() {
+        let (min, max) = scalar.int_range();
+        let v = match item {
+            "MAX" => max,
+            "MIN" if min == 0 => 0,
+            "BITS" => return Some(Lit::Int(scalar.bits() as u128, Some(Scalar::U32))),
+            _ => return None,
+        };
+        return Some(Lit::Int(v as u128, Some(scalar)));
+    }
+    let f32_text = |v: f32| format!("{v:e}");
+    let f64_text = |v: f64| format!("{v:e}");
+    let text = match (scalar, item) {
+        (Scalar::F32, "INFINITY") | (Scalar::F64, "INFINITY") => "inf".to_string(),
+        (Scalar::F32, "NEG_INFINITY") | (Scalar::F64, "NEG_INFINITY") => "-inf".to_string(),
+        (Scalar::F32, "NAN") | (Scalar::F64, "NAN") => "NaN".to_string(),
+        (Scalar::F32, "MAX") => f32_text(f32::MAX),
+        (Scalar::F32, "MIN") => f32_text(f32::MIN),
+        (Scalar::F32, "EPSILON") => f32_text(f32::EPSILON),
+        (Scalar::F32, "MIN_POSITIVE") => f32_text(f32::MIN_POSITIVE),
+        (Scalar::F64, "MAX") => f64_text(f64::MAX),
+        (Scalar::F64, "MIN") => f64_text(f64::MIN),
+        (Scalar::F64, "EPSILON") => f64_text(f64::EPSILON),
+        (Scalar::F64, "MIN_POSITIVE") => f64_text(f64::MIN_POSITIVE),
+        _ => return None,
+    };
+    Some(Lit::Float(text, Some(scalar)))
+}
+
+/// One line of source text for a statement, for the comment placed before
+/// its PTX. Blocks are elided so a loop's comment is its header.
+fn statement_text(s: &syn::Stmt) -> String {
+    let mut out = String::new();
+    print_tokens(s.to_token_stream(), &mut out);
+    const MAX: usize = 100;
+    if out.chars().count() > MAX {
+        let cut: String = out.chars().take(MAX - 3).collect();
+        format!("{}...", cut.trim_end())
+    } else {
+        out
+    }
+}
+
+fn is_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "in" | "if" | "while" | "for" | "return" | "let" | "mut" | "as" | "else" | "loop" | "break" | "match"
+    )
+}
+
+enum Atom {
+    Word(String),
+    Op(String),
+    Group(proc_macro2::Group),
+}
+
+fn print_tokens(ts: TokenStream, out: &mut String) {
+    // Glue joint punctuation into operators (`+=`, `::`, `..`) first.
+    let mut atoms = Vec::new();
+    let mut op = String::new();
+    for tt in ts {
+        match tt {
+            TokenTree::Punct(p) => {
+                op.push(p.as_char());
+                if p.spacing() == proc_macro2::Spacing::Alone {
+                    atoms.push(Atom::Op(std::mem::take(&mut op)));
+                }
+            }
+            TokenTree::Group(g) => {
+                if !op.is_empty() {
+                    atoms.push(Atom::Op(std::mem::take(&mut op)));
+                }
+                atoms.push(Atom::Group(g));
+            }
+            other => {
+                if !op.is_empty() {
+                    atoms.push(Atom::Op(std::mem::take(&mut op)));
+                }
+                atoms.push(Atom::Word(other.to_string()));
+            }
+        }
+    }
+    if !op.is_empty() {
+        atoms.push(Atom::Op(op));
+    }
+    // An operator is unary when nothing that ends an operand precedes it.
+    let unary = |i: usize| i == 0 || matches!(atoms[i - 1], Atom::Op(_));
+    // Inside a turbofish `::<..>` the angle brackets are brackets.
+    let mut generic_depth = 0usize;
+    let is_op = |a: &Atom, s: &str| matches!(a, Atom::Op(o) if o == s);
+    for (i, atom) in atoms.iter().enumerate() {
+        let next_is_group = matches!(atoms.get(i + 1), Some(Atom::Group(_)));
+        let opens_generic = is_op(atom, "<") && i > 0 && is_op(&atoms[i - 1], "::");
+        let closes_generic = generic_depth > 0 && is_op(atom, ">");
+        let after_open = i > 0 && is_op(&atoms[i - 1], "<") && generic_depth > 0;
+        let after_close = i > 0 && is_op(&atoms[i - 1], ">") && matches!(atom, Atom::Group(_) | Atom::Op(_));
+        let space = if i == 0
+            || opens_generic
+            || closes_generic
+            || after_open
+            || (after_close && generic_depth == 0 && !matches!(atom, Atom::Word(_)))
+        {
+            false
+        } else {
+            match (&atoms[i - 1], atom) {
+                (Atom::Op(p), _) if matches!(p.as_str(), "::" | "." | ".." | "..=" | "#") => false,
+                (Atom::Op(p), _) if p == "!" && (unary(i - 1) || next_is_group || matches!(atom, Atom::Group(_))) => {
+                    false
+                }
+                (Atom::Op(p), _) if matches!(p.as_str(), "&" | "-" | "*") && unary(i - 1) => false,
+                (_, Atom::Op(o)) if matches!(o.as_str(), "::" | "." | "," | ";" | ":" | "?" | ".." | "..=") => false,
+                (Atom::Word(_), Atom::Op(o)) if o == "!" && next_is_group => false,
+                (Atom::Word(w), Atom::Group(g)) if !is_keyword(w) => {
+                    !matches!(g.delimiter(), Delimiter::Parenthesis | Delimiter::Bracket)
+                }
+                (Atom::Group(_), Atom::Group(g)) => {
+                    !matches!(g.delimiter(), Delimiter::Parenthesis | Delimiter::Bracket)
+                }
+                _ => true,
+            }
+        };
+        if opens_generic {
+            generic_depth += 1;
+        } else if closes_generic {
+            generic_depth -= 1;
+        }
+        if space {
+            out.push(' ');
+        }
+        match atom {
+            Atom::Word(w) | Atom::Op(w) => out.push_str(w),
+            Atom::Group(g) => match g.delimiter() {
+                Delimiter::Brace => out.push_str("{ ... }"),
+                Delimiter::Parenthesis => {
+                    out.push('(');
+                    print_tokens(g.stream(), out);
+                    out.push(')');
+                }
+                Delimiter::Bracket => {
+                    out.push('[');
+                    print_tokens(g.stream(), out);
+                    out.push(']');
+                }
+                Delimiter::None => print_tokens(g.stream(), out),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Result<Kernel> {
+        parse_kernel(&syn::parse_str(src).expect("valid Rust"))
+    }
+
+    fn error(src: &str) -> String {
+        parse(src).expect_err("expected a parse error").to_string()
+    }
+
+    #[test]
+    fn reads_signature_consts_and_params() {
+        let k = parse("fn k<const N: u32, const B: bool>(a: &[f32], b: &mut [u8], mut n: u32) {}").unwrap();
+        assert_eq!(k.name, "k");
+        assert_eq!(
+            k.consts.iter().map(|c| (c.name.as_str(), c.ty)).collect::<Vec<_>>(),
+            [("N", Scalar::U32), ("B", Scalar::Bool)]
+        );
+        assert_eq!(k.params.len(), 3);
+        assert_eq!(
+            k.params[0].ty,
+            Ty::Slice {
+                elem: Box::new(Ty::Scalar(Scalar::F32)),
+                mutable: false
+            }
+        );
+        assert!(matches!(&k.params[1].ty, Ty::Slice { mutable: true, .. }));
+        assert!(k.params[2].mutable);
+    }
+
+    #[test]
+    fn reads_statements_and_loops() {
+        let k = parse(
+            "fn k(a: &mut [u32]) {
+                let mut s = 0u32;
+                #[unroll]
+                for i in 0..4 { s += i; }
+                for j in (0..8).step_by(2) { if j == 2 { continue; } }
+                while s > 0 { s -= 1; }
+                const C: u32 = 3;
+                a[0] = s + C;
+            }",
+        )
+        .unwrap();
+        assert_eq!(k.body.stmts.len(), 6);
+        let StmtKind::Expr(e, _) = &k.body.stmts[1].kind else {
+            panic!("a loop")
+        };
+        let ExprKind::For(f) = &e.kind else {
+            panic!("a for loop")
+        };
+        assert!(f.unroll && f.step.is_none() && !f.inclusive);
+        let StmtKind::Expr(e, _) = &k.body.stmts[2].kind else {
+            panic!("a loop")
+        };
+        let ExprKind::For(f) = &e.kind else {
+            panic!("a for loop")
+        };
+        assert!(!f.unroll && f.step.is_some());
+        assert!(matches!(k.body.stmts[4].kind, StmtKind::Const { .. }));
+    }
+
+    #[test]
+    fn expression_ids_are_unique() {
+        let k = parse("fn k(a: &mut [u32]) { a[0] = a[1] + 2 * a[2]; }").unwrap();
+        assert_eq!(k.expr_count, 13);
+    }
+
+    #[test]
+    fn statement_text_is_one_readable_line() {
+        let k = parse("fn k(a: &mut [u32]) {\n    let v = shared_array::<u32, 4>();\n    for i in (0..4).step_by(2) { a[i as usize] = !a[0] & 3; }\n}").unwrap();
+        assert_eq!(k.body.stmts[0].text, "let v = shared_array::<u32, 4>();");
+        assert_eq!(k.body.stmts[1].text, "for i in (0..4).step_by(2) { ... }");
+        assert_eq!(k.body.stmts[1].line, 3);
+    }
+
+    #[test]
+    fn rejects_constructs_outside_the_subset() {
+        assert!(error("fn k() { let f = |x: u32| x; }").contains("closures"));
+        assert!(error("fn k(n: u32) { match n { _ => {} } }").contains("`match`"));
+        assert!(error("fn k<T>() {}").contains("generic type parameters"));
+        assert!(error("fn k(v: Vec<u32>) {}").contains("heap"));
+        assert!(error("fn k() -> u32 { 0 }").contains("returns nothing"));
+        assert!(error("fn k() { 'a: loop { break 'a; } }").contains("labels"));
+        assert!(error("fn k() { let (a, b) = (1, 2); }").contains("destructuring"));
+        assert!(error("fn k(a: &[u32]) { for x in a.iter() {} }").contains("iterates over a range"));
+        assert!(error("fn k() { println!(\"x\"); }").contains("`ptx!`"));
+        assert!(error("fn k() { let s = \"x\"; }").contains("literals"));
+    }
+
+    #[test]
+    fn named_constants_become_literals() {
+        let k = parse("fn k(a: &mut [u32]) { a[0] = u32::MAX; }").unwrap();
+        let StmtKind::Expr(e, _) = &k.body.stmts[0].kind else {
+            panic!()
+        };
+        let ExprKind::Assign(_, v) = &e.kind else { panic!() };
+        assert!(matches!(v.kind, ExprKind::Lit(Lit::Int(v, Some(Scalar::U32))) if v == u32::MAX as u128));
+    }
+}

@@ -1,0 +1,422 @@
+//! The DSL's value types, their Rust spelling and their PTX representation.
+//!
+//! Every stage speaks these types: `parse` reads them from Rust syntax,
+//! `check` infers them, `lower` picks registers and instructions by them.
+
+use std::fmt;
+
+/// Scalar types a kernel value can have.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Scalar {
+    Bool,
+    U8,
+    U16,
+    U32,
+    U64,
+    Usize,
+    I32,
+    I64,
+    F16,
+    Bf16,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    pub const ALL: [Scalar; 12] = [
+        Scalar::Bool,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::F16,
+        Scalar::Bf16,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::Usize => "usize",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    pub fn from_rust_name(name: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|s| s.rust_name() == name)
+    }
+
+    /// Integer types (the ones Rust's integer literals can take).
+    pub fn is_int(self) -> bool {
+        matches!(
+            self,
+            Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::U64 | Scalar::Usize | Scalar::I32 | Scalar::I64
+        )
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I32 | Scalar::I64)
+    }
+
+    /// Primitive floats: the types Rust's float literals and `as` casts know.
+    pub fn is_prim_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    /// All floating-point types, `half`'s included.
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::Bf16 | Scalar::F32 | Scalar::F64)
+    }
+
+    /// Width in bits of the Rust type.
+    pub fn bits(self) -> u32 {
+        match self {
+            Scalar::Bool | Scalar::U8 => 8,
+            Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 16,
+            Scalar::U32 | Scalar::I32 | Scalar::F32 => 32,
+            Scalar::U64 | Scalar::Usize | Scalar::I64 | Scalar::F64 => 64,
+        }
+    }
+
+    /// The register class that holds a value of this type. `u8`/`u16` live
+    /// zero-extended in 32-bit registers and are re-truncated after
+    /// arithmetic that can carry out of their width.
+    pub fn reg_class(self) -> RegClass {
+        match self {
+            Scalar::Bool => RegClass::Pred,
+            Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::I32 => RegClass::B32,
+            Scalar::U64 | Scalar::Usize | Scalar::I64 => RegClass::B64,
+            Scalar::F16 | Scalar::Bf16 => RegClass::B16,
+            Scalar::F32 => RegClass::F32,
+            Scalar::F64 => RegClass::F64,
+        }
+    }
+
+    /// PTX type suffix for arithmetic on this type (`add.u32`, `setp.lt.s64`).
+    pub fn ptx_arith(self) -> &'static str {
+        match self {
+            Scalar::Bool => "pred",
+            Scalar::U8 | Scalar::U16 | Scalar::U32 => "u32",
+            Scalar::U64 | Scalar::Usize => "u64",
+            Scalar::I32 => "s32",
+            Scalar::I64 => "s64",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    /// PTX type of this value in memory and in `.param` space.
+    pub fn ptx_mem(self) -> &'static str {
+        match self {
+            Scalar::Bool | Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 | Scalar::Usize => "u64",
+            Scalar::I32 => "s32",
+            Scalar::I64 => "s64",
+            Scalar::F16 | Scalar::Bf16 => "b16",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    /// Smallest and largest value of an integer type, as i128.
+    pub fn int_range(self) -> (i128, i128) {
+        match self {
+            Scalar::U8 => (0, u8::MAX as i128),
+            Scalar::U16 => (0, u16::MAX as i128),
+            Scalar::U32 => (0, u32::MAX as i128),
+            Scalar::U64 | Scalar::Usize => (0, u64::MAX as i128),
+            Scalar::I32 => (i32::MIN as i128, i32::MAX as i128),
+            Scalar::I64 => (i64::MIN as i128, i64::MAX as i128),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// The cache behaviour a load or store asks for (`nvfp4_dsl::Cache`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CacheHint {
+    /// No qualifier: cache at all levels.
+    Default,
+    /// `.cg`: cache in L2 only.
+    Global,
+    /// `.cs`: streaming, evict first.
+    Streaming,
+    /// `.nc`: the read-only (texture) path.
+    NonCoherent,
+    /// `.nc.L1::no_allocate`: read-only path, no L1 allocation.
+    NoAllocate,
+}
+
+impl CacheHint {
+    pub const ALL: [CacheHint; 5] = [
+        CacheHint::Default,
+        CacheHint::Global,
+        CacheHint::Streaming,
+        CacheHint::NonCoherent,
+        CacheHint::NoAllocate,
+    ];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            CacheHint::Default => "Default",
+            CacheHint::Global => "Global",
+            CacheHint::Streaming => "Streaming",
+            CacheHint::NonCoherent => "NonCoherent",
+            CacheHint::NoAllocate => "NoAllocate",
+        }
+    }
+}
+
+/// Length of an array type: a literal or a const generic parameter.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Len {
+    Lit(u64),
+    Param(String),
+}
+
+impl fmt::Display for Len {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Len::Lit(n) => write!(f, "{n}"),
+            Len::Param(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+/// A type in the DSL.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Ty {
+    Unit,
+    Scalar(Scalar),
+    /// Four `u32` in four registers; 16 bytes in memory.
+    U32x4,
+    /// Two `f16` packed in one 32-bit register.
+    F16x2,
+    /// Two e2m1 values in one byte (low nibble = even element).
+    Fp4x2,
+    /// One e4m3 value (one byte).
+    E4m3,
+    /// Two e4m3 values (two bytes, low byte = first).
+    E4m3x2,
+    /// The `nvfp4_dsl::Cache` hint enum; only as a constant argument.
+    Cache,
+    /// Global memory: `&[T]` or `&mut [T]`.
+    Slice {
+        elem: Box<Ty>,
+        mutable: bool,
+    },
+    /// Static shared memory array `SharedArray<T, N>`.
+    SharedArray {
+        elem: Box<Ty>,
+        len: Len,
+    },
+    /// A view of the dynamic shared block, `SharedSlice<T>`.
+    SharedSlice {
+        elem: Box<Ty>,
+    },
+    /// A local array `[T; N]`, one register per element.
+    Array {
+        elem: Box<Ty>,
+        len: Len,
+    },
+}
+
+impl Ty {
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn is_int(&self) -> bool {
+        self.scalar().is_some_and(Scalar::is_int)
+    }
+
+    pub fn is_memory(&self) -> bool {
+        matches!(self, Ty::Slice { .. } | Ty::SharedArray { .. } | Ty::SharedSlice { .. })
+    }
+
+    /// Element type of a memory or array type.
+    pub fn elem(&self) -> Option<&Ty> {
+        match self {
+            Ty::Slice { elem, .. }
+            | Ty::SharedArray { elem, .. }
+            | Ty::SharedSlice { elem }
+            | Ty::Array { elem, .. } => Some(elem),
+            _ => None,
+        }
+    }
+
+    /// Whether values of this type can be stored in memory, and their size
+    /// and PTX memory type.
+    pub fn mem_layout(&self) -> Option<MemLayout> {
+        Some(match self {
+            Ty::Scalar(Scalar::Bool) => return None,
+            Ty::Scalar(s) => MemLayout {
+                bytes: s.bits() / 8,
+                ptx: s.ptx_mem(),
+                vec: 1,
+            },
+            Ty::U32x4 => MemLayout {
+                bytes: 16,
+                ptx: "u32",
+                vec: 4,
+            },
+            Ty::F16x2 => MemLayout {
+                bytes: 4,
+                ptx: "b32",
+                vec: 1,
+            },
+            Ty::Fp4x2 | Ty::E4m3 => MemLayout {
+                bytes: 1,
+                ptx: "u8",
+                vec: 1,
+            },
+            Ty::E4m3x2 => MemLayout {
+                bytes: 2,
+                ptx: "u16",
+                vec: 1,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Types a value of which lives in registers (parameters excluded).
+    pub fn is_value(&self) -> bool {
+        match self {
+            Ty::Scalar(_) | Ty::U32x4 | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 => true,
+            Ty::Array { elem, .. } => elem.is_value(),
+            _ => false,
+        }
+    }
+}
+
+/// How a value of a memory element type is laid out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MemLayout {
+    pub bytes: u32,
+    /// PTX type of one vector lane.
+    pub ptx: &'static str,
+    /// Vector width of the access (`.v4` for `u32x4`).
+    pub vec: u32,
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Unit => write!(f, "()"),
+            Ty::Scalar(s) => write!(f, "{}", s.rust_name()),
+            Ty::U32x4 => write!(f, "u32x4"),
+            Ty::F16x2 => write!(f, "f16x2"),
+            Ty::Fp4x2 => write!(f, "Fp4x2"),
+            Ty::E4m3 => write!(f, "E4m3"),
+            Ty::E4m3x2 => write!(f, "E4m3x2"),
+            Ty::Cache => write!(f, "Cache"),
+            Ty::Slice { elem, mutable } => {
+                write!(f, "&{}[{elem}]", if *mutable { "mut " } else { "" })
+            }
+            Ty::SharedArray { elem, len } => write!(f, "SharedArray<{elem}, {len}>"),
+            Ty::SharedSlice { elem } => write!(f, "SharedSlice<{elem}>"),
+            Ty::Array { elem, len } => write!(f, "[{elem}; {len}]"),
+        }
+    }
+}
+
+/// PTX register classes. Names are the prefixes of the registers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum RegClass {
+    Pred,
+    B16,
+    B32,
+    B64,
+    F32,
+    F64,
+}
+
+impl RegClass {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            RegClass::Pred => "%p",
+            RegClass::B16 => "%h",
+            RegClass::B32 => "%r",
+            RegClass::B64 => "%rd",
+            RegClass::F32 => "%f",
+            RegClass::F64 => "%fd",
+        }
+    }
+
+    pub fn decl(self) -> &'static str {
+        match self {
+            RegClass::Pred => ".pred",
+            RegClass::B16 => ".b16",
+            RegClass::B32 => ".b32",
+            RegClass::B64 => ".b64",
+            RegClass::F32 => ".f32",
+            RegClass::F64 => ".f64",
+        }
+    }
+}
+
+/// Compilation targets.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Target {
+    Sm80,
+    Sm90,
+    Sm100a,
+}
+
+impl Target {
+    pub const ALL: [Target; 3] = [Target::Sm80, Target::Sm90, Target::Sm100a];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Sm80 => "sm_80",
+            Target::Sm90 => "sm_90",
+            Target::Sm100a => "sm_100a",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The lowest PTX ISA version (major*10 + minor) that knows the target.
+    pub fn min_ptx(self) -> u32 {
+        match self {
+            Target::Sm80 => 70,
+            Target::Sm90 => 78,
+            Target::Sm100a => 86,
+        }
+    }
+
+    /// The Rust variant name in `nvfp4_dsl::Target`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Target::Sm80 => "Sm80",
+            Target::Sm90 => "Sm90",
+            Target::Sm100a => "Sm100a",
+        }
+    }
+}
+
+/// The highest PTX ISA version the project emits: the H100 driver here
+/// (CUDA 13.0) accepts nothing newer.
+pub const MAX_PTX: u32 = 90;

@@ -1,0 +1,260 @@
+//! Declarations of the device intrinsics.
+//!
+//! These functions exist so that rustc type-checks kernel bodies (and the IDE
+//! can help); `#[kernel]` replaces each call by the PTX listed in its
+//! documentation. Called on the host they panic: they have no host meaning.
+//! Methods of the DSL types (`f16x2::lo`, `f16::to_f32`, `f32::mul_add`, ...)
+//! are documented on those types and lower to the PTX their docs name.
+//!
+//! Unless a doc says otherwise, an intrinsic lowers to the same PTX on every
+//! target (`sm_80`, `sm_90`, `sm_100a`).
+
+use crate::types::{
+    Cache, DeviceIndex, Element, Memory, MemoryMut, SharedArray, SharedSlice, Shuffle, WarpSum, f16x2, u32x4,
+};
+
+/// Panics: device intrinsics have no host implementation.
+#[cold]
+#[track_caller]
+pub(crate) fn device_only(name: &str) -> ! {
+    panic!("`{name}` is a device intrinsic: it runs in #[kernel] bodies (compiled to PTX), not on the host")
+}
+
+macro_rules! special_register {
+    ($($(#[$doc:meta])* $name:ident => $reg:literal;)*) => {$(
+        $(#[$doc])*
+        ///
+        #[doc = concat!("PTX: `mov.u32 d, ", $reg, ";`")]
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            device_only(stringify!($name))
+        }
+    )*};
+}
+
+special_register! {
+    /// Index of the thread in its block, x.
+    thread_idx_x => "%tid.x";
+    /// Index of the thread in its block, y.
+    thread_idx_y => "%tid.y";
+    /// Index of the thread in its block, z.
+    thread_idx_z => "%tid.z";
+    /// Index of the block in the grid, x.
+    block_idx_x => "%ctaid.x";
+    /// Index of the block in the grid, y.
+    block_idx_y => "%ctaid.y";
+    /// Index of the block in the grid, z.
+    block_idx_z => "%ctaid.z";
+    /// Threads per block, x.
+    block_dim_x => "%ntid.x";
+    /// Threads per block, y.
+    block_dim_y => "%ntid.y";
+    /// Threads per block, z.
+    block_dim_z => "%ntid.z";
+    /// Blocks per grid, x.
+    grid_dim_x => "%nctaid.x";
+    /// Blocks per grid, y.
+    grid_dim_y => "%nctaid.y";
+    /// Blocks per grid, z.
+    grid_dim_z => "%nctaid.z";
+    /// Lane of the thread in its warp, `0..32`.
+    lane_id => "%laneid";
+}
+
+/// Barrier for all threads of the block; also orders their shared-memory
+/// accesses. Every thread of the block must reach it.
+///
+/// PTX: `bar.sync 0;`
+#[inline(always)]
+pub fn sync_threads() {
+    device_only("sync_threads")
+}
+
+/// Barrier for the 32 threads of the warp.
+///
+/// PTX: `bar.warp.sync -1;`
+#[inline(always)]
+pub fn sync_warp() {
+    device_only("sync_warp")
+}
+
+/// The `value` of lane `lane_id() + delta` (own value past lane 31). All 32
+/// lanes must call it.
+///
+/// PTX: `shfl.sync.down.b32 d, value, delta, 0x1f, -1;`
+#[inline(always)]
+pub fn shfl_down<T: Shuffle>(value: T, delta: u32) -> T {
+    let _ = (value, delta);
+    device_only("shfl_down")
+}
+
+/// The `value` of lane `lane_id() ^ lane_mask`. All 32 lanes must call it.
+///
+/// PTX: `shfl.sync.bfly.b32 d, value, lane_mask, 0x1f, -1;`
+#[inline(always)]
+pub fn shfl_xor<T: Shuffle>(value: T, lane_mask: u32) -> T {
+    let _ = (value, lane_mask);
+    device_only("shfl_xor")
+}
+
+/// The `value` of lane `src_lane`. All 32 lanes must call it.
+///
+/// PTX: `shfl.sync.idx.b32 d, value, src_lane, 0x1f, -1;`
+#[inline(always)]
+pub fn shfl_idx<T: Shuffle>(value: T, src_lane: u32) -> T {
+    let _ = (value, src_lane);
+    device_only("shfl_idx")
+}
+
+/// [`shfl_down`] among the lanes in `mask`; every lane in `mask` must call
+/// it with the same `mask`.
+///
+/// PTX: `shfl.sync.down.b32 d, value, delta, 0x1f, mask;`
+#[inline(always)]
+pub fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32) -> T {
+    let _ = (mask, value, delta);
+    device_only("shfl_down_sync")
+}
+
+/// [`shfl_xor`] among the lanes in `mask`.
+///
+/// PTX: `shfl.sync.bfly.b32 d, value, lane_mask, 0x1f, mask;`
+#[inline(always)]
+pub fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32) -> T {
+    let _ = (mask, value, lane_mask);
+    device_only("shfl_xor_sync")
+}
+
+/// [`shfl_idx`] among the lanes in `mask`.
+///
+/// PTX: `shfl.sync.idx.b32 d, value, src_lane, 0x1f, mask;`
+#[inline(always)]
+pub fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T {
+    let _ = (mask, value, src_lane);
+    device_only("shfl_idx_sync")
+}
+
+/// The sum of `value` over the 32 lanes, in every lane (butterfly order:
+/// lane pairs 16 apart first, then 8, 4, 2, 1).
+///
+/// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
+/// `add.rn.f32` (or `add.u32`/`add.s32`).
+#[inline(always)]
+pub fn warp_reduce_sum<T: WarpSum>(value: T) -> T {
+    let _ = value;
+    device_only("warp_reduce_sum")
+}
+
+/// Loads `src[index]` with a cache hint (`src[index]` is `Cache::Default`).
+///
+/// PTX: `ld.global{.cg|.cs|.nc|.nc.L1::no_allocate}.T d, [addr];` or
+/// `ld.shared.T` (shared memory takes only `Cache::Default`).
+#[inline(always)]
+pub fn load<M: Memory + ?Sized, I: DeviceIndex>(src: &M, index: I, hint: Cache) -> M::Elem {
+    let _ = (src, index, hint);
+    device_only("load")
+}
+
+/// Stores `value` to `dst[index]` with a cache hint (`Default`, `Global` or
+/// `Streaming`).
+///
+/// PTX: `st.global{.cg|.cs}.T [addr], value;` or `st.shared.T`.
+#[inline(always)]
+pub fn store<M: MemoryMut + ?Sized, I: DeviceIndex>(dst: &mut M, index: I, value: M::Elem, hint: Cache) {
+    let _ = (dst, index, value, hint);
+    device_only("store")
+}
+
+/// Loads the 16 bytes that start at element `index` of `src` (whatever its
+/// element type). The address must be 16-byte aligned.
+///
+/// PTX: `ld.global{hint}.v4.u32 {x, y, z, w}, [addr];` or `ld.shared.v4.u32`.
+#[inline(always)]
+pub fn load_v4<M: Memory + ?Sized, I: DeviceIndex>(src: &M, index: I, hint: Cache) -> u32x4 {
+    let _ = (src, index, hint);
+    device_only("load_v4")
+}
+
+/// Stores 16 bytes at element `index` of `dst`; the address must be 16-byte
+/// aligned.
+///
+/// PTX: `st.global{hint}.v4.u32 [addr], {x, y, z, w};` or `st.shared.v4.u32`.
+#[inline(always)]
+pub fn store_v4<M: MemoryMut + ?Sized, I: DeviceIndex>(dst: &mut M, index: I, value: u32x4, hint: Cache) {
+    let _ = (dst, index, value, hint);
+    device_only("store_v4")
+}
+
+/// A static shared-memory array, one per call site and block (at most 48 KiB
+/// of static shared memory per kernel).
+///
+/// PTX: `.shared .align 16 .b8 <kernel>_smemN[N * size_of::<T>()];`
+#[inline(always)]
+pub fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N> {
+    device_only("shared_array")
+}
+
+/// The dynamic shared block (its size is the launch's `shared_bytes`, up to
+/// 227 KiB on Hopper), seen as `T` elements starting `byte_offset` bytes in.
+/// The block is 1024-byte aligned.
+///
+/// PTX: `.extern .shared .align 1024 .b8 <kernel>_dyn_smem[];`
+#[inline(always)]
+pub fn dynamic_shared<T: Element>(byte_offset: u32) -> &'static mut SharedSlice<T> {
+    let _ = byte_offset;
+    device_only("dynamic_shared")
+}
+
+/// `a + b` per half. PTX: `add.rn.f16x2 d, a, b;`
+#[inline(always)]
+pub fn hadd2(a: f16x2, b: f16x2) -> f16x2 {
+    let _ = (a, b);
+    device_only("hadd2")
+}
+
+/// `a * b` per half. PTX: `mul.rn.f16x2 d, a, b;`
+#[inline(always)]
+pub fn hmul2(a: f16x2, b: f16x2) -> f16x2 {
+    let _ = (a, b);
+    device_only("hmul2")
+}
+
+/// `a * b + c` per half, rounded once. PTX: `fma.rn.f16x2 d, a, b, c;`
+#[inline(always)]
+pub fn hfma2(a: f16x2, b: f16x2, c: f16x2) -> f16x2 {
+    let _ = (a, b, c);
+    device_only("hfma2")
+}
+
+/// Inline PTX: `ptx!(T, "template", inputs...)` runs the template with
+/// `{d}` replaced by a fresh register of type `T` (the result; leave it out
+/// for `()`), and `{0}`, `{1}`, ... by the inputs (scalars or `f16x2`).
+///
+/// ```ignore
+/// let clock: u32 = ptx!(u32, "mov.u32 {d}, %clock;");
+/// let sum: u32 = ptx!(u32, "add.u32 {d}, {0}, {1};", a, b);
+/// ptx!((), "membar.gl;");
+/// ```
+#[macro_export]
+macro_rules! ptx {
+    ($ty:ty, $template:literal $(, $input:expr)* $(,)?) => {{
+        $( let _ = $input; )*
+        $crate::intrinsics::inline_ptx_result::<$ty>($template)
+    }};
+}
+
+/// The value `ptx!` stands for on the host side of type checking.
+#[doc(hidden)]
+pub fn inline_ptx_result<T>(template: &str) -> T {
+    let _ = template;
+    device_only("ptx!")
+}
+
+/// `true` in exactly one lane of the warp (the leader the hardware elects),
+/// `false` in the others; all 32 lanes must call it. Needs sm_90 or newer.
+///
+/// PTX (ISA 8.0): `elect.sync _|p, -1;`
+#[inline(always)]
+pub fn elect_sync() -> bool {
+    device_only("elect_sync")
+}

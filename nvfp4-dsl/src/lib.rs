@@ -1,0 +1,76 @@
+//! # nvfp4-dsl
+//!
+//! GPU kernels written as Rust functions. `#[kernel]` lowers a restricted
+//! Rust function to PTX text at compile time (no LLVM, no nvcc, no NVRTC);
+//! the PTX is a `&'static str` in your binary, launched at run time through
+//! cudarc.
+//!
+//! ```ignore
+//! use nvfp4_dsl::prelude::*;
+//!
+//! #[kernel(targets(sm_90, sm_100a))]
+//! pub fn saxpy(x: &[f32], y: &mut [f32], a: f32, n: u32) {
+//!     let i = block_idx_x() * block_dim_x() + thread_idx_x();
+//!     if i < n {
+//!         y[i as usize] = a * x[i as usize] + y[i as usize];
+//!     }
+//! }
+//!
+//! let device = Device::cuda(0)?;
+//! let x = device.upload(&[1.0f32; 1024])?;
+//! let mut y = device.upload(&[2.0f32; 1024])?;
+//! unsafe { saxpy::Kernel::launch(&device, LaunchConfig::linear(4, 256), &x, &mut y, 3.0, 1024)? };
+//! ```
+//!
+//! ## The subset
+//!
+//! Parameters are slices `&[T]`/`&mut [T]` (global memory, passed with their
+//! length: `x.len()` works), scalars, and const generics whose values are
+//! listed in `#[kernel(specialize(N = [..]))]`. Bodies use `let`/`let mut`,
+//! assignment and compound assignment, `if`/`else` (also as a value), `for`
+//! over ranges (`a..b`, `a..=b`, `(a..b).step_by(s)`), `while`, `loop`,
+//! `break`, `continue`, `return`, Rust's operators with Rust's semantics
+//! (integers wrap as in release builds, shifts mask their amount, floats
+//! round to nearest and are never contracted into FMAs), `as` casts as Rust
+//! defines them, local arrays `[T; N]` indexed by constants, shared memory
+//! ([`shared_array`](intrinsics::shared_array),
+//! [`dynamic_shared`](intrinsics::dynamic_shared)), `#[unroll]` on `for`
+//! loops with constant bounds, and the intrinsics of [`intrinsics`] and the
+//! methods of the DSL types. `if` on a constant (a const generic) is folded:
+//! the branch not taken emits nothing. Anything else is a compile error that
+//! names the construct and says what to write instead.
+//!
+//! Indexing is unchecked on the device (a kernel has no way to panic);
+//! integer division by zero gives an unspecified value instead of panicking.
+//!
+//! ## What `#[kernel]` generates
+//!
+//! For `#[kernel(..)] pub fn name(..)`, a module `name` with
+//! `VARIANTS` (every specialisation: entry name and PTX per target) and
+//! `Kernel<..>`, whose `launch` exists for each listed specialisation.
+//! Launching picks the PTX for the device, loads each module once, raises
+//! the shared memory limit when a launch asks for more than 48 KiB, and
+//! returns [`Error`] (a rejected module comes with the JIT's log).
+//!
+//! ## Targets
+//!
+//! `sm_90` (Hopper) and `sm_100a` (Blackwell B200), optionally `sm_80`. Each
+//! gets its own PTX with the lowest `.version` it needs (never above 9.0). An
+//! intrinsic used below its minimum target is a compile error.
+
+#![deny(missing_docs)]
+
+pub mod intrinsics;
+pub mod prelude;
+mod runtime;
+mod target;
+mod types;
+
+pub use half::{bf16, f16};
+pub use nvfp4_dsl_macros::kernel;
+pub use runtime::{CudaDevice, Device, DeviceBuffer, DeviceCopy, Error, KernelArg, LaunchConfig, Result, launch};
+pub use target::{Target, Variant};
+pub use types::{
+    Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, Memory, MemoryMut, SharedArray, SharedSlice, Shuffle, WarpSum,
+    f16x2, u32x4,
+};

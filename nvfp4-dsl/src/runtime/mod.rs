@@ -1,0 +1,399 @@
+//! Running kernels: a device, buffers on it, and `launch`.
+//!
+//! A [`Device`] is a CUDA GPU (through cudarc's driver API, loaded at run
+//! time: nothing here needs CUDA to build). Buffers are typed
+//! [`DeviceBuffer`]s; the launchers that `#[kernel]` generates take them in
+//! parameter order and call [`launch`].
+
+mod cuda;
+
+use crate::target::{Target, Variant};
+use std::fmt;
+use std::marker::PhantomData;
+
+pub use cuda::CudaDevice;
+
+/// What can go wrong when running kernels.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The CUDA driver library (`libcuda.so`) is not installed.
+    NoDriver,
+    /// No CUDA device with this ordinal.
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+    /// A CUDA driver call failed.
+    Driver {
+        /// What was being done.
+        during: String,
+        /// The driver's error.
+        error: cudarc::driver::DriverError,
+    },
+    /// The driver rejected a kernel's PTX; `log` is ptxas's message.
+    ModuleRejected {
+        /// The kernel entry.
+        entry: String,
+        /// The target whose PTX was loaded.
+        target: Target,
+        /// The JIT error log (with PTX line numbers).
+        log: String,
+    },
+    /// The kernel was not compiled for a target this device runs.
+    NoTarget {
+        /// The kernel entry.
+        entry: String,
+        /// The device's compute capability.
+        compute_capability: (u32, u32),
+        /// The targets the kernel was compiled for.
+        targets: Vec<Target>,
+    },
+    /// The launch configuration or the arguments are invalid.
+    InvalidLaunch(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoDriver => write!(f, "no CUDA driver: libcuda was not found"),
+            Error::NoDevice { ordinal, count } => {
+                write!(f, "no CUDA device {ordinal}: the driver reports {count} device(s)")
+            }
+            Error::Driver { during, error } => write!(f, "CUDA driver error while {during}: {error}"),
+            Error::ModuleRejected { entry, target, log } => {
+                write!(f, "the driver rejected the {target} PTX of `{entry}`:\n{log}")
+            }
+            Error::NoTarget {
+                entry,
+                compute_capability: (ma, mi),
+                targets,
+            } => write!(
+                f,
+                "`{entry}` has no PTX for a compute capability {ma}.{mi} device (compiled for {})",
+                targets.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+            ),
+            Error::InvalidLaunch(msg) => write!(f, "invalid launch: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in the grid (x, y, z).
+    pub grid: (u32, u32, u32),
+    /// Threads per block (x, y, z); at most 1024 in all.
+    pub block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block (`dynamic_shared`).
+    pub shared_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1-D launch of `grid` blocks of `block` threads.
+    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid: (grid, 1, 1),
+            block: (block, 1, 1),
+            shared_bytes: 0,
+        }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory.
+    pub fn with_shared_bytes(self, bytes: u32) -> LaunchConfig {
+        LaunchConfig {
+            shared_bytes: bytes,
+            ..self
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let (bx, by, bz) = self.block;
+        let (gx, gy, gz) = self.grid;
+        let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+        if threads == 0 || threads > 1024 {
+            return Err(Error::InvalidLaunch(format!(
+                "a block has {threads} threads; it must have 1..=1024"
+            )));
+        }
+        if gx == 0 || gy == 0 || gz == 0 {
+            return Err(Error::InvalidLaunch("a grid dimension is 0".into()));
+        }
+        if gy > 65535 || gz > 65535 || bz > 64 {
+            return Err(Error::InvalidLaunch(
+                "grid y and z are limited to 65535 and block z to 64".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Plain data that can be copied to and from a device byte for byte.
+///
+/// # Safety
+///
+/// Implementors have no padding, no pointers, and every bit pattern is a
+/// valid value.
+pub unsafe trait DeviceCopy: Copy + 'static {}
+
+macro_rules! device_copy {
+    ($($t:ty),*) => { $(
+        // SAFETY: plain numbers: no padding, every bit pattern valid.
+        unsafe impl DeviceCopy for $t {}
+    )* };
+}
+device_copy!(
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+device_copy!(
+    crate::types::u32x4,
+    crate::types::f16x2,
+    crate::types::Fp4x2,
+    crate::types::E4m3,
+    crate::types::E4m3x2
+);
+
+fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
+    // SAFETY: `DeviceCopy` types are plain data without padding.
+    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}
+
+fn from_bytes<T: DeviceCopy>(bytes: &[u8]) -> Vec<T> {
+    let n = bytes.len() / std::mem::size_of::<T>();
+    let mut out = Vec::<T>::with_capacity(n);
+    // SAFETY: `out` has room for `n` elements, the copy fills all of them,
+    // and every bit pattern is a valid `T` (`DeviceCopy`).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            out.as_mut_ptr().cast::<u8>(),
+            n * std::mem::size_of::<T>(),
+        );
+        out.set_len(n);
+    }
+    out
+}
+
+/// Where kernels run.
+#[derive(Debug)]
+pub enum Device {
+    /// A CUDA GPU.
+    Cuda(CudaDevice),
+}
+
+impl Device {
+    /// The CUDA device `ordinal`. An `Err` (never a panic) when there is no
+    /// driver or no such device.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        Ok(Device::Cuda(CudaDevice::new(ordinal)?))
+    }
+
+    /// A short description: name and compute capability.
+    pub fn describe(&self) -> String {
+        match self {
+            Device::Cuda(d) => {
+                let (ma, mi) = d.compute_capability();
+                format!("{} (compute capability {ma}.{mi})", d.name())
+            }
+        }
+    }
+
+    /// The compute capability `(major, minor)`.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        match self {
+            Device::Cuda(d) => d.compute_capability(),
+        }
+    }
+
+    /// The CUDA device, when this is one (for events and other cudarc APIs).
+    pub fn as_cuda(&self) -> Option<&CudaDevice> {
+        match self {
+            Device::Cuda(d) => Some(d),
+        }
+    }
+
+    /// Copies `data` to a new buffer on the device.
+    pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        let storage = match self {
+            Device::Cuda(d) => Storage::Cuda(d.upload(as_bytes(data))?),
+        };
+        Ok(DeviceBuffer::new(storage, data.len()))
+    }
+
+    /// A new buffer of `len` zeroed elements.
+    pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        let storage = match self {
+            Device::Cuda(d) => Storage::Cuda(d.alloc_zeroed(bytes)?),
+        };
+        Ok(DeviceBuffer::new(storage, len))
+    }
+
+    /// Copies a buffer back to the host (waits for the work before it).
+    pub fn download<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        match (self, &buf.storage) {
+            (Device::Cuda(d), Storage::Cuda(s)) => Ok(from_bytes(&d.download(s)?)),
+        }
+    }
+
+    /// Overwrites a buffer with `data` (same length).
+    pub fn write<T: DeviceCopy>(&self, buf: &mut DeviceBuffer<T>, data: &[T]) -> Result<()> {
+        if data.len() != buf.len {
+            return Err(Error::InvalidLaunch(format!(
+                "writing {} elements into a buffer of {}",
+                data.len(),
+                buf.len
+            )));
+        }
+        match (self, &mut buf.storage) {
+            (Device::Cuda(d), Storage::Cuda(s)) => d.write(s, as_bytes(data)),
+        }
+    }
+
+    /// Waits until all launched work has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        match self {
+            Device::Cuda(d) => d.synchronize(),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Storage {
+    Cuda(cudarc::driver::CudaSlice<u8>),
+}
+
+/// A typed buffer in device memory.
+#[derive(Debug)]
+pub struct DeviceBuffer<T> {
+    storage: Storage,
+    len: usize,
+    elem: PhantomData<T>,
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    fn new(storage: Storage, len: usize) -> DeviceBuffer<T> {
+        DeviceBuffer {
+            storage,
+            len,
+            elem: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cudarc allocation (bytes), when the buffer lives on a CUDA device.
+    pub fn as_cuda(&self) -> Option<&cudarc::driver::CudaSlice<u8>> {
+        match &self.storage {
+            Storage::Cuda(s) => Some(s),
+        }
+    }
+}
+
+/// One kernel argument: a buffer (passed as pointer and length) or a
+/// scalar. Made with `KernelArg::from(&buffer)`, `from(&mut buffer)` or
+/// `from(scalar)`.
+#[derive(Debug)]
+pub struct KernelArg<'a>(Arg<'a>);
+
+#[derive(Debug)]
+enum Arg<'a> {
+    /// A buffer the kernel reads, and its length in elements.
+    Buffer(&'a Storage, usize),
+    /// A buffer the kernel may write.
+    BufferMut(&'a mut Storage, usize),
+    /// A scalar's bytes (at most 16), zero-padded.
+    Scalar([u8; 16]),
+}
+
+impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for KernelArg<'a> {
+    fn from(b: &'a DeviceBuffer<T>) -> KernelArg<'a> {
+        KernelArg(Arg::Buffer(&b.storage, b.len))
+    }
+}
+
+impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for KernelArg<'a> {
+    fn from(b: &'a mut DeviceBuffer<T>) -> KernelArg<'a> {
+        KernelArg(Arg::BufferMut(&mut b.storage, b.len))
+    }
+}
+
+macro_rules! scalar_arg {
+    ($($t:ty),*) => { $(
+        impl From<$t> for KernelArg<'_> {
+            fn from(v: $t) -> Self {
+                scalar_bytes(&[v])
+            }
+        }
+    )* };
+}
+scalar_arg!(u8, u16, u32, u64, usize, i32, i64, f32, f64, half::f16, half::bf16);
+scalar_arg!(
+    crate::types::u32x4,
+    crate::types::f16x2,
+    crate::types::Fp4x2,
+    crate::types::E4m3,
+    crate::types::E4m3x2
+);
+
+impl From<bool> for KernelArg<'_> {
+    fn from(v: bool) -> Self {
+        scalar_bytes(&[u8::from(v)])
+    }
+}
+
+fn scalar_bytes<T: DeviceCopy>(v: &[T]) -> KernelArg<'static> {
+    let b = as_bytes(v);
+    let mut out = [0u8; 16];
+    out[..b.len()].copy_from_slice(b);
+    KernelArg(Arg::Scalar(out))
+}
+
+/// Launches `variant` on `device` with `args` in the kernel's parameter
+/// order. The generated `launch` functions call this; they type the
+/// arguments, so prefer them.
+///
+/// # Safety
+///
+/// The kernel accesses memory without bounds checks: the configuration and
+/// the arguments must keep all its accesses inside its buffers, and `args`
+/// must match the kernel's parameters in number and type.
+pub unsafe fn launch(
+    device: &Device,
+    variant: &'static Variant,
+    config: LaunchConfig,
+    args: &mut [KernelArg<'_>],
+) -> Result<()> {
+    config.validate()?;
+    match device {
+        // SAFETY: forwarded contract.
+        Device::Cuda(d) => unsafe { d.launch(variant, config, args) },
+    }
+}

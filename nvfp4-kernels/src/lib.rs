@@ -1,0 +1,46 @@
+//! Kernels written in nvfp4-dsl: the sample kernels, the NVFP4 GEMV and the
+//! block-scaled GEMM, with their host-side utilities and CPU references.
+
+#![deny(missing_docs)]
+
+pub mod rng;
+pub mod samples;
+
+use std::fmt;
+
+/// Errors of the typed host APIs.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The device or a launch failed.
+    Device(nvfp4_dsl::Error),
+    /// Shapes or lengths that the kernel cannot take.
+    Shape(String),
+    /// A result differs from the CPU reference.
+    Mismatch(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Device(e) => write!(f, "{e}"),
+            Error::Shape(s) => write!(f, "invalid shape: {s}"),
+            Error::Mismatch(s) => write!(f, "wrong result: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Device(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<nvfp4_dsl::Error> for Error {
+    fn from(e: nvfp4_dsl::Error) -> Error {
+        Error::Device(e)
+    }
+}

@@ -1,0 +1,122 @@
+//! The compiler as a library (shared with the proc macro through `#[path]`):
+//! determinism, agreement with what the macro embedded, and the intrinsics
+//! table against the declarations users see.
+
+#[allow(dead_code)]
+#[path = "../nvfp4-dsl-macros/src/compiler/mod.rs"]
+mod compiler;
+
+use compiler::intrinsics::{Form, TABLE};
+use std::collections::BTreeMap;
+
+/// Every `#[kernel]` function of a source file, with its attribute tokens.
+fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
+    let full = nvfp4_tests::repo_root().join(path);
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+    let file = syn::parse_file(&text).expect("the kernel source parses");
+    file.items
+        .into_iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(f) => {
+                let attr = f.attrs.iter().find(|a| a.path().is_ident("kernel"))?;
+                let tokens = match &attr.meta {
+                    syn::Meta::List(l) => l.tokens.clone(),
+                    _ => proc_macro2::TokenStream::new(),
+                };
+                let mut f = f.clone();
+                f.attrs.retain(|a| !a.path().is_ident("kernel"));
+                Some((tokens, f))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+const KERNEL_SOURCES: &[&str] = &["nvfp4-kernels/src/samples.rs"];
+
+#[test]
+fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
+    let embedded: BTreeMap<(String, &str), &str> = nvfp4_tests::all_variants()
+        .iter()
+        .flat_map(|v| v.ptx.iter().map(move |(t, p)| ((v.entry.to_string(), t.name()), *p)))
+        .collect();
+    let mut compared = 0;
+    for src in KERNEL_SOURCES {
+        for (attr, item) in kernels_in(src) {
+            let a = compiler::compile(attr.clone(), &item, &compiler::Options::default()).expect("compiles");
+            let b = compiler::compile(attr, &item, &compiler::Options::default()).expect("compiles");
+            for (va, vb) in a.variants.iter().zip(&b.variants) {
+                for ((ta, pa), (_, pb)) in va.ptx.iter().zip(&vb.ptx) {
+                    assert_eq!(pa, pb, "{} {}: two compilations differ", va.entry, ta.name());
+                    let key = (va.entry.clone(), ta.name());
+                    let emb = embedded.get(&key).unwrap_or_else(|| panic!("{key:?} is not embedded"));
+                    assert_eq!(pa, emb, "{key:?}: the library and the macro disagree");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, embedded.len(), "every embedded variant was recompiled");
+}
+
+/// Free functions declared in `nvfp4-dsl/src/intrinsics.rs`: name and
+/// parameter count (the special registers come from a macro table).
+fn declared_intrinsics() -> BTreeMap<String, (usize, String)> {
+    let path = nvfp4_tests::repo_root().join("nvfp4-dsl/src/intrinsics.rs");
+    let text = std::fs::read_to_string(path).expect("intrinsics.rs");
+    let file = syn::parse_file(&text).expect("parses");
+    let mut out = BTreeMap::new();
+    for item in file.items {
+        match item {
+            syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
+                let docs: String = f
+                    .attrs
+                    .iter()
+                    .filter(|a| a.path().is_ident("doc"))
+                    .map(|a| quote::quote!(#a).to_string())
+                    .collect();
+                out.insert(f.sig.ident.to_string(), (f.sig.inputs.len(), docs));
+            }
+            syn::Item::Macro(m) if m.mac.path.is_ident("special_register") => {
+                let body = m.mac.tokens.to_string();
+                for part in body.split(';') {
+                    if let Some((left, reg)) = part.split_once("=>") {
+                        let name = left.split_whitespace().last().expect("a name").to_string();
+                        out.insert(name, (0, format!("PTX: mov.u32 d, {};", reg.trim())));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_free_intrinsic_is_declared_with_docs_and_vice_versa() {
+    let declared = declared_intrinsics();
+    for row in TABLE.iter().filter(|r| r.form == Form::Free) {
+        let (arity, docs) = declared.get(row.name).unwrap_or_else(|| {
+            panic!(
+                "`{}` is in the table but not declared in nvfp4_dsl::intrinsics",
+                row.name
+            )
+        });
+        assert_eq!(
+            *arity,
+            row.params.len(),
+            "`{}`: the declaration and the table disagree on arity",
+            row.name
+        );
+        assert!(docs.contains("PTX"), "`{}`: its docs must name its PTX", row.name);
+    }
+    for name in declared.keys() {
+        if name == "inline_ptx_result" {
+            continue;
+        }
+        assert!(
+            TABLE.iter().any(|r| r.form == Form::Free && r.name == name),
+            "`{name}` is declared but the compiler does not know it"
+        );
+    }
+}

@@ -1,0 +1,53 @@
+//! Helpers shared by the workspace tests: every compiled kernel variant,
+//! the snapshot files, and the ptxas to assemble them with.
+
+use nvfp4_dsl::{Target, Variant};
+use std::path::{Path, PathBuf};
+
+/// Every kernel variant of the project, in a stable order.
+pub fn all_variants() -> Vec<&'static Variant> {
+    nvfp4_kernels::samples::variants()
+}
+
+/// The snapshot name of one kernel x specialisation x target.
+pub fn snapshot_name(v: &Variant, target: Target) -> String {
+    format!("{}__{}__{}", v.kernel, v.spec, target.name())
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The folder of reviewed PTX snapshots.
+pub fn snapshot_dir() -> PathBuf {
+    repo_root().join("snapshots")
+}
+
+/// The text an insta snapshot file holds (after its header).
+pub fn snapshot_body(file: &str) -> Option<&str> {
+    let rest = file.strip_prefix("---\n")?;
+    let end = rest.find("\n---\n")?;
+    Some(&rest[end + 5..])
+}
+
+/// The ptxas to assemble with: `$PTXAS`, the one the test script installs
+/// in `.tools/`, or one on the `PATH`.
+pub fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Some(PathBuf::from(p));
+    }
+    let local = repo_root().join(".tools/cuda/bin/ptxas");
+    if local.is_file() {
+        return Some(local);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("ptxas"))
+        .find(|p| p.is_file())
+}
+
+/// Whether this run is CI's (where a missing tool is a failure, not a skip).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}

@@ -1,0 +1,10 @@
+use nvfp4_dsl::prelude::*;
+
+#[kernel(targets(sm_90))]
+fn k(x: &mut [u32]) {
+    for v in x.iter_mut() {
+        *v = 1;
+    }
+}
+
+fn main() {}

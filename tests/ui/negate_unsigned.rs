@@ -1,0 +1,9 @@
+use nvfp4_dsl::prelude::*;
+
+#[kernel(targets(sm_90))]
+fn k(x: &mut [u32]) {
+    let v = x[1];
+    x[0] = -v;
+}
+
+fn main() {}
