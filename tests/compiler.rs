@@ -120,3 +120,64 @@ fn every_free_intrinsic_is_declared_with_docs_and_vice_versa() {
         );
     }
 }
+
+#[test]
+fn every_method_intrinsic_is_in_the_documented_table() {
+    let path = nvfp4_tests::repo_root().join("nvfp4-dsl/src/intrinsics.rs");
+    let text = std::fs::read_to_string(path).expect("intrinsics.rs");
+    let table: String = text
+        .lines()
+        .filter(|l| l.starts_with("//! |"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for row in TABLE.iter().filter(|r| r.form != Form::Free) {
+        let needle = match row.form {
+            Form::Assoc(q) => format!("{q}::{}(", row.name),
+            _ => format!(".{}(", row.name),
+        };
+        assert!(
+            table.contains(&needle),
+            "`{needle}` is an intrinsic but the method table of nvfp4_dsl::intrinsics does not list it"
+        );
+    }
+}
+
+#[test]
+fn line_info_names_the_file_and_every_statement() {
+    let (attr, item) = kernels_in("nvfp4-kernels/src/samples.rs")
+        .into_iter()
+        .next()
+        .expect("a kernel");
+    let opts = compiler::Options {
+        line_info: Some("/src/samples.rs".into()),
+    };
+    let out = compiler::compile(attr, &item, &opts).expect("compiles");
+    let ptx = &out.variants[0].ptx[0].1;
+    assert!(ptx.contains(".file 1 \"/src/samples.rs\"\n"), "{ptx}");
+    let is_statement_comment = |l: &str| {
+        let rest = l.trim_start().strip_prefix("// ").unwrap_or("");
+        rest.split_once(':')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let comments = ptx.lines().filter(|l| is_statement_comment(l)).count();
+    let locs = ptx.lines().filter(|l| l.trim_start().starts_with(".loc 1 ")).count();
+    assert!(
+        locs > 0 && locs == comments,
+        "one .loc per statement: {locs} vs {comments}\n{ptx}"
+    );
+    if let Some(ptxas) = nvfp4_tests::find_ptxas() {
+        let dir = std::env::temp_dir().join(format!("nvfp4-lineinfo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("k.ptx");
+        std::fs::write(&file, ptx).expect("write");
+        let status = std::process::Command::new(ptxas)
+            .args(["-arch=sm_90", "-lineinfo"])
+            .arg(&file)
+            .arg("-o")
+            .arg(dir.join("k.cubin"))
+            .status()
+            .expect("ptxas runs");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(status.success(), "ptxas rejects the line info");
+    }
+}

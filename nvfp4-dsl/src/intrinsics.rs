@@ -8,6 +8,35 @@
 //!
 //! Unless a doc says otherwise, an intrinsic lowers to the same PTX on every
 //! target (`sm_80`, `sm_90`, `sm_100a`).
+//!
+//! # Methods
+//!
+//! Kernels can call these methods of Rust's, `half`'s and the DSL's types
+//! (their host implementations compute the same values):
+//!
+//! | method | PTX |
+//! | --- | --- |
+//! | `slice.len()` | the length parameter passed with every slice |
+//! | `x.min(y)`, `x.max(y)` (`f32`, `f64`, `u32`, `i32`, `u64`, `i64`, `usize`) | `min.T`, `max.T` |
+//! | `x.mul_add(a, b)` (`f32`, `f64`) | `fma.rn.T` |
+//! | `x.abs()`, `x.sqrt()` (`f32`, `f64`) | `abs.T`, `sqrt.rn.T` |
+//! | `f32::from_bits(u)`, `x.to_bits()` | `mov.b32` |
+//! | `f16::from_f32(x)`, `bf16::from_f32(x)` | `cvt.rn.f16.f32`, `cvt.rn.bf16.f32` |
+//! | `h.to_f32()` (`f16`, `bf16`) | `cvt.f32.f16`; for `bf16` an exact shift (`cvt.u32.u16`, `shl.b32 16`) |
+//! | `f16::from_bits(u)`, `bf16::from_bits(u)`, `h.to_bits()` | `cvt.u16.u32`, `cvt.u32.u16` |
+//! | `f16x2::new(lo, hi)`, `f16x2::splat(h)` | `mov.b32 d, {lo, hi}` |
+//! | `f16x2::from_f32s(lo, hi)` | `cvt.rn.f16x2.f32 d, hi, lo` |
+//! | `v.lo()`, `v.hi()` (`f16x2`) | `mov.b32 {d, _}, v` / `mov.b32 {_, d}, v` |
+//! | `f16x2::from_bits(u)`, `v.to_bits()` | none (same register) |
+//! | `u32x4::new(x, y, z, w)`, `v.x` ... | none (four registers) |
+//!
+//! Operators follow Rust: `+ - *` on integers wrap (`add`, `sub`, `mul.lo`),
+//! `/ %` truncate (`div`, `rem`), shifts mask their amount to the width
+//! (`and` then `shl`/`shr`); on floats every operation rounds to nearest
+//! (`add.rn`, `mul.rn`, `div.rn`: never contracted into an FMA); `f16`/`bf16`
+//! arithmetic uses the half-precision instructions (division goes through
+//! `f32`, which rounds to the same result). `as` converts as Rust does
+//! (`cvt`, saturating float-to-integer with NaN to 0).
 
 use crate::types::{
     Cache, DeviceIndex, Element, Memory, MemoryMut, SharedArray, SharedSlice, Shuffle, WarpSum, f16x2, u32x4,

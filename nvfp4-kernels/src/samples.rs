@@ -10,10 +10,11 @@ use nvfp4_dsl::prelude::*;
 /// `y = a * x + y`.
 #[kernel(targets(sm_90, sm_100a))]
 pub fn saxpy(x: &[f32], y: &mut [f32], a: f32) {
-    let i = block_idx_x() * block_dim_x() + thread_idx_x();
-    if (i as usize) < y.len() {
-        y[i as usize] = a * x[i as usize] + y[i as usize];
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
+    if i >= y.len() {
+        return;
     }
+    y[i] = a * x[i] + y[i];
 }
 
 /// One partial sum per block: each thread adds a grid-strided run of `x`,
@@ -72,8 +73,8 @@ pub fn tile_mirror<const VECS: usize>(src: &[u32], dst: &mut [u32], words: u32) 
 
 /// A tour of the subset: integer wrapping, masked shifts, signed division,
 /// casts, `while`/`loop`/`break`/`continue`, `step_by` and inclusive
-/// ranges, local arrays under `#[unroll]`, warp shuffles, float rounding
-/// per operation, `mul_add`, f64, bf16, f16 and half2 arithmetic. Every
+/// ranges, local arrays under `#[unroll]`, warp shuffles, inline PTX, float
+/// rounding per operation, `mul_add`, f64, bf16, f16 and half2 arithmetic. Every
 /// thread writes 8 words, 4 floats and 3 half pairs; launch whole warps.
 #[kernel(targets(sm_90, sm_100a))]
 pub fn mixed_ops(xs: &[u32], fs: &[f32], hs: &[f16], out_u: &mut [u32], out_f: &mut [f32], out_h: &mut [f16x2]) {
@@ -121,7 +122,8 @@ pub fn mixed_ops(xs: &[u32], fs: &[f32], hs: &[f16], out_u: &mut [u32], out_f: &
     out_u[o + 4] = bytes[0] + (bytes[1] << 8) * 3 + (bytes[3] ^ bytes[2]) + sum;
     out_u[o + 5] = warp_reduce_sum(x & 0xffff);
     out_u[o + 6] = shfl_xor(x, 5) ^ shfl_down(x, 3);
-    out_u[o + 7] = shfl_idx(x, x & 31) + (lane_id() << 24);
+    let lane: u32 = ptx!(u32, "mov.u32 {d}, %laneid;");
+    out_u[o + 7] = ptx!(u32, "add.u32 {d}, {0}, {1};", shfl_idx(x, x & 31), lane << 24);
 
     let fo = (i * 4) as usize;
     out_f[fo] = f * 1.5 + 0.25;

@@ -264,10 +264,17 @@ impl Printer {
                         format!("@!{c}")
                     }
                 };
+                // `if c { break; }` (comments aside) is one guarded branch.
+                let (notes, rest): (Vec<&Node>, Vec<&Node>) = then
+                    .iter()
+                    .partition(|n| matches!(n, Node::Comment(_) | Node::Loc { .. }));
                 if els.is_empty()
-                    && then.len() == 1
-                    && let Some(j) = self.jump(&then[0])
+                    && rest.len() == 1
+                    && let Some(j) = self.jump(rest[0])
                 {
+                    for n in notes {
+                        self.node(n);
+                    }
                     self.line(&format!("{} {j};", when(!negate)));
                     return;
                 }
