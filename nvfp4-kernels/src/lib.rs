@@ -3,6 +3,7 @@
 
 #![deny(missing_docs)]
 
+pub mod nvfp4;
 pub mod rng;
 pub mod samples;
 
