@@ -1,16 +1,28 @@
-//! NVFP4 on the host: the e2m1 and e4m3 codecs and batched K-major NVFP4
+//! NVFP4 on the host: the e2m1 and e4m3 codecs, batched K-major NVFP4
 //! tensors in the layouts the GPU MODE tasks hand over (plain scales and the
-//! 128x4 blocked scales the tensor cores read).
+//! 128x4 blocked scales the tensor cores read), input generators, f64 CPU
+//! references of the GEMV and the GEMM, and the tolerance check.
 //!
 //! An NVFP4 element is an e2m1 code times the e4m3 scale of its block of 16
-//! consecutive K elements.
+//! consecutive K elements. Every such value has at most 6 significant bits,
+//! so the references below compute every product and every partial sum
+//! exactly in f64 (see [`gemm_reference`]): they are the exact result, and
+//! the only rounding left is the final one to f16.
 
 use crate::Error;
+use crate::rng::Rng;
+use half::f16;
 use nvfp4_dsl::{E4m3, Fp4x2};
+use std::ops::Range;
 
 /// The 16 e2m1 values by code (codes 8..15 negative; 8 is -0.0).
 pub const E2M1_VALUES: [f32; 16] = [
     0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
+];
+
+/// Magnitudes of the e2m1 codes, for the reference's |a|·|b| bound.
+const E2M1_MAGNITUDES: [f32; 16] = [
+    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
 ];
 
 /// Elements per scale: one e4m3 scale covers 16 consecutive K elements.
@@ -21,6 +33,9 @@ const E4M3_MAX: f64 = 448.0;
 
 /// The e4m3 NaN (sign bit clear); 0xFF is the other one.
 const E4M3_NAN: u8 = 0x7F;
+
+/// Rows the GEMV pads its vector `b` to, as the task does for `torch._scaled_mm`.
+const GEMV_B_ROWS: usize = 128;
 
 /// The value of the e2m1 code in the low 4 bits of `code` (the high bits are ignored).
 pub fn e2m1_to_f32(code: u8) -> f32 {
@@ -127,8 +142,8 @@ fn e4m3_from_f64(x: f64) -> u8 {
 }
 
 /// Batched K-major NVFP4 matrices: `batches` (L) matrices of `rows` x `k`,
-/// laid out as the GPU MODE task hands them over: data [L][rows][k/2],
-/// scales [L][rows][k/16] (one e4m3 per 16 consecutive k, the "plain" layout).
+/// laid out as the GPU MODE task hands them over: data `[L][rows][k/2]`,
+/// scales `[L][rows][k/16]` (one e4m3 per 16 consecutive k, the "plain" layout).
 ///
 /// The methods assume the fields are consistent (as every constructor here
 /// makes them); a tensor whose vectors were resized by hand makes them panic.
@@ -140,10 +155,10 @@ pub struct Nvfp4Tensor {
     pub k: usize,
     /// Matrices in the batch (L).
     pub batches: usize,
-    /// `batches * rows * k / 2` bytes, [L][rows][k/2]; byte `kk / 2` of a row
+    /// `batches * rows * k / 2` bytes, `[L][rows][k/2]`; byte `kk / 2` of a row
     /// holds element `kk` in its low nibble when `kk` is even.
     pub data: Vec<Fp4x2>,
-    /// `batches * rows * k / 16` scales, [L][rows][k/16]; scale `kk / 16` of a
+    /// `batches * rows * k / 16` scales, `[L][rows][k/16]`; scale `kk / 16` of a
     /// row covers elements `kk` with that quotient.
     pub scales: Vec<E4m3>,
 }
@@ -195,7 +210,7 @@ impl Nvfp4Tensor {
         self.scales[self.row_start(l, r) / BLOCK + block]
     }
 
-    /// Quantizes `values`, laid out [L][rows][k], to NVFP4.
+    /// Quantizes `values`, laid out `[L][rows][k]`, to NVFP4.
     ///
     /// Per block of 16 values with largest magnitude `amax`: the scale is
     /// `amax / 6` rounded to nearest-even e4m3 (the usual NVFP4 recipe,
@@ -383,10 +398,411 @@ fn checked_blocked_scale_len(rows: usize, scale_cols: usize, batches: usize) -> 
         .checked_mul(batches)
 }
 
+/// How inputs are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// As the task's reference generator: GEMV data bytes in 0..4 (so only
+    /// codes 0..3 in the low nibble, high nibble 0) and scales in {0, 1, 2}
+    /// (as numbers, converted to e4m3); GEMM data bytes in 0..2 and scales
+    /// in {1, 2}.
+    Task,
+    /// Every byte value 0..=255 (both nibbles, all 16 codes including the
+    /// negatives and -0) and normal e4m3 scales whose exponents spread over
+    /// e4m3's normal range, drawn so that for every output the sum of the
+    /// magnitudes of its products stays at most 4096 (a sixteenth of f16's
+    /// largest value).
+    ///
+    /// Scales are drawn per batch and block column. The column gets a cap
+    /// `q` on the exponent of `scale_a * scale_b`: usually a "quiet" cap
+    /// that shrinks as K grows (so the many columns of a long row add up to
+    /// a few hundred), and with probability 8/(K/16) a "loud" cap of 2. The
+    /// cap is split between the operands, exponent caps `q - s` for `a` and
+    /// `s` for `b`, both within e4m3's normal exponents -6..=8 (half the
+    /// splits give one operand all it can take), and every scale of the
+    /// column draws a uniform exponent up to its cap and a uniform mantissa.
+    /// Over a loud column either operand can reach 448 while the other stays
+    /// small, so both cover the whole normal range while no product of
+    /// scales exceeds 2^2 times the mantissas.
+    ///
+    /// The generator then computes, with the f64 reference on |a| and |b|,
+    /// every output's sum of |products| (which bounds the output and every
+    /// partial sum of any summation order). A row of `a` whose outputs
+    /// exceed the limit gets all its scales divided by the power of two that
+    /// brings the largest under it, re-rounded to e4m3, and the check runs
+    /// again (a row whose scales were all divided until zero would pass, so
+    /// this ends; rows still over after 8 rounds get zero scales). Keeping
+    /// the sum at 4096 also keeps a correct f32 accumulation within about
+    /// 2^-24 * 4096 = 2.4e-4 of the exact result, under the tasks' atol.
+    Wide,
+}
+
+/// Bound on the sum of |products| of every output of a `Wide` input.
+const WIDE_MAGNITUDE_LIMIT: f64 = 4096.0;
+
+/// Expected loud columns per batch of a `Wide` input.
+const WIDE_LOUD_COLUMNS: f32 = 8.0;
+
+/// Exponent cap of `scale_a * scale_b` in a loud column: the smallest that
+/// lets either operand's exponent reach 8 while the other's is -6.
+const WIDE_LOUD_PRODUCT_EXPONENT: i32 = 2;
+
+/// GEMV inputs: `a` is [m, k, l]; `b` is the vector padded to 128 rows as
+/// the task does ([128, k, l], row 0 is the vector).
+///
+/// Rows 1..128 of `b` are not used by the product; like the task's
+/// generator (which draws all 128 rows at random, not zeros) they are drawn
+/// from the same distribution as row 0, so a kernel that reads them by
+/// mistake produces a visibly wrong result.
+///
+/// `Err(Error::Shape)` for shapes [`Nvfp4Tensor::zeros`] rejects.
+pub fn gemv_inputs(
+    rng: &mut Rng,
+    m: usize,
+    k: usize,
+    l: usize,
+    kind: Inputs,
+) -> Result<(Nvfp4Tensor, Nvfp4Tensor), Error> {
+    let mut a = Nvfp4Tensor::zeros(m, k, l)?;
+    let mut b = Nvfp4Tensor::zeros(GEMV_B_ROWS, k, l)?;
+    match kind {
+        Inputs::Task => {
+            fill_task(rng, &mut a, 4, &[0.0, 1.0, 2.0]);
+            fill_task(rng, &mut b, 4, &[0.0, 1.0, 2.0]);
+        }
+        Inputs::Wide => fill_wide(rng, &mut a, &mut b, 1),
+    }
+    Ok((a, b))
+}
+
+/// GEMM inputs: a [m, k, l], b [n, k, l].
+///
+/// `Err(Error::Shape)` for shapes [`Nvfp4Tensor::zeros`] rejects.
+pub fn gemm_inputs(
+    rng: &mut Rng,
+    m: usize,
+    n: usize,
+    k: usize,
+    l: usize,
+    kind: Inputs,
+) -> Result<(Nvfp4Tensor, Nvfp4Tensor), Error> {
+    let mut a = Nvfp4Tensor::zeros(m, k, l)?;
+    let mut b = Nvfp4Tensor::zeros(n, k, l)?;
+    match kind {
+        Inputs::Task => {
+            fill_task(rng, &mut a, 2, &[1.0, 2.0]);
+            fill_task(rng, &mut b, 2, &[1.0, 2.0]);
+        }
+        Inputs::Wide => fill_wide(rng, &mut a, &mut b, n),
+    }
+    Ok((a, b))
+}
+
+/// The task's generator: data bytes uniform in `0..byte_bound`, scales
+/// uniform over `scale_values` (converted to e4m3 as numbers).
+fn fill_task(rng: &mut Rng, tensor: &mut Nvfp4Tensor, byte_bound: u32, scale_values: &[f32]) {
+    for byte in &mut tensor.data {
+        *byte = Fp4x2(rng.below(byte_bound) as u8);
+    }
+    for scale in &mut tensor.scales {
+        *scale = E4m3(f32_to_e4m3(scale_values[rng.below(scale_values.len() as u32) as usize]));
+    }
+}
+
+/// The `Wide` generator (see [`Inputs::Wide`]); `b_rows_used` rows of `b`
+/// enter the product (1 for the GEMV).
+fn fill_wide(rng: &mut Rng, a: &mut Nvfp4Tensor, b: &mut Nvfp4Tensor, b_rows_used: usize) {
+    for byte in a.data.iter_mut().chain(b.data.iter_mut()) {
+        *byte = Fp4x2(rng.next_u32() as u8);
+    }
+    let scale_cols = a.scale_cols();
+    let quiet = wide_quiet_product_exponent(scale_cols);
+    let loud_probability = WIDE_LOUD_COLUMNS / scale_cols as f32;
+    for l in 0..a.batches {
+        for c in 0..scale_cols {
+            let product_cap = if rng.uniform(0.0, 1.0) < loud_probability {
+                WIDE_LOUD_PRODUCT_EXPONENT
+            } else {
+                quiet
+            };
+            // Split the cap so that both operands' caps are normal exponents.
+            // Half the splits are extreme, giving one operand the whole range
+            // up to the cap; uniform splits alone reach the top binade rarely.
+            let lowest = (product_cap - 8).max(-6);
+            let highest = (product_cap + 6).min(8);
+            let b_cap = match rng.below(4) {
+                0 => lowest,
+                1 => highest,
+                _ => lowest + rng.below((highest - lowest + 1) as u32) as i32,
+            };
+            let a_cap = product_cap - b_cap;
+            for r in 0..a.rows {
+                a.scales[(l * a.rows + r) * scale_cols + c] = draw_normal_scale(rng, a_cap);
+            }
+            for r in 0..b.rows {
+                b.scales[(l * b.rows + r) * scale_cols + c] = draw_normal_scale(rng, b_cap);
+            }
+        }
+    }
+    shrink_loud_rows(a, b, b_rows_used);
+}
+
+/// The exponent cap of `scale_a * scale_b` for quiet columns, shrinking
+/// with the number of columns. With uniform bytes a block's sum of |e2m1
+/// products| averages 16 * 2.25^2 = 81; times the scales' mean product a
+/// quiet column adds a few times 2^cap to each output. The budget was tuned
+/// by measurement: over K = 64..16384 (GEMV and GEMM, several seeds) the
+/// outputs' sums of |products| average 200..2000 and a few rows in ten
+/// thousand pass the 4096 limit and get shrunk, a safety net, not the rule.
+fn wide_quiet_product_exponent(scale_cols: usize) -> i32 {
+    const QUIET_BUDGET: f64 = 12.8;
+    let cap = (QUIET_BUDGET / scale_cols as f64).log2().floor();
+    (cap as i32).clamp(-12, WIDE_LOUD_PRODUCT_EXPONENT)
+}
+
+/// A normal e4m3 scale with an exponent uniform in -6..=max_exponent and a
+/// uniform mantissa.
+fn draw_normal_scale(rng: &mut Rng, max_exponent: i32) -> E4m3 {
+    debug_assert!((-6..=8).contains(&max_exponent));
+    let exponent = -6 + rng.below((max_exponent + 7) as u32) as i32;
+    // In the top binade mantissa 7 would be 0x7F, the NaN; 448 is mantissa 6.
+    let mantissas = if exponent == 8 { 7 } else { 8 };
+    let mantissa = rng.below(mantissas) as u8;
+    E4m3((((exponent + 7) as u8) << 3) | mantissa)
+}
+
+/// Divides the scales of every row of `a` whose outputs' sums of |products|
+/// exceed [`WIDE_MAGNITUDE_LIMIT`] by a power of two (see [`Inputs::Wide`]).
+fn shrink_loud_rows(a: &mut Nvfp4Tensor, b: &Nvfp4Tensor, b_rows_used: usize) {
+    let scale_cols = a.scale_cols();
+    for _round in 0..8 {
+        let magnitudes = products(a, b, b_rows_used, true);
+        let mut all_within = true;
+        for (row_index, outputs) in magnitudes.chunks_exact(b_rows_used).enumerate() {
+            let largest = outputs.iter().fold(0.0f64, |m, &v| m.max(v));
+            if largest <= WIDE_MAGNITUDE_LIMIT {
+                continue;
+            }
+            all_within = false;
+            let divide_by = (largest / WIDE_MAGNITUDE_LIMIT).log2().ceil().max(1.0) as i32;
+            let factor = pow2(-divide_by.min(60));
+            for scale in &mut a.scales[row_index * scale_cols..(row_index + 1) * scale_cols] {
+                *scale = E4m3(e4m3_from_f64(f64::from(e4m3_to_f32(scale.0)) * factor));
+            }
+        }
+        if all_within {
+            return;
+        }
+    }
+    // A round divides a row by at least the factor its largest output is
+    // over, exactly while the scales stay normal (subnormal ones may round
+    // up), so one or two rounds suffice; zero scales are the guarantee.
+    let magnitudes = products(a, b, b_rows_used, true);
+    for (row_index, outputs) in magnitudes.chunks_exact(b_rows_used).enumerate() {
+        if outputs.iter().any(|&v| v > WIDE_MAGNITUDE_LIMIT) {
+            a.scales[row_index * scale_cols..(row_index + 1) * scale_cols].fill(E4m3(0));
+        }
+    }
+}
+
+/// f64 reference: `c[l][m] = sum_k a(l,m,k) * b(l,0,k)`. Result laid out
+/// `[L][M]` (the task's c `[M, 1, L]` with L outermost). Exact as described at
+/// [`gemm_reference`].
+///
+/// # Panics
+/// If `a` and `b` differ in `k` or `batches`, or either tensor's fields are
+/// inconsistent.
+pub fn gemv_reference(a: &Nvfp4Tensor, b: &Nvfp4Tensor) -> Vec<f64> {
+    products(a, b, 1, false)
+}
+
+/// f64 reference: `c[l][m][n] = sum_k a(l,m,k) * b(l,n,k)`, laid out
+/// `[L][M][N]`.
+///
+/// Each 16-element block's e2m1 products are summed first (multiples of 1/4
+/// up to 576: exact even in f32), then multiplied by both scales and added
+/// in f64. Every term is a multiple of 2^-20 with at most 20 significant
+/// bits, so the f64 sum is exact as long as the partial sums stay below
+/// 2^33 (8.6e9, far beyond f16's range): the result is the exact value of
+/// the formula, independent of summation order. NaN scales give NaN.
+/// Work is spread over the available cores.
+///
+/// # Panics
+/// If `a` and `b` differ in `k` or `batches`, or either tensor's fields are
+/// inconsistent.
+pub fn gemm_reference(a: &Nvfp4Tensor, b: &Nvfp4Tensor) -> Vec<f64> {
+    products(a, b, b.rows, false)
+}
+
+/// `out[l][m][n] = sum_k a(l,m,k) * b(l,n,k)` for `n < b_rows_used`, or the
+/// same over |a| and |b| when `absolute`.
+fn products(a: &Nvfp4Tensor, b: &Nvfp4Tensor, b_rows_used: usize, absolute: bool) -> Vec<f64> {
+    for (name, tensor) in [("a", a), ("b", b)] {
+        if let Some(problem) = tensor.inconsistency() {
+            panic!("NVFP4 reference: tensor {name} is inconsistent: {problem}");
+        }
+    }
+    assert!(
+        a.k == b.k && a.batches == b.batches && b_rows_used <= b.rows,
+        "NVFP4 reference: a is {} x {} x {} (rows x k x batches) but b is {} x {} x {}",
+        a.rows,
+        a.k,
+        a.batches,
+        b.rows,
+        b.k,
+        b.batches
+    );
+    let decoder = Decoder::new(absolute);
+    let mut out = vec![0.0; a.batches * a.rows * b_rows_used];
+    for (l, batch_out) in out.chunks_exact_mut(a.rows * b_rows_used).enumerate() {
+        let b_rows = decoder.decode_rows(b, l, 0..b_rows_used);
+        parallel_rows(batch_out, b_rows_used, |rows, out_rows| {
+            for (m, out_row) in rows.zip(out_rows.chunks_exact_mut(b_rows_used)) {
+                let a_row = decoder.decode_rows(a, l, m..m + 1);
+                for (n, out_value) in out_row.iter_mut().enumerate() {
+                    *out_value = scaled_dot(&a_row, 0, &b_rows, n);
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Decoding tables: e2m1 values (or magnitudes) per byte and e4m3 values
+/// (or magnitudes) per scale byte.
+struct Decoder {
+    pairs: [[f32; 2]; 256],
+    scales: [f64; 256],
+}
+
+/// Rows decoded for the reference: e2m1 values (exact in f32), [rows][k],
+/// and block scales, [rows][k/16].
+struct DecodedRows {
+    k: usize,
+    values: Vec<f32>,
+    scales: Vec<f64>,
+}
+
+impl Decoder {
+    fn new(absolute: bool) -> Decoder {
+        let table = if absolute { &E2M1_MAGNITUDES } else { &E2M1_VALUES };
+        Decoder {
+            pairs: std::array::from_fn(|byte| [table[byte & 0xF], table[byte >> 4]]),
+            scales: std::array::from_fn(|byte| {
+                let value = f64::from(e4m3_to_f32(byte as u8));
+                if absolute { value.abs() } else { value }
+            }),
+        }
+    }
+
+    fn decode_rows(&self, tensor: &Nvfp4Tensor, l: usize, rows: Range<usize>) -> DecodedRows {
+        let first = l * tensor.rows + rows.start;
+        let last = l * tensor.rows + rows.end;
+        let bytes = &tensor.data[first * tensor.k / 2..last * tensor.k / 2];
+        let scales = &tensor.scales[first * tensor.scale_cols()..last * tensor.scale_cols()];
+        DecodedRows {
+            k: tensor.k,
+            values: bytes.iter().flat_map(|byte| self.pairs[usize::from(byte.0)]).collect(),
+            scales: scales.iter().map(|scale| self.scales[usize::from(scale.0)]).collect(),
+        }
+    }
+}
+
+/// The dot product of row `a_row` of `a` and row `b_row` of `b`.
+fn scaled_dot(a: &DecodedRows, a_row: usize, b: &DecodedRows, b_row: usize) -> f64 {
+    let scale_cols = a.k / BLOCK;
+    let a_values = &a.values[a_row * a.k..(a_row + 1) * a.k];
+    let b_values = &b.values[b_row * b.k..(b_row + 1) * b.k];
+    let a_scales = &a.scales[a_row * scale_cols..(a_row + 1) * scale_cols];
+    let b_scales = &b.scales[b_row * scale_cols..(b_row + 1) * scale_cols];
+    let blocks = a_values.chunks_exact(BLOCK).zip(b_values.chunks_exact(BLOCK));
+    let mut sum = 0.0f64;
+    for ((a_block, b_block), (a_scale, b_scale)) in blocks.zip(a_scales.iter().zip(b_scales)) {
+        let mut partial = [0.0f32; BLOCK];
+        for (p, (x, y)) in partial.iter_mut().zip(a_block.iter().zip(b_block)) {
+            *p = x * y;
+        }
+        // A pairwise tree the compiler can vectorize; exact in any order.
+        let mut width = BLOCK / 2;
+        while width > 0 {
+            for i in 0..width {
+                partial[i] += partial[i + width];
+            }
+            width /= 2;
+        }
+        sum += a_scale * b_scale * f64::from(partial[0]);
+    }
+    sum
+}
+
+/// Runs `work(rows, out_rows)` over disjoint runs of the rows of `out`
+/// (`row_len` values each), one run per available core.
+fn parallel_rows(out: &mut [f64], row_len: usize, work: impl Fn(Range<usize>, &mut [f64]) + Sync) {
+    let rows = out.len() / row_len.max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(rows).max(1);
+    if threads == 1 {
+        work(0..rows, out);
+        return;
+    }
+    let rows_per_thread = rows.div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (i, chunk) in out.chunks_mut(rows_per_thread * row_len).enumerate() {
+            let start = i * rows_per_thread;
+            let work = &work;
+            scope.spawn(move || work(start..start + chunk.len() / row_len, chunk));
+        }
+    });
+}
+
+/// Checks every element: `|got - want| <= atol + rtol * |want|` (NaN and
+/// infinities never pass, on either side). `Err` names the first failing
+/// index with its value and reference, the worst absolute error and how
+/// many failed; also for lengths that differ or a negative or NaN tolerance.
+pub fn check_close(got: &[f16], want: &[f64], rtol: f64, atol: f64) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{} values to check against {} reference values",
+            got.len(),
+            want.len()
+        ));
+    }
+    if !(rtol >= 0.0 && atol >= 0.0) {
+        return Err(format!(
+            "tolerances must be non-negative numbers: rtol {rtol}, atol {atol}"
+        ));
+    }
+    let mut failures = 0usize;
+    let mut first_failure = None;
+    let mut worst = (0usize, 0.0f64);
+    for (i, (&got, &want)) in got.iter().zip(want).enumerate() {
+        let got = got.to_f64();
+        let error = (got - want).abs();
+        let passes = got.is_finite() && want.is_finite() && error <= atol + rtol * want.abs();
+        if !passes {
+            failures += 1;
+            first_failure.get_or_insert((i, got, want));
+            // A NaN on either side ranks as an infinite error.
+            let error = if error.is_nan() { f64::INFINITY } else { error };
+            if failures == 1 || error > worst.1 {
+                worst = (i, error);
+            }
+        }
+    }
+    match first_failure {
+        None => Ok(()),
+        Some((index, got_value, want_value)) => Err(format!(
+            "{failures} of {} values differ by more than {atol} + {rtol} * |want|; first at index {index}: \
+             got {got_value}, want {want_value}; worst at index {}: error {}",
+            want.len(),
+            worst.0,
+            worst.1
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
     use std::collections::BTreeSet;
 
     /// e4m3 decoded straight from the bit fields, independently of the module.
@@ -433,6 +849,18 @@ mod tests {
             x.abs(),
             (0..8u8).map(|c| (c, f64::from(E2M1_VALUES[usize::from(c)]) * scale)),
         )
+    }
+
+    fn naive_products(a: &Nvfp4Tensor, b: &Nvfp4Tensor, b_rows: usize) -> Vec<f64> {
+        let mut out = Vec::new();
+        for l in 0..a.batches {
+            for m in 0..a.rows {
+                for n in 0..b_rows {
+                    out.push((0..a.k).map(|kk| a.element(l, m, kk) * b.element(l, n, kk)).sum());
+                }
+            }
+        }
+        out
     }
 
     fn random_scale_bytes(rng: &mut Rng, tensor: &mut Nvfp4Tensor) {
@@ -624,6 +1052,14 @@ mod tests {
         assert!(matches!(Nvfp4Tensor::quantize(&values, 2, 32, 1), Err(Error::Shape(_))));
         values[17] = f32::INFINITY;
         assert!(matches!(Nvfp4Tensor::quantize(&values, 2, 32, 1), Err(Error::Shape(_))));
+        assert!(matches!(
+            gemv_inputs(&mut rng, 4, 40, 1, Inputs::Wide),
+            Err(Error::Shape(_))
+        ));
+        assert!(matches!(
+            gemm_inputs(&mut rng, 4, 0, 32, 1, Inputs::Task),
+            Err(Error::Shape(_))
+        ));
     }
 
     #[test]
@@ -811,5 +1247,217 @@ mod tests {
         offsets.sort_unstable();
         assert_eq!(offsets, (2048..4096).collect::<Vec<_>>());
         assert_eq!(wide.blocked_scales().len(), 4096);
+    }
+
+    #[test]
+    fn task_inputs_use_only_the_task_values() {
+        let mut rng = Rng::new(20);
+        let (a, b) = gemv_inputs(&mut rng, 256, 512, 2, Inputs::Task).unwrap();
+        assert_eq!(
+            (a.rows, a.k, a.batches, b.rows, b.k, b.batches),
+            (256, 512, 2, 128, 512, 2)
+        );
+        for tensor in [&a, &b] {
+            let bytes: BTreeSet<u8> = tensor.data.iter().map(|d| d.0).collect();
+            assert_eq!(bytes, (0..4).collect());
+            let scales: BTreeSet<u32> = tensor.scales.iter().map(|s| e4m3_to_f32(s.0).to_bits()).collect();
+            assert_eq!(scales, [0.0f32, 1.0, 2.0].iter().map(|v| v.to_bits()).collect());
+        }
+        let (a, b) = gemm_inputs(&mut rng, 128, 96, 256, 2, Inputs::Task).unwrap();
+        assert_eq!((a.rows, b.rows, a.k, b.batches), (128, 96, 256, 2));
+        for tensor in [&a, &b] {
+            let bytes: BTreeSet<u8> = tensor.data.iter().map(|d| d.0).collect();
+            assert_eq!(bytes, (0..2).collect());
+            let scales: BTreeSet<u32> = tensor.scales.iter().map(|s| e4m3_to_f32(s.0).to_bits()).collect();
+            assert_eq!(scales, [1.0f32, 2.0].iter().map(|v| v.to_bits()).collect());
+        }
+    }
+
+    #[test]
+    fn wide_inputs_cover_every_byte_and_the_scale_range() {
+        let mut rng = Rng::new(21);
+        let (a, b) = gemv_inputs(&mut rng, 256, 1024, 2, Inputs::Wide).unwrap();
+        let (c, d) = gemm_inputs(&mut rng, 64, 48, 512, 2, Inputs::Wide).unwrap();
+        for (name, tensor) in [("gemv a", &a), ("gemv b", &b), ("gemm a", &c), ("gemm b", &d)] {
+            let bytes: BTreeSet<u8> = tensor.data.iter().map(|x| x.0).collect();
+            assert_eq!(bytes.len(), 256, "{name}: every byte value");
+            assert!(
+                tensor.scales.iter().all(|s| s.0 & 0x80 == 0 && s.0 != 0x7F),
+                "{name}: positive, not NaN"
+            );
+        }
+        // Scale exponents spread over the normal range (fields 1..=15), in both operands.
+        for (name, x, y) in [("gemv", &a, &b), ("gemm", &c, &d)] {
+            let fields = |t: &Nvfp4Tensor| t.scales.iter().map(|s| s.0 >> 3).collect::<BTreeSet<u8>>();
+            let (fields_x, fields_y) = (fields(x), fields(y));
+            assert!(
+                fields_x.len() >= 12 && fields_y.len() >= 12,
+                "{name}: {fields_x:?} {fields_y:?}"
+            );
+            assert!(
+                fields_x.contains(&1) && fields_y.contains(&1),
+                "{name}: smallest exponent"
+            );
+            assert!(
+                fields_x.contains(&15) || fields_y.contains(&15),
+                "{name}: largest exponent"
+            );
+        }
+    }
+
+    #[test]
+    fn wide_outputs_stay_inside_f16_range() {
+        let mut rng = Rng::new(22);
+        let check = |name: &str, magnitudes: Vec<f64>, outputs: Vec<f64>| {
+            let largest = magnitudes.iter().fold(0.0f64, |m, &v| m.max(v));
+            assert!(largest <= WIDE_MAGNITUDE_LIMIT, "{name}: sum of |products| {largest}");
+            // Far above atol, so that the tolerance check means something.
+            assert!(largest > 8.0, "{name}: outputs are not tiny ({largest})");
+            for value in outputs {
+                assert!(
+                    value.abs() <= largest && f16::from_f64(value).is_finite(),
+                    "{name}: {value}"
+                );
+            }
+        };
+        for (m, k, l) in [(128, 16384, 1), (96, 7168, 2), (128, 256, 2), (64, 16, 3)] {
+            let (a, b) = gemv_inputs(&mut rng, m, k, l, Inputs::Wide).unwrap();
+            check(
+                &format!("gemv {m} x {k} x {l}"),
+                products(&a, &b, 1, true),
+                gemv_reference(&a, &b),
+            );
+        }
+        for (m, n, k, l) in [(40, 24, 4096, 1), (32, 64, 256, 2)] {
+            let (a, b) = gemm_inputs(&mut rng, m, n, k, l, Inputs::Wide).unwrap();
+            check(
+                &format!("gemm {m} x {n} x {k} x {l}"),
+                products(&a, &b, n, true),
+                gemm_reference(&a, &b),
+            );
+        }
+    }
+
+    #[test]
+    fn wide_shrinks_rows_whose_products_are_too_large() {
+        let mut rng = Rng::new(23);
+        let (mut a, mut b) = gemm_inputs(&mut rng, 6, 5, 512, 2, Inputs::Wide).unwrap();
+        // Rows 0 and 3 of batch 1 get the largest scales everywhere, as does b.
+        for r in [6, 9] {
+            a.scales[r * 32..(r + 1) * 32].fill(E4m3(0x7E));
+        }
+        b.scales.fill(E4m3(0x7E));
+        let untouched = a.scales[0..6 * 32].to_vec();
+        shrink_loud_rows(&mut a, &b, 5);
+        let magnitudes = products(&a, &b, 5, true);
+        assert!(magnitudes.iter().all(|&v| v <= WIDE_MAGNITUDE_LIMIT), "{magnitudes:?}");
+        for r in [6, 9] {
+            assert!(
+                a.scales[r * 32..(r + 1) * 32].iter().all(|s| s.0 != 0),
+                "row {r} shrunk, not zeroed"
+            );
+        }
+        // Batch 0 met b's large scales too, so its rows shrank as well: each row by one power
+        // of two, exactly wherever the result is normal (above 0x08, which a subnormal
+        // quotient can round up to).
+        for (r, (before, after)) in untouched.chunks_exact(32).zip(a.scales.chunks_exact(32)).enumerate() {
+            let ratios: BTreeSet<u32> = before
+                .iter()
+                .zip(after)
+                .filter(|(_, after)| after.0 > 0x08)
+                .map(|(before, after)| (e4m3_to_f32(before.0) / e4m3_to_f32(after.0)).to_bits())
+                .collect();
+            assert!(ratios.len() <= 1, "row {r}: {ratios:?}");
+            for ratio in ratios {
+                let ratio = f32::from_bits(ratio);
+                assert!(ratio >= 2.0 && ratio.log2().fract() == 0.0, "row {r}: ratio {ratio}");
+            }
+        }
+    }
+
+    #[test]
+    fn references_match_a_naive_loop_over_elements() {
+        let mut rng = Rng::new(24);
+        for trial in 0..8 {
+            let (m, n) = (1 + rng.below(37) as usize, 1 + rng.below(9) as usize);
+            let (k, l) = (16 * (1 + rng.below(12) as usize), 1 + rng.below(3) as usize);
+            let kind = if trial % 2 == 0 { Inputs::Wide } else { Inputs::Task };
+            let (a, b) = gemm_inputs(&mut rng, m, n, k, l, kind).unwrap();
+            // Both sums are exact, so they agree to the bit.
+            assert_eq!(
+                gemm_reference(&a, &b),
+                naive_products(&a, &b, n),
+                "gemm {m} x {n} x {k} x {l}"
+            );
+            let (a, b) = gemv_inputs(&mut rng, m, k, l, kind).unwrap();
+            assert_eq!(
+                gemv_reference(&a, &b),
+                naive_products(&a, &b, 1),
+                "gemv {m} x {k} x {l}"
+            );
+        }
+        // Quantized data (sign mixes, -0 codes, subnormal scales) as well.
+        let values: Vec<f32> = (0..2 * 20 * 64)
+            .map(|_| rng.uniform(-1.0, 1.0) * 2f32.powf(rng.uniform(-9.0, 9.0)))
+            .collect();
+        let a = Nvfp4Tensor::quantize(&values[..2 * 13 * 64], 13, 64, 2).unwrap();
+        let b = Nvfp4Tensor::quantize(&values[2 * 13 * 64..], 7, 64, 2).unwrap();
+        assert_eq!(gemm_reference(&a, &b), naive_products(&a, &b, 7));
+    }
+
+    #[test]
+    fn gemv_reference_reads_only_row_0_of_b() {
+        let mut rng = Rng::new(25);
+        let (a, mut b) = gemv_inputs(&mut rng, 50, 128, 2, Inputs::Wide).unwrap();
+        let before = gemv_reference(&a, &b);
+        let row = 128 / 2;
+        for l in 0..2 {
+            for byte in &mut b.data[(l * 128 + 1) * row..(l + 1) * 128 * row] {
+                *byte = Fp4x2(rng.next_u32() as u8);
+            }
+        }
+        assert_eq!(gemv_reference(&a, &b), before);
+        b.data[0] = Fp4x2(b.data[0].0 ^ 0x77);
+        assert_ne!(gemv_reference(&a, &b), before);
+    }
+
+    #[test]
+    #[should_panic(expected = "a is")]
+    fn references_reject_mismatched_operands() {
+        let mut rng = Rng::new(26);
+        let (a, _) = gemm_inputs(&mut rng, 4, 4, 32, 1, Inputs::Wide).unwrap();
+        let (_, b) = gemm_inputs(&mut rng, 4, 4, 64, 1, Inputs::Wide).unwrap();
+        gemm_reference(&a, &b);
+    }
+
+    #[test]
+    fn check_close_catches_nan_inf_and_one_wrong_element() {
+        let mut rng = Rng::new(27);
+        let (a, b) = gemv_inputs(&mut rng, 300, 512, 1, Inputs::Wide).unwrap();
+        let want = gemv_reference(&a, &b);
+        let got: Vec<f16> = want.iter().map(|&v| f16::from_f64(v)).collect();
+        check_close(&got, &want, 1e-3, 1e-3).unwrap();
+        let index = 1 + rng.below(298) as usize;
+        for (bad, what) in [
+            (f16::NAN, "NaN"),
+            (f16::INFINITY, "inf"),
+            (f16::NEG_INFINITY, "-inf"),
+            (f16::from_f64(want[index] * 1.01 + 0.01), "1% off"),
+        ] {
+            let mut wrong = got.clone();
+            wrong[index] = bad;
+            let message = check_close(&wrong, &want, 1e-3, 1e-3).expect_err(what);
+            assert!(message.starts_with("1 of 300 values"), "{what}: {message}");
+            assert!(message.contains(&format!("index {index}:")), "{what}: {message}");
+        }
+        let mut reference_nan = want.clone();
+        reference_nan[index] = f64::NAN;
+        assert!(
+            check_close(&got, &reference_nan, 1e-3, 1e-3).is_err(),
+            "a NaN reference never passes"
+        );
+        assert!(check_close(&got[1..], &want, 1e-3, 1e-3).is_err());
+        assert!(check_close(&got, &want, -1.0, 1e-3).is_err());
+        assert!(check_close(&got, &want, 1e-3, f64::NAN).is_err());
     }
 }
