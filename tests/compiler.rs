@@ -32,7 +32,11 @@ fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
         .collect()
 }
 
-const KERNEL_SOURCES: &[&str] = &["nvfp4-kernels/src/samples.rs"];
+const KERNEL_SOURCES: &[&str] = &[
+    "nvfp4-kernels/src/samples.rs",
+    "nvfp4-kernels/src/decode.rs",
+    "nvfp4-kernels/src/gemv.rs",
+];
 
 #[test]
 fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 /// Every kernel variant of the project, in a stable order.
 pub fn all_variants() -> Vec<&'static Variant> {
-    nvfp4_kernels::samples::variants()
+    let mut all = nvfp4_kernels::samples::variants();
+    all.extend(nvfp4_kernels::decode::decode_all::VARIANTS);
+    all.extend(nvfp4_kernels::gemv::gemv_nvfp4::VARIANTS);
+    all
 }
 
 /// The snapshot name of one kernel x specialisation x target.

@@ -29,6 +29,10 @@
 //! | `v.lo()`, `v.hi()` (`f16x2`) | `mov.b32 {d, _}, v` / `mov.b32 {_, d}, v` |
 //! | `f16x2::from_bits(u)`, `v.to_bits()` | none (same register) |
 //! | `u32x4::new(x, y, z, w)`, `v.x` ... | none (four registers) |
+//! | `Fp4x2::from_bits(b)`, `E4m3::from_bits(b)`, `E4m3x2::from_bits(h)` | none (same register) |
+//! | `p.to_f16x2()` (`Fp4x2`) | sm_100a `cvt.rn.f16x2.e2m1x2`; sm_90: an exact integer sequence (see [`Fp4x2::to_f16x2`](crate::Fp4x2::to_f16x2)) |
+//! | `p.to_f16x2()` (`E4m3x2`, sm_90+) | `cvt.rn.f16x2.e4m3x2` |
+//! | `s.to_f32()` (`E4m3`, sm_90+) | `cvt.rn.f16x2.e4m3x2`, `cvt.f32.f16` |
 //!
 //! Operators follow Rust: `+ - *` on integers wrap (`add`, `sub`, `mul.lo`),
 //! `/ %` truncate (`div`, `rem`), shifts mask their amount to the width
@@ -88,6 +92,40 @@ special_register! {
     grid_dim_z => "%nctaid.z";
     /// Lane of the thread in its warp, `0..32`.
     lane_id => "%laneid";
+}
+
+/// Whether the PTX being generated is for `target` or a newer one: a
+/// constant, so `if target_at_least(Target::Sm100a) { .. } else { .. }`
+/// keeps only one branch in each target's PTX (like `#if __CUDA_ARCH__`).
+///
+/// PTX: none (folded at compile time).
+#[inline(always)]
+pub fn target_at_least(target: crate::Target) -> bool {
+    let _ = target;
+    device_only("target_at_least")
+}
+
+/// Lets the next kernel in the stream start launching (programmatic
+/// dependent launch): its blocks may be scheduled once every block of this
+/// kernel has called this or exited. Needs sm_90 or newer.
+///
+/// PTX: `griddepcontrol.launch_dependents;`
+#[inline(always)]
+pub fn launch_dependents() {
+    device_only("launch_dependents")
+}
+
+/// Waits until the previous kernel in the stream has finished and its
+/// memory is visible. A kernel that calls it is launched with programmatic
+/// stream serialization (it may start while the previous kernel finishes),
+/// so it must call it before reading anything the previous kernel may
+/// write, and before writing anything that kernel reads. Without an
+/// overlapping launch it returns at once. Needs sm_90 or newer.
+///
+/// PTX: `griddepcontrol.wait;`
+#[inline(always)]
+pub fn grid_dependency_wait() {
+    device_only("grid_dependency_wait")
 }
 
 /// Barrier for all threads of the block; also orders their shared-memory
@@ -232,6 +270,66 @@ pub fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T,
 pub fn dynamic_shared<T: Element>(byte_offset: u32) -> &'static mut SharedSlice<T> {
     let _ = byte_offset;
     device_only("dynamic_shared")
+}
+
+/// Byte permute: byte `i` of the result is chosen by nibble `i` of
+/// `selector` (bits 0..16) among the eight bytes of `a` (0..4) and `b`
+/// (4..8); when the nibble's bit 3 is set, the byte is instead the chosen
+/// byte's sign bit replicated (0x00 or 0xFF). With a table of eight small
+/// bytes in `a`, `b` this is a four-way table lookup.
+///
+/// PTX: `prmt.b32 d, a, b, selector;`
+#[inline(always)]
+pub fn byte_perm(a: u32, b: u32, selector: u32) -> u32 {
+    let _ = (a, b, selector);
+    device_only("byte_perm")
+}
+
+/// `acc` plus the dot product of the four signed bytes of `a` and of `b`.
+///
+/// PTX: `dp4a.s32.s32 d, a, b, acc;`
+#[inline(always)]
+pub fn dp4a_s8(a: u32, b: u32, acc: i32) -> i32 {
+    let _ = (a, b, acc);
+    device_only("dp4a_s8")
+}
+
+/// `acc` plus the dot product of the four unsigned bytes of `a` and the four
+/// signed bytes of `b`.
+///
+/// PTX: `dp4a.u32.s32 d, a, b, acc;`
+#[inline(always)]
+pub fn dp4a_u8_s8(a: u32, b: u32, acc: i32) -> i32 {
+    let _ = (a, b, acc);
+    device_only("dp4a_u8_s8")
+}
+
+/// Eight e2m1 values packed in a word (byte `j` is an [`Fp4x2`](crate::Fp4x2)
+/// holding elements `2j` and `2j + 1`) as four `f16x2`, exactly: result `j`
+/// holds element `2j` in its low half and `2j + 1` in its high half.
+///
+/// PTX: sm_100a `mov.b32 {b0, b1, b2, b3}, word;` and four
+/// `cvt.rn.f16x2.e2m1x2`; sm_90/sm_80 (no FP4 conversion): `shl.b32` by 4,
+/// then per pair one `prmt.b32` (element `2j` to bits 12..15, `2j + 1` to
+/// bits 28..31), `shr`/`and`/`or` into f16 position (the value times 2^-14),
+/// and `mul.rn.f16x2` by 2^14.
+#[inline(always)]
+pub fn decode_e2m1x8(word: u32) -> [f16x2; 4] {
+    let _ = word;
+    device_only("decode_e2m1x8")
+}
+
+/// [`decode_e2m1x8`] times 2^-14 (still exact: the smallest magnitude, 0.5 x
+/// 2^-14, is an f16 subnormal). The integer decode of sm_90 yields this
+/// directly, so a dot product that folds the 2^14 into a later `f32` scale
+/// saves one multiply per pair there.
+///
+/// PTX: sm_90/sm_80 as [`decode_e2m1x8`] without the final multiply;
+/// sm_100a `cvt.rn.f16x2.e2m1x2` then `mul.rn.f16x2` by 2^-14.
+#[inline(always)]
+pub fn decode_e2m1x8_scaled(word: u32) -> [f16x2; 4] {
+    let _ = word;
+    device_only("decode_e2m1x8_scaled")
 }
 
 /// `a + b` per half. PTX: `add.rn.f16x2 d, a, b;`

@@ -56,6 +56,10 @@ pub struct Variant {
     pub entry: &'static str,
     /// The PTX text for each target.
     pub ptx: &'static [(Target, &'static str)],
+    /// The kernel calls [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)
+    /// before touching what the previous kernel writes, so the launcher lets
+    /// it start while that kernel finishes (programmatic dependent launch).
+    pub programmatic: bool,
 }
 
 impl Variant {
@@ -96,6 +100,7 @@ mod tests {
             spec: "default",
             entry: "k",
             ptx: &[(Target::Sm90, "a"), (Target::Sm100a, "b")],
+            programmatic: false,
         };
         assert_eq!(v.select(9, 0), Some((Target::Sm90, "a")));
         assert_eq!(v.select(10, 0), Some((Target::Sm100a, "b")));

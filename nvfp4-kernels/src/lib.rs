@@ -3,6 +3,8 @@
 
 #![deny(missing_docs)]
 
+pub mod decode;
+pub mod gemv;
 pub mod nvfp4;
 pub mod rng;
 pub mod samples;

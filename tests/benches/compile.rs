@@ -9,7 +9,11 @@ mod compiler;
 
 use std::time::Instant;
 
-const SOURCES: &[&str] = &["nvfp4-kernels/src/samples.rs"];
+const SOURCES: &[&str] = &[
+    "nvfp4-kernels/src/samples.rs",
+    "nvfp4-kernels/src/decode.rs",
+    "nvfp4-kernels/src/gemv.rs",
+];
 const REPEATS: usize = 30;
 
 fn main() {

@@ -250,6 +250,8 @@ pub enum ExprKind {
     Var(String),
     /// `Cache::Streaming`.
     CacheHint(super::types::CacheHint),
+    /// `Target::Sm100a`.
+    Target(super::types::Target),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Assign(Box<Expr>, Box<Expr>),

@@ -330,7 +330,7 @@ impl Checker {
                     };
                     let shown = self.shallow(&t);
                     if let TyV::Ty(ty) = &shown
-                        && (*ty == Ty::Unit || *ty == Ty::Cache)
+                        && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target)
                     {
                         return err(*name_span, format!("cannot bind a value of type `{ty}`"));
                     }
@@ -429,6 +429,7 @@ impl Checker {
                 ),
             },
             ExprKind::CacheHint(_) => Ok(TyV::Ty(Ty::Cache)),
+            ExprKind::Target(_) => Ok(TyV::Ty(Ty::Target)),
             ExprKind::Unary(op, inner) => {
                 if let (UnOp::Neg, ExprKind::Lit(Lit::Int(..))) = (op, &inner.kind) {
                     let t = self.expr(inner, hint.as_ref())?;
@@ -787,11 +788,18 @@ impl Checker {
             }
             return Ok(lt);
         }
-        let operand_hint = if op.is_comparison() { None } else { hint };
-        let lt = self.expr(l, operand_hint)?;
+        // The operands' own types win over the context (`(32 * n) as usize`
+        // with `n: u32` multiplies u32s); the context only types what is
+        // still a bare literal afterwards (`let x: u64 = 1 + 2`).
+        let lt = self.expr(l, None)?;
         let rt = self.expr(r, Some(&lt))?;
-        // A literal on the left takes the right side's type (`1 + x`).
-        let t = self.unify(&lt, &rt, span)?;
+        let mut t = self.unify(&lt, &rt, span)?;
+        if !op.is_comparison()
+            && let (TyV::Var(_), Some(h)) = (self.shallow(&t), hint)
+            && let Ok(u) = self.unify(&t, h, span)
+        {
+            t = u;
+        }
         if let TyV::Ty(ty) = self.shallow(&t) {
             if op.is_comparison() {
                 if ty.scalar().is_none() {
@@ -1253,6 +1261,12 @@ impl Checker {
                     let t = self.expr(a, Some(&want))?;
                     self.unify(&want, &t, a.span)?;
                 }
+                ArgTy::TargetConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Target(_)) || self.shallow(&t) != TyV::Ty(Ty::Target) {
+                        return err(a.span, "write the target as a constant, e.g. `Target::Sm100a`");
+                    }
+                }
                 ArgTy::Hint => {
                     let t = self.expr(a, None)?;
                     if !matches!(a.kind, ExprKind::CacheHint(_)) || self.shallow(&t) != TyV::Ty(Ty::Cache) {
@@ -1267,6 +1281,10 @@ impl Checker {
             RetTy::T => t_var.unwrap_or(TyV::Ty(Ty::Unit)),
             RetTy::Elem => TyV::Ty(mem_elem.unwrap_or(Ty::Unit)),
             RetTy::SharedArray | RetTy::SharedSlice => TyV::Ty(Ty::Unit),
+            RetTy::Array(ref t, n) => TyV::Ty(Ty::Array {
+                elem: Box::new(t.clone()),
+                len: Len::Lit(n),
+            }),
         })
     }
 }
@@ -1331,6 +1349,13 @@ mod tests {
         assert_eq!(let_ty(&k, &t, "j"), Ty::Scalar(Scalar::I32));
         assert_eq!(let_ty(&k, &t, "m"), Ty::Scalar(Scalar::U64));
         let _ = let_ty(&k, &t, "q");
+    }
+
+    #[test]
+    fn operand_types_win_over_the_context() {
+        let (k, t) = check_src("fn k(n: u32) { let a = (32 * n) as usize; let b: u64 = 1 + 2; }").unwrap();
+        assert_eq!(let_ty(&k, &t, "a"), Ty::Scalar(Scalar::Usize));
+        assert_eq!(let_ty(&k, &t, "b"), Ty::Scalar(Scalar::U64));
     }
 
     #[test]

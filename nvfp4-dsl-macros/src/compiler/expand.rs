@@ -25,6 +25,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
     let variants = c.variants.iter().map(|v| {
         let entry = &v.entry;
         let spec = &v.spec_name;
+        let programmatic = v.programmatic;
         let ptx = v.ptx.iter().map(|(t, text)| {
             let t = target_tokens(*t);
             quote!((#t, #text))
@@ -35,6 +36,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 spec: #spec,
                 entry: #entry,
                 ptx: &[#(#ptx),*],
+                programmatic: #programmatic,
             }
         }
     });

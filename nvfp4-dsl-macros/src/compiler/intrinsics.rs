@@ -49,6 +49,8 @@ pub enum ArgTy {
     Elem,
     /// A `Cache::...` constant.
     Hint,
+    /// A `Target::...` constant.
+    TargetConst,
 }
 
 impl ArgTy {
@@ -66,6 +68,7 @@ impl ArgTy {
             ArgTy::Index => matches!(t, Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)),
             ArgTy::Elem => false,
             ArgTy::Hint => *t == Ty::Cache,
+            ArgTy::TargetConst => *t == Ty::Target,
         }
     }
 }
@@ -82,6 +85,8 @@ pub enum RetTy {
     SharedArray,
     /// `SharedSlice<T>` from the turbofish.
     SharedSlice,
+    /// `[T; N]`.
+    Array(Ty, u64),
 }
 
 pub type LowerFn = fn(&mut Lower<'_>, &Call) -> Result<Val>;
@@ -302,6 +307,49 @@ pub static TABLE: &[Intrinsic] = &[
     sreg!("grid_dim_y", "%nctaid.y"),
     sreg!("grid_dim_z", "%nctaid.z"),
     sreg!("lane_id", "%laneid"),
+    Intrinsic {
+        name: "target_at_least",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::TargetConst],
+        t_set: &[],
+        ret: RetTy::Is(Ty::Scalar(Scalar::Bool)),
+        min_target: Target::Sm80,
+        sig: "fn target_at_least(target: Target) -> bool",
+        lower: |l, c| match arg(c, 0) {
+            Val::Target(t) => Ok(Val::Const(Const::Bool(l.target >= t))),
+            other => unreachable!("checked: a target, not {other:?}"),
+        },
+    },
+    Intrinsic {
+        name: "launch_dependents",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[],
+        t_set: &[],
+        ret: RetTy::Unit,
+        min_target: Target::Sm90,
+        sig: "fn launch_dependents()",
+        lower: |l, _| {
+            l.emit("griddepcontrol.launch_dependents", vec![]);
+            Ok(Val::Unit)
+        },
+    },
+    Intrinsic {
+        name: "grid_dependency_wait",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[],
+        t_set: &[],
+        ret: RetTy::Unit,
+        min_target: Target::Sm90,
+        sig: "fn grid_dependency_wait()",
+        lower: |l, _| {
+            l.func.programmatic = true;
+            l.emit("griddepcontrol.wait", vec![]);
+            Ok(Val::Unit)
+        },
+    },
     Intrinsic {
         name: "sync_threads",
         form: Form::Free,
@@ -847,6 +895,163 @@ pub static TABLE: &[Intrinsic] = &[
         lower: |l, c| half2_op(l, c, "fma.rn.f16x2"),
     },
     Intrinsic {
+        name: "byte_perm",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Is(U32),
+        min_target: Target::Sm80,
+        sig: "fn byte_perm(a: u32, b: u32, selector: u32) -> u32",
+        lower: |l, c| {
+            let ops: Vec<Operand> = (0..3).map(|i| l.operand(&arg(c, i), Scalar::U32)).collect();
+            let d = l.reg(RegClass::B32);
+            l.emit("prmt.b32", [vec![d.into()], ops].concat());
+            Ok(Val::Reg(d))
+        },
+    },
+    Intrinsic {
+        name: "dp4a_s8",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
+        t_set: &[],
+        ret: RetTy::Is(I32),
+        min_target: Target::Sm80,
+        sig: "fn dp4a_s8(a: u32, b: u32, acc: i32) -> i32",
+        lower: |l, c| dp4a(l, c, "dp4a.s32.s32"),
+    },
+    Intrinsic {
+        name: "dp4a_u8_s8",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
+        t_set: &[],
+        ret: RetTy::Is(I32),
+        min_target: Target::Sm80,
+        sig: "fn dp4a_u8_s8(a: u32, b: u32, acc: i32) -> i32",
+        lower: |l, c| dp4a(l, c, "dp4a.u32.s32"),
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("Fp4x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Scalar(Scalar::U8))],
+        t_set: &[],
+        ret: RetTy::Is(Ty::Fp4x2),
+        min_target: Target::Sm80,
+        sig: "fn Fp4x2::from_bits(bits: u8) -> Fp4x2",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("E4m3"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Scalar(Scalar::U8))],
+        t_set: &[],
+        ret: RetTy::Is(Ty::E4m3),
+        min_target: Target::Sm80,
+        sig: "fn E4m3::from_bits(bits: u8) -> E4m3",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("E4m3x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Scalar(Scalar::U16))],
+        t_set: &[],
+        ret: RetTy::Is(Ty::E4m3x2),
+        min_target: Target::Sm80,
+        sig: "fn E4m3x2::from_bits(bits: u16) -> E4m3x2",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    // ----- NVFP4 conversions -----
+    Intrinsic {
+        name: "to_f16x2",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Fp4x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn to_f16x2(self) -> f16x2",
+        lower: |l, c| {
+            let byte = l.bits_reg(&arg(c, 0), RegClass::B32);
+            if l.target >= Target::Sm100a {
+                let b = l.reg(RegClass::B8);
+                l.emit(
+                    "mov.b32",
+                    vec![
+                        Operand::Vec(vec![b.into(), Operand::Sink, Operand::Sink, Operand::Sink]),
+                        byte.into(),
+                    ],
+                );
+                return Ok(unary_op(l, "cvt.rn.f16x2.e2m1x2", RegClass::B32, b.into()));
+            }
+            // Low nibble to bits 12..15, high nibble to bits 28..31.
+            let t = l.reg(RegClass::B32);
+            l.emit("mul.lo.u32", vec![t.into(), byte.into(), Operand::imm("0x01001000")]);
+            let scaled = e2m1_pair_sm90(l, t);
+            Ok(half2_times(l, scaled, F16X2_2_POW_14))
+        },
+    },
+    Intrinsic {
+        name: "decode_e2m1x8",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Array(Ty::F16x2, 4),
+        min_target: Target::Sm80,
+        sig: "fn decode_e2m1x8(word: u32) -> [f16x2; 4]",
+        lower: |l, c| decode_e2m1x8(l, c, false),
+    },
+    Intrinsic {
+        name: "decode_e2m1x8_scaled",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Array(Ty::F16x2, 4),
+        min_target: Target::Sm80,
+        sig: "fn decode_e2m1x8_scaled(word: u32) -> [f16x2; 4]",
+        lower: |l, c| decode_e2m1x8(l, c, true),
+    },
+    Intrinsic {
+        name: "to_f16x2",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::E4m3x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm90,
+        sig: "fn to_f16x2(self) -> f16x2",
+        lower: |l, c| {
+            let pair = l.bits_reg(&arg(c, 0), RegClass::B32);
+            Ok(Val::Reg(e4m3x2_to_f16x2(l, pair)))
+        },
+    },
+    Intrinsic {
+        name: "to_f32",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::E4m3)],
+        t_set: &[],
+        ret: RetTy::Is(F32),
+        min_target: Target::Sm90,
+        sig: "fn to_f32(self) -> f32",
+        lower: |l, c| {
+            let byte = l.bits_reg(&arg(c, 0), RegClass::B32);
+            let pair = e4m3x2_to_f16x2(l, byte);
+            let lo = l.reg(RegClass::B16);
+            l.emit(
+                "mov.b32",
+                vec![Operand::Vec(vec![lo.into(), Operand::Sink]), pair.into()],
+            );
+            Ok(unary_op(l, "cvt.f32.f16", RegClass::F32, lo.into()))
+        },
+    },
+    Intrinsic {
         name: "new",
         form: Form::Assoc("u32x4"),
         generics: Generics::None,
@@ -858,6 +1063,110 @@ pub static TABLE: &[Intrinsic] = &[
         lower: |_, c| Ok(Val::Parts((0..4).map(|i| arg(c, i)).collect())),
     },
 ];
+
+/// 2^14 in both halves of an f16x2: the exponent bias difference between
+/// f16 (15) and e2m1 (1).
+const F16X2_2_POW_14: &str = "0x74007400";
+/// 2^-14 in both halves.
+const F16X2_2_POW_MINUS_14: &str = "0x04000400";
+
+/// sm_90 has no FP4 conversion. With an e2m1 code in bits 12..15 and another
+/// in bits 28..31 of `t`, sign and exponent-mantissa moved into f16 position
+/// (`sign << 15 | em << 9` per half) give each value times 2^-14, exactly
+/// (e2m1's subnormal 0.5 lands on an f16 subnormal).
+fn e2m1_pair_sm90(l: &mut Lower<'_>, t: super::ir::Reg) -> super::ir::Reg {
+    let shifted = l.reg(RegClass::B32);
+    l.emit("shr.b32", vec![shifted.into(), t.into(), Operand::imm(3)]);
+    let sign = l.reg(RegClass::B32);
+    l.emit("and.b32", vec![sign.into(), t.into(), Operand::imm("0x80008000")]);
+    // Exponent-mantissa, bits 12..14 of each half moved to 9..11.
+    let magnitude = l.reg(RegClass::B32);
+    l.emit(
+        "and.b32",
+        vec![magnitude.into(), shifted.into(), Operand::imm("0x0E000E00")],
+    );
+    let d = l.reg(RegClass::B32);
+    l.emit("or.b32", vec![d.into(), sign.into(), magnitude.into()]);
+    d
+}
+
+/// `v * factor` per half (f16x2 instructions take no immediates).
+fn half2_times(l: &mut Lower<'_>, v: super::ir::Reg, factor: &str) -> Val {
+    let f = l.reg(RegClass::B32);
+    l.emit("mov.b32", vec![f.into(), Operand::imm(factor)]);
+    let d = l.reg(RegClass::B32);
+    l.emit("mul.rn.f16x2", vec![d.into(), v.into(), f.into()]);
+    Val::Reg(d)
+}
+
+/// Eight e2m1 values of a word (byte j holds elements 2j, 2j+1) as four
+/// f16x2, element 2j in the low half of result j. `scaled`: times 2^-14.
+fn decode_e2m1x8(l: &mut Lower<'_>, c: &Call, scaled: bool) -> Result<Val> {
+    let word = l.bits_reg(&arg(c, 0), RegClass::B32);
+    let mut pairs = Vec::with_capacity(4);
+    if l.target >= Target::Sm100a {
+        let bytes: Vec<_> = (0..4).map(|_| l.reg(RegClass::B8)).collect();
+        l.emit(
+            "mov.b32",
+            vec![Operand::Vec(bytes.iter().map(|b| (*b).into()).collect()), word.into()],
+        );
+        for b in bytes {
+            let h = l.reg(RegClass::B32);
+            l.emit("cvt.rn.f16x2.e2m1x2", vec![h.into(), b.into()]);
+            pairs.push(if scaled {
+                half2_times(l, h, F16X2_2_POW_MINUS_14)
+            } else {
+                Val::Reg(h)
+            });
+        }
+        return Ok(Val::Parts(pairs));
+    }
+    // One byte permute per pair puts element 2j in bits 12..15 (from the
+    // word shifted left by 4) and element 2j+1 in bits 28..31.
+    let shifted = l.reg(RegClass::B32);
+    l.emit("shl.b32", vec![shifted.into(), word.into(), Operand::imm(4)]);
+    for j in 0..4u32 {
+        let selector = ((4 + j) << 12) | (j << 8) | (j << 4) | j;
+        let t = l.reg(RegClass::B32);
+        l.emit(
+            "prmt.b32",
+            vec![
+                t.into(),
+                shifted.into(),
+                word.into(),
+                Operand::Imm(format!("0x{selector:04X}")),
+            ],
+        );
+        let h = e2m1_pair_sm90(l, t);
+        pairs.push(if scaled {
+            Val::Reg(h)
+        } else {
+            half2_times(l, h, F16X2_2_POW_14)
+        });
+    }
+    Ok(Val::Parts(pairs))
+}
+
+/// `cvt.rn.f16x2.e4m3x2` of the low 16 bits of `pair` (low byte to the low half).
+fn e4m3x2_to_f16x2(l: &mut Lower<'_>, pair: super::ir::Reg) -> super::ir::Reg {
+    let h = l.reg(RegClass::B16);
+    l.emit(
+        "mov.b32",
+        vec![Operand::Vec(vec![h.into(), Operand::Sink]), pair.into()],
+    );
+    let d = l.reg(RegClass::B32);
+    l.emit("cvt.rn.f16x2.e4m3x2", vec![d.into(), h.into()]);
+    d
+}
+
+fn dp4a(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
+    let a = l.operand(&arg(c, 0), Scalar::U32);
+    let b = l.operand(&arg(c, 1), Scalar::U32);
+    let acc = l.operand(&arg(c, 2), Scalar::I32);
+    let d = l.reg(RegClass::B32);
+    l.emit(op, vec![d.into(), a, b, acc]);
+    Ok(Val::Reg(d))
+}
 
 fn min_max(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
     let s = scalar(c, 0);

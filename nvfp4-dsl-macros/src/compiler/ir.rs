@@ -128,6 +128,9 @@ pub struct Function {
     /// Alignment of the dynamic shared block, when the kernel uses it.
     pub dynamic_shared: Option<u32>,
     pub launch_bounds: Option<(u32, Option<u32>)>,
+    /// The kernel waits for the previous grid (`griddepcontrol.wait`), so it
+    /// may be launched to overlap that grid's tail.
+    pub programmatic: bool,
     /// Source file for `.file`, when line info is on.
     pub file: Option<String>,
     pub body: Vec<Node>,

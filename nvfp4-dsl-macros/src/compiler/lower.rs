@@ -65,6 +65,7 @@ pub enum Val {
     Parts(Vec<Val>),
     Mem(MemRef),
     Hint(CacheHint),
+    Target(Target),
 }
 
 impl Val {
@@ -138,6 +139,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         shared: Vec::new(),
         dynamic_shared: None,
         launch_bounds: opts.launch_bounds,
+        programmatic: false,
         file: opts.line_info.clone(),
         body: Vec::new(),
     };
@@ -622,6 +624,7 @@ impl<'a> Lower<'a> {
                 None => err(e.span, format!("unknown name `{name}`")),
             },
             ExprKind::CacheHint(h) => Ok(Val::Hint(*h)),
+            ExprKind::Target(t) => Ok(Val::Target(*t)),
             ExprKind::Unary(op, inner) => {
                 let t = self.ty(e);
                 let v = self.expr(inner)?;
@@ -1753,6 +1756,7 @@ fn is_pure(e: &Expr) -> bool {
 pub fn mov_type(c: RegClass) -> &'static str {
     match c {
         RegClass::Pred => "pred",
+        RegClass::B8 => "b8",
         RegClass::B16 => "b16",
         RegClass::B32 => "b32",
         RegClass::B64 => "b64",

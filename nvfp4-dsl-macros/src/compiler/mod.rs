@@ -37,6 +37,9 @@ pub struct Variant {
     pub spec: Vec<(String, SpecValue)>,
     pub entry: String,
     pub ptx: Vec<(Target, String)>,
+    /// Waits for the previous grid before touching its results: may be
+    /// launched with programmatic stream serialization.
+    pub programmatic: bool,
 }
 
 #[derive(Debug)]
@@ -60,6 +63,7 @@ pub fn compile(attr: TokenStream, item: &syn::ItemFn, opts: &Options) -> syn::Re
             format!("{}__{spec_name}", kernel.name)
         };
         let mut ptx = Vec::with_capacity(attr.targets.len());
+        let mut programmatic = false;
         for (target, _) in &attr.targets {
             let func = lower::lower(
                 &kernel,
@@ -84,6 +88,7 @@ pub fn compile(attr: TokenStream, item: &syn::ItemFn, opts: &Options) -> syn::Re
                     types::MAX_PTX % 10
                 )));
             }
+            programmatic |= func.programmatic;
             ptx.push((*target, ptx::emit(&func)));
         }
         variants.push(Variant {
@@ -91,6 +96,7 @@ pub fn compile(attr: TokenStream, item: &syn::ItemFn, opts: &Options) -> syn::Re
             spec,
             entry,
             ptx,
+            programmatic,
         });
     }
     Ok(Compiled {

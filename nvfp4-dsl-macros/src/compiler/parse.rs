@@ -4,7 +4,7 @@
 //! offending tokens and a message that says what to write instead.
 
 use super::ast::*;
-use super::types::{CacheHint, Len, Scalar, Ty};
+use super::types::{CacheHint, Len, Scalar, Target, Ty};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 
@@ -739,6 +739,16 @@ impl Parser {
         }
         match segs.as_slice() {
             [name] => Ok(ExprKind::Var(name.clone())),
+            [.., ty, item] if ty == "Target" => match Target::ALL.into_iter().find(|t| t.variant() == item) {
+                Some(t) => Ok(ExprKind::Target(t)),
+                None => err(
+                    Loc::of(p),
+                    format!(
+                        "unknown target `Target::{item}`; the targets are {}",
+                        Target::ALL.map(|t| format!("`Target::{}`", t.variant())).join(", ")
+                    ),
+                ),
+            },
             [.., ty, item] if ty == "Cache" => match CacheHint::ALL.into_iter().find(|h| h.rust_name() == item) {
                 Some(h) => Ok(ExprKind::CacheHint(h)),
                 None => err(

@@ -340,6 +340,7 @@ mod tests {
             shared: vec![],
             dynamic_shared: None,
             launch_bounds: Some((128, Some(2))),
+            programmatic: false,
             file: None,
             body,
         }

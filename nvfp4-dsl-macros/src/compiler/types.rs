@@ -217,6 +217,8 @@ pub enum Ty {
     E4m3x2,
     /// The `nvfp4_dsl::Cache` hint enum; only as a constant argument.
     Cache,
+    /// The `nvfp4_dsl::Target` enum; only as a constant argument.
+    Target,
     /// Global memory: `&[T]` or `&mut [T]`.
     Slice {
         elem: Box<Ty>,
@@ -330,6 +332,7 @@ impl fmt::Display for Ty {
             Ty::E4m3 => write!(f, "E4m3"),
             Ty::E4m3x2 => write!(f, "E4m3x2"),
             Ty::Cache => write!(f, "Cache"),
+            Ty::Target => write!(f, "Target"),
             Ty::Slice { elem, mutable } => {
                 write!(f, "&{}[{elem}]", if *mutable { "mut " } else { "" })
             }
@@ -344,6 +347,9 @@ impl fmt::Display for Ty {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum RegClass {
     Pred,
+    /// Byte registers: only intrinsics use them (operands of the FP4/FP8
+    /// conversions).
+    B8,
     B16,
     B32,
     B64,
@@ -355,6 +361,7 @@ impl RegClass {
     pub fn prefix(self) -> &'static str {
         match self {
             RegClass::Pred => "%p",
+            RegClass::B8 => "%c",
             RegClass::B16 => "%h",
             RegClass::B32 => "%r",
             RegClass::B64 => "%rd",
@@ -366,6 +373,7 @@ impl RegClass {
     pub fn decl(self) -> &'static str {
         match self {
             RegClass::Pred => ".pred",
+            RegClass::B8 => ".b8",
             RegClass::B16 => ".b16",
             RegClass::B32 => ".b32",
             RegClass::B64 => ".b64",

@@ -22,6 +22,9 @@ pub struct CudaDevice {
     /// Loaded modules, keyed by the address of their PTX text (each is a
     /// `&'static str` in the binary): each module is loaded once.
     modules: Mutex<HashMap<usize, Loaded>>,
+    /// Device address ranges the most recent launch could write (its
+    /// `&mut` buffers).
+    last_writes: Mutex<Vec<(u64, u64)>>,
 }
 
 struct Loaded {
@@ -81,6 +84,7 @@ impl CudaDevice {
             compute_capability: (major as u32, minor as u32),
             max_shared_optin: max_shared_optin as u32,
             modules: Mutex::new(HashMap::new()),
+            last_writes: Mutex::new(Vec::new()),
         })
     }
 
@@ -122,6 +126,14 @@ impl CudaDevice {
         self.stream
             .memcpy_htod(bytes, s)
             .map_err(driver("copying to the device"))
+    }
+
+    /// Whether the most recent launch was given `s` as a writable buffer.
+    pub(super) fn written_by_last_launch(&self, s: &CudaSlice<u8>) -> bool {
+        let (ptr, _sync) = s.device_ptr(&self.stream);
+        let end = ptr + s.num_bytes() as u64;
+        let writes = self.last_writes.lock().unwrap_or_else(|p| p.into_inner());
+        writes.iter().any(|&(start, stop)| start < end && ptr < stop)
     }
 
     pub(super) fn synchronize(&self) -> Result<()> {
@@ -180,6 +192,7 @@ impl CudaDevice {
         // Each parameter's value lives in a 16-byte slot; the driver reads
         // through the pointers during `cuLaunchKernel`.
         let mut slots: Vec<[u64; 2]> = Vec::with_capacity(args.len() * 2);
+        let mut writes = Vec::new();
         for arg in args.iter_mut() {
             match &mut arg.0 {
                 Arg::Buffer(Storage::Cuda(s), len) => {
@@ -188,7 +201,9 @@ impl CudaDevice {
                     slots.push([*len as u64, 0]);
                 }
                 Arg::BufferMut(Storage::Cuda(s), len) => {
+                    let bytes = s.num_bytes() as u64;
                     let (ptr, _sync) = s.device_ptr_mut(&self.stream);
+                    writes.push((ptr, ptr + bytes));
                     slots.push([ptr, 0]);
                     slots.push([*len as u64, 0]);
                 }
@@ -199,21 +214,48 @@ impl CudaDevice {
                 }
             }
         }
+        *self.last_writes.lock().unwrap_or_else(|p| p.into_inner()) = writes;
         let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr().cast::<c_void>()).collect();
-        // SAFETY: the function belongs to this context, `params` points at
-        // one slot per kernel parameter (the caller guarantees the argument
-        // list matches), and the slots outlive the call.
-        unsafe {
-            cudarc::driver::result::launch_kernel(
-                loaded.function,
-                config.grid,
-                config.block,
-                config.shared_bytes,
-                self.stream.cu_stream(),
-                &mut params,
-            )
+        let during = format!("launching `{}`", variant.entry);
+        if !variant.programmatic {
+            // SAFETY: the function belongs to this context, `params` points
+            // at one slot per kernel parameter (the caller guarantees the
+            // argument list matches), and the slots outlive the call.
+            return unsafe {
+                cudarc::driver::result::launch_kernel(
+                    loaded.function,
+                    config.grid,
+                    config.block,
+                    config.shared_bytes,
+                    self.stream.cu_stream(),
+                    &mut params,
+                )
+            }
+            .map_err(driver(during));
         }
-        .map_err(driver(format!("launching `{}`", variant.entry)))
+        // The kernel waits for its predecessor itself (`griddepcontrol.wait`),
+        // so it may start while the predecessor finishes.
+        // SAFETY: an all-zero attribute is valid plain data; the fields that
+        // matter are set below.
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        let launch = sys::CUlaunchConfig {
+            gridDimX: config.grid.0,
+            gridDimY: config.grid.1,
+            gridDimZ: config.grid.2,
+            blockDimX: config.block.0,
+            blockDimY: config.block.1,
+            blockDimZ: config.block.2,
+            sharedMemBytes: config.shared_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        // SAFETY: as above; `launch` and `attribute` outlive the call.
+        unsafe { sys::cuLaunchKernelEx(&launch, loaded.function, params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+            .map_err(driver(during))
     }
 }
 

@@ -269,6 +269,17 @@ impl Device {
         }
     }
 
+    /// Whether the most recent kernel launched on this device was given `buf`
+    /// as a writable (`&mut`) argument. A kernel that starts before its
+    /// predecessor finishes (see
+    /// [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)) may
+    /// read a buffer early only when this is false.
+    pub fn written_by_last_launch<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> bool {
+        match (self, &buf.storage) {
+            (Device::Cuda(d), Storage::Cuda(s)) => d.written_by_last_launch(s),
+        }
+    }
+
     /// Waits until all launched work has finished.
     pub fn synchronize(&self) -> Result<()> {
         match self {
