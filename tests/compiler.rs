@@ -36,6 +36,7 @@ const KERNEL_SOURCES: &[&str] = &[
     "nvfp4-kernels/src/samples.rs",
     "nvfp4-kernels/src/decode.rs",
     "nvfp4-kernels/src/gemv.rs",
+    "nvfp4-kernels/src/gemm.rs",
 ];
 
 #[test]

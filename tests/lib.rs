@@ -9,6 +9,7 @@ pub fn all_variants() -> Vec<&'static Variant> {
     let mut all = nvfp4_kernels::samples::variants();
     all.extend(nvfp4_kernels::decode::decode_all::VARIANTS);
     all.extend(nvfp4_kernels::gemv::gemv_nvfp4::VARIANTS);
+    all.extend(nvfp4_kernels::gemm::gemm_nvfp4::VARIANTS);
     all
 }
 
@@ -47,6 +48,22 @@ pub fn find_ptxas() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join("ptxas"))
+        .find(|p| p.is_file())
+}
+
+/// The nvdisasm to read SASS with: `$NVDISASM`, the one the test script
+/// installs in `.tools/`, or one on the `PATH`.
+pub fn find_nvdisasm() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("NVDISASM") {
+        return Some(PathBuf::from(p));
+    }
+    let local = repo_root().join(".tools/cuda/bin/nvdisasm");
+    if local.is_file() {
+        return Some(local);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("nvdisasm"))
         .find(|p| p.is_file())
 }
 

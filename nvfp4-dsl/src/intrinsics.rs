@@ -31,6 +31,8 @@
 //! | `u32x4::new(x, y, z, w)`, `v.x` ... | none (four registers) |
 //! | `Fp4x2::from_bits(b)`, `E4m3::from_bits(b)`, `E4m3x2::from_bits(h)` | none (same register) |
 //! | `p.to_f16x2()` (`Fp4x2`) | sm_100a `cvt.rn.f16x2.e2m1x2`; sm_90: an exact integer sequence (see [`Fp4x2::to_f16x2`](crate::Fp4x2::to_f16x2)) |
+//! | `SmemDesc::new(addr)`, `d.with_leading_byte_offset(b)`, `d.with_stride_byte_offset(b)`, `d.with_base_offset(o)`, `d.with_swizzle(s)`, `d.offset(b)`, `d.bits()` | integer `and`/`or`/`shl`/`add` on a 64-bit register, folded for constants |
+//! | `InstrDesc::mxf4nvf4(m, n)`, `i.bits()` | integer `shr`/`shl`/`or`, folded for constants |
 //! | `p.to_f16x2()` (`E4m3x2`, sm_90+) | `cvt.rn.f16x2.e4m3x2` |
 //! | `s.to_f32()` (`E4m3`, sm_90+) | `cvt.rn.f16x2.e4m3x2`, `cvt.f32.f16` |
 //!
@@ -384,4 +386,247 @@ pub fn inline_ptx_result<T>(template: &str) -> T {
 #[inline(always)]
 pub fn elect_sync() -> bool {
     device_only("elect_sync")
+}
+
+// ----- Asynchronous copies, mbarriers and the Blackwell tensor cores -----
+
+use crate::types::{InstrDesc, SharedMemory, SmemDesc, TensorMap};
+
+/// The 32-bit shared-memory address of `mem[index]` (for descriptors and
+/// tensor-memory slots).
+///
+/// PTX: `mov.u32 d, <array>;` plus the element's offset.
+#[inline(always)]
+pub fn shared_address<M: SharedMemory, I: DeviceIndex>(mem: &M, index: I) -> u32 {
+    let _ = (mem, index);
+    device_only("shared_address")
+}
+
+/// Initialises the mbarrier `bars[index]` to expect `count` arrivals per
+/// phase. Needs sm_90 or newer.
+///
+/// PTX: `mbarrier.init.shared::cta.b64 [bar], count;`
+#[inline(always)]
+pub fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, count: u32) {
+    let _ = (bars, index, count);
+    device_only("mbarrier_init")
+}
+
+/// Makes initialised mbarriers visible to the asynchronous units (call once
+/// after the inits, before the barrier that publishes them).
+///
+/// PTX (ISA 8.0): `fence.mbarrier_init.release.cluster;`
+#[inline(always)]
+pub fn fence_mbarrier_init() {
+    device_only("fence_mbarrier_init")
+}
+
+/// Arrives once on `bars[index]`.
+///
+/// PTX: `mbarrier.arrive.shared::cta.b64 _, [bar];`
+#[inline(always)]
+pub fn mbarrier_arrive<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I) {
+    let _ = (bars, index);
+    device_only("mbarrier_arrive")
+}
+
+/// Arrives once on `bars[index]` and adds `bytes` to the transaction count
+/// the current phase waits for (the bulk copies that name the barrier
+/// complete them).
+///
+/// PTX (ISA 8.0): `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes;`
+#[inline(always)]
+pub fn mbarrier_arrive_expect_tx<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, bytes: u32) {
+    let _ = (bars, index, bytes);
+    device_only("mbarrier_arrive_expect_tx")
+}
+
+/// Whether the phase of `bars[index]` with parity `parity` has completed
+/// (waits a bounded time).
+///
+/// PTX: `mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity;`
+#[inline(always)]
+pub fn mbarrier_try_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) -> bool {
+    let _ = (bars, index, parity);
+    device_only("mbarrier_try_wait_parity")
+}
+
+/// Waits until the phase of `bars[index]` with parity `parity` has
+/// completed. A fresh barrier is in phase 0, so waiting for parity 1
+/// returns at once (the "previous" phase counts as complete).
+///
+/// PTX: a loop around `mbarrier.try_wait.parity.shared::cta.b64`.
+#[inline(always)]
+pub fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) {
+    let _ = (bars, index, parity);
+    device_only("mbarrier_wait_parity")
+}
+
+/// Orders this thread's earlier shared-memory writes before later accesses
+/// of the asynchronous proxy (bulk copies, tensor cores).
+///
+/// PTX (ISA 8.0): `fence.proxy.async.shared::cta;`
+#[inline(always)]
+pub fn fence_proxy_async_shared() {
+    device_only("fence_proxy_async_shared")
+}
+
+/// Starts copying `bytes` (a multiple of 16; both addresses 16-byte aligned)
+/// from `src[src_index..]` to `dst[dst_index..]`; the copy completes
+/// `bytes` transactions on `bars[bar_index]`.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar];`
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cp_async_bulk_global_to_shared<
+    D: SharedMemory,
+    I: DeviceIndex,
+    T: Element,
+    J: DeviceIndex,
+    B: SharedMemory<Elem = u64>,
+    K: DeviceIndex,
+>(
+    dst: &D,
+    dst_index: I,
+    src: &[T],
+    src_index: J,
+    bytes: u32,
+    bars: &B,
+    bar_index: K,
+) {
+    let _ = (dst, dst_index, src, src_index, bytes, bars, bar_index);
+    device_only("cp_async_bulk_global_to_shared")
+}
+
+/// Starts copying the box of `map` at coordinates (`c0` innermost, `c1`)
+/// to `dst[dst_index..]` (with the map's swizzle); the copy completes the
+/// box's bytes on `bars[bar_index]`.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dst], [map, {c0, c1}], [bar];`
+#[inline(always)]
+pub fn cp_async_bulk_tensor_2d_global_to_shared<
+    D: SharedMemory,
+    I: DeviceIndex,
+    B: SharedMemory<Elem = u64>,
+    K: DeviceIndex,
+>(
+    dst: &D,
+    dst_index: I,
+    map: TensorMap,
+    c0: i32,
+    c1: i32,
+    bars: &B,
+    bar_index: K,
+) {
+    let _ = (dst, dst_index, map, c0, c1, bars, bar_index);
+    device_only("cp_async_bulk_tensor_2d_global_to_shared")
+}
+
+/// Allocates `columns` (a constant power of two, 32..=512) of tensor memory
+/// and writes its address to `slot[index]`; the whole warp calls it.
+/// sm_100a.
+///
+/// PTX: `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], columns;`
+#[inline(always)]
+pub fn tcgen05_alloc<M: SharedMemory<Elem = u32>, I: DeviceIndex>(slot: &M, index: I, columns: u32) {
+    let _ = (slot, index, columns);
+    device_only("tcgen05_alloc")
+}
+
+/// Frees tensor memory allocated with [`tcgen05_alloc`] (same column
+/// count); the whole warp calls it. sm_100a.
+///
+/// PTX: `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, columns;`
+#[inline(always)]
+pub fn tcgen05_dealloc(tmem_address: u32, columns: u32) {
+    let _ = (tmem_address, columns);
+    device_only("tcgen05_dealloc")
+}
+
+/// Gives up the right to allocate more tensor memory in this block. sm_100a.
+///
+/// PTX: `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;`
+#[inline(always)]
+pub fn tcgen05_relinquish_alloc_permit() {
+    device_only("tcgen05_relinquish_alloc_permit")
+}
+
+/// Copies 32 rows x 16 bytes of shared memory (described by `src`) into 4
+/// columns at `tmem_address` of each of the four 32-lane quarters of tensor
+/// memory: one 128-row x 4-scale block of the blocked scale layout. Issued
+/// by one thread. sm_100a.
+///
+/// PTX: `tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], src;`
+#[inline(always)]
+pub fn tcgen05_cp_32x128b_warpx4(tmem_address: u32, src: SmemDesc) {
+    let _ = (tmem_address, src);
+    device_only("tcgen05_cp_32x128b_warpx4")
+}
+
+/// Block-scaled NVFP4 MMA, `D (+)= A x B^T`: A (M x 64) and B (N x 64) E2M1
+/// from shared memory, 4 UE4M3 scales per row of each (one per 16 values)
+/// from tensor memory, f32 D in tensor memory; `accumulate` false
+/// overwrites D. Issued by one thread. sm_100a.
+///
+/// PTX (ISA 8.7): `tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [d], a, b, idesc, [sfa], [sfb], p;`
+#[inline(always)]
+pub fn tcgen05_mma_mxf4nvf4(
+    d_tmem: u32,
+    a: SmemDesc,
+    b: SmemDesc,
+    idesc: InstrDesc,
+    sfa_tmem: u32,
+    sfb_tmem: u32,
+    accumulate: bool,
+) {
+    let _ = (d_tmem, a, b, idesc, sfa_tmem, sfb_tmem, accumulate);
+    device_only("tcgen05_mma_mxf4nvf4")
+}
+
+/// Arrives once on `bars[index]` when all tcgen05 operations this thread
+/// issued before have completed. sm_100a.
+///
+/// PTX: `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];`
+#[inline(always)]
+pub fn tcgen05_commit<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I) {
+    let _ = (bars, index);
+    device_only("tcgen05_commit")
+}
+
+/// Loads `N` consecutive 32-bit columns of one tensor-memory lane per
+/// thread: thread `t` of the warp reads lane `lane(tmem_address) + t`
+/// (a warp may access only its quarter `32 * (warp % 4)..`). Read the
+/// values after [`tcgen05_wait_ld`]. `N` is 1, 2, 4, ... 128. sm_100a.
+///
+/// PTX: `tcgen05.ld.sync.aligned.32x32b.xN.b32 {..}, [taddr];`
+#[inline(always)]
+pub fn tcgen05_ld_32x32b<const N: usize>(tmem_address: u32) -> [u32; N] {
+    let _ = tmem_address;
+    device_only("tcgen05_ld_32x32b")
+}
+
+/// Waits for this thread's tensor-memory loads. sm_100a.
+///
+/// PTX: `tcgen05.wait::ld.sync.aligned;`
+#[inline(always)]
+pub fn tcgen05_wait_ld() {
+    device_only("tcgen05_wait_ld")
+}
+
+/// Orders earlier tcgen05 operations before a following thread
+/// synchronisation. sm_100a.
+///
+/// PTX: `tcgen05.fence::before_thread_sync;`
+#[inline(always)]
+pub fn tcgen05_fence_before_thread_sync() {
+    device_only("tcgen05_fence_before_thread_sync")
+}
+
+/// Orders later tcgen05 operations after a preceding thread
+/// synchronisation. sm_100a.
+///
+/// PTX: `tcgen05.fence::after_thread_sync;`
+#[inline(always)]
+pub fn tcgen05_fence_after_thread_sync() {
+    device_only("tcgen05_fence_after_thread_sync")
 }

@@ -68,9 +68,11 @@ mod types;
 
 pub use half::{bf16, f16};
 pub use nvfp4_dsl_macros::kernel;
-pub use runtime::{CudaDevice, Device, DeviceBuffer, DeviceCopy, Error, KernelArg, LaunchConfig, Result, launch};
+pub use runtime::{
+    CudaDevice, Device, DeviceBuffer, DeviceCopy, Error, KernelArg, LaunchConfig, Result, TileMap2d, launch,
+};
 pub use target::{Target, Variant};
 pub use types::{
-    Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, Memory, MemoryMut, SharedArray, SharedSlice, Shuffle, WarpSum,
-    f16x2, u32x4,
+    Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, SharedArray, SharedMemory,
+    SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpSum, f16x2, u32x4,
 };

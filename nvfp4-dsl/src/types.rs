@@ -323,8 +323,187 @@ mod tests {
     }
 
     #[test]
+    fn instruction_descriptor_fields() {
+        // The worked values of the PTX reference (E2M1 x E2M1, UE4M3, M = 128).
+        assert_eq!(InstrDesc::mxf4nvf4(128, 128).bits(), 0x0820_0480);
+        assert_eq!(InstrDesc::mxf4nvf4(128, 256).bits(), 0x0840_0480);
+        assert_eq!(InstrDesc::mxf4nvf4(128, 8).bits(), 0x0802_0480);
+        let d = InstrDesc::mxf4nvf4(128, 64).bits();
+        assert_eq!((d >> 7) & 7, 1, "atype E2M1");
+        assert_eq!((d >> 10) & 3, 1, "btype E2M1");
+        assert_eq!((d >> 17) & 0x3F, 64 >> 3, "N >> 3");
+        assert_eq!((d >> 23) & 1, 0, "UE4M3 scales");
+        assert_eq!((d >> 27) & 3, 1, "M >> 7");
+        assert_eq!(d & 0b111_1111 | (d >> 29), 0, "sparsity, scale ids, K size clear");
+    }
+
+    #[test]
+    fn shared_memory_descriptor_fields() {
+        let d = SmemDesc::new(0x1_2340)
+            .with_leading_byte_offset(16)
+            .with_stride_byte_offset(1024)
+            .with_swizzle(Swizzle::B128)
+            .bits();
+        assert_eq!(d & 0x3FFF, 0x1_2340 >> 4, "start address >> 4");
+        assert_eq!((d >> 16) & 0x3FFF, 1, "LBO >> 4");
+        assert_eq!((d >> 32) & 0x3FFF, 1024 >> 4, "SBO >> 4");
+        assert_eq!((d >> 46) & 7, 1, "fixed 0b001");
+        assert_eq!((d >> 49) & 7, 0, "base offset");
+        assert_eq!(d >> 61, 2, "128-byte swizzle");
+        // The recipe of the PTX reference for an NVFP4 tile at 0x400.
+        let recipe = (0x400u64 >> 4) | (1 << 16) | ((1024 >> 4) << 32) | (1 << 46) | (2 << 61);
+        let built = SmemDesc::new(0x400)
+            .with_leading_byte_offset(16)
+            .with_stride_byte_offset(1024)
+            .with_swizzle(Swizzle::B128);
+        assert_eq!(built.bits(), recipe);
+        assert_eq!(built.offset(32).bits(), recipe + 2, "one K=64 step is 32 bytes");
+        assert_eq!(SmemDesc::new(0x400).with_base_offset(3).bits() >> 49 & 7, 3);
+        // Fields replace, not accumulate.
+        let twice = SmemDesc::new(0)
+            .with_stride_byte_offset(1024)
+            .with_stride_byte_offset(128)
+            .bits();
+        assert_eq!((twice >> 32) & 0x3FFF, 8);
+        assert_eq!(Swizzle::B32.layout_type(), 6);
+        assert_eq!(Swizzle::B64.layout_type(), 4);
+    }
+
+    #[test]
     fn vector_layout_is_16_bytes() {
         assert_eq!(core::mem::size_of::<u32x4>(), 16);
         assert_eq!(core::mem::align_of::<u32x4>(), 16);
+    }
+}
+
+/// Shared memory (a [`SharedArray`] or a [`SharedSlice`]): what the
+/// barrier, bulk-copy and tensor-memory intrinsics take.
+pub trait SharedMemory: Memory {}
+impl<T: Element, const N: usize> SharedMemory for SharedArray<T, N> {}
+impl<T: Element> SharedMemory for SharedSlice<T> {}
+
+/// A CUDA tensor map (`CUtensorMap`, 128 bytes, 64-byte aligned): how the
+/// bulk tensor copy addresses a tile of a global tensor. Made on the host
+/// with [`Device::tensor_map_2d`](crate::Device::tensor_map_2d) and passed to
+/// a kernel by value (`.param .align 64 .b8 map[128]`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct TensorMap(pub(crate) [u8; 128]);
+
+impl core::fmt::Debug for TensorMap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("TensorMap(..)")
+    }
+}
+
+impl TensorMap {
+    /// The 128 bytes the kernel receives.
+    pub fn bytes(&self) -> &[u8; 128] {
+        &self.0
+    }
+}
+
+/// The swizzle of a tile in shared memory, as the tensor copy writes it and
+/// the tensor-core descriptors read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Swizzle {
+    /// Plain layout (core matrices of 8 rows x 16 bytes).
+    None,
+    /// 32-byte swizzle.
+    B32,
+    /// 64-byte swizzle.
+    B64,
+    /// 128-byte swizzle: 16-byte chunk `c` of row `r` sits at chunk
+    /// `c ^ (r % 8)` of a 1024-byte atom.
+    B128,
+}
+
+impl Swizzle {
+    /// The descriptor's layout type field (bits 61..64): 0, 6, 4, 2.
+    pub const fn layout_type(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 6,
+            Swizzle::B64 => 4,
+            Swizzle::B128 => 2,
+        }
+    }
+}
+
+/// A tcgen05 shared-memory matrix descriptor (PTX ISA "Shared memory
+/// descriptor"): start address >> 4 in bits 0..14, leading byte offset >> 4
+/// in 16..30, stride byte offset >> 4 in 32..46, the fixed 0b001 in 46..49,
+/// base offset in 49..52, swizzle in 61..64. The builders are the same
+/// functions on the host and in kernels (where they are integer
+/// instructions, folded when their inputs are constants).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct SmemDesc(u64);
+
+impl SmemDesc {
+    const FIELD: u64 = 0x3FFF;
+
+    /// A descriptor of the matrix starting at shared address
+    /// `start_address` (16-byte aligned), no swizzle, offsets 0.
+    pub const fn new(start_address: u32) -> SmemDesc {
+        SmemDesc((((start_address & 0x3FFFF) >> 4) as u64) | (1 << 46))
+    }
+
+    const fn with_field(self, bytes: u32, shift: u32) -> SmemDesc {
+        SmemDesc((self.0 & !(Self::FIELD << shift)) | ((((bytes >> 4) as u64) & Self::FIELD) << shift))
+    }
+
+    /// Sets the leading-dimension byte offset (K-major: between adjacent
+    /// 16-byte columns of core matrices; unused with 128-byte swizzle).
+    pub const fn with_leading_byte_offset(self, bytes: u32) -> SmemDesc {
+        self.with_field(bytes, 16)
+    }
+
+    /// Sets the stride-dimension byte offset (between groups of 8 rows;
+    /// 1024 for a 128-byte-swizzled K-major tile).
+    pub const fn with_stride_byte_offset(self, bytes: u32) -> SmemDesc {
+        self.with_field(bytes, 32)
+    }
+
+    /// Sets the base offset (0 when the swizzle pattern starts aligned).
+    pub const fn with_base_offset(self, offset: u32) -> SmemDesc {
+        SmemDesc((self.0 & !(7 << 49)) | (((offset & 7) as u64) << 49))
+    }
+
+    /// Sets the swizzle mode.
+    pub const fn with_swizzle(self, swizzle: Swizzle) -> SmemDesc {
+        SmemDesc((self.0 & !(7 << 61)) | (swizzle.layout_type() << 61))
+    }
+
+    /// The descriptor of the matrix `bytes` further (the start address
+    /// field advanced by `bytes >> 4`; one K=64 step of an NVFP4 tile is 32
+    /// bytes).
+    pub const fn offset(self, bytes: u32) -> SmemDesc {
+        SmemDesc(self.0 + (bytes >> 4) as u64)
+    }
+
+    /// The 64 bits.
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+/// A tcgen05 instruction descriptor (32 bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct InstrDesc(u32);
+
+impl InstrDesc {
+    /// `.kind::mxf4nvf4` block-scaled MMA: A and B E2M1 (type code 1 in
+    /// bits 7..10 and 10..12), UE4M3 scales (bit 23 clear), dense, K = 64,
+    /// K-major A and B, N >> 3 in bits 17..23, M >> 7 in bits 27..29, scale
+    /// factor ids 0. M = 128, N = 128 gives `0x08200480`.
+    pub const fn mxf4nvf4(m: u32, n: u32) -> InstrDesc {
+        InstrDesc(0x480 | ((n >> 3) << 17) | ((m >> 7) << 27))
+    }
+
+    /// The 32 bits.
+    pub const fn bits(self) -> u32 {
+        self.0
     }
 }

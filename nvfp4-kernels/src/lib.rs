@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod decode;
+pub mod gemm;
 pub mod gemv;
 pub mod nvfp4;
 pub mod rng;
@@ -21,6 +22,8 @@ pub enum Error {
     Shape(String),
     /// A result differs from the CPU reference.
     Mismatch(String),
+    /// The device cannot run this kernel.
+    Unsupported(String),
 }
 
 impl fmt::Display for Error {
@@ -29,6 +32,7 @@ impl fmt::Display for Error {
             Error::Device(e) => write!(f, "{e}"),
             Error::Shape(s) => write!(f, "invalid shape: {s}"),
             Error::Mismatch(s) => write!(f, "wrong result: {s}"),
+            Error::Unsupported(s) => write!(f, "unsupported: {s}"),
         }
     }
 }

@@ -13,6 +13,7 @@ const SOURCES: &[&str] = &[
     "nvfp4-kernels/src/samples.rs",
     "nvfp4-kernels/src/decode.rs",
     "nvfp4-kernels/src/gemv.rs",
+    "nvfp4-kernels/src/gemm.rs",
 ];
 const REPEATS: usize = 30;
 

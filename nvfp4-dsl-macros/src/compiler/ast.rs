@@ -252,6 +252,8 @@ pub enum ExprKind {
     CacheHint(super::types::CacheHint),
     /// `Target::Sm100a`.
     Target(super::types::Target),
+    /// `Swizzle::B128`.
+    Swizzle(super::types::Swizzle),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Assign(Box<Expr>, Box<Expr>),

@@ -330,9 +330,14 @@ impl Checker {
                     };
                     let shown = self.shallow(&t);
                     if let TyV::Ty(ty) = &shown
-                        && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target)
+                        && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::TensorMap)
                     {
-                        return err(*name_span, format!("cannot bind a value of type `{ty}`"));
+                        return err(
+                            *name_span,
+                            format!(
+                                "cannot bind a value of type `{ty}` to a name; pass it directly to the intrinsic that takes it"
+                            ),
+                        );
                     }
                     if *mutable
                         && let TyV::Ty(ty) = &shown
@@ -430,6 +435,7 @@ impl Checker {
             },
             ExprKind::CacheHint(_) => Ok(TyV::Ty(Ty::Cache)),
             ExprKind::Target(_) => Ok(TyV::Ty(Ty::Target)),
+            ExprKind::Swizzle(_) => Ok(TyV::Ty(Ty::Swizzle)),
             ExprKind::Unary(op, inner) => {
                 if let (UnOp::Neg, ExprKind::Lit(Lit::Int(..))) = (op, &inner.kind) {
                     let t = self.expr(inner, hint.as_ref())?;
@@ -1067,6 +1073,7 @@ impl Checker {
             );
         }
         // Generic parameters written with a turbofish.
+        let mut generic_len: Option<Len> = None;
         let generic_ty = match (intr.generics, generics) {
             (Generics::None, []) => None,
             (Generics::None, [g, ..]) => {
@@ -1087,6 +1094,25 @@ impl Checker {
                 }
                 self.check_len_generic(l, *ls)?;
                 Some((t.clone(), Some(l.clone())))
+            }
+            (Generics::Len(allowed), [GenericArg::Len(l, ls)]) => {
+                if let Len::Lit(n) = l
+                    && !allowed.contains(n)
+                {
+                    return err(*ls, format!("`{display}` takes one of the lengths {allowed:?}"));
+                }
+                self.check_len_generic(l, *ls)?;
+                generic_len = Some(l.clone());
+                None
+            }
+            (Generics::Len(allowed), _) => {
+                return err(
+                    e.span,
+                    format!(
+                        "write the length with a turbofish, one of {allowed:?}: `{}`",
+                        intr.signature()
+                    ),
+                );
             }
             (Generics::Type, _) | (Generics::TypeLen, _) => {
                 return err(
@@ -1122,6 +1148,10 @@ impl Checker {
                             let (t, _) = generic_ty.clone().expect("checked with the generics");
                             TyV::Ty(Ty::SharedSlice { elem: Box::new(t) })
                         }
+                        RetTy::ArrayOfGenericLen(ref elem) => TyV::Ty(Ty::Array {
+                            elem: Box::new(elem.clone()),
+                            len: generic_len.clone().expect("checked with the generics"),
+                        }),
                         _ => ret,
                     });
                 }
@@ -1261,6 +1291,49 @@ impl Checker {
                     let t = self.expr(a, Some(&want))?;
                     self.unify(&want, &t, a.span)?;
                 }
+                ArgTy::SwizzleConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Swizzle(_)) || self.shallow(&t) != TyV::Ty(Ty::Swizzle) {
+                        return err(a.span, "write the swizzle as a constant, e.g. `Swizzle::B128`");
+                    }
+                }
+                ArgTy::ConstU32 => {
+                    let want = TyV::Ty(Ty::Scalar(Scalar::U32));
+                    let t = self.expr(a, Some(&want))?;
+                    self.unify(&want, &t, a.span)?;
+                }
+                ArgTy::SharedOf(elem) => {
+                    let t = self.expr(a, None)?;
+                    let k = self.known(&t, a.span)?;
+                    let ok = match &k {
+                        Ty::SharedArray { elem: e, .. } | Ty::SharedSlice { elem: e } => **e == *elem,
+                        _ => false,
+                    };
+                    if !ok {
+                        return err(
+                            a.span,
+                            format!(
+                                "argument {} of `{}` must be shared memory of `{elem}`, found `{k}`",
+                                i + 1,
+                                intr.display_name()
+                            ),
+                        );
+                    }
+                }
+                ArgTy::Shared => {
+                    let t = self.expr(a, None)?;
+                    let k = self.known(&t, a.span)?;
+                    if !matches!(k, Ty::SharedArray { .. } | Ty::SharedSlice { .. }) {
+                        return err(
+                            a.span,
+                            format!(
+                                "argument {} of `{}` must be shared memory, found `{k}`",
+                                i + 1,
+                                intr.display_name()
+                            ),
+                        );
+                    }
+                }
                 ArgTy::TargetConst => {
                     let t = self.expr(a, None)?;
                     if !matches!(a.kind, ExprKind::Target(_)) || self.shallow(&t) != TyV::Ty(Ty::Target) {
@@ -1285,6 +1358,7 @@ impl Checker {
                 elem: Box::new(t.clone()),
                 len: Len::Lit(n),
             }),
+            RetTy::ArrayOfGenericLen(_) => TyV::Ty(Ty::Unit),
         })
     }
 }

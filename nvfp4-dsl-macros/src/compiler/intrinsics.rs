@@ -28,6 +28,8 @@ pub enum Generics {
     Type,
     /// `::<T, N>`.
     TypeLen,
+    /// `::<N>`, one of these lengths.
+    Len(&'static [u64]),
 }
 
 /// A parameter's type.
@@ -45,6 +47,14 @@ pub enum ArgTy {
     MemMut,
     /// A global slice.
     Global,
+    /// Shared memory of any element type.
+    Shared,
+    /// Shared memory of this element type.
+    SharedOf(Ty),
+    /// A `u32` known at compile time.
+    ConstU32,
+    /// A `Swizzle::...` constant.
+    SwizzleConst,
     /// A value of the memory argument's element type.
     Elem,
     /// A `Cache::...` constant.
@@ -66,7 +76,9 @@ impl ArgTy {
             ),
             ArgTy::Global => matches!(t, Ty::Slice { .. }),
             ArgTy::Index => matches!(t, Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)),
-            ArgTy::Elem => false,
+            ArgTy::Elem | ArgTy::ConstU32 | ArgTy::SwizzleConst => false,
+            ArgTy::Shared => matches!(t, Ty::SharedArray { .. } | Ty::SharedSlice { .. }),
+            ArgTy::SharedOf(e) => matches!(t, Ty::SharedArray { elem, .. } | Ty::SharedSlice { elem } if **elem == *e),
             ArgTy::Hint => *t == Ty::Cache,
             ArgTy::TargetConst => *t == Ty::Target,
         }
@@ -87,6 +99,8 @@ pub enum RetTy {
     SharedSlice,
     /// `[T; N]`.
     Array(Ty, u64),
+    /// `[T; N]` with `N` from the turbofish.
+    ArrayOfGenericLen(Ty),
 }
 
 pub type LowerFn = fn(&mut Lower<'_>, &Call) -> Result<Val>;
@@ -291,6 +305,27 @@ fn lower_store_v4(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
 /// Converts a constant f32 argument through a register (cvt takes one).
 fn f32_reg(l: &mut Lower<'_>, c: &Call, i: usize) -> super::ir::Reg {
     l.in_reg(&arg(c, i), Scalar::F32)
+}
+
+const BARS: ArgTy = ArgTy::SharedOf(Ty::Scalar(Scalar::U64));
+const SLOT: ArgTy = ArgTy::SharedOf(U32);
+const DESC: Ty = Ty::SmemDesc;
+const TMEM_LD_LENGTHS: &[u64] = &[1, 2, 4, 8, 16, 32, 64, 128];
+
+macro_rules! intrinsic {
+    ($name:literal, $form:expr, [$($p:expr),*], $ret:expr, $target:ident, $sig:literal, $lower:expr) => {
+        Intrinsic {
+            name: $name,
+            form: $form,
+            generics: Generics::None,
+            params: &[$($p),*],
+            t_set: &[],
+            ret: $ret,
+            min_target: Target::$target,
+            sig: $sig,
+            lower: $lower,
+        }
+    };
 }
 
 pub static TABLE: &[Intrinsic] = &[
@@ -1062,6 +1097,470 @@ pub static TABLE: &[Intrinsic] = &[
         sig: "fn u32x4::new(x: u32, y: u32, z: u32, w: u32) -> u32x4",
         lower: |_, c| Ok(Val::Parts((0..4).map(|i| arg(c, i)).collect())),
     },
+    // ----- Hopper/Blackwell asynchronous copies, barriers and tensor cores -----
+    intrinsic!(
+        "shared_address",
+        Form::Free,
+        [ArgTy::Shared, ArgTy::Index],
+        RetTy::Is(U32),
+        Sm80,
+        "fn shared_address<M: SharedMemory, I: DeviceIndex>(mem: &M, index: I) -> u32",
+        |l, c| Ok(Val::Reg(shared_address_reg(l, c, 0, 1)?))
+    ),
+    intrinsic!(
+        "mbarrier_init",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, count: u32)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            let count = l.operand(&arg(c, 2), Scalar::U32);
+            l.emit("mbarrier.init.shared::cta.b64", vec![addr, count]);
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "fence_mbarrier_init",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm90,
+        "fn fence_mbarrier_init()",
+        |l, _| simple(l, "fence.mbarrier_init.release.cluster", 80)
+    ),
+    intrinsic!(
+        "mbarrier_arrive",
+        Form::Free,
+        [BARS, ArgTy::Index],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_arrive<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            l.emit("mbarrier.arrive.shared::cta.b64", vec![Operand::Sink, addr]);
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "mbarrier_arrive_expect_tx",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_arrive_expect_tx<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, bytes: u32)",
+        |l, c| {
+            l.require_ptx(80);
+            let addr = shared_operand(l, c, 0, 1)?;
+            let bytes = l.operand(&arg(c, 2), Scalar::U32);
+            l.emit(
+                "mbarrier.arrive.expect_tx.shared::cta.b64",
+                vec![Operand::Sink, addr, bytes],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "mbarrier_try_wait_parity",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Is(Ty::Scalar(Scalar::Bool)),
+        Sm90,
+        "fn mbarrier_try_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) -> bool",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            let parity = l.operand(&arg(c, 2), Scalar::U32);
+            let p = l.reg(RegClass::Pred);
+            l.emit("mbarrier.try_wait.parity.shared::cta.b64", vec![p.into(), addr, parity]);
+            Ok(Val::Reg(p))
+        }
+    ),
+    intrinsic!(
+        "mbarrier_wait_parity",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            let parity = l.operand(&arg(c, 2), Scalar::U32);
+            let p = l.reg(RegClass::Pred);
+            let id = l.label();
+            let body = vec![
+                super::ir::Node::Inst(super::ir::Inst {
+                    guard: None,
+                    op: "mbarrier.try_wait.parity.shared::cta.b64".into(),
+                    args: vec![p.into(), addr, parity],
+                }),
+                super::ir::Node::If {
+                    cond: p,
+                    negate: false,
+                    then: vec![super::ir::Node::Break(id)],
+                    els: vec![],
+                },
+            ];
+            l.push(super::ir::Node::Loop {
+                id,
+                body,
+                continuing: vec![],
+            });
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "fence_proxy_async_shared",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm90,
+        "fn fence_proxy_async_shared()",
+        |l, _| simple(l, "fence.proxy.async.shared::cta", 80)
+    ),
+    intrinsic!(
+        "cp_async_bulk_global_to_shared",
+        Form::Free,
+        [
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Global,
+            ArgTy::Index,
+            ArgTy::Is(U32),
+            BARS,
+            ArgTy::Index
+        ],
+        RetTy::Unit,
+        Sm90,
+        "fn cp_async_bulk_global_to_shared<D: SharedMemory, I: DeviceIndex, T: Element, J: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, src: &[T], src_index: J, bytes: u32, bars: &B, bar_index: K)",
+        |l, c| {
+            l.require_ptx(80);
+            let dst = shared_operand(l, c, 0, 1)?;
+            let g = mem(c, 2);
+            let (base, offset) = l.element_addr(&g, arg(c, 3), &c.args[3].1, c.span)?;
+            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            let bar = shared_operand(l, c, 5, 6)?;
+            l.emit(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+                vec![dst, Operand::Addr(Box::new(base), offset), bytes, bar],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "cp_async_bulk_tensor_2d_global_to_shared",
+        Form::Free,
+        [
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Is(Ty::TensorMap),
+            ArgTy::Is(I32),
+            ArgTy::Is(I32),
+            BARS,
+            ArgTy::Index
+        ],
+        RetTy::Unit,
+        Sm90,
+        "fn cp_async_bulk_tensor_2d_global_to_shared<D: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, map: TensorMap, c0: i32, c1: i32, bars: &B, bar_index: K)",
+        |l, c| {
+            l.require_ptx(80);
+            let dst = shared_operand(l, c, 0, 1)?;
+            let Val::TensorMap(name) = arg(c, 2) else {
+                unreachable!("checked: a tensor map parameter")
+            };
+            let raw = l.reg(RegClass::B64);
+            l.emit("mov.b64", vec![raw.into(), Operand::Sym(name)]);
+            let map = l.reg(RegClass::B64);
+            l.emit("cvta.param.u64", vec![map.into(), raw.into()]);
+            let c0 = l.operand(&arg(c, 3), Scalar::I32);
+            let c1 = l.operand(&arg(c, 4), Scalar::I32);
+            let bar = shared_operand(l, c, 5, 6)?;
+            l.emit(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                vec![dst, Operand::TensorCoords(Box::new(map.into()), vec![c0, c1]), bar],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "tcgen05_alloc",
+        Form::Free,
+        [SLOT, ArgTy::Index, ArgTy::ConstU32],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_alloc<M: SharedMemory<Elem = u32>, I: DeviceIndex>(slot: &M, index: I, columns: u32)",
+        |l, c| {
+            let cols = tmem_columns(c, 2)?;
+            let addr = shared_operand(l, c, 0, 1)?;
+            l.emit(
+                "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+                vec![addr, Operand::imm(cols)],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "tcgen05_dealloc",
+        Form::Free,
+        [ArgTy::Is(U32), ArgTy::ConstU32],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_dealloc(tmem_address: u32, columns: u32)",
+        |l, c| {
+            let cols = tmem_columns(c, 1)?;
+            let t = l.operand(&arg(c, 0), Scalar::U32);
+            l.emit(
+                "tcgen05.dealloc.cta_group::1.sync.aligned.b32",
+                vec![t, Operand::imm(cols)],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "tcgen05_relinquish_alloc_permit",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_relinquish_alloc_permit()",
+        |l, _| simple(l, "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", 86)
+    ),
+    intrinsic!(
+        "tcgen05_cp_32x128b_warpx4",
+        Form::Free,
+        [ArgTy::Is(U32), ArgTy::Is(DESC)],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_cp_32x128b_warpx4(tmem_address: u32, src: SmemDesc)",
+        |l, c| {
+            let t = l.in_reg(&arg(c, 0), Scalar::U32);
+            let d = l.bits_reg(&arg(c, 1), RegClass::B64);
+            l.emit(
+                "tcgen05.cp.cta_group::1.32x128b.warpx4",
+                vec![Operand::Addr(Box::new(t.into()), 0), d.into()],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "tcgen05_mma_mxf4nvf4",
+        Form::Free,
+        [
+            ArgTy::Is(U32),
+            ArgTy::Is(DESC),
+            ArgTy::Is(DESC),
+            ArgTy::Is(Ty::InstrDesc),
+            ArgTy::Is(U32),
+            ArgTy::Is(U32),
+            ArgTy::Is(Ty::Scalar(Scalar::Bool))
+        ],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_mma_mxf4nvf4(d_tmem: u32, a: SmemDesc, b: SmemDesc, idesc: InstrDesc, sfa_tmem: u32, sfb_tmem: u32, accumulate: bool)",
+        |l, c| {
+            l.require_ptx(87);
+            let d = l.in_reg(&arg(c, 0), Scalar::U32);
+            let a = l.bits_reg(&arg(c, 1), RegClass::B64);
+            let b = l.bits_reg(&arg(c, 2), RegClass::B64);
+            let i = l.bits_reg(&arg(c, 3), RegClass::B32);
+            let sfa = l.in_reg(&arg(c, 4), Scalar::U32);
+            let sfb = l.in_reg(&arg(c, 5), Scalar::U32);
+            let acc = l.in_reg(&arg(c, 6), Scalar::Bool);
+            let at = |r: super::ir::Reg| Operand::Addr(Box::new(r.into()), 0);
+            l.emit(
+                "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X",
+                vec![at(d), a.into(), b.into(), i.into(), at(sfa), at(sfb), acc.into()],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "tcgen05_commit",
+        Form::Free,
+        [BARS, ArgTy::Index],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_commit<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            l.emit(
+                "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+                vec![addr],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    Intrinsic {
+        name: "tcgen05_ld_32x32b",
+        form: Form::Free,
+        generics: Generics::Len(TMEM_LD_LENGTHS),
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::ArrayOfGenericLen(U32),
+        min_target: Target::Sm100a,
+        sig: "fn tcgen05_ld_32x32b<const N: usize>(tmem_address: u32) -> [u32; N]",
+        lower: |l, c| {
+            let n = c.generic_len.unwrap_or(0);
+            if !TMEM_LD_LENGTHS.contains(&n) {
+                return err(
+                    c.span,
+                    format!("`tcgen05_ld_32x32b` loads one of {TMEM_LD_LENGTHS:?} columns, not {n}"),
+                );
+            }
+            let t = l.in_reg(&arg(c, 0), Scalar::U32);
+            let regs: Vec<super::ir::Reg> = (0..n).map(|_| l.reg(RegClass::B32)).collect();
+            l.emit(
+                format!("tcgen05.ld.sync.aligned.32x32b.x{n}.b32"),
+                vec![
+                    Operand::Vec(regs.iter().map(|r| (*r).into()).collect()),
+                    Operand::Addr(Box::new(t.into()), 0),
+                ],
+            );
+            Ok(Val::Parts(regs.into_iter().map(Val::Reg).collect()))
+        },
+    },
+    intrinsic!(
+        "tcgen05_wait_ld",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_wait_ld()",
+        |l, _| simple(l, "tcgen05.wait::ld.sync.aligned", 86)
+    ),
+    intrinsic!(
+        "tcgen05_fence_before_thread_sync",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_fence_before_thread_sync()",
+        |l, _| simple(l, "tcgen05.fence::before_thread_sync", 86)
+    ),
+    intrinsic!(
+        "tcgen05_fence_after_thread_sync",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm100a,
+        "fn tcgen05_fence_after_thread_sync()",
+        |l, _| simple(l, "tcgen05.fence::after_thread_sync", 86)
+    ),
+    // Descriptor builders: integer arithmetic, folded when the inputs are constants.
+    intrinsic!(
+        "new",
+        Form::Assoc("SmemDesc"),
+        [ArgTy::Is(U32)],
+        RetTy::Is(DESC),
+        Sm80,
+        "fn SmemDesc::new(start_address: u32) -> SmemDesc",
+        |l, c| {
+            use super::ast::BinOp::*;
+            let start = bin32(l, c, BitAnd, arg(c, 0), int(0x3FFFF))?;
+            let start = bin32(l, c, Shr, start, int(4))?;
+            let wide = l.cast(start, Scalar::U32, Scalar::U64);
+            bin64(l, c, BitOr, wide, int(1 << 46))
+        }
+    ),
+    intrinsic!(
+        "with_leading_byte_offset",
+        Form::Method,
+        [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        RetTy::Is(DESC),
+        Sm80,
+        "fn with_leading_byte_offset(self, bytes: u32) -> SmemDesc",
+        |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 16)
+    ),
+    intrinsic!(
+        "with_stride_byte_offset",
+        Form::Method,
+        [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        RetTy::Is(DESC),
+        Sm80,
+        "fn with_stride_byte_offset(self, bytes: u32) -> SmemDesc",
+        |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 32)
+    ),
+    intrinsic!(
+        "with_base_offset",
+        Form::Method,
+        [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        RetTy::Is(DESC),
+        Sm80,
+        "fn with_base_offset(self, offset: u32) -> SmemDesc",
+        |l, c| {
+            use super::ast::BinOp::*;
+            let cleared = bin64(l, c, BitAnd, arg(c, 0), int(!(7u64 << 49)))?;
+            let v = bin32(l, c, BitAnd, arg(c, 1), int(7))?;
+            let wide = l.cast(v, Scalar::U32, Scalar::U64);
+            let field = bin64(l, c, Shl, wide, int(49))?;
+            bin64(l, c, BitOr, cleared, field)
+        }
+    ),
+    intrinsic!(
+        "with_swizzle",
+        Form::Method,
+        [ArgTy::Is(DESC), ArgTy::SwizzleConst],
+        RetTy::Is(DESC),
+        Sm80,
+        "fn with_swizzle(self, swizzle: Swizzle) -> SmemDesc",
+        |l, c| {
+            use super::ast::BinOp::*;
+            let Val::Swizzle(s) = arg(c, 1) else {
+                unreachable!("checked: a swizzle")
+            };
+            let cleared = bin64(l, c, BitAnd, arg(c, 0), int(!(7u64 << 61)))?;
+            bin64(l, c, BitOr, cleared, int(s.layout_type() << 61))
+        }
+    ),
+    intrinsic!(
+        "offset",
+        Form::Method,
+        [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        RetTy::Is(DESC),
+        Sm80,
+        "fn offset(self, bytes: u32) -> SmemDesc",
+        |l, c| {
+            use super::ast::BinOp::*;
+            let units = bin32(l, c, Shr, arg(c, 1), int(4))?;
+            let wide = l.cast(units, Scalar::U32, Scalar::U64);
+            bin64(l, c, Add, arg(c, 0), wide)
+        }
+    ),
+    intrinsic!(
+        "bits",
+        Form::Method,
+        [ArgTy::Is(DESC)],
+        RetTy::Is(U64),
+        Sm80,
+        "fn bits(self) -> u64",
+        |_, c| Ok(arg(c, 0))
+    ),
+    intrinsic!(
+        "mxf4nvf4",
+        Form::Assoc("InstrDesc"),
+        [ArgTy::Is(U32), ArgTy::Is(U32)],
+        RetTy::Is(Ty::InstrDesc),
+        Sm80,
+        "fn InstrDesc::mxf4nvf4(m: u32, n: u32) -> InstrDesc",
+        |l, c| {
+            use super::ast::BinOp::*;
+            let n = bin32(l, c, Shr, arg(c, 1), int(3))?;
+            let n = bin32(l, c, Shl, n, int(17))?;
+            let m = bin32(l, c, Shr, arg(c, 0), int(7))?;
+            let m = bin32(l, c, Shl, m, int(27))?;
+            let d = bin32(l, c, BitOr, n, m)?;
+            bin32(l, c, BitOr, d, int(0x480))
+        }
+    ),
+    intrinsic!(
+        "bits",
+        Form::Method,
+        [ArgTy::Is(Ty::InstrDesc)],
+        RetTy::Is(U32),
+        Sm80,
+        "fn bits(self) -> u32",
+        |_, c| Ok(arg(c, 0))
+    ),
 ];
 
 /// 2^14 in both halves of an f16x2: the exponent bias difference between
@@ -1196,4 +1695,78 @@ fn half2_op(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
     let d = l.reg(RegClass::B32);
     l.emit(op, [vec![d.into()], ops].concat());
     Ok(Val::Reg(d))
+}
+
+// ----- Hopper/Blackwell asynchronous copies, barriers and tensor cores -----
+
+/// `[address]` of element `index` of the shared memory argument `mem`.
+fn shared_operand(l: &mut Lower<'_>, c: &Call, mem_arg: usize, index_arg: usize) -> Result<Operand> {
+    let m = mem(c, mem_arg);
+    let (base, offset) = l.element_addr(&m, arg(c, index_arg), &c.args[index_arg].1, c.span)?;
+    Ok(Operand::Addr(Box::new(base), offset))
+}
+
+/// The 32-bit shared address of element `index` of `mem`, in a register.
+fn shared_address_reg(l: &mut Lower<'_>, c: &Call, mem_arg: usize, index_arg: usize) -> Result<super::ir::Reg> {
+    let m = mem(c, mem_arg);
+    let (base, offset) = l.element_addr(&m, arg(c, index_arg), &c.args[index_arg].1, c.span)?;
+    let d = l.reg(RegClass::B32);
+    match base {
+        Operand::Sym(s) if offset == 0 => l.emit("mov.u32", vec![d.into(), Operand::Sym(s)]),
+        Operand::Sym(s) => {
+            l.emit("mov.u32", vec![d.into(), Operand::Sym(s)]);
+            l.emit("add.s32", vec![d.into(), d.into(), Operand::imm(offset)]);
+        }
+        other => l.emit("add.s32", vec![d.into(), other, Operand::imm(offset)]),
+    }
+    Ok(d)
+}
+
+fn const_u32(c: &Call, i: usize, what: &str) -> Result<u32> {
+    match arg(c, i) {
+        Val::Const(Const::Int(v)) => u32::try_from(v).map_err(|_| c.span.error(format!("{what} is out of range"))),
+        _ => err(c.span, format!("{what} must be a compile-time constant")),
+    }
+}
+
+/// `tcgen05` column counts: a power of two in 32..=512.
+fn tmem_columns(c: &Call, i: usize) -> Result<u32> {
+    let n = const_u32(c, i, "the number of tensor memory columns")?;
+    if !(32..=512).contains(&n) || !n.is_power_of_two() {
+        return err(
+            c.span,
+            format!("tensor memory is allocated in powers of two from 32 to 512 columns, not {n}"),
+        );
+    }
+    Ok(n)
+}
+
+fn simple(l: &mut Lower<'_>, op: &str, ptx: u32) -> Result<Val> {
+    l.require_ptx(ptx);
+    l.emit(op, vec![]);
+    Ok(Val::Unit)
+}
+
+fn bin64(l: &mut Lower<'_>, c: &Call, op: super::ast::BinOp, a: Val, b: Val) -> Result<Val> {
+    l.binary(op, a, b, Scalar::U64, None, None, c.span)
+}
+
+fn bin32(l: &mut Lower<'_>, c: &Call, op: super::ast::BinOp, a: Val, b: Val) -> Result<Val> {
+    l.binary(op, a, b, Scalar::U32, None, None, c.span)
+}
+
+fn int(v: u64) -> Val {
+    Val::Const(Const::Int(i128::from(v)))
+}
+
+/// Replaces the 14-bit field at `shift` of a shared-memory descriptor with
+/// `bytes >> 4`.
+fn set_desc_field(l: &mut Lower<'_>, c: &Call, desc: Val, bytes: Val, shift: u64) -> Result<Val> {
+    use super::ast::BinOp::*;
+    let cleared = bin64(l, c, BitAnd, desc, int(!(0x3FFFu64 << shift)))?;
+    let units = bin32(l, c, Shr, bytes, int(4))?;
+    let units = bin32(l, c, BitAnd, units, int(0x3FFF))?;
+    let wide = l.cast(units, Scalar::U32, Scalar::U64);
+    let field = bin64(l, c, Shl, wide, int(shift))?;
+    bin64(l, c, BitOr, cleared, field)
 }

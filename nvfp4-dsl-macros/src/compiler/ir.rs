@@ -40,6 +40,8 @@ pub enum Operand {
     Sink,
     /// `a|b`: an instruction's two destinations (`elect.sync _|p`).
     Pair(Box<Operand>, Box<Operand>),
+    /// `[map, {c0, c1}]`: a tensor map address and coordinates.
+    TensorCoords(Box<Operand>, Vec<Operand>),
 }
 
 impl Operand {

@@ -11,7 +11,7 @@ use super::attr::SpecValue;
 use super::check::Types;
 use super::intrinsics;
 use super::ir::*;
-use super::types::{CacheHint, Len, RegClass, Scalar, Target, Ty};
+use super::types::{CacheHint, Len, RegClass, Scalar, Swizzle, Target, Ty};
 use std::collections::HashSet;
 
 pub type Result<T> = syn::Result<T>;
@@ -66,6 +66,9 @@ pub enum Val {
     Mem(MemRef),
     Hint(CacheHint),
     Target(Target),
+    Swizzle(Swizzle),
+    /// A `TensorMap` parameter, by its `.param` name.
+    TensorMap(String),
 }
 
 impl Val {
@@ -255,7 +258,7 @@ impl<'a> Lower<'a> {
         Ok((nodes, r?))
     }
 
-    fn label(&mut self) -> u32 {
+    pub fn label(&mut self) -> u32 {
         self.next_label += 1;
         self.next_label
     }
@@ -316,7 +319,8 @@ impl<'a> Lower<'a> {
     pub fn scalar_of(&self, t: &Ty) -> Scalar {
         match t {
             Ty::Scalar(s) => *s,
-            Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 => Scalar::U32,
+            Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::InstrDesc => Scalar::U32,
+            Ty::SmemDesc => Scalar::U64,
             other => unreachable!("not a scalar type: {other}"),
         }
     }
@@ -325,7 +329,8 @@ impl<'a> Lower<'a> {
     pub fn class_of(&self, t: &Ty) -> RegClass {
         match t {
             Ty::Scalar(s) => s.reg_class(),
-            Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 => RegClass::B32,
+            Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::InstrDesc => RegClass::B32,
+            Ty::SmemDesc => RegClass::B64,
             other => unreachable!("not a single-register type: {other}"),
         }
     }
@@ -496,6 +501,14 @@ impl<'a> Lower<'a> {
                     };
                     self.bind(&p.name, Val::Mem(m));
                 }
+                Ty::TensorMap => {
+                    let pname = format!("{prefix}_param_{}", p.name);
+                    self.func.params.push(super::ir::Param {
+                        name: pname.clone(),
+                        ptx: "tensormap",
+                    });
+                    self.bind(&p.name, Val::TensorMap(pname));
+                }
                 t => {
                     let pname = format!("{prefix}_param_{}", p.name);
                     let layout = t.mem_layout().unwrap_or(super::types::MemLayout {
@@ -625,6 +638,7 @@ impl<'a> Lower<'a> {
             },
             ExprKind::CacheHint(h) => Ok(Val::Hint(*h)),
             ExprKind::Target(t) => Ok(Val::Target(*t)),
+            ExprKind::Swizzle(s) => Ok(Val::Swizzle(*s)),
             ExprKind::Unary(op, inner) => {
                 let t = self.ty(e);
                 let v = self.expr(inner)?;

@@ -4,7 +4,7 @@
 //! offending tokens and a message that says what to write instead.
 
 use super::ast::*;
-use super::types::{CacheHint, Len, Scalar, Target, Ty};
+use super::types::{CacheHint, Len, Scalar, Swizzle, Target, Ty};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 
@@ -165,8 +165,7 @@ struct Parser {
     consts: Vec<String>,
 }
 
-const SUPPORTED_TYPES: &str =
-    "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, Fp4x2, E4m3, E4m3x2, [T; N]";
+const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, InstrDesc, [T; N] (and TensorMap parameters)";
 
 impl Parser {
     fn expr_node(&mut self, kind: ExprKind, span: Loc) -> Expr {
@@ -199,7 +198,7 @@ impl Parser {
             _ => {
                 let t = self.parse_ty(ty)?;
                 match t {
-                    Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 => Ok(t),
+                    Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 | Ty::TensorMap => Ok(t),
                     _ => err(
                         Loc::of(&ty),
                         format!("`{t}` cannot be a kernel parameter; pass a slice or a scalar"),
@@ -255,6 +254,9 @@ impl Parser {
                 }
                 let simple = match name.as_str() {
                     "u32x4" => Some(Ty::U32x4),
+                    "TensorMap" => Some(Ty::TensorMap),
+                    "SmemDesc" => Some(Ty::SmemDesc),
+                    "InstrDesc" => Some(Ty::InstrDesc),
                     "f16x2" => Some(Ty::F16x2),
                     "Fp4x2" => Some(Ty::Fp4x2),
                     "E4m3" => Some(Ty::E4m3),
@@ -739,6 +741,16 @@ impl Parser {
         }
         match segs.as_slice() {
             [name] => Ok(ExprKind::Var(name.clone())),
+            [.., ty, item] if ty == "Swizzle" => match Swizzle::ALL.into_iter().find(|s| s.rust_name() == item) {
+                Some(s) => Ok(ExprKind::Swizzle(s)),
+                None => err(
+                    Loc::of(p),
+                    format!(
+                        "unknown swizzle `Swizzle::{item}`; the swizzles are {}",
+                        Swizzle::ALL.map(|s| format!("`Swizzle::{}`", s.rust_name())).join(", ")
+                    ),
+                ),
+            },
             [.., ty, item] if ty == "Target" => match Target::ALL.into_iter().find(|t| t.variant() == item) {
                 Some(t) => Ok(ExprKind::Target(t)),
                 None => err(

@@ -84,6 +84,10 @@ impl Printer {
                 self.see_operand(a);
                 self.see_operand(b);
             }
+            Operand::TensorCoords(m, c) => {
+                self.see_operand(m);
+                c.iter().for_each(|o| self.see_operand(o));
+            }
             _ => {}
         }
     }
@@ -130,6 +134,11 @@ impl Printer {
             ),
             Operand::Sink => "_".to_string(),
             Operand::Pair(a, b) => format!("{}|{}", self.operand(a), self.operand(b)),
+            Operand::TensorCoords(m, c) => format!(
+                "[{}, {{{}}}]",
+                self.operand(m),
+                c.iter().map(|o| self.operand(o)).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 
@@ -179,6 +188,7 @@ impl Printer {
             let sep = if i + 1 == f.params.len() { "" } else { "," };
             let decl = match p.ptx {
                 "u32x4" => format!(".param .align 16 .b8 {}[16]", p.name),
+                "tensormap" => format!(".param .align 64 .b8 {}[128]", p.name),
                 t => format!(".param .{t} {}", p.name),
             };
             let _ = writeln!(o, "\t{decl}{sep}");

@@ -184,6 +184,39 @@ impl CacheHint {
     }
 }
 
+/// The shared-memory swizzle of a matrix descriptor (`nvfp4_dsl::Swizzle`),
+/// with its value in the descriptor's bits 61..64.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Swizzle {
+    None,
+    B32,
+    B64,
+    B128,
+}
+
+impl Swizzle {
+    pub const ALL: [Swizzle; 4] = [Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Swizzle::None => "None",
+            Swizzle::B32 => "B32",
+            Swizzle::B64 => "B64",
+            Swizzle::B128 => "B128",
+        }
+    }
+
+    /// The layout type field of the shared-memory descriptor.
+    pub fn layout_type(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B128 => 2,
+            Swizzle::B64 => 4,
+            Swizzle::B32 => 6,
+        }
+    }
+}
+
 /// Length of an array type: a literal or a const generic parameter.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Len {
@@ -219,6 +252,14 @@ pub enum Ty {
     Cache,
     /// The `nvfp4_dsl::Target` enum; only as a constant argument.
     Target,
+    /// The `nvfp4_dsl::Swizzle` enum; only as a constant argument.
+    Swizzle,
+    /// A 128-byte CUtensorMap kernel parameter (`nvfp4_dsl::TensorMap`).
+    TensorMap,
+    /// A tcgen05 shared-memory matrix descriptor (64 bits).
+    SmemDesc,
+    /// A tcgen05 instruction descriptor (32 bits).
+    InstrDesc,
     /// Global memory: `&[T]` or `&mut [T]`.
     Slice {
         elem: Box<Ty>,
@@ -304,7 +345,14 @@ impl Ty {
     /// Types a value of which lives in registers (parameters excluded).
     pub fn is_value(&self) -> bool {
         match self {
-            Ty::Scalar(_) | Ty::U32x4 | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 => true,
+            Ty::Scalar(_)
+            | Ty::U32x4
+            | Ty::F16x2
+            | Ty::Fp4x2
+            | Ty::E4m3
+            | Ty::E4m3x2
+            | Ty::SmemDesc
+            | Ty::InstrDesc => true,
             Ty::Array { elem, .. } => elem.is_value(),
             _ => false,
         }
@@ -333,6 +381,10 @@ impl fmt::Display for Ty {
             Ty::E4m3x2 => write!(f, "E4m3x2"),
             Ty::Cache => write!(f, "Cache"),
             Ty::Target => write!(f, "Target"),
+            Ty::Swizzle => write!(f, "Swizzle"),
+            Ty::TensorMap => write!(f, "TensorMap"),
+            Ty::SmemDesc => write!(f, "SmemDesc"),
+            Ty::InstrDesc => write!(f, "InstrDesc"),
             Ty::Slice { elem, mutable } => {
                 write!(f, "&{}[{elem}]", if *mutable { "mut " } else { "" })
             }

@@ -136,6 +136,51 @@ impl CudaDevice {
         writes.iter().any(|&(start, stop)| start < end && ptr < stop)
     }
 
+    pub(super) fn tensor_map_2d(&self, s: &CudaSlice<u8>, map: &super::TileMap2d) -> Result<crate::types::TensorMap> {
+        use sys::{
+            CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+            CUtensorMapSwizzle,
+        };
+        let (ptr, _sync) = s.device_ptr(&self.stream);
+        let swizzle = match map.swizzle {
+            crate::types::Swizzle::None => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            crate::types::Swizzle::B32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            crate::types::Swizzle::B64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            crate::types::Swizzle::B128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        };
+        let dims = [map.row_bytes, map.rows];
+        let strides = [map.row_stride];
+        let boxes = [map.box_bytes, map.box_rows];
+        let element_strides = [1u32, 1];
+        // SAFETY: an all-zero CUtensorMap is plain data the call overwrites.
+        let mut out: sys::CUtensorMap = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointers to arrays of the rank's length; the address
+        // is a live allocation of this context.
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut out,
+                CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                2,
+                ptr as *mut c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                element_strides.as_ptr(),
+                CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        }
+        .result()
+        .map_err(driver("encoding a tensor map"))?;
+        let mut bytes = [0u8; 128];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(out.opaque) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        Ok(crate::types::TensorMap(bytes))
+    }
+
     pub(super) fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver("waiting for the device"))
     }
@@ -191,26 +236,28 @@ impl CudaDevice {
 
         // Each parameter's value lives in a 16-byte slot; the driver reads
         // through the pointers during `cuLaunchKernel`.
-        let mut slots: Vec<[u64; 2]> = Vec::with_capacity(args.len() * 2);
+        let mut slots: Vec<[u64; 16]> = Vec::with_capacity(args.len() * 2);
         let mut writes = Vec::new();
         for arg in args.iter_mut() {
             match &mut arg.0 {
                 Arg::Buffer(Storage::Cuda(s), len) => {
                     let (ptr, _sync) = s.device_ptr(&self.stream);
-                    slots.push([ptr, 0]);
-                    slots.push([*len as u64, 0]);
+                    slots.push(slot(ptr));
+                    slots.push(slot(*len as u64));
                 }
                 Arg::BufferMut(Storage::Cuda(s), len) => {
                     let bytes = s.num_bytes() as u64;
                     let (ptr, _sync) = s.device_ptr_mut(&self.stream);
                     writes.push((ptr, ptr + bytes));
-                    slots.push([ptr, 0]);
-                    slots.push([*len as u64, 0]);
+                    slots.push(slot(ptr));
+                    slots.push(slot(*len as u64));
                 }
                 Arg::Scalar(bytes) => {
-                    let lo = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
-                    let hi = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes"));
-                    slots.push([lo, hi]);
+                    let mut s = [0u64; 16];
+                    for (word, chunk) in s.iter_mut().zip(bytes.chunks_exact(8)) {
+                        *word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                    }
+                    slots.push(s);
                 }
             }
         }
@@ -272,6 +319,13 @@ impl Drop for CudaDevice {
             let _ = unsafe { sys::cuModuleUnload(m.module) };
         }
     }
+}
+
+/// A 128-byte parameter slot holding one 64-bit value.
+fn slot(value: u64) -> [u64; 16] {
+    let mut s = [0u64; 16];
+    s[0] = value;
+    s
 }
 
 /// `cuModuleLoadDataEx` with an error-log buffer, so a rejected PTX comes

@@ -85,6 +85,54 @@ impl std::error::Error for Error {}
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A 2-D tensor of bytes as a bulk tensor copy sees it: `rows` rows of
+/// `row_bytes` bytes, `row_stride` bytes apart, copied in boxes of
+/// `box_rows` rows x `box_bytes` bytes, written to shared memory with
+/// `swizzle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileMap2d {
+    /// Bytes per row (the innermost dimension).
+    pub row_bytes: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Bytes between consecutive rows (a multiple of 16).
+    pub row_stride: u64,
+    /// Bytes per row of a box (at most 256; at most the swizzle span).
+    pub box_bytes: u32,
+    /// Rows per box (at most 256).
+    pub box_rows: u32,
+    /// The shared-memory swizzle.
+    pub swizzle: crate::types::Swizzle,
+}
+
+impl TileMap2d {
+    /// Checks the rules the driver checks, against a buffer of `buffer_bytes`.
+    fn validate(&self, buffer_bytes: u64) -> Result<()> {
+        let span = match self.swizzle {
+            crate::types::Swizzle::None => 256,
+            crate::types::Swizzle::B32 => 32,
+            crate::types::Swizzle::B64 => 64,
+            crate::types::Swizzle::B128 => 128,
+        };
+        let bad = |why: String| Err(Error::InvalidLaunch(format!("tensor map {self:?}: {why}")));
+        if self.row_bytes == 0 || self.rows == 0 || self.box_bytes == 0 || self.box_rows == 0 {
+            return bad("every dimension must be positive".into());
+        }
+        if self.box_bytes > span || self.box_rows > 256 || !self.box_bytes.is_multiple_of(16) {
+            return bad(format!(
+                "a box row must be a multiple of 16 bytes, at most {span}, with at most 256 rows"
+            ));
+        }
+        if !self.row_stride.is_multiple_of(16) || self.row_stride < self.row_bytes {
+            return bad("the row stride must be a multiple of 16 and at least a row".into());
+        }
+        if (self.rows - 1) * self.row_stride + self.row_bytes > buffer_bytes {
+            return bad(format!("the tensor needs more than the buffer's {buffer_bytes} bytes"));
+        }
+        Ok(())
+    }
+}
+
 /// Grid, block and dynamic shared memory of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
@@ -280,6 +328,21 @@ impl Device {
         }
     }
 
+    /// A tensor map over `buf` for bulk tensor copies
+    /// ([`cp_async_bulk_tensor_2d_global_to_shared`](crate::intrinsics::cp_async_bulk_tensor_2d_global_to_shared)).
+    /// The map holds `buf`'s address: launch kernels with it only while `buf`
+    /// lives.
+    pub fn tensor_map_2d<T: DeviceCopy>(
+        &self,
+        buf: &DeviceBuffer<T>,
+        map: TileMap2d,
+    ) -> Result<crate::types::TensorMap> {
+        map.validate((buf.len * std::mem::size_of::<T>()) as u64)?;
+        match (self, &buf.storage) {
+            (Device::Cuda(d), Storage::Cuda(s)) => d.tensor_map_2d(s, &map),
+        }
+    }
+
     /// Waits until all launched work has finished.
     pub fn synchronize(&self) -> Result<()> {
         match self {
@@ -340,8 +403,9 @@ enum Arg<'a> {
     Buffer(&'a Storage, usize),
     /// A buffer the kernel may write.
     BufferMut(&'a mut Storage, usize),
-    /// A scalar's bytes (at most 16), zero-padded.
-    Scalar([u8; 16]),
+    /// A by-value parameter's bytes (at most 128: scalars, vectors, tensor
+    /// maps), zero-padded.
+    Scalar([u8; 128]),
 }
 
 impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for KernelArg<'a> {
@@ -380,9 +444,15 @@ impl From<bool> for KernelArg<'_> {
     }
 }
 
+impl From<crate::types::TensorMap> for KernelArg<'_> {
+    fn from(map: crate::types::TensorMap) -> Self {
+        KernelArg(Arg::Scalar(*map.bytes()))
+    }
+}
+
 fn scalar_bytes<T: DeviceCopy>(v: &[T]) -> KernelArg<'static> {
     let b = as_bytes(v);
-    let mut out = [0u8; 16];
+    let mut out = [0u8; 128];
     out[..b.len()].copy_from_slice(b);
     KernelArg(Arg::Scalar(out))
 }
