@@ -473,6 +473,44 @@ fn param_out_of_bounds_is_reported() {
 }
 
 #[test]
+fn misaligned_param_access_is_reported() {
+    let body = format!("{REGS}\tld.param.u32 %r1, [out+2];\n\tret;\n");
+    let (m, src) = module(OUT, &body);
+    let mut mem = Memory::new();
+    let e = m
+        .launch("k", &one_block(32), &[ParamValue::U64(0)], &mut mem)
+        .unwrap_err();
+    assert_names(&e, &src, "ld.param.u32", (0, 0, 0), (0, 0, 0));
+    assert!(e.message().contains("misaligned"), "{e}");
+}
+
+#[test]
+fn warp_sync_with_an_exited_lane_and_inconsistent_elect_are_reported() {
+    let body = format!(
+        "{REGS}\tmov.u32 %r1, %laneid;\n\tsetp.eq.u32 %p1, %r1, 5;\n\t@%p1 ret;\n\tbar.warp.sync -1;\n\tret;\n"
+    );
+    let (m, src) = module(OUT, &body);
+    let mut mem = Memory::new();
+    let l = Launch {
+        grid: (1, 1, 2),
+        block: (32, 2, 1),
+        shared_bytes: 0,
+    };
+    let e = m.launch("k", &l, &[ParamValue::U64(0)], &mut mem).unwrap_err();
+    assert_names(&e, &src, "bar.warp.sync", (0, 0, 0), (0, 0, 0));
+    assert!(e.message().contains("lane 5 has exited"), "{e}");
+    let body = format!(
+        "{REGS}\tmov.u32 %r1, %laneid;\n\tsetp.lt.u32 %p1, %r1, 8;\n\t@%p1 elect.sync %r2|%p2, 0xffff;\n\tret;\n"
+    );
+    let (m, src) = module(OUT, &body);
+    let e = m
+        .launch("k", &one_block(32), &[ParamValue::U64(0)], &mut mem)
+        .unwrap_err();
+    assert_names(&e, &src, "elect.sync", (0, 0, 0), (0, 0, 0));
+    assert!(e.message().contains("inconsistent elect.sync mask"), "{e}");
+}
+
+#[test]
 fn store_to_read_only_allocation_is_reported() {
     let body =
         format!("{REGS}\tld.param.u64 %rd1, [out];\n\tmov.u32 %r1, %ctaid.x;\n\tst.global.u32 [%rd1], %r1;\n\tret;\n");
@@ -546,8 +584,15 @@ fn running_past_the_end_is_reported() {
         .launch("k", &one_block(8), &[ParamValue::U64(0)], &mut mem)
         .unwrap_err();
     assert_eq!(e.kernel(), Some("k"));
+    assert_eq!(e.block(), Some((0, 0, 0)));
     assert_eq!(e.thread(), Some((0, 0, 0)));
     assert_eq!(e.line(), Some(src.lines().count() as u32));
+    assert_eq!(e.instruction(), Some("}"));
+    let shown = format!(
+        "kernel `k`, block (0,0,0), thread (0,0,0), line {} `}}`",
+        src.lines().count()
+    );
+    assert!(e.to_string().contains(&shown), "{e}");
     assert!(e.message().contains("past the end"), "{e}");
 }
 

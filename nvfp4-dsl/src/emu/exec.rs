@@ -14,7 +14,7 @@
 use super::decode::Entry;
 use super::error::EmuError;
 use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
-use super::memory::{Fault as MemFault, Memory};
+use super::memory::Memory;
 use super::{Launch, LaunchStats, ParamValue};
 
 /// The shared-window address of the first byte of shared memory (the first
@@ -415,7 +415,6 @@ impl Ctx<'_> {
                 dst.copy_from_slice(data);
                 Ok(())
             }
-            Err(f @ MemFault::ReadOnly { .. }) => Err(Fault::lane(lane, f.describe(what, addr, n))),
             Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
         }
     }

@@ -53,37 +53,51 @@
 //!   names (f64, f32, f16, bf16, f16x2, bf16x2; `fma` rounds once),
 //!   subnormals are kept unless an instruction says `.ftz`;
 //! - arithmetic that produces a NaN produces NVIDIA's canonical NaN (f32
-//!   `0x7FFFFFFF`, f64 `0x7FFFFFFFFFFFFFFF`, f16/bf16 `0x7FFF`), as do
-//!   float-to-float conversions of a NaN; `abs`/`neg` only touch the sign;
-//!   `min`/`max` return the non-NaN operand and order -0 below +0;
+//!   `0x7FFFFFFF`, f64 `0x7FFFFFFFFFFFFFFF`, f16/bf16 `0x7FFF`), and so do
+//!   float-to-float conversions of a NaN; `abs`/`neg` only touch the sign
+//!   bit; `min`/`max` return the non-NaN operand (canonical NaN if both are
+//!   NaN, or if either is with `.NaN`) and order -0 below +0;
 //! - float-to-integer conversions saturate; NaN converts to 0, except from
 //!   f64 or to a 64-bit integer, where it gives `1 << (bits - 1)` (the PTX
 //!   ISA's rule);
-//! - integer division by zero gives all ones (`u32 x / 0 = 0xFFFFFFFF`;
-//!   signed: `-1`), remainder by zero gives the dividend — what the
-//!   division sequences ptxas emits compute, but the PTX ISA leaves it
-//!   unspecified;
-//! - the `.approx` transcendental instructions (`ex2`, `lg2`, `sin`, `cos`,
-//!   `rsqrt`, `tanh`, `rcp.approx`, `div.approx`/`.full`, `sqrt.approx`)
-//!   are computed accurately here and are **not** bit-exact with hardware;
-//! - `add`/`mul` without a rounding modifier are executed as written;
-//!   ptxas may contract such pairs into an FMA on the GPU (the DSL always
-//!   writes `.rn`, which forbids that).
-//!
+//! - integer division by zero: unsigned `x / 0` is all ones (`0xFFFFFFFF`
+//!   for u32) and `x % 0` is `x`; signed `x / 0` is -1 for `x >= 0` and 1
+//!   for `x < 0` (the all-ones unsigned quotient with the sign fix-up of a
+//!   software division), `x % 0` is `x`; `MIN / -1` wraps to `MIN`. The PTX
+//!   ISA leaves division by zero unspecified;
+//! - the `.approx` instructions (`ex2`, `lg2`, `sin`, `cos`, `rsqrt`,
+//!   `tanh`, `rcp.approx`, `sqrt.approx`, `div.approx`/`div.full`) are
+//!   computed accurately (correctly rounded from f64) and are **not**
+//!   bit-exact with the hardware's approximations;
+//! - `add`/`mul` without a rounding modifier are executed as written; ptxas
+//!   may contract such pairs into an FMA on the GPU (the DSL always writes
+//!   `.rn`, which forbids that);
+//! - `elect.sync` elects the lowest executing lane of the member mask;
+//!   atomics of one instruction apply in lane order, warps and blocks in
+//!   scheduling order (any order is a valid GPU execution; this one is
+//!   deterministic).
+
 //! # Checks
 //!
 //! A launch stops with an [`EmuError`] that names the kernel, block, thread
 //! and PTX line on: an out-of-bounds, freed or misaligned global, shared or
 //! parameter access (alignment is the access size, the whole vector for
-//! `.v2`/`.v4`/`.v8`); a store to a read-only allocation; a read of a
-//! register the thread never wrote; a barrier that can never complete (a
-//! thread exited or waits at another barrier); `shfl.sync`, `vote.sync`,
-//! `elect.sync` or `redux.sync` whose member mask disagrees with the lanes
-//! that execute it; running past the end of the kernel; a launch beyond the
-//! limits (1024 threads per block, `.maxntid`, `.reqntid`, 227 KiB of
-//! shared memory) or with parameters that do not match the `.param`
-//! declarations.
+//! `.v2`/`.v4`/`.v8`; shared accesses must stay inside one variable or the
+//! dynamic block); a store to a read-only allocation; a read of a register
+//! the thread never wrote; a barrier that can never complete (a thread of
+//! the block exited, or waits at another barrier or a `bar.warp.sync`);
+//! `shfl.sync`, `vote.sync`, `elect.sync`, `redux.sync` or `bar.warp.sync`
+//! whose member mask disagrees with the lanes that execute it, and a
+//! shuffle that reads a lane that does not take part; running past the end
+//! of the kernel; a launch beyond the limits (1024 threads per block,
+//! `.maxntid`, `.reqntid`, 227 KiB of shared memory) or with parameters
+//! whose count or sizes do not match the `.param` declarations.
 //!
+//! A CTA barrier counts every thread of the block, so a thread that exits
+//! before a `bar.sync` the others wait at is reported. (The PTX ISA says a
+//! barrier waits only for non-exited threads; CUDA calls such code
+//! undefined. The emulator takes the strict reading.)
+
 //! # Memory layout
 //!
 //! Global allocations start at `0x7f0000000000`, 256-byte aligned, with at

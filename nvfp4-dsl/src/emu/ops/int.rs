@@ -111,20 +111,23 @@ fn wide_ty(t: Ty) -> Result<Ty, String> {
     })
 }
 
-/// The product of `a` and `b` as `ty` values, in 128 bits.
+/// The full product of `a` and `b` as `ty` values: two's-complement bits
+/// of the exact (at most 128-bit) result.
 #[inline(always)]
-fn product(a: u64, b: u64, ty: Ty) -> i128 {
+fn product(a: u64, b: u64, ty: Ty) -> u128 {
     let w = ty.bits();
     if ty.is_signed() {
-        i128::from(sx(a, w)) * i128::from(sx(b, w))
+        (i128::from(sx(a, w)) * i128::from(sx(b, w))) as u128
     } else {
         let m = ty.mask();
-        i128::from(a & m) * i128::from(b & m)
+        u128::from(a & m) * u128::from(b & m)
     }
 }
 
+/// `.hi`, `.wide` or `.lo` of a full product (the product has at most
+/// `2 * w` significant bits, so a logical shift gives the high half).
 #[inline(always)]
-fn mul_mode(p: i128, ty: Ty, mode: u8) -> u64 {
+fn mul_mode(p: u128, ty: Ty, mode: u8) -> u64 {
     let w = ty.bits();
     match mode {
         HI => (p >> w) as u64 & ty.mask(),
@@ -195,11 +198,11 @@ fn exec_mad(c: &mut Ctx<'_>, i: &Inst) -> X {
                 (mul_mode(p, ty, WIDE).wrapping_add(x)) & m
             }
             HI => {
-                let hi = (p >> w) as i64;
+                let hi = if w == 64 { 0 } else { sx((p >> w) as u64, w) };
                 if sat {
                     (hi + i64::from(x as i32)).clamp(i32::MIN.into(), i32::MAX.into()) as u32 as u64
                 } else {
-                    (hi as u64).wrapping_add(x) & ty.mask()
+                    mul_mode(p, ty, HI).wrapping_add(x) & ty.mask()
                 }
             }
             _ => (p as u64).wrapping_add(x) & ty.mask(),
