@@ -150,10 +150,6 @@ fn canon(x: f32) -> u32 {
     if x.is_nan() { 0x7FFF_FFFF } else { x.to_bits() }
 }
 
-fn canon64(x: f64) -> u64 {
-    if x.is_nan() { 0x7FFF_FFFF_FFFF_FFFF } else { x.to_bits() }
-}
-
 fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
@@ -280,13 +276,14 @@ fn integer_division_by_zero_and_overflow() {
     check("\tdiv.u32 %r10, %r1, %r2;\n\trem.u32 %r11, %r1, %r2;\n", &ins, |x| {
         [
             x[0].checked_div(x[1]).unwrap_or(u32::MAX),
-            x[0].checked_rem(x[1]).unwrap_or(x[0]),
+            x[0].checked_rem(x[1]).unwrap_or(u32::MAX),
         ]
     });
     check("\tdiv.s32 %r10, %r1, %r2;\n\trem.s32 %r11, %r1, %r2;\n", &ins, |x| {
+        // x / 0 and x % 0 are all ones, whatever the sign (as on an H100).
         let (a, b) = (sx(x[0]), sx(x[1]));
         if b == 0 {
-            [if a < 0 { 1 } else { u32::MAX }, x[0]]
+            [u32::MAX, u32::MAX]
         } else {
             [a.wrapping_div(b) as u32, a.wrapping_rem(b) as u32]
         }
@@ -298,11 +295,11 @@ fn integer_division_by_zero_and_overflow() {
             let a = u64::from(x[0]) | (u64::from(x[1]) << 32);
             let b = u64::from(x[2]) | (u64::from(x[2]) << 32);
             let q = if b == 0 {
-                if (a as i64) < 0 { 1 } else { u64::MAX }
+                u64::MAX
             } else {
                 (a as i64).wrapping_div(b as i64) as u64
             };
-            let r = a.checked_rem(b).unwrap_or(a);
+            let r = a.checked_rem(b).unwrap_or(u64::MAX);
             [q as u32, r as u32]
         },
     );
@@ -609,11 +606,18 @@ fn f32_min_max_sign_ops_ftz_sat() {
             }
         },
     );
-    // abs and neg only touch the sign bit, NaN payloads included.
+    // abs and neg flip or clear the sign of numbers; a NaN becomes the
+    // canonical NaN (as on an H100).
     check(
         "\tmov.b32 %f1, %r1;\n\tneg.f32 %f2, %f1;\n\tabs.f32 %f3, %f1;\n\tmov.b32 %r10, %f2;\n\tmov.b32 %r11, %f3;\n",
         &ins,
-        |x| [x[0] ^ 0x8000_0000, x[0] & 0x7FFF_FFFF],
+        |x| {
+            if is_nan(x[0]) {
+                [0x7FFF_FFFF; 2]
+            } else {
+                [x[0] ^ 0x8000_0000, x[0] & 0x7FFF_FFFF]
+            }
+        },
     );
     let sub = |x: u32| x & 0x7F80_0000 == 0 && x & 0x007F_FFFF != 0;
     let flush = |x: u32| if sub(x) { x & 0x8000_0000 } else { x };
@@ -672,13 +676,39 @@ fn f64_arithmetic() {
             "\tmov.b64 %fd1, {{%r1, %r2}};\n\tmov.b64 %fd2, {{%r3, %r4}};\n\tmov.b64 %fd3, {{%r5, %r6}};\n\t{op} %fd4, {args};\n\tmov.b64 {{%r10, %r11}}, %fd4;\n"
         );
         check(&body, &ins, |x| {
-            split(canon64(g(d64(x[0], x[1]), d64(x[2], x[3]), d64(x[4], x[5]))))
+            let (a, b, c) = (d64(x[0], x[1]), d64(x[2], x[3]), d64(x[4], x[5]));
+            let r = g(a, b, c);
+            if !r.is_nan() {
+                return split(r.to_bits());
+            }
+            // H100: the first NaN operand in priority order, quieted; an
+            // invalid operation gives 0xFFF8000000000000.
+            let order = match &op[..3] {
+                "fma" => vec![b, c, a],
+                "div" => vec![a, b],
+                _ => vec![b, a],
+            };
+            split(
+                order
+                    .iter()
+                    .find(|v| v.is_nan())
+                    .map_or(0xFFF8_0000_0000_0000, |v| v.to_bits() | 1 << 51),
+            )
         });
     }
     check(
         "\tmov.b64 %fd1, {%r1, %r2};\n\tsqrt.rn.f64 %fd2, %fd1;\n\tabs.f64 %fd3, %fd2;\n\tmov.b64 {%r10, %r11}, %fd3;\n",
         &ins,
-        |x| split(canon64(d64(x[0], x[1]).sqrt()) & 0x7FFF_FFFF_FFFF_FFFF),
+        |x| {
+            let a = d64(x[0], x[1]);
+            if a.is_nan() {
+                split(a.to_bits() | 1 << 51)
+            } else if a < 0.0 {
+                split(0xFFF8_0000_0000_0000)
+            } else {
+                split(a.sqrt().to_bits())
+            }
+        },
     );
 }
 
@@ -789,7 +819,11 @@ fn f16_and_f16x2_arithmetic() {
         &ins,
         |x| {
             let (a, b, c) = (x[0] & 0xFFFF, x[0] >> 16, x[1] & 0xFFFF);
-            [h_of(fma_odd(hv(a), hv(b), hv(c))) | ((a ^ 0x8000) << 16), b & 0x7FFF]
+            let sign_op = |v: u32, f: u32| if hv(v).is_nan() { 0x7FFF } else { f };
+            [
+                h_of(fma_odd(hv(a), hv(b), hv(c))) | (sign_op(a, a ^ 0x8000) << 16),
+                sign_op(b, b & 0x7FFF),
+            ]
         },
     );
     check(
@@ -1024,11 +1058,12 @@ fn cvt_float_to_float() {
         "\tmov.b32 %f1, %r1;\n\tcvt.f64.f32 %fd1, %f1;\n\tmul.rn.f64 %fd2, %fd1, 0d3FF0000000000001;\n\tcvt.rn.f32.f64 %f2, %fd2;\n\tmov.b32 %r10, %f2;\n\tcvt.rz.f32.f64 %f3, %fd2;\n\tmov.b32 %r11, %f3;\n",
         &ins,
         |x| {
+            // NaNs keep sign and payload through f32 -> f64 -> f32, quieted.
+            if f(x[0]).is_nan() {
+                return [x[0] | 0x0040_0000; 2];
+            }
             let v = f64::from(f(x[0])) * f64::from_bits(0x3FF0_0000_0000_0001);
-            [
-                canon(v as f32),
-                if v.is_nan() { 0x7FFF_FFFF } else { directed(v, "rz") },
-            ]
+            [(v as f32).to_bits(), directed(v, "rz")]
         },
     );
     check(

@@ -6,7 +6,7 @@
 use super::float::{FTZ, RELU, SAT, flush, post};
 use crate::emu::decode::Dec;
 use crate::emu::exec::{Ctx, lanes};
-use crate::emu::fp::{self, Fmt, Rnd, canon32, canon64};
+use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
 
 const INT_INT: u8 = 0;
@@ -216,39 +216,41 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 } else {
                     a[l] & at.mask()
                 };
-                d[l] = post(fp::round_to_integral(x, f, rnd), f, flags & (FTZ | SAT));
+                d[l] = if f == fp::F64 && f.is_nan(x) {
+                    super::float::nan64(&[x])
+                } else {
+                    post(fp::round_to_integral(x, f, rnd), f, flags & (FTZ | SAT))
+                };
             }
         }
         FLOAT_FLOAT => {
             let (af, df) = (at.fmt().expect("float"), dt.fmt().expect("float"));
-            let plain = flags == 0;
-            match (at, dt) {
-                (Ty::F32, Ty::F64) if plain => {
-                    for (d, a) in d.iter_mut().zip(&a) {
-                        *d = canon64(f64::from(f32::from_bits(*a as u32)).to_bits());
-                    }
+            let satfinite = flags & SATFINITE != 0;
+            let wide = af == fp::F64 || df == fp::F64;
+            for l in lanes(c.exec) {
+                let mut x = a[l] & at.mask();
+                if flags & FTZ != 0 && at == Ty::F32 {
+                    x = flush(x, af);
                 }
-                (Ty::F64, Ty::F32) if plain && rnd == Rnd::Rn => {
-                    for (d, a) in d.iter_mut().zip(&a) {
-                        *d = u64::from(canon32((f64::from_bits(*a) as f32).to_bits()));
-                    }
-                }
-                _ => {
-                    let satfinite = flags & SATFINITE != 0;
-                    for l in lanes(c.exec) {
-                        let mut x = a[l] & at.mask();
-                        if flags & FTZ != 0 && at == Ty::F32 {
-                            x = flush(x, af);
-                        }
-                        let r = fp::convert(x, af, df, rnd, satfinite);
-                        let post_flags = if dt == Ty::F32 {
-                            flags & (FTZ | SAT | RELU)
-                        } else {
-                            flags & (SAT | RELU)
-                        };
-                        d[l] = post(r, df, post_flags);
-                    }
-                }
+                let r = if at == Ty::Bf16 && dt == Ty::F32 {
+                    // bf16 is the top half of an f32: a plain shift, NaNs
+                    // included (H100).
+                    x << 16
+                } else if wide && af.is_nan(x) {
+                    nan_payload(x, af, df)
+                } else if at == Ty::F32 && dt == Ty::F64 {
+                    f64::from(f32::from_bits(x as u32)).to_bits()
+                } else if at == Ty::F64 && dt == Ty::F32 && rnd == Rnd::Rn && !satfinite {
+                    u64::from(canon32((f64::from_bits(x) as f32).to_bits()))
+                } else {
+                    fp::convert(x, af, df, rnd, satfinite)
+                };
+                let post_flags = if dt == Ty::F32 {
+                    flags & (FTZ | SAT | RELU)
+                } else {
+                    flags & (SAT | RELU)
+                };
+                d[l] = post(r, df, post_flags);
             }
         }
         PACK => {
@@ -297,6 +299,21 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     }
     c.write(&i.d[0], &d, i.ext);
     Ok(Flow::Next)
+}
+
+/// A NaN converted to or from f64 keeps its sign and the top bits of its
+/// payload, and is quieted (H100); other float conversions of a NaN give
+/// the canonical NaN.
+fn nan_payload(x: u64, from: Fmt, to: Fmt) -> u64 {
+    let sign = (x >> (from.exp + from.man)) & 1;
+    let man = x & ((1 << from.man) - 1);
+    let man = if to.man >= from.man {
+        man << (to.man - from.man)
+    } else {
+        man >> (from.man - to.man)
+    };
+    let quiet = 1 << (to.man - 1);
+    (sign << (to.exp + to.man)) | (((1 << to.exp) - 1) << to.man) | man | quiet
 }
 
 /// `.relu` for packed outputs: negative values become +0 (NaN stays).

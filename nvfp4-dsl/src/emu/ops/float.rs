@@ -10,7 +10,7 @@
 use super::{dsrc, lanes1};
 use crate::emu::decode::Dec;
 use crate::emu::exec::Ctx;
-use crate::emu::fp::{self, Fmt, Rnd, canon32, canon64};
+use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
 
 type R = Result<Inst, String>;
@@ -87,6 +87,36 @@ pub(super) fn post(x: u64, f: Fmt, flags: u32) -> u64 {
     x
 }
 
+/// The NaN an H100 returns for f64 arithmetic: the first NaN among
+/// `ops` (listed in the hardware's priority order), quieted, with its sign
+/// and payload; an invalid operation on numbers (inf - inf, 0 * inf, ...)
+/// gives the default NaN `0xFFF8000000000000`. (f32 and the half types
+/// return their canonical NaN instead.)
+pub(super) fn nan64(ops: &[u64]) -> u64 {
+    ops.iter()
+        .find(|x| is_nan64(**x))
+        .map_or(F64_DEFAULT_NAN, |x| x | F64_QUIET)
+}
+
+pub(super) const F64_DEFAULT_NAN: u64 = 0xFFF8_0000_0000_0000;
+const F64_QUIET: u64 = 0x0008_0000_0000_0000;
+
+#[inline]
+pub(super) fn is_nan64(x: u64) -> bool {
+    x & 0x7FFF_FFFF_FFFF_FFFF > 0x7FF0_0000_0000_0000
+}
+
+/// f64 NaN operand priority per operation: add/sub/mul take b first, fma
+/// b, c, a, div a first.
+#[inline]
+fn nan64_op(op: u8, a: u64, b: u64, c: u64) -> u64 {
+    match op {
+        FMA => nan64(&[b, c, a]),
+        DIV => nan64(&[a, b]),
+        _ => nan64(&[b, a]),
+    }
+}
+
 /// One element of `add/sub/mul/fma/div` in any format and mode.
 fn arith(op: u8, a: u64, b: u64, c: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
     let (a, b, c) = if flags & FTZ != 0 {
@@ -106,6 +136,9 @@ fn arith(op: u8, a: u64, b: u64, c: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
         FMA => fp::fma(a, b, c, f, rnd),
         _ => fp::div(a, b, f, rnd),
     };
+    if f == fp::F64 && is_nan64(r) {
+        return nan64_op(op, a, b, c);
+    }
     post(r, f, flags)
 }
 
@@ -204,7 +237,11 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
                     FMA => p.mul_add(q, f(x[l])),
                     _ => p / q,
                 };
-                d[l] = canon64(r.to_bits());
+                d[l] = if r.is_nan() {
+                    nan64_op(op, a[l], b[l], x[l])
+                } else {
+                    r.to_bits()
+                };
             }
         }
         _ => {
@@ -278,6 +315,9 @@ pub(super) fn tanh(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 fn unary_one(op: u8, x: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
     let x = if flags & FTZ != 0 { flush(x, f) } else { x };
+    if f == fp::F64 && is_nan64(x) {
+        return nan64(&[x]);
+    }
     let one = fp::from_f64(1.0, f, Rnd::Rn);
     let r = match op {
         RCP if flags & APPROX == 0 => fp::div(one, x, f, rnd),
@@ -303,6 +343,9 @@ fn unary_one(op: u8, x: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
             }
         }
     };
+    if f == fp::F64 && is_nan64(r) {
+        return F64_DEFAULT_NAN;
+    }
     post(r, f, flags & FTZ)
 }
 
@@ -335,7 +378,9 @@ fn sign_op(d: &Dec<'_>, m: &mut Mods<'_>, op: u8) -> R {
     Ok(i)
 }
 
-/// `neg`/`abs` flip or clear the sign bit only (NaNs keep their payload).
+/// `neg`/`abs` flip or clear the sign bit of numbers. A NaN comes back as
+/// the canonical NaN for f32 and the half types, and quieted but otherwise
+/// unchanged (sign included) for f64 — what an H100 does.
 fn exec_sign(c: &mut Ctx<'_>, i: &Inst) -> X {
     let (ty, op, ftz) = (i.ty, i.sub, i.flags & FTZ != 0);
     let fmt = ty.fmt().expect("a float type");
@@ -343,7 +388,13 @@ fn exec_sign(c: &mut Ctx<'_>, i: &Inst) -> X {
     lanes1(c, i, |a| {
         per_half(ty, a, 0, 0, |x, _, _| {
             let x = if ftz { flush(x, fmt) } else { x };
-            if op == 0 { x ^ s } else { x & !s }
+            if fmt.is_nan(x) {
+                if fmt == fp::F64 { nan64(&[x]) } else { fmt.nan() }
+            } else if op == 0 {
+                x ^ s
+            } else {
+                x & !s
+            }
         })
     })
 }
@@ -383,7 +434,8 @@ fn exec_testp(c: &mut Ctx<'_>, i: &Inst) -> X {
             1 => matches!(v, fp::Val::Inf(_)),
             2 => !matches!(v, fp::Val::Nan),
             3 => matches!(v, fp::Val::Nan),
-            4 => matches!(v, fp::Val::Fin { .. }) && !subnormal(*x, f),
+            // Zeros count as normal numbers (PTX ISA).
+            4 => matches!(v, fp::Val::Zero(_) | fp::Val::Fin { .. }) && !subnormal(*x, f),
             _ => subnormal(*x, f),
         };
         bits |= u32::from(t) << l;
@@ -440,7 +492,7 @@ fn min_max_one(a: u64, b: u64, f: Fmt, max: bool, flags: u32) -> u64 {
     };
     let (na, nb) = (f.is_nan(a), f.is_nan(b));
     let r = if na && nb || (flags & NAN != 0 && (na || nb)) {
-        return f.nan();
+        return if f == fp::F64 { nan64(&[b, a]) } else { f.nan() };
     } else if na {
         b
     } else if nb {

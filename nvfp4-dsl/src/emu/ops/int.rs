@@ -287,9 +287,8 @@ pub(super) fn rem(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     dsrc(d, exec_rem, ty, 2)
 }
 
-/// Division by zero gives all ones for unsigned types, and for signed
-/// types the sign-corrected all-ones quotient (-1 for a non-negative
-/// dividend, 1 for a negative one); `MIN / -1` wraps to `MIN`.
+/// Division by zero gives all ones, for signed and unsigned types alike
+/// (as an H100 does); `MIN / -1` wraps to `MIN`.
 fn exec_div(c: &mut Ctx<'_>, i: &Inst) -> X {
     let ty = i.ty;
     let w = ty.bits();
@@ -297,23 +296,15 @@ fn exec_div(c: &mut Ctx<'_>, i: &Inst) -> X {
     if ty.is_signed() {
         lanes2(c, i, |a, b| {
             let (a, b) = (sx(a, w), sx(b, w));
-            let q = if b == 0 {
-                if a < 0 { 1 } else { -1 }
-            } else {
-                a.wrapping_div(b)
-            };
-            // MIN / -1 overflows the type, not i64: wrap to the type.
-            (q as u64) & m
+            // MIN / -1 wraps (in the type's width, or in i64's).
+            if b == 0 { m } else { (a.wrapping_div(b) as u64) & m }
         })
     } else {
-        lanes2(c, i, |a, b| {
-            let (a, b) = (a & m, b & m);
-            a.checked_div(b).unwrap_or(m)
-        })
+        lanes2(c, i, |a, b| (a & m).checked_div(b & m).unwrap_or(m))
     }
 }
 
-/// Remainder by zero gives the dividend.
+/// Remainder by zero gives all ones too (H100); `MIN % -1` is 0.
 fn exec_rem(c: &mut Ctx<'_>, i: &Inst) -> X {
     let ty = i.ty;
     let w = ty.bits();
@@ -321,14 +312,10 @@ fn exec_rem(c: &mut Ctx<'_>, i: &Inst) -> X {
     if ty.is_signed() {
         lanes2(c, i, |a, b| {
             let (a, b) = (sx(a, w), sx(b, w));
-            let r = if b == 0 { a } else { a.wrapping_rem(b) };
-            (r as u64) & m
+            if b == 0 { m } else { (a.wrapping_rem(b) as u64) & m }
         })
     } else {
-        lanes2(c, i, |a, b| {
-            let (a, b) = (a & m, b & m);
-            a.checked_rem(b).unwrap_or(a)
-        })
+        lanes2(c, i, |a, b| (a & m).checked_rem(b & m).unwrap_or(m))
     }
 }
 
