@@ -810,7 +810,7 @@ fn probe_diffs(p: &Probe, emu: &[u32], gpu: &[u32]) -> Vec<String> {
 #[test]
 fn h100_probes_replay_bit_for_bit() {
     let probes = probes();
-    assert_eq!(probes.len(), 63);
+    assert_eq!(probes.len(), 98);
     let mut diffs = Vec::new();
     for p in &probes {
         assert_eq!((p.inputs.len(), p.gpu.len()), (256, 64), "{}", p.name);

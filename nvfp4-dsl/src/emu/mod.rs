@@ -66,8 +66,9 @@
 //!   give the canonical NaN (f64: the quieted b), as does any NaN with
 //!   `.NaN`.
 //! - Conversions of a NaN: to or from f64 keep sign and payload (shifted,
-//!   quieted); `cvt.f32.bf16` is a shift (any NaN kept as is); the others
-//!   give the canonical NaN.
+//!   quieted); `cvt.f32.bf16` is a shift (any NaN kept as is); to tf32 a
+//!   NaN gives `0x7FFFE000`, and with `.satfinite` NaN and infinity bits `x`
+//!   give `(x & !0x1FFF) - 0x2000`; the others give the canonical NaN.
 //! - Float-to-integer conversions saturate; NaN converts to 0, except from
 //!   f64 or to a 64-bit integer, where it gives `1 << (bits - 1)`.
 //! - Integer division and remainder by zero give all ones, for signed and
@@ -76,8 +77,9 @@
 //! - The `.approx` instructions (`ex2`, `lg2`, `sin`, `cos`, `rsqrt`,
 //!   `tanh`, `rcp.approx`, `sqrt.approx`, `div.approx`/`div.full`) are
 //!   computed accurately (correctly rounded from f64) and are **not**
-//!   bit-exact with the hardware's approximations (`ex2.approx.f32` and
-//!   `rsqrt.approx.f32` differ in the last bit now and then).
+//!   bit-exact with the hardware's approximations (`ex2.approx.f32`,
+//!   `rsqrt.approx.f32` and `div.full.f32` differ in the last bit now and
+//!   then; `tanh.approx` by up to about 2^-11 relative).
 //! - `add`/`mul` without a rounding modifier are executed as written; ptxas
 //!   may contract such pairs into an FMA on the GPU (the DSL always writes
 //!   `.rn`, which forbids that).

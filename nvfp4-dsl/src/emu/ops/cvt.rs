@@ -283,17 +283,19 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             }
         }
         _ => {
-            // tf32: f32 rounded to a 10-bit mantissa, low 13 bits zero.
+            // tf32: f32 rounded to a 10-bit mantissa, low 13 bits zero. An
+            // H100 turns a NaN into 0x7FFFE000, and with `.satfinite` maps
+            // NaN and infinity bits `x` to `(x & !0x1FFF) - 0x2000`.
             let satfinite = flags & SATFINITE != 0;
             for l in lanes(c.exec) {
-                let r = fp::convert(a[l] & 0xFFFF_FFFF, fp::F32, TF32_FMT, rnd, satfinite);
-                let r = relu_small(r, TF32_FMT, flags);
+                let x = a[l] & 0xFFFF_FFFF;
+                if x & 0x7F80_0000 == 0x7F80_0000 && (satfinite || x & 0x007F_FFFF != 0) {
+                    d[l] = if satfinite { (x & !0x1FFF) - 0x2000 } else { 0x7FFF_E000 };
+                    continue;
+                }
+                let r = fp::convert(x, fp::F32, TF32_FMT, rnd, satfinite);
                 // Re-expand to the f32 layout (exponent widths agree).
-                d[l] = if fp::unpack(r, TF32_FMT) == fp::Val::Nan {
-                    0x7FFF_FFFF
-                } else {
-                    r << 13
-                };
+                d[l] = relu_small(r, TF32_FMT, flags) << 13;
             }
         }
     }

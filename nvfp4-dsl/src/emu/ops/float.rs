@@ -23,6 +23,7 @@ const XORSIGN: u32 = 8;
 pub(super) const RELU: u32 = 16;
 const APPROX: u32 = 32;
 const THREE: u32 = 64;
+const APPROX_DIV: u32 = 128;
 
 const ADD: u8 = 0;
 const SUB: u8 = 1;
@@ -134,6 +135,19 @@ fn arith(op: u8, a: u64, b: u64, c: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
         SUB => fp::sub(a, b, f, rnd),
         MUL => fp::mul(a, b, f, rnd),
         FMA => fp::fma(a, b, c, f, rnd),
+        _ if flags & APPROX_DIV != 0
+            && f == fp::F32
+            && (b & 0x7FFF_FFFF) > 0x7E80_0000
+            && (b & 0x7FFF_FFFF) < 0x7F80_0000 =>
+        {
+            // div.approx.f32 computes a * (1/b); for 2^126 < |b| < 2^128 the
+            // reciprocal flushes: a sign-preserving zero, or NaN for inf.
+            if (a & 0x7FFF_FFFF) == 0x7F80_0000 || f.is_nan(a) {
+                f.nan()
+            } else {
+                (a ^ b) & 0x8000_0000
+            }
+        }
         _ => fp::div(a, b, f, rnd),
     };
     if f == fp::F64 && is_nan64(r) {
@@ -155,7 +169,9 @@ fn decode_arith(d: &Dec<'_>, m: &mut Mods<'_>, op: u8) -> R {
         flags |= RELU;
     }
     if op == DIV {
-        if m.take("approx") || m.take("full") {
+        if m.take("approx") {
+            flags |= APPROX | APPROX_DIV;
+        } else if m.take("full") {
             flags |= APPROX;
         } else if rnd.is_none() {
             return Err("`div` on floats needs `.rn`, `.rz`, `.rm`, `.rp`, `.approx` or `.full`".into());
