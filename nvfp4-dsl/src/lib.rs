@@ -60,6 +60,7 @@
 
 #![deny(missing_docs)]
 
+pub mod emu;
 pub mod intrinsics;
 pub mod prelude;
 mod runtime;

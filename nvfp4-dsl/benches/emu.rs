@@ -1,0 +1,220 @@
+//! Emulator throughput on the snapshot kernels at realistic sizes, in
+//! thread-instructions per second (one core). Run with
+//! `cargo bench -p nvfp4-dsl --bench emu`.
+
+use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue};
+use std::time::{Duration, Instant};
+
+/// A snapshot's PTX: everything after the insta header's second `---`.
+fn ptx(snap: &str) -> String {
+    let mut dashes = 0;
+    let mut out = String::new();
+    for line in snap.lines() {
+        if dashes >= 2 {
+            out.push_str(line);
+            out.push('\n');
+        } else if line == "---" {
+            dashes += 1;
+        }
+    }
+    out
+}
+
+fn upload(mem: &mut Memory, words: &[u32], writable: bool) -> u64 {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let a = mem.alloc(bytes.len(), writable);
+    mem.write(a, &bytes).expect("upload");
+    a
+}
+
+/// Pseudo-random words (xorshift).
+fn words(n: usize, seed: u32) -> Vec<u32> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        })
+        .collect()
+}
+
+/// Small floats in [0.25, 4) with random signs, as bits.
+fn floats(n: usize, seed: u32) -> Vec<u32> {
+    words(n, seed)
+        .into_iter()
+        .map(|w| {
+            let m = 0.25 + 3.75 * (w >> 8) as f32 / (1u32 << 24) as f32;
+            (if w & 1 == 0 { m } else { -m }).to_bits()
+        })
+        .collect()
+}
+
+struct Case {
+    name: &'static str,
+    module: Module,
+    entry: &'static str,
+    launch: Launch,
+    params: Vec<ParamValue>,
+    mem: Memory,
+}
+
+fn run(case: &mut Case) {
+    // One launch to warm up, then as many as fit in about a second.
+    let stats = case
+        .module
+        .launch(case.entry, &case.launch, &case.params, &mut case.mem)
+        .expect("launch");
+    let mut runs = 0u32;
+    let start = Instant::now();
+    let mut elapsed = Duration::ZERO;
+    while runs < 3 || elapsed < Duration::from_secs(1) {
+        case.module
+            .launch(case.entry, &case.launch, &case.params, &mut case.mem)
+            .expect("launch");
+        runs += 1;
+        elapsed = start.elapsed();
+    }
+    let per = elapsed.as_secs_f64() / f64::from(runs);
+    let rate = stats.thread_instructions as f64 / per;
+    println!(
+        "{:<24} {:>9} threads {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s ({:.1} M warp-insts/s)",
+        case.name,
+        stats.threads,
+        stats.thread_instructions,
+        per * 1e3,
+        rate / 1e6,
+        stats.warp_instructions as f64 / per / 1e6
+    );
+}
+
+fn main() {
+    let mut cases = Vec::new();
+
+    // saxpy over 2^20 elements.
+    {
+        let module = Module::parse(&ptx(include_str!("../../snapshots/saxpy__default__sm_90.snap"))).expect("ptx");
+        let n = 1 << 20;
+        let mut mem = Memory::new();
+        let x = upload(&mut mem, &floats(n, 1), false);
+        let y = upload(&mut mem, &floats(n, 2), true);
+        let params = vec![
+            ParamValue::U64(x),
+            ParamValue::U64(n as u64),
+            ParamValue::U64(y),
+            ParamValue::U64(n as u64),
+            ParamValue::F32(1.5),
+        ];
+        cases.push(Case {
+            name: "saxpy (2^20)",
+            module,
+            entry: "saxpy",
+            launch: Launch {
+                grid: ((n / 256) as u32, 1, 1),
+                block: (256, 1, 1),
+                shared_bytes: 0,
+            },
+            params,
+            mem,
+        });
+    }
+
+    // mixed_ops over 2^14 threads.
+    {
+        let module = Module::parse(&ptx(include_str!("../../snapshots/mixed_ops__default__sm_90.snap"))).expect("ptx");
+        let n = 1 << 14;
+        let mut mem = Memory::new();
+        let xs = upload(&mut mem, &words(n, 3), false);
+        let fs = upload(&mut mem, &floats(n, 4), false);
+        let hs: Vec<u32> = floats(n / 2, 5)
+            .into_iter()
+            .map(|f| {
+                let h = half::f16::from_f32(f32::from_bits(f)).to_bits() as u32;
+                h | (h << 16)
+            })
+            .collect();
+        let hs = upload(&mut mem, &hs, false);
+        let ou = upload(&mut mem, &vec![0; n * 8], true);
+        let of = upload(&mut mem, &vec![0; n * 4], true);
+        let oh = upload(&mut mem, &vec![0; n * 3], true);
+        let mut params = Vec::new();
+        for (a, len) in [(xs, n), (fs, n), (hs, n), (ou, n * 8), (of, n * 4), (oh, n * 3)] {
+            params.push(ParamValue::U64(a));
+            params.push(ParamValue::U64(len as u64));
+        }
+        cases.push(Case {
+            name: "mixed_ops (2^14)",
+            module,
+            entry: "mixed_ops",
+            launch: Launch {
+                grid: ((n / 256) as u32, 1, 1),
+                block: (256, 1, 1),
+                shared_bytes: 0,
+            },
+            params,
+            mem,
+        });
+    }
+
+    // block_sum of 2^22 floats over 132 blocks of 1024 threads.
+    {
+        let module = Module::parse(&ptx(include_str!("../../snapshots/block_sum__default__sm_90.snap"))).expect("ptx");
+        let (n, blocks) = (1 << 22, 132u32);
+        let mut mem = Memory::new();
+        let x = upload(&mut mem, &floats(n, 6), false);
+        let p = upload(&mut mem, &vec![0; blocks as usize], true);
+        let params = vec![
+            ParamValue::U64(x),
+            ParamValue::U64(n as u64),
+            ParamValue::U64(p),
+            ParamValue::U64(u64::from(blocks)),
+            ParamValue::U32(n as u32),
+        ];
+        cases.push(Case {
+            name: "block_sum (2^22)",
+            module,
+            entry: "block_sum",
+            launch: Launch {
+                grid: (blocks, 1, 1),
+                block: (1024, 1, 1),
+                shared_bytes: 0,
+            },
+            params,
+            mem,
+        });
+    }
+
+    // tile_mirror<4>: 16 tiles of 64 KiB through dynamic shared memory.
+    {
+        let module = Module::parse(&ptx(include_str!("../../snapshots/tile_mirror__vecs_4__sm_90.snap"))).expect("ptx");
+        let (tiles, w) = (16u32, 16384u32);
+        let n = (tiles * w) as usize;
+        let mut mem = Memory::new();
+        let s = upload(&mut mem, &words(n, 7), false);
+        let d = upload(&mut mem, &vec![0; n], true);
+        let params = vec![
+            ParamValue::U64(s),
+            ParamValue::U64(n as u64),
+            ParamValue::U64(d),
+            ParamValue::U64(n as u64),
+            ParamValue::U32(w),
+        ];
+        cases.push(Case {
+            name: "tile_mirror<4> (16x64K)",
+            module,
+            entry: "tile_mirror__vecs_4",
+            launch: Launch {
+                grid: (tiles, 1, 1),
+                block: (256, 1, 1),
+                shared_bytes: w * 4,
+            },
+            params,
+            mem,
+        });
+    }
+
+    for c in &mut cases {
+        run(c);
+    }
+}

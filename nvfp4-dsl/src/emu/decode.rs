@@ -1,0 +1,538 @@
+//! Syntax tree -> executable entry: shared-memory and parameter layout,
+//! register numbering (with nested scopes), labels, and one decoded
+//! [`Inst`] per instruction through the opcode table in `ops`.
+
+use super::error::EmuError;
+use super::exec::SHARED_BASE;
+use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
+use super::parse::{Arg, EntryAst, Lit, Stmt, VarDecl};
+use std::collections::HashMap;
+
+/// A kernel parameter's place in the parameter buffer.
+#[derive(Clone, Debug)]
+pub(crate) struct ParamInfo {
+    pub name: String,
+    pub offset: u32,
+    pub bytes: u32,
+}
+
+/// A decoded kernel entry.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub name: String,
+    pub params: Vec<ParamInfo>,
+    pub param_bytes: u32,
+    /// The instructions, then a sentinel that reports running past the end.
+    pub insts: Vec<Inst>,
+    /// Per instruction: PTX line and source text.
+    pub lines: Vec<u32>,
+    pub texts: Vec<String>,
+    pub nregs: u32,
+    pub npreds: u32,
+    pub reg_names: Vec<String>,
+    pub pred_names: Vec<String>,
+    /// Static shared variables `[start, end)` in the shared window.
+    pub regions: Vec<(u32, u32)>,
+    /// Names of the static regions, then of the dynamic block.
+    pub shared_names: Vec<String>,
+    pub static_end: u32,
+    pub dyn_base: Option<u32>,
+    pub maxntid: Option<(u32, u32, u32)>,
+    pub reqntid: Option<(u32, u32, u32)>,
+}
+
+/// How an opcode's decoder is called: the operands through `Dec`, the
+/// modifiers through `Mods`.
+pub(crate) type Decoder = fn(&Dec<'_>, &mut Mods<'_>) -> Result<Inst, String>;
+
+#[derive(Clone, Copy, Debug)]
+struct RegInfo {
+    pred: bool,
+    idx: u32,
+    bits: u8,
+}
+
+#[derive(Default)]
+struct Scope {
+    exact: HashMap<String, RegInfo>,
+    /// `%r<N>` declarations: prefix, count, first register.
+    ranges: Vec<(String, u32, RegInfo)>,
+}
+
+/// Name resolution while decoding one entry.
+pub(crate) struct Names {
+    scopes: Vec<Scope>,
+    labels: HashMap<String, u32>,
+    shared: HashMap<String, u32>,
+    params: HashMap<String, (u32, u32)>,
+    nregs: u32,
+    npreds: u32,
+    reg_names: Vec<String>,
+    pred_names: Vec<String>,
+}
+
+impl Names {
+    fn lookup(&self, name: &str) -> Option<RegInfo> {
+        for s in self.scopes.iter().rev() {
+            if let Some(r) = s.exact.get(name) {
+                return Some(*r);
+            }
+            for (prefix, count, base) in s.ranges.iter().rev() {
+                if let Some(num) = name.strip_prefix(prefix.as_str())
+                    && !num.is_empty()
+                    && num.bytes().all(|b| b.is_ascii_digit())
+                    && (num == "0" || !num.starts_with('0'))
+                    && let Ok(n) = num.parse::<u32>()
+                    && n < *count
+                {
+                    return Some(RegInfo {
+                        idx: base.idx + n,
+                        ..*base
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    fn declare(&mut self, ty: &str, name: &str, count: Option<u32>) -> Result<(), String> {
+        let (pred, bits) = match ty {
+            ".pred" => (true, 1),
+            ".b8" | ".u8" | ".s8" => (false, 8),
+            ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => (false, 16),
+            ".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2" => (false, 32),
+            ".b64" | ".u64" | ".s64" | ".f64" => (false, 64),
+            other => return Err(format!("registers of type `{other}` are not supported by the emulator")),
+        };
+        let n = count.unwrap_or(1);
+        let idx = if pred { self.npreds } else { self.nregs };
+        let info = RegInfo { pred, idx, bits };
+        let names = if pred {
+            &mut self.pred_names
+        } else {
+            &mut self.reg_names
+        };
+        match count {
+            Some(c) => names.extend((0..c).map(|i| format!("{name}{i}"))),
+            None => names.push(name.to_string()),
+        }
+        if pred {
+            self.npreds += n;
+        } else {
+            self.nregs += n;
+        }
+        if self.nregs > 1 << 20 || self.npreds > 1 << 20 {
+            return Err("too many registers".into());
+        }
+        let scope = self.scopes.last_mut().expect("a scope");
+        match count {
+            Some(c) => scope.ranges.push((name.to_string(), c, info)),
+            None => {
+                scope.exact.insert(name.to_string(), info);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a decoder sees: the operands as written and name resolution.
+pub(crate) struct Dec<'a> {
+    pub args: &'a [Arg],
+    names: &'a Names,
+}
+
+type R<T> = Result<T, String>;
+
+/// Converts a literal to the bits of an instruction type.
+pub(crate) fn imm_bits(l: Lit, ty: Ty) -> R<u64> {
+    use super::fp;
+    let f = ty.fmt();
+    Ok(match (l, ty) {
+        (Lit::Int(v), Ty::Pred) => u64::from(v != 0),
+        (Lit::Int(v), _) if f.is_none() || matches!(ty, Ty::F16 | Ty::Bf16 | Ty::F16x2 | Ty::Bf16x2) => {
+            if v < i128::from(i64::MIN) || v > i128::from(u64::MAX) {
+                return Err(format!("the constant {v} does not fit in 64 bits"));
+            }
+            (v as u64) & ty.mask()
+        }
+        (Lit::Int(v), Ty::F32) => u64::from((v as f32).to_bits()),
+        (Lit::Int(v), Ty::F64) => (v as f64).to_bits(),
+        (Lit::F32(b), Ty::F32) => u64::from(b),
+        (Lit::F64(b), Ty::F64) => b,
+        (Lit::F32(b), Ty::F64) => f64::from(f32::from_bits(b)).to_bits(),
+        (Lit::F64(b), Ty::F32) => fp::from_f64(f64::from_bits(b), fp::F32, fp::Rnd::Rn),
+        (Lit::Dec(v), Ty::F32) => fp::from_f64(v, fp::F32, fp::Rnd::Rn),
+        (Lit::Dec(v), Ty::F64) => v.to_bits(),
+        (Lit::F32(b), _) if ty.bits() == 32 => u64::from(b),
+        (Lit::F64(b), _) if ty.bits() == 64 => b,
+        (Lit::F32(b), Ty::F16 | Ty::Bf16) => fp::from_f64(f64::from(f32::from_bits(b)), f.expect("float"), fp::Rnd::Rn),
+        (Lit::Dec(v), Ty::F16 | Ty::Bf16) => fp::from_f64(v, f.expect("float"), fp::Rnd::Rn),
+        (l, t) => return Err(format!("the constant {l:?} cannot be used as a .{t:?} operand")),
+    })
+}
+
+impl Dec<'_> {
+    /// Checks the operand count.
+    pub fn count(&self, n: usize) -> R<()> {
+        if self.args.len() == n {
+            Ok(())
+        } else {
+            Err(format!("expected {n} operands, found {}", self.args.len()))
+        }
+    }
+
+    /// Checks the operand count is in `lo..=hi`.
+    pub fn count_in(&self, lo: usize, hi: usize) -> R<()> {
+        if (lo..=hi).contains(&self.args.len()) {
+            Ok(())
+        } else {
+            Err(format!("expected {lo} to {hi} operands, found {}", self.args.len()))
+        }
+    }
+
+    pub fn arg(&self, i: usize) -> R<&Arg> {
+        self.args.get(i).ok_or_else(|| format!("missing operand {}", i + 1))
+    }
+
+    /// A source operand of type `ty`: register, predicate (`{!}%p` when
+    /// `ty` is `.pred`), special register, immediate or the address of a
+    /// shared variable.
+    pub fn src(&self, i: usize, ty: Ty) -> R<Operand> {
+        self.src_arg(self.arg(i)?, ty)
+    }
+
+    pub fn src_arg(&self, a: &Arg, ty: Ty) -> R<Operand> {
+        match a {
+            Arg::Name(n) => {
+                if let Some(r) = self.names.lookup(n) {
+                    return Ok(if r.pred {
+                        Operand::Pred { idx: r.idx, neg: false }
+                    } else {
+                        Operand::Reg {
+                            idx: r.idx,
+                            bits: r.bits,
+                        }
+                    });
+                }
+                if let Some(s) = Sreg::parse(n) {
+                    return Ok(Operand::Sreg(s));
+                }
+                if let Some(&addr) = self.names.shared.get(n) {
+                    return Ok(Operand::Imm(u64::from(addr)));
+                }
+                if self.names.params.contains_key(n) {
+                    return Err(format!("taking the address of parameter `{n}` is not supported"));
+                }
+                Err(format!("unknown register or symbol `{n}`"))
+            }
+            Arg::Off(n, off) => match self.names.shared.get(n) {
+                Some(&addr) => Ok(Operand::Imm((i64::from(addr) + off) as u64)),
+                None => Err(format!("`{n}+{off}`: `{n}` is not a shared variable")),
+            },
+            Arg::Lit(l) => Ok(Operand::Imm(imm_bits(*l, ty)?)),
+            Arg::Not(inner) => match self.src_arg(inner, ty)? {
+                Operand::Pred { idx, neg } => Ok(Operand::Pred { idx, neg: !neg }),
+                _ => Err("`!` applies to predicate registers only".into()),
+            },
+            Arg::Sink => Err("`_` cannot be a source operand".into()),
+            other => Err(format!("expected a register or constant, found {other:?}")),
+        }
+    }
+
+    /// A register source (no immediates).
+    pub fn reg_src(&self, i: usize) -> R<Operand> {
+        match self.src(i, Ty::B64)? {
+            op @ Operand::Reg { .. } => Ok(op),
+            _ => Err(format!("operand {} must be a register", i + 1)),
+        }
+    }
+
+    /// A destination: a register, a predicate register or `_`.
+    pub fn dst(&self, i: usize) -> R<Operand> {
+        self.dst_arg(self.arg(i)?)
+    }
+
+    pub fn dst_arg(&self, a: &Arg) -> R<Operand> {
+        match a {
+            Arg::Sink => Ok(Operand::Sink),
+            Arg::Name(n) => match self.names.lookup(n) {
+                Some(r) if r.pred => Ok(Operand::Pred { idx: r.idx, neg: false }),
+                Some(r) => Ok(Operand::Reg {
+                    idx: r.idx,
+                    bits: r.bits,
+                }),
+                None if Sreg::parse(n).is_some() => Err(format!("special register `{n}` is read-only")),
+                None => Err(format!("unknown register `{n}`")),
+            },
+            other => Err(format!("expected a destination register, found {other:?}")),
+        }
+    }
+
+    /// A general-register destination (or `_`).
+    pub fn reg_dst(&self, i: usize) -> R<Operand> {
+        match self.dst(i)? {
+            Operand::Pred { .. } => Err(format!("operand {} must not be a predicate", i + 1)),
+            d => Ok(d),
+        }
+    }
+
+    /// A predicate destination (or `_`).
+    pub fn pred_dst_arg(&self, a: &Arg) -> R<Operand> {
+        match self.dst_arg(a)? {
+            d @ (Operand::Pred { .. } | Operand::Sink) => Ok(d),
+            _ => Err("expected a predicate register".into()),
+        }
+    }
+
+    /// The elements of a `{a, b, ...}` operand.
+    pub fn vec(&self, i: usize) -> R<&[Arg]> {
+        match self.arg(i)? {
+            Arg::Vec(v) => Ok(v),
+            other => Err(format!("expected a vector `{{...}}`, found {other:?}")),
+        }
+    }
+
+    /// A branch target.
+    pub fn label(&self, i: usize) -> R<u32> {
+        match self.arg(i)? {
+            Arg::Name(n) => self
+                .names
+                .labels
+                .get(n)
+                .copied()
+                .ok_or_else(|| format!("unknown label `{n}`")),
+            other => Err(format!("expected a label, found {other:?}")),
+        }
+    }
+
+    /// An address operand `[...]` in state space `space` (`shared`,
+    /// `param`, `global`, or generic).
+    pub fn addr(&self, i: usize, param: bool) -> R<Addr> {
+        let Arg::Addr(base, off) = self.arg(i)? else {
+            return Err(format!("operand {} must be an address `[...]`", i + 1));
+        };
+        let mut a = Addr {
+            base: Operand::None,
+            off: *off,
+            param: (0, 0),
+        };
+        match base.as_deref() {
+            None => {}
+            Some(Arg::Name(n)) => {
+                if let Some(&(o, b)) = self.names.params.get(n) {
+                    if !param {
+                        return Err(format!("`{n}` is a kernel parameter; read it with `ld.param`"));
+                    }
+                    a.off += i64::from(o);
+                    a.param = (o, b);
+                } else if let Some(&s) = self.names.shared.get(n) {
+                    a.off += i64::from(s);
+                } else {
+                    match self.names.lookup(n) {
+                        Some(r) if !r.pred => {
+                            if param {
+                                return Err("`ld.param` through a register address is not supported".into());
+                            }
+                            a.base = Operand::Reg {
+                                idx: r.idx,
+                                bits: r.bits,
+                            };
+                        }
+                        _ => return Err(format!("unknown address base `{n}`")),
+                    }
+                }
+            }
+            Some(other) => return Err(format!("bad address base {other:?}")),
+        }
+        if param && a.param == (0, 0) {
+            return Err("`ld.param` needs a parameter name".into());
+        }
+        Ok(a)
+    }
+}
+
+fn past_end(_: &mut super::exec::Ctx<'_>, _: &Inst) -> Result<Flow, super::inst::Fault> {
+    Err(super::inst::Fault::new(
+        "execution ran past the end of the kernel (no `ret` or `exit` on this path)",
+    ))
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}
+
+/// Lays out static shared variables from `SHARED_BASE`, then the dynamic
+/// block at the largest alignment any `.extern` declaration asks for.
+fn layout_shared(decls: &[VarDecl], names: &mut Names, entry: &mut Entry) -> Result<(), EmuError> {
+    let mut at = u64::from(SHARED_BASE);
+    let mut dyn_align = 0u64;
+    let mut dyn_names = Vec::new();
+    for d in decls {
+        if names.shared.contains_key(&d.name) && d.bytes.is_some() {
+            return Err(EmuError::at_line(
+                d.line,
+                &d.name,
+                format!("shared variable `{}` is declared twice", d.name),
+            ));
+        }
+        match d.bytes {
+            Some(b) => {
+                at = align_up(at, u64::from(d.align));
+                names.shared.insert(d.name.clone(), at as u32);
+                entry.regions.push((at as u32, (at + b) as u32));
+                entry.shared_names.push(d.name.clone());
+                at += b;
+            }
+            None => {
+                dyn_align = dyn_align.max(u64::from(d.align));
+                dyn_names.push(d.name.clone());
+            }
+        }
+        if at > 1 << 24 {
+            return Err(EmuError::at_line(d.line, &d.name, "static shared memory is too large"));
+        }
+    }
+    entry.static_end = at as u32;
+    if !dyn_names.is_empty() {
+        let base = align_up(at, dyn_align.max(16)) as u32;
+        for n in &dyn_names {
+            names.shared.insert(n.clone(), base);
+        }
+        entry.dyn_base = Some(base);
+        entry.shared_names.push(dyn_names.join("/"));
+    }
+    Ok(())
+}
+
+/// Builds an executable entry.
+pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
+    let text_of = |from: u32, to: u32| -> String {
+        let (a, b) = (from as usize - 1, (to as usize).min(lines.len()));
+        lines
+            .get(a..b)
+            .map(|l| l.iter().map(|x| x.trim()).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    let mut entry = Entry {
+        name: ast.name.clone(),
+        params: Vec::new(),
+        param_bytes: 0,
+        insts: Vec::new(),
+        lines: Vec::new(),
+        texts: Vec::new(),
+        nregs: 0,
+        npreds: 0,
+        reg_names: Vec::new(),
+        pred_names: Vec::new(),
+        regions: Vec::new(),
+        shared_names: Vec::new(),
+        static_end: SHARED_BASE,
+        dyn_base: None,
+        maxntid: ast.maxntid,
+        reqntid: ast.reqntid,
+    };
+    let mut names = Names {
+        scopes: vec![Scope::default()],
+        labels: HashMap::new(),
+        shared: HashMap::new(),
+        params: HashMap::new(),
+        nregs: 0,
+        npreds: 0,
+        reg_names: Vec::new(),
+        pred_names: Vec::new(),
+    };
+    let in_kernel = |e: EmuError| e.in_kernel(&ast.name);
+    // Shared memory: module-scope declarations, then the body's.
+    let mut decls = ast.shared.clone();
+    decls.extend(ast.body.iter().filter_map(|s| match s {
+        Stmt::Shared(d) => Some(d.clone()),
+        _ => None,
+    }));
+    layout_shared(&decls, &mut names, &mut entry).map_err(in_kernel)?;
+    // Parameters.
+    let mut off = 0u32;
+    for p in &ast.params {
+        off = off.div_ceil(p.align) * p.align;
+        names.params.insert(p.name.clone(), (off, p.bytes));
+        entry.params.push(super::decode::ParamInfo {
+            name: p.name.clone(),
+            offset: off,
+            bytes: p.bytes,
+        });
+        off += p.bytes;
+    }
+    entry.param_bytes = off;
+    // Labels: the index of the next instruction.
+    let mut n = 0u32;
+    for s in &ast.body {
+        match s {
+            Stmt::Inst(_) => n += 1,
+            Stmt::Label { line, name } => match names.labels.entry(name.clone()) {
+                std::collections::hash_map::Entry::Occupied(_) => {
+                    return Err(in_kernel(EmuError::at_line(
+                        *line,
+                        &text_of(*line, *line),
+                        format!("label `{name}` is defined twice"),
+                    )));
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(n);
+                }
+            },
+            _ => {}
+        }
+    }
+    // Instructions.
+    for s in &ast.body {
+        match s {
+            Stmt::Reg { line, ty, names: regs } => {
+                for (name, count) in regs {
+                    names
+                        .declare(ty, name, *count)
+                        .map_err(|m| in_kernel(EmuError::at_line(*line, &text_of(*line, *line), m)))?;
+                }
+            }
+            Stmt::Open => names.scopes.push(Scope::default()),
+            Stmt::Close => {
+                names.scopes.pop();
+                if names.scopes.is_empty() {
+                    names.scopes.push(Scope::default());
+                }
+            }
+            Stmt::Shared(_) | Stmt::Label { .. } => {}
+            Stmt::Inst(i) => {
+                let text = text_of(i.line, i.end_line);
+                let fail = |m: String| in_kernel(EmuError::at_line(i.line, &text, m));
+                let (name, mut mods) = Mods::new(&i.op);
+                let decoder = super::ops::lookup(name)
+                    .ok_or_else(|| fail(format!("unknown or unsupported instruction `{}`", i.op)))?;
+                let dec = Dec {
+                    args: &i.args,
+                    names: &names,
+                };
+                let mut inst = decoder(&dec, &mut mods).map_err(|m| fail(format!("`{}`: {m}", i.op)))?;
+                mods.done().map_err(fail)?;
+                if let Some((g, neg)) = &i.guard {
+                    match names.lookup(g) {
+                        Some(r) if r.pred => {
+                            inst.guard = r.idx;
+                            inst.guard_neg = *neg;
+                        }
+                        _ => return Err(fail(format!("guard `{g}` is not a predicate register"))),
+                    }
+                }
+                entry.insts.push(inst);
+                entry.lines.push(i.line);
+                entry.texts.push(text);
+            }
+        }
+    }
+    entry.insts.push(Inst::new(past_end));
+    entry.lines.push(ast.close_line);
+    entry.texts.push("}".into());
+    entry.nregs = names.nregs;
+    entry.npreds = names.npreds;
+    entry.reg_names = names.reg_names;
+    entry.pred_names = names.pred_names;
+    Ok(entry)
+}

@@ -1,0 +1,804 @@
+//! Running a launch: blocks one after another, warps of 32 lanes in
+//! structure-of-arrays form, and a scheduler that reconverges divergent
+//! lanes.
+//!
+//! Each lane has its own program counter. A warp runs the *group* of lanes
+//! whose PC is the lowest among its runnable lanes (not exited, not
+//! waiting at a barrier); lanes that branch elsewhere are parked until the
+//! group reaches their PC and merges with them. A straight run of
+//! instructions costs one comparison per instruction to know whether a
+//! merge is due. Warps of a block run in turns (until they block, exit or
+//! use up a time slice) so that barriers and spinning on shared memory
+//! work; blocks run one after another.
+
+use super::decode::Entry;
+use super::error::EmuError;
+use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
+use super::memory::Memory;
+use super::{Launch, LaunchStats, ParamValue};
+
+/// The shared-window address of the first byte of shared memory (the first
+/// KiB is reserved, as on sm_80 and later).
+pub(crate) const SHARED_BASE: u32 = 0x400;
+/// Generic addresses `[SHARED_WINDOW, SHARED_WINDOW + 2^32)` are shared
+/// memory (`cvta.shared`, generic `ld`/`st`).
+pub(crate) const SHARED_WINDOW: u64 = 0x7ff0_0000_0000;
+/// Most threads in a block.
+const MAX_THREADS: u64 = 1024;
+/// Most shared memory per block (static plus dynamic), as on the H100.
+pub(crate) const MAX_SHARED: u64 = 227 * 1024;
+/// Instructions a warp runs before the next warp gets a turn.
+const SLICE: u32 = 4096;
+/// `bar_of` value of a lane waiting at `bar.warp.sync`.
+pub(crate) const WARP_SYNC: u8 = 0xFF;
+
+/// Iterates over the set bits of a lane mask.
+#[inline]
+pub(crate) fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+/// One warp's state: registers as `[register][lane]`.
+pub(crate) struct Warp {
+    pub regs: Vec<u64>,
+    /// Lanes that have written each register.
+    pub init: Vec<u32>,
+    pub preds: Vec<u32>,
+    pub pinit: Vec<u32>,
+    pub pc: [u32; 32],
+    /// The lanes running now, all at `group_pc` (their `pc` entries are
+    /// stale while they are in the group).
+    pub group: u32,
+    pub group_pc: u32,
+    /// The lowest PC among runnable lanes outside the group.
+    pub parked_min: u32,
+    pub exists: u32,
+    pub exited: u32,
+    /// Lanes waiting at a CTA barrier or `bar.warp.sync`.
+    pub waiting: u32,
+    pub bar_of: [u8; 32],
+    pub wsync_mask: [u32; 32],
+    pub tid: [[u32; 32]; 3],
+    pub index: u32,
+}
+
+impl Warp {
+    fn new(entry: &Entry, index: u32) -> Warp {
+        Warp {
+            regs: vec![0; entry.nregs as usize * 32],
+            init: vec![0; entry.nregs as usize],
+            preds: vec![0; entry.npreds as usize],
+            pinit: vec![0; entry.npreds as usize],
+            pc: [0; 32],
+            group: 0,
+            group_pc: 0,
+            parked_min: u32::MAX,
+            exists: 0,
+            exited: 0,
+            waiting: 0,
+            bar_of: [0; 32],
+            wsync_mask: [0; 32],
+            tid: [[0; 32]; 3],
+            index,
+        }
+    }
+
+    fn reset(&mut self, ntid: [u32; 3]) {
+        self.init.fill(0);
+        self.pinit.fill(0);
+        self.pc = [0; 32];
+        self.exited = 0;
+        self.waiting = 0;
+        self.exists = 0;
+        let total = ntid[0] * ntid[1] * ntid[2];
+        for l in 0..32 {
+            let t = self.index * 32 + l;
+            if t < total {
+                self.exists |= 1 << l;
+                self.tid[0][l as usize] = t % ntid[0];
+                self.tid[1][l as usize] = (t / ntid[0]) % ntid[1];
+                self.tid[2][l as usize] = t / (ntid[0] * ntid[1]);
+            }
+        }
+        self.group = self.exists;
+        self.group_pc = 0;
+        self.parked_min = u32::MAX;
+    }
+
+    fn runnable(&self) -> u32 {
+        self.exists & !self.exited & !self.waiting
+    }
+
+    fn done(&self) -> bool {
+        self.exists & !self.exited == 0
+    }
+
+    /// Picks the lanes with the lowest PC among the runnable ones.
+    pub(crate) fn reschedule(&mut self) {
+        for l in lanes(self.group) {
+            self.pc[l] = self.group_pc;
+        }
+        self.group = 0;
+        let run = self.runnable();
+        let mut min = u32::MAX;
+        for l in lanes(run) {
+            min = min.min(self.pc[l]);
+        }
+        let mut second = u32::MAX;
+        let mut group = 0;
+        for l in lanes(run) {
+            if self.pc[l] == min {
+                group |= 1 << l;
+            } else {
+                second = second.min(self.pc[l]);
+            }
+        }
+        self.group = group;
+        self.group_pc = min;
+        self.parked_min = second;
+    }
+}
+
+/// A CTA barrier.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Bar {
+    pub arrived: u32,
+    /// The thread count of this round (0 before the first arrival).
+    pub expected: u32,
+}
+
+/// Per-block state shared by its warps.
+pub(crate) struct Block {
+    pub shared: Vec<u8>,
+    pub ctaid: [u32; 3],
+    pub bars: [Bar; 16],
+    /// Barriers that completed and whose waiting lanes must be released.
+    pub release: u32,
+    pub threads: u32,
+    pub clock: u64,
+}
+
+/// Launch-wide, read-only state.
+pub(crate) struct Env<'a> {
+    pub entry: &'a Entry,
+    pub params: Vec<u8>,
+    pub ntid: [u32; 3],
+    pub nctaid: [u32; 3],
+    /// Shared-memory regions `[start, end)` (static variables, then the
+    /// dynamic block), in the shared window.
+    pub regions: Vec<(u32, u32)>,
+    pub shared_end: u32,
+    pub dyn_bytes: u32,
+}
+
+/// What an instruction executor sees.
+pub(crate) struct Ctx<'a> {
+    pub w: &'a mut Warp,
+    pub b: &'a mut Block,
+    pub mem: &'a mut Memory,
+    pub env: &'a Env<'a>,
+    /// The lanes executing this instruction (group and guard).
+    pub exec: u32,
+    pub hint: usize,
+    pub region_hint: usize,
+}
+
+impl Ctx<'_> {
+    /// The values of a source operand for all lanes (inactive lanes hold
+    /// whatever the register holds).
+    #[inline]
+    pub fn src(&self, op: &Operand) -> Result<[u64; 32], Fault> {
+        match *op {
+            Operand::Reg { idx, .. } => {
+                let i = idx as usize;
+                let init = self.w.init[i];
+                if init & self.exec != self.exec {
+                    return Err(self.uninit(false, idx, init));
+                }
+                let mut v = [0u64; 32];
+                v.copy_from_slice(&self.w.regs[i * 32..i * 32 + 32]);
+                Ok(v)
+            }
+            Operand::Imm(x) => Ok([x; 32]),
+            Operand::Sreg(s) => Ok(self.sreg(s)),
+            Operand::Pred { .. } => {
+                let bits = self.pred(op)?;
+                let mut v = [0u64; 32];
+                for (l, x) in v.iter_mut().enumerate() {
+                    *x = u64::from(bits >> l & 1);
+                }
+                Ok(v)
+            }
+            Operand::None | Operand::Sink => Err(Fault::new("internal error: missing source operand")),
+        }
+    }
+
+    fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
+        let lane = (self.exec & !init).trailing_zeros() as usize;
+        let names = if pred {
+            &self.env.entry.pred_names
+        } else {
+            &self.env.entry.reg_names
+        };
+        Fault::lane(lane, format!("read of uninitialised register {}", names[idx as usize]))
+    }
+
+    /// A predicate operand as a lane mask (negation applied).
+    #[inline]
+    pub fn pred(&self, op: &Operand) -> Result<u32, Fault> {
+        match *op {
+            Operand::Pred { idx, neg } => {
+                let i = idx as usize;
+                if self.w.pinit[i] & self.exec != self.exec {
+                    return Err(self.uninit(true, idx, self.w.pinit[i]));
+                }
+                Ok(if neg { !self.w.preds[i] } else { self.w.preds[i] })
+            }
+            Operand::Imm(x) => Ok(if x != 0 { u32::MAX } else { 0 }),
+            _ => {
+                let v = self.src(op)?;
+                let mut m = 0;
+                for (l, x) in v.iter().enumerate() {
+                    m |= u32::from(*x != 0) << l;
+                }
+                Ok(m)
+            }
+        }
+    }
+
+    /// Writes the executing lanes' values of a destination.
+    #[inline]
+    pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) {
+        match *d {
+            Operand::Reg { idx, bits } => {
+                let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                let i = idx as usize;
+                let regs = &mut self.w.regs[i * 32..i * 32 + 32];
+                let m = self.exec;
+                let fix = |x: u64| match ext {
+                    Ext::Zero => x & mask,
+                    Ext::Sign(b) => {
+                        let sh = 64 - u32::from(b);
+                        ((((x << sh) as i64) >> sh) as u64) & mask
+                    }
+                };
+                if m == u32::MAX {
+                    for (r, x) in regs.iter_mut().zip(v) {
+                        *r = fix(*x);
+                    }
+                } else {
+                    for l in lanes(m) {
+                        regs[l] = fix(v[l]);
+                    }
+                }
+                self.w.init[i] |= m;
+            }
+            Operand::Pred { idx, .. } => {
+                let mut bits = 0;
+                for (l, x) in v.iter().enumerate() {
+                    bits |= u32::from(*x != 0) << l;
+                }
+                self.set_pred(idx, bits);
+            }
+            _ => {}
+        }
+    }
+
+    /// Writes a predicate for the executing lanes.
+    #[inline]
+    pub fn set_pred(&mut self, idx: u32, bits: u32) {
+        let i = idx as usize;
+        let m = self.exec;
+        self.w.preds[i] = (self.w.preds[i] & !m) | (bits & m);
+        self.w.pinit[i] |= m;
+    }
+
+    /// Writes a predicate destination operand (a sink writes nothing).
+    #[inline]
+    pub fn write_pred(&mut self, d: &Operand, bits: u32) {
+        if let Operand::Pred { idx, .. } = *d {
+            self.set_pred(idx, bits);
+        }
+    }
+
+    pub fn sreg(&self, s: Sreg) -> [u64; 32] {
+        let mut v = [0u64; 32];
+        for (l, x) in v.iter_mut().enumerate() {
+            *x = match s {
+                Sreg::Tid(d) => u64::from(self.w.tid[d as usize][l]),
+                Sreg::Ntid(d) => u64::from(self.env.ntid[d as usize]),
+                Sreg::Ctaid(d) => u64::from(self.b.ctaid[d as usize]),
+                Sreg::Nctaid(d) => u64::from(self.env.nctaid[d as usize]),
+                Sreg::LaneId => l as u64,
+                Sreg::WarpId => u64::from(self.w.index),
+                Sreg::NwarpId => 64,
+                Sreg::SmId | Sreg::GridId => 0,
+                Sreg::NsmId => 132,
+                Sreg::LaneMaskEq => 1 << l,
+                Sreg::LaneMaskLt => (1u64 << l) - 1,
+                Sreg::LaneMaskLe => (2u64 << l) - 1,
+                Sreg::LaneMaskGt => 0xFFFF_FFFF & !((2u64 << l) - 1),
+                Sreg::LaneMaskGe => 0xFFFF_FFFF & !((1u64 << l) - 1),
+                Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
+                Sreg::Clock64 => self.b.clock,
+                Sreg::DynSmem => u64::from(self.env.dyn_bytes),
+                Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
+            };
+        }
+        v
+    }
+
+    /// Moves `taken` lanes to `target` and the other group lanes to the
+    /// next instruction.
+    pub fn branch(&mut self, taken: u32, target: u32) {
+        let w = &mut *self.w;
+        if taken == w.group {
+            w.group_pc = target;
+            return;
+        }
+        let next = w.group_pc + 1;
+        for l in lanes(w.group) {
+            w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
+        }
+        w.group = 0;
+    }
+
+    /// Ends the executing lanes; the other group lanes go on.
+    pub fn exit(&mut self) {
+        let w = &mut *self.w;
+        w.exited |= self.exec;
+        let next = w.group_pc + 1;
+        for l in lanes(w.group & !self.exec) {
+            w.pc[l] = next;
+        }
+        w.group = 0;
+    }
+
+    /// Parks the executing lanes at this instruction, waiting on barrier
+    /// `id`; the other group lanes go on.
+    pub fn wait(&mut self, id: u8) {
+        let w = &mut *self.w;
+        let next = w.group_pc + 1;
+        for l in lanes(w.group) {
+            if self.exec >> l & 1 != 0 {
+                w.pc[l] = w.group_pc;
+                w.bar_of[l] = id;
+            } else {
+                w.pc[l] = next;
+            }
+        }
+        w.waiting |= self.exec;
+        w.group = 0;
+    }
+
+    /// Lanes that exist and have not exited.
+    pub fn live(&self) -> u32 {
+        self.w.exists & !self.w.exited
+    }
+
+    /// Thread index of a lane, for messages.
+    pub fn thread_of(&self, lane: usize) -> (u32, u32, u32) {
+        (self.w.tid[0][lane], self.w.tid[1][lane], self.w.tid[2][lane])
+    }
+
+    /// Reads `buf.len()` bytes of global memory for a lane.
+    #[inline]
+    pub fn global_read(&mut self, lane: usize, addr: u64, buf: &mut [u8], what: &str) -> Result<(), Fault> {
+        let n = buf.len();
+        match self.mem.locate(addr, n as u64, &mut self.hint) {
+            Ok(i) => {
+                buf.copy_from_slice(self.mem.bytes(i, addr, n));
+                Ok(())
+            }
+            Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
+        }
+    }
+
+    /// Writes bytes of global memory for a lane.
+    #[inline]
+    pub fn global_write(&mut self, lane: usize, addr: u64, data: &[u8], what: &str) -> Result<(), Fault> {
+        let n = data.len();
+        let r = self
+            .mem
+            .locate(addr, n as u64, &mut self.hint)
+            .and_then(|i| self.mem.bytes_mut(i, addr, n));
+        match r {
+            Ok(dst) => {
+                dst.copy_from_slice(data);
+                Ok(())
+            }
+            Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
+        }
+    }
+
+    /// The offset in the block's shared buffer of `[addr, addr + len)`,
+    /// which must lie inside one shared variable (or the dynamic block).
+    #[inline]
+    pub fn shared_at(&mut self, lane: usize, addr: u64, len: u32, what: &str) -> Result<usize, Fault> {
+        let regions = &self.env.regions;
+        let fits = |&(s, e): &(u32, u32)| addr >= u64::from(s) && addr + u64::from(len) <= u64::from(e);
+        if regions.get(self.region_hint).is_some_and(fits) {
+            return Ok((addr - u64::from(SHARED_BASE)) as usize);
+        }
+        if let Some(k) = regions.iter().position(fits) {
+            self.region_hint = k;
+            return Ok((addr - u64::from(SHARED_BASE)) as usize);
+        }
+        let names = &self.env.entry.shared_names;
+        let near = regions
+            .iter()
+            .zip(names.iter())
+            .find(|((s, e), _)| addr >= u64::from(*s) && addr < u64::from(*e))
+            .map(|((s, e), n)| format!(" (it starts inside `{n}`, {:#x}..{e:#x})", s))
+            .unwrap_or_default();
+        Err(Fault::lane(
+            lane,
+            format!(
+                "{what} of {len} bytes at shared address {addr:#x} is out of bounds{near}; shared variables: {}",
+                describe_regions(regions, names)
+            ),
+        ))
+    }
+}
+
+fn describe_regions(regions: &[(u32, u32)], names: &[String]) -> String {
+    if regions.is_empty() {
+        return "none".into();
+    }
+    regions
+        .iter()
+        .zip(names)
+        .map(|((s, e), n)| format!("`{n}` {s:#x}..{e:#x}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usize, msg: String) -> EmuError {
+    let e = env.entry;
+    let pc = (pc as usize).min(e.insts.len() - 1);
+    EmuError {
+        kernel: Some(e.name.clone()),
+        block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
+        thread: Some((w.tid[0][lane], w.tid[1][lane], w.tid[2][lane])),
+        line: Some(e.lines[pc]),
+        text: Some(e.texts[pc].clone()),
+        message: msg,
+    }
+}
+
+/// Validates a launch and builds the parameter buffer.
+fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValue]) -> Result<Env<'a>, EmuError> {
+    let fail = |m: String| Err(EmuError::new(m).in_kernel(&entry.name));
+    let (g, b) = (launch.grid, launch.block);
+    if g.0 == 0 || g.1 == 0 || g.2 == 0 || b.0 == 0 || b.1 == 0 || b.2 == 0 {
+        return fail(format!(
+            "grid {g:?} and block {b:?} must have every dimension at least 1"
+        ));
+    }
+    let threads = u64::from(b.0) * u64::from(b.1) * u64::from(b.2);
+    if threads > MAX_THREADS || b.2 > 64 {
+        return fail(format!(
+            "a block of {b:?} has {threads} threads; at most 1024 are allowed (and block.z at most 64)"
+        ));
+    }
+    if g.1 > 65535 || g.2 > 65535 || g.0 > i32::MAX as u32 {
+        return fail(format!("grid {g:?} exceeds the limits (2^31-1, 65535, 65535)"));
+    }
+    if let Some((x, y, z)) = entry.maxntid {
+        let max = u64::from(x) * u64::from(y) * u64::from(z);
+        if threads > max {
+            return fail(format!(
+                "a block of {threads} threads exceeds the kernel's .maxntid {x}, {y}, {z} ({max} threads)"
+            ));
+        }
+    }
+    if let Some(r) = entry.reqntid
+        && r != b
+    {
+        return fail(format!("the block {b:?} differs from the kernel's .reqntid {r:?}"));
+    }
+    let static_bytes = u64::from(entry.static_end - SHARED_BASE);
+    let dyn_base = entry.dyn_base.map_or(u64::from(entry.static_end), u64::from);
+    let total = dyn_base - u64::from(SHARED_BASE) + u64::from(launch.shared_bytes);
+    if u64::from(launch.shared_bytes) > MAX_SHARED || total.max(static_bytes) > MAX_SHARED {
+        return fail(format!(
+            "{} bytes of dynamic shared memory (plus {static_bytes} static) exceed the 227 KiB (232448 bytes) per block",
+            launch.shared_bytes
+        ));
+    }
+    if params.len() != entry.params.len() {
+        return fail(format!(
+            "the kernel takes {} parameters ({}), {} were given",
+            entry.params.len(),
+            entry
+                .params
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            params.len()
+        ));
+    }
+    let mut buf = vec![0u8; entry.param_bytes as usize];
+    for (k, (p, v)) in entry.params.iter().zip(params).enumerate() {
+        let bytes = v.bytes();
+        if bytes.len() != p.bytes as usize {
+            return fail(format!(
+                "parameter {k} `{}` is {} bytes, but a {}-byte value ({v:?}) was given",
+                p.name,
+                p.bytes,
+                bytes.len()
+            ));
+        }
+        buf[p.offset as usize..(p.offset + p.bytes) as usize].copy_from_slice(&bytes);
+    }
+    let mut regions: Vec<(u32, u32)> = entry.regions.clone();
+    let mut shared_end = entry.static_end;
+    if let Some(base) = entry.dyn_base {
+        regions.push((base, base + launch.shared_bytes));
+        shared_end = base + launch.shared_bytes;
+    }
+    Ok(Env {
+        entry,
+        params: buf,
+        ntid: [b.0, b.1, b.2],
+        nctaid: [g.0, g.1, g.2],
+        regions,
+        shared_end,
+        dyn_bytes: launch.shared_bytes,
+    })
+}
+
+/// Runs a whole launch.
+pub(crate) fn launch(
+    entry: &Entry,
+    launch: &Launch,
+    params: &[ParamValue],
+    mem: &mut Memory,
+) -> Result<LaunchStats, EmuError> {
+    let env = prepare(entry, launch, params)?;
+    let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
+    let nwarps = threads.div_ceil(32);
+    let mut warps: Vec<Warp> = (0..nwarps).map(|w| Warp::new(entry, w)).collect();
+    let mut block = Block {
+        shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
+        ctaid: [0; 3],
+        bars: [Bar::default(); 16],
+        release: 0,
+        threads,
+        clock: 0,
+    };
+    let mut stats = LaunchStats::default();
+    let (gx, gy, gz) = launch.grid;
+    for z in 0..gz {
+        for y in 0..gy {
+            for x in 0..gx {
+                block.ctaid = [x, y, z];
+                block.shared.fill(0);
+                block.bars = [Bar::default(); 16];
+                block.release = 0;
+                for w in &mut warps {
+                    w.reset(env.ntid);
+                }
+                run_block(&env, &mut block, &mut warps, mem, &mut stats)?;
+                stats.blocks += 1;
+            }
+        }
+    }
+    stats.threads = stats.blocks * u64::from(threads);
+    Ok(stats)
+}
+
+fn run_block(
+    env: &Env<'_>,
+    block: &mut Block,
+    warps: &mut [Warp],
+    mem: &mut Memory,
+    stats: &mut LaunchStats,
+) -> Result<(), EmuError> {
+    let mut hint = 0usize;
+    loop {
+        let mut ran = false;
+        let mut done = true;
+        for wi in 0..warps.len() {
+            let w = &mut warps[wi];
+            if w.done() {
+                continue;
+            }
+            done = false;
+            if w.runnable() == 0 {
+                continue;
+            }
+            ran = true;
+            run_warp(env, block, w, mem, stats, &mut hint)?;
+            if block.release != 0 {
+                release(block, warps);
+            }
+        }
+        if done {
+            return Ok(());
+        }
+        if !ran {
+            return Err(deadlock(env, block, warps));
+        }
+    }
+}
+
+/// Lets every lane waiting at a completed barrier go on.
+fn release(block: &mut Block, warps: &mut [Warp]) {
+    let done = block.release;
+    block.release = 0;
+    for w in warps {
+        for l in lanes(w.waiting) {
+            let id = w.bar_of[l];
+            if id != WARP_SYNC && done >> id & 1 != 0 {
+                w.waiting &= !(1 << l);
+                w.pc[l] += 1;
+            }
+        }
+        w.reschedule();
+    }
+}
+
+/// Explains why no thread of the block can run.
+fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
+    let (wi, lane) = warps
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| (w.waiting != 0).then(|| (i, w.waiting.trailing_zeros() as usize)))
+        .expect("a blocked block has a waiting lane");
+    let w = &warps[wi];
+    let pc = w.pc[lane];
+    let id = w.bar_of[lane];
+    let tid = |w: &Warp, l: usize| format!("({},{},{})", w.tid[0][l], w.tid[1][l], w.tid[2][l]);
+    let line_of = |pc: u32| env.entry.lines[pc as usize];
+    if id == WARP_SYNC {
+        let mask = w.wsync_mask[lane];
+        let missing = mask & w.exists & !(w.waiting & mask);
+        let why = lanes(missing)
+            .next()
+            .map(|l| {
+                if w.exited >> l & 1 != 0 {
+                    format!("lane {l} (thread {}) exited", tid(w, l))
+                } else {
+                    format!("lane {l} (thread {}) waits at line {}", tid(w, l), line_of(w.pc[l]))
+                }
+            })
+            .unwrap_or_else(|| "its lanes wait with different masks".into());
+        return err_at(
+            env,
+            block,
+            w,
+            pc,
+            lane,
+            format!("bar.warp.sync with member mask {mask:#010x} can never complete: {why}"),
+        );
+    }
+    let bar = block.bars[id as usize];
+    let expected = if bar.expected == 0 { block.threads } else { bar.expected };
+    // Someone who will never arrive: an exited thread, or one waiting
+    // elsewhere.
+    let mut why = String::new();
+    'find: for w2 in warps {
+        for l in lanes(w2.exists) {
+            if w2.exited >> l & 1 != 0 {
+                why = format!("thread {} exited", tid(w2, l));
+                break 'find;
+            }
+            if w2.waiting >> l & 1 != 0 && w2.bar_of[l] != id {
+                let other = if w2.bar_of[l] == WARP_SYNC {
+                    "bar.warp.sync".to_string()
+                } else {
+                    format!("barrier {}", w2.bar_of[l])
+                };
+                why = format!("thread {} waits at {other} (line {})", tid(w2, l), line_of(w2.pc[l]));
+                break 'find;
+            }
+        }
+    }
+    err_at(
+        env,
+        block,
+        w,
+        pc,
+        lane,
+        format!(
+            "barrier {id} can never complete: {} of {expected} threads arrived; {why}",
+            bar.arrived
+        ),
+    )
+}
+
+fn run_warp(
+    env: &Env<'_>,
+    block: &mut Block,
+    w: &mut Warp,
+    mem: &mut Memory,
+    stats: &mut LaunchStats,
+    hint: &mut usize,
+) -> Result<(), EmuError> {
+    let insts: &[Inst] = &env.entry.insts;
+    let mut ctx = Ctx {
+        w,
+        b: block,
+        mem,
+        env,
+        exec: 0,
+        hint: *hint,
+        region_hint: 0,
+    };
+    let mut budget = SLICE;
+    let mut thread_insts = 0u64;
+    let mut warp_insts = 0u64;
+    let result = loop {
+        if ctx.w.group == 0 {
+            ctx.w.reschedule();
+            if ctx.w.group == 0 {
+                break Ok(());
+            }
+        }
+        let pc = ctx.w.group_pc;
+        let inst = &insts[pc as usize];
+        let group = ctx.w.group;
+        thread_insts += u64::from(group.count_ones());
+        warp_insts += 1;
+        let exec = if inst.guard == NO_GUARD {
+            group
+        } else {
+            let g = inst.guard as usize;
+            if ctx.w.pinit[g] & group != group {
+                let lane = (group & !ctx.w.pinit[g]).trailing_zeros() as usize;
+                let msg = format!("read of uninitialised register {}", env.entry.pred_names[g]);
+                break Err(err_at(env, ctx.b, ctx.w, pc, lane, msg));
+            }
+            let p = ctx.w.preds[g];
+            group & if inst.guard_neg { !p } else { p }
+        };
+        let flow = if exec == 0 {
+            Ok(Flow::Next)
+        } else {
+            ctx.exec = exec;
+            (inst.exec)(&mut ctx, inst)
+        };
+        match flow {
+            Ok(Flow::Next) => {
+                let w = &mut *ctx.w;
+                w.group_pc += 1;
+                if w.group_pc >= w.parked_min {
+                    w.reschedule();
+                }
+            }
+            Ok(Flow::Jump) => {
+                let w = &mut *ctx.w;
+                if w.group == 0 || w.group_pc >= w.parked_min {
+                    w.reschedule();
+                }
+            }
+            Ok(Flow::Yield) => {
+                ctx.w.reschedule();
+                break Ok(());
+            }
+            Err(f) => {
+                let lane = f.lane.map_or(exec.trailing_zeros() as usize, |l| l as usize);
+                break Err(err_at(env, ctx.b, ctx.w, pc, lane, f.msg));
+            }
+        }
+        budget -= 1;
+        if budget == 0 {
+            break Ok(());
+        }
+    };
+    ctx.b.clock += warp_insts;
+    *hint = ctx.hint;
+    stats.thread_instructions += thread_insts;
+    stats.warp_instructions += warp_insts;
+    result
+}

@@ -1,0 +1,226 @@
+//! Global memory: host-backed allocations at fake device addresses.
+
+use super::error::EmuError;
+
+/// The first device address handed out.
+const BASE: u64 = 0x7f00_0000_0000;
+/// Addresses are aligned like `cudaMalloc`'s.
+const ALIGN: u64 = 256;
+/// Unmapped bytes between two allocations, so an overrun never lands in
+/// the next one.
+const GAP: u64 = 4096;
+/// Global memory ends below the generic window of shared memory.
+pub(crate) const LIMIT: u64 = super::exec::SHARED_WINDOW;
+
+#[derive(Debug)]
+struct Alloc {
+    base: u64,
+    len: u64,
+    writable: bool,
+    live: bool,
+    data: Vec<u8>,
+}
+
+/// Global memory for emulated kernels: allocations at fake device
+/// addresses (nonzero, 256-byte aligned, with unmapped gaps between them so
+/// that out-of-bounds accesses are detected). Addresses are never reused,
+/// so a use after [`free`](Memory::free) is detected too.
+#[derive(Debug, Default)]
+pub struct Memory {
+    /// Sorted by `base` (addresses only grow).
+    allocs: Vec<Alloc>,
+    next: u64,
+}
+
+/// Why a kernel's access failed (turned into an [`EmuError`] by the caller).
+pub(crate) enum Fault {
+    Unmapped,
+    Freed { base: u64, len: u64 },
+    OutOfBounds { base: u64, len: u64 },
+    ReadOnly { base: u64, len: u64 },
+}
+
+impl Fault {
+    pub(crate) fn describe(&self, what: &str, addr: u64, size: usize) -> String {
+        match self {
+            Fault::Unmapped => format!("{what} of {size} bytes at {addr:#x} is out of bounds: no allocation there"),
+            Fault::Freed { base, len } => {
+                format!("{what} of {size} bytes at {addr:#x} is in a freed allocation ({base:#x}, {len} bytes)")
+            }
+            Fault::OutOfBounds { base, len } => format!(
+                "{what} of {size} bytes at {addr:#x} is out of bounds of the allocation at {base:#x} ({len} bytes, offset {})",
+                addr.wrapping_sub(*base) as i64
+            ),
+            Fault::ReadOnly { base, len } => {
+                format!("{what} of {size} bytes at {addr:#x} writes to a read-only allocation ({base:#x}, {len} bytes)")
+            }
+        }
+    }
+}
+
+impl Memory {
+    /// Empty memory.
+    pub fn new() -> Memory {
+        Memory {
+            allocs: Vec::new(),
+            next: BASE,
+        }
+    }
+
+    /// Allocates `bytes` zeroed bytes and returns their device address.
+    /// Kernels may store to the allocation only if `writable`; the host may
+    /// always [`write`](Memory::write) it.
+    ///
+    /// # Panics
+    ///
+    /// If the fake address space (about 2^43 bytes) is exhausted.
+    pub fn alloc(&mut self, bytes: usize, writable: bool) -> u64 {
+        if self.next == 0 {
+            self.next = BASE;
+        }
+        let base = self.next;
+        let end = base
+            .checked_add(bytes as u64)
+            .and_then(|e| e.checked_add(GAP + ALIGN - 1))
+            .expect("emulated address space exhausted");
+        assert!(end < LIMIT, "emulated address space exhausted");
+        self.next = end & !(ALIGN - 1);
+        self.allocs.push(Alloc {
+            base,
+            len: bytes as u64,
+            writable,
+            live: true,
+            data: vec![0; bytes],
+        });
+        base
+    }
+
+    /// Copies `data` to `addr` (host access: read-only allocations may be
+    /// written). The range must lie inside one live allocation.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), EmuError> {
+        let i = self
+            .find(addr, data.len() as u64)
+            .map_err(|f| EmuError::new(f.describe("host write", addr, data.len())))?;
+        let a = &mut self.allocs[i];
+        let off = (addr - a.base) as usize;
+        a.data[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// The `len` bytes at `addr`, which must lie inside one live allocation.
+    pub fn read(&self, addr: u64, len: usize) -> Result<&[u8], EmuError> {
+        let i = self
+            .find(addr, len as u64)
+            .map_err(|f| EmuError::new(f.describe("host read", addr, len)))?;
+        let a = &self.allocs[i];
+        let off = (addr - a.base) as usize;
+        Ok(&a.data[off..off + len])
+    }
+
+    /// Frees the allocation that starts at `addr`; its addresses stay
+    /// invalid. Freeing an unknown or already freed address does nothing.
+    pub fn free(&mut self, addr: u64) {
+        if let Ok(i) = self.allocs.binary_search_by_key(&addr, |a| a.base) {
+            let a = &mut self.allocs[i];
+            a.live = false;
+            a.data = Vec::new();
+        }
+    }
+
+    /// The index of the live allocation holding `[addr, addr + len)`.
+    pub(crate) fn find(&self, addr: u64, len: u64) -> Result<usize, Fault> {
+        let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
+            Ok(i) => i,
+            Err(0) => return Err(Fault::Unmapped),
+            Err(i) => i - 1,
+        };
+        self.check(i, addr, len)
+    }
+
+    /// Checks `[addr, addr + len)` against allocation `i`.
+    #[inline]
+    pub(crate) fn check(&self, i: usize, addr: u64, len: u64) -> Result<usize, Fault> {
+        let a = &self.allocs[i];
+        let off = addr.wrapping_sub(a.base);
+        if off >= a.len + GAP / 2 {
+            // Far past this allocation's end: not near any allocation.
+            return Err(Fault::Unmapped);
+        }
+        if !a.live {
+            return Err(Fault::Freed {
+                base: a.base,
+                len: a.len,
+            });
+        }
+        if off > a.len || a.len - off < len {
+            return Err(Fault::OutOfBounds {
+                base: a.base,
+                len: a.len,
+            });
+        }
+        Ok(i)
+    }
+
+    /// Finds the allocation for a kernel access, trying `hint` first.
+    #[inline]
+    pub(crate) fn locate(&self, addr: u64, len: u64, hint: &mut usize) -> Result<usize, Fault> {
+        if let Some(a) = self.allocs.get(*hint) {
+            let off = addr.wrapping_sub(a.base);
+            if a.live && off <= a.len && a.len - off >= len {
+                return Ok(*hint);
+            }
+        }
+        let i = self.find(addr, len)?;
+        *hint = i;
+        Ok(i)
+    }
+
+    /// Bytes of a located access.
+    #[inline]
+    pub(crate) fn bytes(&self, i: usize, addr: u64, len: usize) -> &[u8] {
+        let a = &self.allocs[i];
+        let off = (addr - a.base) as usize;
+        &a.data[off..off + len]
+    }
+
+    /// Writable bytes of a located access (checks the allocation's flag).
+    #[inline]
+    pub(crate) fn bytes_mut(&mut self, i: usize, addr: u64, len: usize) -> Result<&mut [u8], Fault> {
+        let a = &mut self.allocs[i];
+        if !a.writable {
+            return Err(Fault::ReadOnly {
+                base: a.base,
+                len: a.len,
+            });
+        }
+        let off = (addr - a.base) as usize;
+        Ok(&mut a.data[off..off + len])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_aligned_disjoint_and_checked() {
+        let mut m = Memory::new();
+        let a = m.alloc(10, true);
+        let b = m.alloc(0, false);
+        let c = m.alloc(300, false);
+        assert!(a != 0 && a.is_multiple_of(256) && b.is_multiple_of(256) && c.is_multiple_of(256));
+        assert!(b >= a + 10 + GAP && c >= b + GAP);
+        m.write(a, &[1, 2, 3]).unwrap();
+        assert_eq!(m.read(a, 3).unwrap(), &[1, 2, 3]);
+        assert!(m.read(a + 8, 4).is_err());
+        assert!(m.read(b, 1).is_err());
+        assert!(m.read(b, 0).is_ok());
+        m.write(c + 296, &[9; 4]).unwrap();
+        assert!(m.write(c + 297, &[9; 4]).is_err());
+        assert!(m.read(a - 4, 1).unwrap_err().message().contains("no allocation"));
+        m.free(a);
+        assert!(m.read(a, 1).unwrap_err().message().contains("freed"));
+        m.free(a);
+        m.free(12345);
+    }
+}

@@ -1,0 +1,244 @@
+//! A PTX emulator: runs the PTX that `#[kernel]` emits on the CPU, so every
+//! kernel can be tested without a GPU (and Blackwell kernels without a
+//! Blackwell).
+//!
+//! ```
+//! use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue};
+//!
+//! let ptx = r#"
+//! .version 7.8
+//! .target sm_90
+//! .address_size 64
+//! .visible .entry twice(.param .u64 p_out, .param .u32 p_n)
+//! {
+//!     .reg .pred %p<2>;
+//!     .reg .b32 %r<4>;
+//!     .reg .b64 %rd<4>;
+//!     ld.param.u64 %rd1, [p_out];
+//!     ld.param.u32 %r1, [p_n];
+//!     mov.u32 %r2, %tid.x;
+//!     setp.ge.u32 %p1, %r2, %r1;
+//!     @%p1 ret;
+//!     mul.wide.u32 %rd2, %r2, 4;
+//!     add.s64 %rd3, %rd1, %rd2;
+//!     shl.b32 %r3, %r2, 1;
+//!     st.global.u32 [%rd3], %r3;
+//!     ret;
+//! }
+//! "#;
+//! let module = Module::parse(ptx)?;
+//! let mut mem = Memory::new();
+//! let out = mem.alloc(4 * 40, true);
+//! let launch = Launch { grid: (1, 1, 1), block: (64, 1, 1), shared_bytes: 0 };
+//! module.launch("twice", &launch, &[ParamValue::U64(out), ParamValue::U32(40)], &mut mem)?;
+//! let bytes = mem.read(out + 4 * 7, 4)?;
+//! assert_eq!(u32::from_le_bytes(bytes.try_into().unwrap()), 14);
+//! # Ok::<(), nvfp4_dsl::emu::EmuError>(())
+//! ```
+//!
+//! # Execution model
+//!
+//! Blocks run one after another; a block's warps of 32 threads take turns.
+//! Every thread has its own program counter; a warp executes the threads
+//! that are at the lowest program counter together, so divergent branches
+//! reconverge where their paths meet. Registers live per warp as
+//! `[register][lane]` arrays and each decoded instruction runs over the
+//! active lanes. The module is parsed and decoded once; launching never
+//! looks at text.
+//!
+//! # Fidelity
+//!
+//! Results are meant to be bit-identical to an H100's. The rules below were
+//! checked on one (driver 580, `sm_90`): `tests/data/h100_probes.txt` holds
+//! the probes and the outputs it gave, and `tests/emu.rs` replays them.
+//! - Every float operation is correctly rounded in the rounding mode it
+//!   names (f64, f32, f16, bf16, f16x2, bf16x2; `fma` rounds once);
+//!   subnormals are kept unless an instruction says `.ftz`.
+//! - f32, f16 and bf16 results that are NaN are the canonical NaN (f32
+//!   `0x7FFFFFFF`, f16/bf16 `0x7FFF`) — `neg` and `abs` of a NaN included;
+//!   otherwise `neg`/`abs` only change the sign.
+//! - f64 propagates NaNs: the result is the first NaN operand, quieted, with
+//!   its sign and payload (priority: `add`/`sub`/`mul`/`min`/`max` b then a,
+//!   `fma` b, c, a, `div` a then b; `neg`/`abs`/`sqrt`/`rcp` the operand,
+//!   sign unchanged); an invalid operation on numbers (inf - inf, 0 * inf,
+//!   0/0, sqrt of a negative) gives `0xFFF8000000000000`.
+//! - `min`/`max` return the non-NaN operand and order -0 below +0; two NaNs
+//!   give the canonical NaN (f64: the quieted b), as does any NaN with
+//!   `.NaN`.
+//! - Conversions of a NaN: to or from f64 keep sign and payload (shifted,
+//!   quieted); `cvt.f32.bf16` is a shift (any NaN kept as is); to tf32 a
+//!   NaN gives `0x7FFFE000`, and with `.satfinite` NaN and infinity bits `x`
+//!   give `(x & !0x1FFF) - 0x2000`; the others give the canonical NaN.
+//! - Float-to-integer conversions saturate; NaN converts to 0, except from
+//!   f64 or to a 64-bit integer, where it gives `1 << (bits - 1)`.
+//! - Integer division and remainder by zero give all ones, for signed and
+//!   unsigned types alike; `MIN / -1` wraps to `MIN`.
+//! - `testp.normal` is true for zeros (the PTX ISA says so).
+//! - The `.approx` instructions (`ex2`, `lg2`, `sin`, `cos`, `rsqrt`,
+//!   `tanh`, `rcp.approx`, `sqrt.approx`, `div.approx`/`div.full`) are
+//!   computed accurately (correctly rounded from f64) and are **not**
+//!   bit-exact with the hardware's approximations (`ex2.approx.f32`,
+//!   `rsqrt.approx.f32` and `div.full.f32` differ in the last bit now and
+//!   then; `tanh.approx` by up to about 2^-11 relative).
+//! - `add`/`mul` without a rounding modifier are executed as written; ptxas
+//!   may contract such pairs into an FMA on the GPU (the DSL always writes
+//!   `.rn`, which forbids that).
+//! - `elect.sync` elects the lowest executing lane of the member mask (as
+//!   the H100 did); atomics of one instruction apply in lane order, warps
+//!   and blocks in scheduling order (any order is a valid GPU execution;
+//!   this one is deterministic).
+
+//! # Checks
+//!
+//! A launch stops with an [`EmuError`] that names the kernel, block, thread
+//! and PTX line on: an out-of-bounds, freed or misaligned global, shared or
+//! parameter access (alignment is the access size, the whole vector for
+//! `.v2`/`.v4`/`.v8`; shared accesses must stay inside one variable or the
+//! dynamic block); a store to a read-only allocation; a read of a register
+//! the thread never wrote; a barrier that can never complete (a thread of
+//! the block exited, or waits at another barrier or a `bar.warp.sync`);
+//! `shfl.sync`, `vote.sync`, `elect.sync`, `redux.sync` or `bar.warp.sync`
+//! whose member mask disagrees with the lanes that execute it, and a
+//! shuffle that reads a lane that does not take part; running past the end
+//! of the kernel; a launch beyond the limits (1024 threads per block,
+//! `.maxntid`, `.reqntid`, 227 KiB of shared memory) or with parameters
+//! whose count or sizes do not match the `.param` declarations.
+//!
+//! A CTA barrier counts every thread of the block, so a thread that exits
+//! before a `bar.sync` the others wait at is reported. (The PTX ISA says a
+//! barrier waits only for non-exited threads; CUDA calls such code
+//! undefined. The emulator takes the strict reading.)
+
+//! # Memory layout
+//!
+//! Global allocations start at `0x7f0000000000`, 256-byte aligned, with at
+//! least 4 KiB unmapped between them. Shared memory is per block and
+//! zero-filled; its window starts at `0x400` (static variables in
+//! declaration order, then the dynamic `.extern .shared` block at its
+//! declared alignment, sized by [`Launch::shared_bytes`]). Generic
+//! addresses of shared memory are `0x7ff000000000 + offset`.
+
+mod decode;
+mod error;
+mod exec;
+mod fp;
+mod inst;
+mod memory;
+mod ops;
+mod parse;
+
+pub use error::EmuError;
+pub use memory::Memory;
+
+/// A parsed and decoded PTX module: parse once, launch many times.
+#[derive(Debug)]
+pub struct Module {
+    entries: Vec<decode::Entry>,
+}
+
+/// The shape of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Blocks in the grid, `(x, y, z)`.
+    pub grid: (u32, u32, u32),
+    /// Threads in a block, `(x, y, z)`.
+    pub block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory (the `.extern .shared` block).
+    pub shared_bytes: u32,
+}
+
+/// One kernel argument, in `.param` order. Its size must match the
+/// parameter's declaration (`B128` for `.param .align 16 .b8 x[16]`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamValue {
+    /// A `.u8`/`.s8`/`.b8` parameter.
+    U8(u8),
+    /// A 16-bit parameter.
+    U16(u16),
+    /// A 32-bit integer parameter.
+    U32(u32),
+    /// A 64-bit parameter (pointers and slice lengths).
+    U64(u64),
+    /// An `.f32` parameter.
+    F32(f32),
+    /// An `.f64` parameter.
+    F64(f64),
+    /// A 16-byte parameter (`u32x4`).
+    B128([u8; 16]),
+}
+
+impl ParamValue {
+    fn bytes(&self) -> Vec<u8> {
+        match *self {
+            ParamValue::U8(v) => vec![v],
+            ParamValue::U16(v) => v.to_le_bytes().to_vec(),
+            ParamValue::U32(v) => v.to_le_bytes().to_vec(),
+            ParamValue::U64(v) => v.to_le_bytes().to_vec(),
+            ParamValue::F32(v) => v.to_le_bytes().to_vec(),
+            ParamValue::F64(v) => v.to_le_bytes().to_vec(),
+            ParamValue::B128(v) => v.to_vec(),
+        }
+    }
+}
+
+/// What a launch did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// Instructions issued, counted once per thread of the issuing group
+    /// (predicated-off threads included).
+    pub thread_instructions: u64,
+    /// Instructions issued, counted once per warp.
+    pub warp_instructions: u64,
+    /// Blocks run.
+    pub blocks: u64,
+    /// Threads run.
+    pub threads: u64,
+}
+
+impl Module {
+    /// Parses and decodes a PTX module. Fails with the line of the first
+    /// statement that is malformed or uses something the emulator does not
+    /// implement.
+    pub fn parse(ptx: &str) -> Result<Module, EmuError> {
+        let lines: Vec<&str> = ptx.lines().collect();
+        let asts = parse::parse_module(ptx)?;
+        let mut entries = Vec::with_capacity(asts.len());
+        for a in &asts {
+            if entries.iter().any(|e: &decode::Entry| e.name == a.name) {
+                return Err(EmuError::at_line(
+                    a.line,
+                    lines.get(a.line as usize - 1).unwrap_or(&""),
+                    format!("entry `{}` is defined twice", a.name),
+                ));
+            }
+            entries.push(decode::build(a, &lines)?);
+        }
+        Ok(Module { entries })
+    }
+
+    /// The names of the kernel entries, in module order.
+    pub fn entries(&self) -> Vec<&str> {
+        self.entries.iter().map(|e| e.name.as_str()).collect()
+    }
+
+    /// Runs kernel `entry` over the grid, with `params` in `.param` order
+    /// and `mem` as global memory.
+    pub fn launch(
+        &self,
+        entry: &str,
+        launch: &Launch,
+        params: &[ParamValue],
+        mem: &mut Memory,
+    ) -> Result<LaunchStats, EmuError> {
+        let Some(e) = self.entries.iter().find(|e| e.name == entry) else {
+            return Err(EmuError::new(format!(
+                "no kernel entry `{entry}` in this module (it has: {})",
+                self.entries().join(", ")
+            )));
+        };
+        exec::launch(e, launch, params, mem)
+    }
+}
+
+#[cfg(test)]
+mod tests;

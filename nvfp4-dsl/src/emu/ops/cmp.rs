@@ -1,0 +1,164 @@
+//! `setp`: integer and float comparisons into predicates, optionally
+//! combined with a third predicate.
+
+use super::float::FTZ;
+use super::sx;
+use crate::emu::decode::Dec;
+use crate::emu::exec::Ctx;
+use crate::emu::fp;
+use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
+
+const OPS: &[&str] = &[
+    "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+];
+
+#[derive(Clone, Copy)]
+enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// `setp.CmpOp{.BoolOp}{.ftz}.type p[|q], a, b{, {!}c}`.
+pub(super) fn setp(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    let op = m.take_any(OPS).ok_or("`setp` needs a comparison (.eq, .lt, ...)")?;
+    let bop = m.take_any(&["and", "or", "xor"]);
+    let ftz = m.take("ftz");
+    let ty = m.ty()?;
+    if matches!(ty, Ty::Pred | Ty::B8 | Ty::U8 | Ty::S8 | Ty::B128)
+        || ty.bits() > 64
+        || (!ty.is_int() && ty.fmt().is_none())
+    {
+        return Err("`setp` needs a 16/32/64-bit integer or float type".into());
+    }
+    // Unsigned aliases: lo/ls/hi/hs.
+    let op = match op {
+        6 => 2,
+        7 => 3,
+        8 => 4,
+        9 => 5,
+        o => o,
+    };
+    if ty.is_int() && op >= 10 {
+        return Err("unordered comparisons need a float type".into());
+    }
+    d.count(if bop.is_some() { 4 } else { 3 })?;
+    let mut i = Inst::new(exec_setp);
+    i.ty = ty;
+    i.sub = op as u8;
+    i.imm = bop.map_or(0, |b| b as u64 + 1);
+    i.flags = if ftz { FTZ } else { 0 };
+    match d.arg(0)? {
+        crate::emu::parse::Arg::Pair(p, q) => {
+            i.d[0] = d.pred_dst_arg(p)?;
+            i.d[1] = d.pred_dst_arg(q)?;
+        }
+        a => i.d[0] = d.pred_dst_arg(a)?,
+    }
+    i.s[0] = d.src(1, ty)?;
+    i.s[1] = d.src(2, ty)?;
+    if bop.is_some() {
+        i.s[2] = d.src(3, Ty::Pred)?;
+        if !matches!(i.s[2], Operand::Pred { .. } | Operand::Imm(_)) {
+            return Err("the combining operand must be a predicate".into());
+        }
+    }
+    Ok(i)
+}
+
+#[inline(always)]
+fn ord(c: Cmp, o: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match c {
+        Cmp::Eq => o == Equal,
+        Cmp::Ne => o != Equal,
+        Cmp::Lt => o == Less,
+        Cmp::Le => o != Greater,
+        Cmp::Gt => o == Greater,
+        Cmp::Ge => o != Less,
+    }
+}
+
+/// A float comparison on exact f64 values.
+fn fcmp(op: u8, x: f64, y: f64) -> bool {
+    let unordered = x.is_nan() || y.is_nan();
+    match op {
+        16 => !unordered,
+        17 => unordered,
+        _ => {
+            let cmp = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][(op % 10) as usize];
+            if unordered {
+                op >= 10
+            } else {
+                ord(cmp, x.partial_cmp(&y).expect("ordered"))
+            }
+        }
+    }
+}
+
+fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
+    let a = c.src(&i.s[0])?;
+    let b = c.src(&i.s[1])?;
+    let ty = i.ty;
+    let op = i.sub;
+    let (mut p, mut q) = (0u32, 0u32);
+    let x2 = matches!(ty, Ty::F16x2 | Ty::Bf16x2);
+    if ty.is_int() {
+        let w = ty.bits();
+        let cmp = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][op as usize];
+        let m = ty.mask();
+        for l in 0..32 {
+            let o = if ty.is_signed() {
+                sx(a[l], w).cmp(&sx(b[l], w))
+            } else {
+                (a[l] & m).cmp(&(b[l] & m))
+            };
+            p |= u32::from(ord(cmp, o)) << l;
+        }
+    } else if ty == Ty::F32 && i.flags == 0 {
+        for l in 0..32 {
+            let (x, y) = (f32::from_bits(a[l] as u32), f32::from_bits(b[l] as u32));
+            p |= u32::from(fcmp(op, f64::from(x), f64::from(y))) << l;
+        }
+    } else {
+        let f = ty.fmt().expect("a float type");
+        let ftz = i.flags & FTZ != 0;
+        let val = |bits: u64| {
+            let v = fp::to_f64(bits, f);
+            if ftz && v != 0.0 && v.abs() < fp::to_f64(1 << f.man, f) {
+                0.0
+            } else {
+                v
+            }
+        };
+        for l in crate::emu::exec::lanes(c.exec) {
+            if x2 {
+                let lo = fcmp(op, val(a[l] & 0xFFFF), val(b[l] & 0xFFFF));
+                let hi = fcmp(op, val((a[l] >> 16) & 0xFFFF), val((b[l] >> 16) & 0xFFFF));
+                p |= u32::from(lo) << l;
+                q |= u32::from(hi) << l;
+            } else {
+                p |= u32::from(fcmp(op, val(a[l] & ty.mask()), val(b[l] & ty.mask()))) << l;
+            }
+        }
+    }
+    if !x2 {
+        q = !p;
+    }
+    if i.imm != 0 {
+        let cc = c.pred(&i.s[2])?;
+        let comb = |t: u32| match i.imm {
+            1 => t & cc,
+            2 => t | cc,
+            _ => t ^ cc,
+        };
+        p = comb(p);
+        q = comb(q);
+    }
+    c.write_pred(&i.d[0], p);
+    c.write_pred(&i.d[1], q);
+    Ok(Flow::Next)
+}

@@ -1,0 +1,222 @@
+//! Control flow and synchronisation: `bra`, `ret`/`exit`, CTA barriers
+//! (`bar.sync`, `bar.arrive`, `barrier.sync`), `bar.warp.sync`, and the
+//! fences (which order nothing in a sequential emulator).
+
+use crate::emu::decode::Dec;
+use crate::emu::exec::{Ctx, WARP_SYNC, lanes};
+use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
+
+type R = Result<Inst, String>;
+type X = Result<Flow, Fault>;
+
+pub(super) fn bra(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    m.take("uni");
+    d.count(1)?;
+    let mut i = Inst::new(exec_bra);
+    i.imm = u64::from(d.label(0)?);
+    Ok(i)
+}
+
+fn exec_bra(c: &mut Ctx<'_>, i: &Inst) -> X {
+    c.branch(c.exec, i.imm as u32);
+    Ok(Flow::Jump)
+}
+
+pub(super) fn ret(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    m.take("uni");
+    d.count(0)?;
+    Ok(Inst::new(exec_exit))
+}
+
+fn exec_exit(c: &mut Ctx<'_>, _: &Inst) -> X {
+    c.exit();
+    Ok(Flow::Jump)
+}
+
+const SYNC: u8 = 0;
+const ARRIVE: u8 = 1;
+
+/// `bar{.cta}.sync a{, b}`, `bar{.cta}.arrive a, b`, `bar.warp.sync m`.
+pub(super) fn bar(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if m.take("warp") {
+        if !m.take("sync") {
+            return Err("expected `bar.warp.sync`".into());
+        }
+        d.count(1)?;
+        let mut i = Inst::new(exec_warp_sync);
+        i.s[0] = d.src(0, Ty::B32)?;
+        return Ok(i);
+    }
+    cta_barrier(d, m)
+}
+
+/// `barrier{.cta}.sync{.aligned} a{, b}`, `barrier{.cta}.arrive{.aligned} a, b`.
+pub(super) fn barrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if m.take("cluster") {
+        return Err("cluster barriers are not supported by the emulator".into());
+    }
+    m.take("aligned");
+    cta_barrier(d, m)
+}
+
+fn cta_barrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    m.take("cta");
+    let kind = if m.take("sync") {
+        SYNC
+    } else if m.take("arrive") {
+        ARRIVE
+    } else if m.take("red") {
+        return Err("`bar.red` is not supported by the emulator".into());
+    } else {
+        return Err("expected `.sync` or `.arrive`".into());
+    };
+    m.take("aligned");
+    if kind == SYNC {
+        d.count_in(1, 2)?;
+    } else {
+        d.count(2)?;
+    }
+    let mut i = Inst::new(exec_bar);
+    i.sub = kind;
+    i.s[0] = d.src(0, Ty::U32)?;
+    if d.args.len() == 2 {
+        i.s[1] = d.src(1, Ty::U32)?;
+    }
+    Ok(i)
+}
+
+/// The value of a per-lane operand that must agree across the executing
+/// lanes.
+fn uniform(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u64, Fault> {
+    let v = c.src(op)?;
+    let first = c.exec.trailing_zeros() as usize;
+    for l in lanes(c.exec) {
+        if v[l] != v[first] {
+            return Err(Fault::lane(
+                l,
+                format!("{what} differs between lanes {first} ({}) and {l} ({})", v[first], v[l]),
+            ));
+        }
+    }
+    Ok(v[first])
+}
+
+fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let id = uniform(c, &i.s[0], "the barrier number")?;
+    if id > 15 {
+        return Err(Fault::new(format!("barrier number {id} is not in 0..=15")));
+    }
+    let threads = c.b.threads;
+    let expected = if i.s[1] == Operand::None {
+        threads
+    } else {
+        let n = uniform(c, &i.s[1], "the barrier thread count")?;
+        if n == 0 || n % 32 != 0 || n > u64::from(threads.div_ceil(32) * 32) {
+            return Err(Fault::new(format!(
+                "barrier thread count {n} must be a nonzero multiple of 32 and at most the block's {threads} threads"
+            )));
+        }
+        n as u32
+    };
+    let bar = &mut c.b.bars[id as usize];
+    if bar.expected != 0 && bar.expected != expected {
+        return Err(Fault::new(format!(
+            "barrier {id} is in use with a count of {} threads, this instruction says {expected}",
+            bar.expected
+        )));
+    }
+    bar.expected = expected;
+    bar.arrived += c.exec.count_ones();
+    if bar.arrived > expected {
+        return Err(Fault::new(format!(
+            "{} threads arrived at barrier {id}, more than its count of {expected}",
+            bar.arrived
+        )));
+    }
+    if bar.arrived == expected {
+        bar.arrived = 0;
+        bar.expected = 0;
+        c.b.release |= 1 << id;
+    }
+    if i.sub == SYNC {
+        c.wait(id as u8);
+        Ok(Flow::Yield)
+    } else {
+        Ok(Flow::Next)
+    }
+}
+
+/// `bar.warp.sync`: the executing lanes wait until every existing lane of
+/// the member mask has executed a `bar.warp.sync` with the same mask.
+fn exec_warp_sync(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let mask = uniform(c, &i.s[0], "the bar.warp.sync member mask")? as u32;
+    if c.exec & !mask != 0 {
+        let l = (c.exec & !mask).trailing_zeros() as usize;
+        return Err(Fault::lane(
+            l,
+            format!("lane {l} executes bar.warp.sync but is not in its member mask {mask:#010x}"),
+        ));
+    }
+    let required = mask & c.w.exists;
+    if required & c.w.exited != 0 {
+        let l = (required & c.w.exited).trailing_zeros();
+        return Err(Fault::new(format!(
+            "bar.warp.sync with member mask {mask:#010x} can never complete: lane {l} has exited"
+        )));
+    }
+    if c.exec == required {
+        return Ok(Flow::Next);
+    }
+    for l in lanes(c.exec) {
+        c.w.wsync_mask[l] = mask;
+    }
+    c.wait(WARP_SYNC);
+    let w = &mut *c.w;
+    let arrived = lanes(w.waiting)
+        .filter(|&l| w.bar_of[l] == WARP_SYNC)
+        .fold(0u32, |m, l| m | 1 << l);
+    if arrived & required == required {
+        for l in lanes(required) {
+            if w.wsync_mask[l] != mask {
+                return Err(Fault::lane(
+                    l,
+                    format!(
+                        "inconsistent bar.warp.sync masks: lane {l} waits with {:#010x}, others with {mask:#010x}",
+                        w.wsync_mask[l]
+                    ),
+                ));
+            }
+            w.waiting &= !(1 << l);
+            w.pc[l] += 1;
+        }
+    }
+    Ok(Flow::Jump)
+}
+
+/// `fence.*` and `membar.*`: a sequential emulator is always ordered.
+pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    m.drop_where(|_| true);
+    d.count(0)?;
+    Ok(Inst::new(exec_nop))
+}
+
+pub(super) fn nanosleep(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    m.take("u32");
+    d.count(1)?;
+    let mut i = Inst::new(exec_nop);
+    i.s[0] = d.src(0, Ty::U32)?;
+    Ok(i)
+}
+
+fn exec_nop(_: &mut Ctx<'_>, _: &Inst) -> X {
+    Ok(Flow::Next)
+}
+
+pub(super) fn trap(d: &Dec<'_>, _: &mut Mods<'_>) -> R {
+    d.count(0)?;
+    Ok(Inst::new(exec_trap))
+}
+
+fn exec_trap(_: &mut Ctx<'_>, _: &Inst) -> X {
+    Err(Fault::new("`trap` executed"))
+}

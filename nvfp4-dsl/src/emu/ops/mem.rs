@@ -1,0 +1,469 @@
+//! Memory: `ld`/`ldu`/`st` in the global, shared, param and generic spaces
+//! (scalars and `.v2`/`.v4`/`.v8`), `atom`/`red`, `cvta`, and hints that do
+//! nothing here (`prefetch`, `createpolicy`). Cache and eviction qualifiers
+//! are accepted and ignored. Every access is checked: alignment (the whole
+//! access, vectors included), bounds, writability.
+
+use crate::emu::decode::Dec;
+use crate::emu::exec::{Ctx, SHARED_WINDOW, lanes};
+use crate::emu::fp::{self, Rnd};
+use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
+
+type R = Result<Inst, String>;
+type X = Result<Flow, Fault>;
+
+/// Removes the qualifiers that change nothing for a single-threaded
+/// emulator (memory order, scope, cache and eviction hints) and returns
+/// whether an `.L2::cache_hint` operand follows.
+fn drop_hints(m: &mut Mods<'_>) -> bool {
+    let hint = m.take("L2::cache_hint");
+    m.drop_where(|p| {
+        matches!(
+            p,
+            "weak"
+                | "volatile"
+                | "relaxed"
+                | "acquire"
+                | "release"
+                | "acq_rel"
+                | "cta"
+                | "cluster"
+                | "gpu"
+                | "sys"
+                | "ca"
+                | "cg"
+                | "cs"
+                | "lu"
+                | "cv"
+                | "wb"
+                | "wt"
+                | "nc"
+                | "unified"
+        ) || p.starts_with("L1::")
+            || p.starts_with("L2::")
+    });
+    hint
+}
+
+fn space(m: &mut Mods<'_>, param: bool) -> Result<Space, String> {
+    if m.take("global") {
+        Ok(Space::Global)
+    } else if m.take("shared") || m.take("shared::cta") || m.take("shared::cluster") {
+        Ok(Space::Shared)
+    } else if param && (m.take("param") || m.take("param::entry")) {
+        Ok(Space::Param)
+    } else if m.take("local") || m.take("const") || m.take("param::func") || m.take("param") {
+        Err(format!("`{}`: this state space is not supported by the emulator", m.op))
+    } else {
+        Ok(Space::Generic)
+    }
+}
+
+fn vec_len(m: &mut Mods<'_>) -> usize {
+    match m.take_any(&["v2", "v4", "v8"]) {
+        Some(0) => 2,
+        Some(1) => 4,
+        Some(2) => 8,
+        _ => 1,
+    }
+}
+
+fn mem_ty(m: &mut Mods<'_>) -> Result<Ty, String> {
+    let t = m.ty()?;
+    match t {
+        Ty::B128 => Err("128-bit registers are not supported by the emulator".into()),
+        Ty::Pred | Ty::F16x2 | Ty::Bf16x2 | Ty::Tf32 => Err(format!("bad memory type in `{}`", m.op)),
+        t if t.bits() < 8 || t.bits() > 64 => Err(format!("bad memory type in `{}`", m.op)),
+        t => Ok(t),
+    }
+}
+
+pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let hint = drop_hints(m);
+    let sp = space(m, true)?;
+    let n = vec_len(m);
+    let ty = mem_ty(m)?;
+    d.count(if hint { 3 } else { 2 })?;
+    let mut i = Inst::new(exec_ld);
+    i.space = sp;
+    i.ty = ty;
+    i.v = if n == 1 {
+        vec![d.reg_dst(0)?]
+    } else {
+        let parts = d.vec(0)?;
+        if parts.len() != n {
+            return Err(format!("`.v{n}` needs {n} registers"));
+        }
+        parts.iter().map(|p| d.dst_arg(p)).collect::<Result<Vec<_>, _>>()?
+    }
+    .into_boxed_slice();
+    if i.v.iter().any(|o| matches!(o, Operand::Pred { .. })) {
+        return Err("cannot load into a predicate".into());
+    }
+    i.addr = d.addr(1, sp == Space::Param)?;
+    if ty.is_signed() {
+        i.ext = Ext::Sign(ty.bits() as u8);
+    }
+    if hint {
+        d.reg_src(2)?;
+    }
+    Ok(i)
+}
+
+pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let hint = drop_hints(m);
+    let sp = space(m, false)?;
+    let n = vec_len(m);
+    let ty = mem_ty(m)?;
+    d.count(if hint { 3 } else { 2 })?;
+    let mut i = Inst::new(exec_st);
+    i.space = sp;
+    i.ty = ty;
+    i.addr = d.addr(0, false)?;
+    i.v = if n == 1 {
+        vec![d.src(1, ty)?]
+    } else {
+        let parts = d.vec(1)?;
+        if parts.len() != n {
+            return Err(format!("`.v{n}` needs {n} values"));
+        }
+        parts.iter().map(|p| d.src_arg(p, ty)).collect::<Result<Vec<_>, _>>()?
+    }
+    .into_boxed_slice();
+    if hint {
+        d.reg_src(2)?;
+    }
+    Ok(i)
+}
+
+/// Where one lane's access goes.
+#[derive(Clone, Copy)]
+enum Loc {
+    Global(u64),
+    Shared(usize),
+}
+
+/// Checks alignment and resolves the space of one lane's access.
+#[inline]
+fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u32, what: &str) -> Result<Loc, Fault> {
+    if !addr.is_multiple_of(u64::from(len)) {
+        return Err(Fault::lane(
+            lane,
+            format!("misaligned {what} of {len} bytes at {addr:#x}: the address must be a multiple of {len}"),
+        ));
+    }
+    match sp {
+        Space::Global => Ok(Loc::Global(addr)),
+        Space::Shared => Ok(Loc::Shared(c.shared_at(lane, addr, len, what)?)),
+        _ => {
+            if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&addr) {
+                Ok(Loc::Shared(c.shared_at(lane, addr - SHARED_WINDOW, len, what)?))
+            } else {
+                Ok(Loc::Global(addr))
+            }
+        }
+    }
+}
+
+#[inline]
+fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what: &str) -> Result<(), Fault> {
+    match loc {
+        Loc::Global(a) => c.global_read(lane, a, buf, what),
+        Loc::Shared(o) => {
+            buf.copy_from_slice(&c.b.shared[o..o + buf.len()]);
+            Ok(())
+        }
+    }
+}
+
+#[inline]
+fn write(c: &mut Ctx<'_>, lane: usize, loc: Loc, data: &[u8], what: &str) -> Result<(), Fault> {
+    match loc {
+        Loc::Global(a) => c.global_write(lane, a, data, what),
+        Loc::Shared(o) => {
+            c.b.shared[o..o + data.len()].copy_from_slice(data);
+            Ok(())
+        }
+    }
+}
+
+/// Per-lane addresses of an address operand.
+#[inline]
+fn addresses(c: &Ctx<'_>, i: &Inst) -> Result<[u64; 32], Fault> {
+    let mut a = match i.addr.base {
+        Operand::None => [0u64; 32],
+        op => c.src(&op)?,
+    };
+    let off = i.addr.off as u64;
+    for x in a.iter_mut() {
+        *x = x.wrapping_add(off);
+    }
+    Ok(a)
+}
+
+#[inline]
+fn le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let n = i.v.len();
+    let esz = i.ty.bytes() as usize;
+    let total = esz * n;
+    let what = match i.space {
+        Space::Global => "global load",
+        Space::Shared => "shared load",
+        Space::Param => "param load",
+        Space::Generic => "generic load",
+    };
+    let mut vals = [[0u64; 32]; 8];
+    let mut buf = [0u8; 64];
+    if i.space == Space::Param {
+        let (po, pb) = i.addr.param;
+        let off = i.addr.off as u64;
+        if off < u64::from(po) || off + total as u64 > u64::from(po + pb) {
+            return Err(Fault::new(format!(
+                "{what} of {total} bytes at offset {} is outside the parameter ({pb} bytes)",
+                off as i64 - i64::from(po)
+            )));
+        }
+        if !off.is_multiple_of(total as u64) {
+            return Err(Fault::new(format!(
+                "misaligned {what} of {total} bytes at parameter offset {off}: must be a multiple of {total}"
+            )));
+        }
+        let bytes = &c.env.params[off as usize..off as usize + total];
+        for k in 0..n {
+            vals[k] = [le(&bytes[k * esz..(k + 1) * esz]); 32];
+        }
+    } else {
+        let addr = addresses(c, i)?;
+        for l in lanes(c.exec) {
+            let loc = locate(c, i.space, l, addr[l], total as u32, what)?;
+            read(c, l, loc, &mut buf[..total], what)?;
+            for (k, v) in vals.iter_mut().enumerate().take(n) {
+                v[l] = le(&buf[k * esz..(k + 1) * esz]);
+            }
+        }
+    }
+    for (k, d) in i.v.iter().enumerate() {
+        c.write(d, &vals[k], i.ext);
+    }
+    Ok(Flow::Next)
+}
+
+fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let n = i.v.len();
+    let esz = i.ty.bytes() as usize;
+    let total = esz * n;
+    let what = match i.space {
+        Space::Shared => "shared store",
+        Space::Generic => "generic store",
+        _ => "global store",
+    };
+    let mut vals = [[0u64; 32]; 8];
+    for (k, op) in i.v.iter().enumerate() {
+        vals[k] = c.src(op)?;
+    }
+    let addr = addresses(c, i)?;
+    let mut buf = [0u8; 64];
+    for l in lanes(c.exec) {
+        let loc = locate(c, i.space, l, addr[l], total as u32, what)?;
+        for (k, v) in vals.iter().enumerate().take(n) {
+            buf[k * esz..(k + 1) * esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
+        }
+        write(c, l, loc, &buf[..total], what)?;
+    }
+    Ok(Flow::Next)
+}
+
+// ----- cvta -----
+
+pub(super) fn cvta(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let to = m.take("to");
+    let sp = if m.take("global") {
+        Space::Global
+    } else if m.take("shared") || m.take("shared::cta") || m.take("shared::cluster") {
+        Space::Shared
+    } else {
+        return Err("`cvta` supports the .global and .shared spaces".into());
+    };
+    let ty = m.ty()?;
+    if !matches!(ty, Ty::U32 | Ty::U64) {
+        return Err("`cvta` needs .u32 or .u64".into());
+    }
+    d.count(2)?;
+    let mut i = Inst::new(exec_cvta);
+    i.ty = ty;
+    i.space = sp;
+    i.sub = u8::from(to);
+    i.d[0] = d.reg_dst(0)?;
+    i.s[0] = d.src(1, ty)?;
+    Ok(i)
+}
+
+/// Global addresses are the same in both views; shared-window addresses
+/// move by `SHARED_WINDOW`.
+fn exec_cvta(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let m = i.ty.mask();
+    match (i.space, i.sub == 1) {
+        (Space::Shared, true) => super::lanes1(c, i, |a| a.wrapping_sub(SHARED_WINDOW) & m),
+        (Space::Shared, false) => super::lanes1(c, i, |a| (a & 0xFFFF_FFFF).wrapping_add(SHARED_WINDOW) & m),
+        _ => super::lanes1(c, i, |a| a & m),
+    }
+}
+
+// ----- atomics -----
+
+const OPS: &[&str] = &["add", "and", "or", "xor", "exch", "cas", "inc", "dec", "min", "max"];
+
+fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
+    let hint = drop_hints(m);
+    let sp = space(m, false)?;
+    let op = m.take_any(OPS).ok_or("missing or unsupported atomic operation")? as u8;
+    m.take("noftz");
+    let ty = m.ty()?;
+    let ok = match OPS[op as usize] {
+        "add" => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64),
+        "and" | "or" | "xor" => matches!(ty, Ty::B32 | Ty::B64),
+        "exch" | "cas" => matches!(ty, Ty::B32 | Ty::B64 | Ty::U32 | Ty::U64 | Ty::S32 | Ty::S64),
+        "inc" | "dec" => ty == Ty::U32,
+        _ => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+    };
+    if !ok {
+        return Err(format!(
+            "`.{}` with .{} is not supported",
+            OPS[op as usize],
+            format!("{ty:?}").to_lowercase()
+        ));
+    }
+    let cas = OPS[op as usize] == "cas";
+    let first = usize::from(returns);
+    let n = first + 2 + usize::from(cas) + usize::from(hint);
+    d.count(n)?;
+    let mut i = Inst::new(exec_atom);
+    i.space = sp;
+    i.ty = ty;
+    i.sub = op;
+    if returns {
+        i.d[0] = d.reg_dst(0)?;
+    } else {
+        i.d[0] = Operand::Sink;
+    }
+    i.addr = d.addr(first, false)?;
+    i.s[0] = d.src(first + 1, ty)?;
+    if cas {
+        i.s[1] = d.src(first + 2, ty)?;
+    }
+    Ok(i)
+}
+
+pub(super) fn atom(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    atomic(d, m, true)
+}
+
+pub(super) fn red(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    atomic(d, m, false)
+}
+
+/// Lanes perform their atomics one after another in lane order.
+fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let b = c.src(&i.s[0])?;
+    let cv = if OPS[i.sub as usize] == "cas" {
+        c.src(&i.s[1])?
+    } else {
+        [0; 32]
+    };
+    let addr = addresses(c, i)?;
+    let (ty, esz) = (i.ty, i.ty.bytes() as usize);
+    let m = ty.mask();
+    let w = ty.bits();
+    let mut old = [0u64; 32];
+    let mut buf = [0u8; 8];
+    for l in lanes(c.exec) {
+        let loc = locate(c, i.space, l, addr[l], esz as u32, "atomic")?;
+        read(c, l, loc, &mut buf[..esz], "atomic")?;
+        let o = le(&buf[..esz]);
+        let x = b[l] & m;
+        let new = match OPS[i.sub as usize] {
+            "add" => match ty {
+                Ty::F32 => fp::add(o, x, fp::F32, Rnd::Rn),
+                Ty::F64 => fp::add(o, x, fp::F64, Rnd::Rn),
+                _ => o.wrapping_add(x) & m,
+            },
+            "and" => o & x,
+            "or" => o | x,
+            "xor" => o ^ x,
+            "exch" => x,
+            "cas" => {
+                if o == x {
+                    cv[l] & m
+                } else {
+                    o
+                }
+            }
+            "inc" => {
+                if o >= x {
+                    0
+                } else {
+                    o + 1
+                }
+            }
+            "dec" => {
+                if o == 0 || o > x {
+                    x
+                } else {
+                    o - 1
+                }
+            }
+            op => {
+                let less = if ty.is_signed() {
+                    super::sx(x, w) < super::sx(o, w)
+                } else {
+                    x < o
+                };
+                if (op == "min") == less { x } else { o }
+            }
+        };
+        write(c, l, loc, &new.to_le_bytes()[..esz], "atomic")?;
+        old[l] = o;
+    }
+    c.write(&i.d[0], &old, Ext::Zero);
+    Ok(Flow::Next)
+}
+
+// ----- hints -----
+
+pub(super) fn prefetch(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    drop_hints(m);
+    let _ = space(m, false);
+    m.take("tensormap");
+    d.count(1)?;
+    Ok(Inst::new(exec_nop))
+}
+
+/// `createpolicy`: the policy value is opaque; the emulator writes 0.
+pub(super) fn createpolicy(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    m.drop_where(|p| matches!(p, "fractional" | "range" | "cvt" | "global") || p.starts_with("L2::"));
+    let ty = m.ty()?;
+    if ty != Ty::B64 {
+        return Err("`createpolicy` produces a .b64".into());
+    }
+    if d.args.is_empty() {
+        return Err("missing destination".into());
+    }
+    let mut i = Inst::new(exec_zero);
+    i.d[0] = d.reg_dst(0)?;
+    Ok(i)
+}
+
+fn exec_nop(_: &mut Ctx<'_>, _: &Inst) -> X {
+    Ok(Flow::Next)
+}
+
+fn exec_zero(c: &mut Ctx<'_>, i: &Inst) -> X {
+    c.write(&i.d[0], &[0; 32], Ext::Zero);
+    Ok(Flow::Next)
+}

@@ -1,0 +1,209 @@
+//! The instruction families, one module each, and the table that maps an
+//! opcode's name (the part before the first dot) to its decoder.
+//!
+//! A decoder reads the modifiers (`Mods`) and operands (`Dec`), checks
+//! them, and returns an [`Inst`] whose `exec` is one of its family's
+//! executors. To add an instruction, write its decoder and executor in the
+//! family's module (or a new module) and add a row to [`TABLE`].
+
+use super::decode::{Dec, Decoder};
+use super::exec::Ctx;
+use super::inst::{Fault, Flow, Inst, Mods, Ty};
+
+mod cmp;
+mod control;
+mod cvt;
+mod float;
+mod int;
+mod mem;
+mod mov;
+mod warp;
+
+/// Opcode name -> decoder.
+static TABLE: &[(&str, Decoder)] = &[
+    // Arithmetic shared by integer and float types: the type picks.
+    ("add", add),
+    ("sub", sub),
+    ("mul", mul),
+    ("mad", mad),
+    ("div", div),
+    ("min", min),
+    ("max", max),
+    ("neg", neg),
+    ("abs", abs),
+    // Integer.
+    ("rem", int::rem),
+    ("mul24", int::mul24),
+    ("mad24", int::mad24),
+    ("sad", int::sad),
+    ("popc", int::popc),
+    ("clz", int::clz),
+    ("brev", int::brev),
+    ("bfind", int::bfind),
+    ("bfe", int::bfe),
+    ("bfi", int::bfi),
+    ("prmt", int::prmt),
+    ("lop3", int::lop3),
+    ("and", int::and),
+    ("or", int::or),
+    ("xor", int::xor),
+    ("not", int::not),
+    ("cnot", int::cnot),
+    ("shl", int::shl),
+    ("shr", int::shr),
+    ("shf", int::shf),
+    // Float.
+    ("fma", float::fma),
+    ("rcp", float::rcp),
+    ("sqrt", float::sqrt),
+    ("rsqrt", float::rsqrt),
+    ("ex2", float::ex2),
+    ("lg2", float::lg2),
+    ("sin", float::sin),
+    ("cos", float::cos),
+    ("tanh", float::tanh),
+    ("copysign", float::copysign),
+    ("testp", float::testp),
+    // Comparison and selection.
+    ("setp", cmp::setp),
+    ("selp", int::selp),
+    // Data movement and conversion.
+    ("mov", mov::mov),
+    ("cvt", cvt::cvt),
+    ("cvta", mem::cvta),
+    ("ld", mem::ld),
+    ("ldu", mem::ld),
+    ("st", mem::st),
+    ("atom", mem::atom),
+    ("red", mem::red),
+    ("prefetch", mem::prefetch),
+    ("prefetchu", mem::prefetch),
+    ("createpolicy", mem::createpolicy),
+    // Control flow and synchronisation.
+    ("bra", control::bra),
+    ("ret", control::ret),
+    ("exit", control::ret),
+    ("bar", control::bar),
+    ("barrier", control::barrier),
+    ("membar", control::fence),
+    ("fence", control::fence),
+    ("nanosleep", control::nanosleep),
+    ("trap", control::trap),
+    // Warp-level.
+    ("shfl", warp::shfl),
+    ("elect", warp::elect),
+    ("vote", warp::vote),
+    ("activemask", warp::activemask),
+    ("redux", warp::redux),
+];
+
+/// The decoder of an opcode name.
+pub(crate) fn lookup(name: &str) -> Option<Decoder> {
+    TABLE.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
+}
+
+/// The instruction type (last modifier) without consuming it.
+fn peek_ty(m: &Mods<'_>) -> Option<Ty> {
+    m.rest().last().and_then(|t| Ty::parse(t))
+}
+
+fn is_float(m: &Mods<'_>) -> bool {
+    matches!(
+        peek_ty(m),
+        Some(Ty::F16 | Ty::F16x2 | Ty::Bf16 | Ty::Bf16x2 | Ty::F32 | Ty::F64)
+    )
+}
+
+fn add(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::add(d, m) } else { int::add(d, m) }
+}
+fn sub(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::sub(d, m) } else { int::sub(d, m) }
+}
+fn mul(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::mul(d, m) } else { int::mul(d, m) }
+}
+fn mad(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::fma(d, m) } else { int::mad(d, m) }
+}
+fn div(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::div(d, m) } else { int::div(d, m) }
+}
+fn min(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) {
+        float::minmax(d, m, false)
+    } else {
+        int::minmax(d, m, false)
+    }
+}
+fn max(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) {
+        float::minmax(d, m, true)
+    } else {
+        int::minmax(d, m, true)
+    }
+}
+fn neg(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::neg(d, m) } else { int::neg(d, m) }
+}
+fn abs(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
+    if is_float(m) { float::abs(d, m) } else { int::abs(d, m) }
+}
+
+/// Runs `f` on every lane of two sources and writes the first destination.
+#[inline(always)]
+fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow, Fault> {
+    let a = c.src(&i.s[0])?;
+    let b = c.src(&i.s[1])?;
+    let mut d = [0u64; 32];
+    for ((d, a), b) in d.iter_mut().zip(&a).zip(&b) {
+        *d = f(*a, *b);
+    }
+    c.write(&i.d[0], &d, i.ext);
+    Ok(Flow::Next)
+}
+
+/// Runs `f` on every lane of one source.
+#[inline(always)]
+fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fault> {
+    let a = c.src(&i.s[0])?;
+    let mut d = [0u64; 32];
+    for (d, a) in d.iter_mut().zip(&a) {
+        *d = f(*a);
+    }
+    c.write(&i.d[0], &d, i.ext);
+    Ok(Flow::Next)
+}
+
+/// Runs `f` on every lane of three sources.
+#[inline(always)]
+fn lanes3(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64, u64) -> u64) -> Result<Flow, Fault> {
+    let a = c.src(&i.s[0])?;
+    let b = c.src(&i.s[1])?;
+    let x = c.src(&i.s[2])?;
+    let mut d = [0u64; 32];
+    for l in 0..32 {
+        d[l] = f(a[l], b[l], x[l]);
+    }
+    c.write(&i.d[0], &d, i.ext);
+    Ok(Flow::Next)
+}
+
+/// Sign-extends the low `bits` of `x`.
+#[inline(always)]
+fn sx(x: u64, bits: u32) -> i64 {
+    let sh = 64 - bits;
+    ((x << sh) as i64) >> sh
+}
+
+/// Decodes `op d, a, b, ...` with `n` sources of type `ty`.
+fn dsrc(d: &Dec<'_>, exec: super::inst::ExecFn, ty: Ty, n: usize) -> Result<Inst, String> {
+    d.count(n + 1)?;
+    let mut i = Inst::new(exec);
+    i.ty = ty;
+    i.d[0] = d.reg_dst(0)?;
+    for k in 0..n {
+        i.s[k] = d.src(k + 1, ty)?;
+    }
+    Ok(i)
+}

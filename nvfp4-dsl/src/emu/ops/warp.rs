@@ -1,0 +1,267 @@
+//! Warp-level operations: `shfl.sync`, `elect.sync`, `vote.sync`,
+//! `redux.sync`, `activemask`.
+//!
+//! The `.sync` forms require every non-exited lane of the member mask to
+//! execute the instruction together with the same mask (the scheduler runs
+//! the lanes at the lowest PC together, so converged code always does);
+//! anything else is reported as an inconsistent mask instead of waiting.
+
+use super::sx;
+use crate::emu::decode::Dec;
+use crate::emu::exec::{Ctx, lanes};
+use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
+use crate::emu::parse::Arg;
+
+type R = Result<Inst, String>;
+type X = Result<Flow, Fault>;
+
+/// Checks the member mask against the executing lanes.
+fn members(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u32, Fault> {
+    let v = c.src(op)?;
+    let first = c.exec.trailing_zeros() as usize;
+    let mask = v[first] as u32;
+    let thread = |l: usize| {
+        let (x, y, z) = c.thread_of(l);
+        format!("({x},{y},{z})")
+    };
+    for l in lanes(c.exec) {
+        if v[l] as u32 != mask {
+            return Err(Fault::lane(
+                l,
+                format!(
+                    "inconsistent {what} mask: lane {first} uses {mask:#010x}, lane {l} uses {:#010x}",
+                    v[l] as u32
+                ),
+            ));
+        }
+    }
+    if c.exec & !mask != 0 {
+        let l = (c.exec & !mask).trailing_zeros() as usize;
+        return Err(Fault::lane(
+            l,
+            format!("inconsistent {what} mask: lane {l} executes it but is not in the member mask {mask:#010x}"),
+        ));
+    }
+    let missing = mask & c.live() & !c.exec;
+    if missing != 0 {
+        let l = missing.trailing_zeros() as usize;
+        return Err(Fault::lane(
+            first,
+            format!(
+                "inconsistent {what} mask: the member mask {mask:#010x} includes lane {l} (thread {}), which does not execute this instruction together with lanes {:#010x}",
+                thread(l),
+                c.exec
+            ),
+        ));
+    }
+    Ok(mask)
+}
+
+const UP: u8 = 0;
+const DOWN: u8 = 1;
+const BFLY: u8 = 2;
+
+pub(super) fn shfl(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if !m.take("sync") {
+        return Err("`shfl` without `.sync` is not supported; use `shfl.sync`".into());
+    }
+    let mode = m
+        .take_any(&["up", "down", "bfly", "idx"])
+        .ok_or("`shfl.sync` needs .up, .down, .bfly or .idx")? as u8;
+    if m.ty()? != Ty::B32 {
+        return Err("`shfl.sync` moves .b32 values".into());
+    }
+    d.count(5)?;
+    let mut i = Inst::new(exec_shfl);
+    i.sub = mode;
+    match d.arg(0)? {
+        Arg::Pair(v, p) => {
+            i.d[0] = d.dst_arg(v)?;
+            i.d[1] = d.pred_dst_arg(p)?;
+        }
+        a => i.d[0] = d.dst_arg(a)?,
+    }
+    i.s[0] = d.src(1, Ty::B32)?;
+    i.s[1] = d.src(2, Ty::U32)?;
+    i.s[2] = d.src(3, Ty::U32)?;
+    i.s[3] = d.src(4, Ty::B32)?;
+    Ok(i)
+}
+
+fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
+    members(c, &i.s[3], "shuffle")?;
+    let a = c.src(&i.s[0])?;
+    let b = c.src(&i.s[1])?;
+    let cc = c.src(&i.s[2])?;
+    let mut d = [0u64; 32];
+    let mut p = 0u32;
+    for l in lanes(c.exec) {
+        let lane = l as i64;
+        let bval = (b[l] & 31) as i64;
+        let cval = (cc[l] & 31) as i64;
+        let seg = ((cc[l] >> 8) & 31) as i64;
+        let max_lane = (lane & seg) | (cval & !seg);
+        let min_lane = lane & seg;
+        let (j, ok) = match i.sub {
+            UP => (lane - bval, lane - bval >= max_lane),
+            DOWN => (lane + bval, lane + bval <= max_lane),
+            BFLY => (lane ^ bval, (lane ^ bval) <= max_lane),
+            _ => {
+                let j = min_lane | (bval & !seg);
+                (j, j <= max_lane)
+            }
+        };
+        let j = if ok { j as usize } else { l };
+        if c.exec >> j & 1 == 0 {
+            let (x, y, z) = c.thread_of(l);
+            return Err(Fault::lane(
+                l,
+                format!(
+                    "shfl.sync: lane {l} (thread ({x},{y},{z})) reads lane {j}, which does not take part in this shuffle (exited, missing or outside the member mask); its value is undefined"
+                ),
+            ));
+        }
+        d[l] = a[j];
+        p |= u32::from(ok) << l;
+    }
+    c.write(&i.d[0], &d, Ext::Zero);
+    c.write_pred(&i.d[1], p);
+    Ok(Flow::Next)
+}
+
+pub(super) fn elect(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if !m.take("sync") {
+        return Err("expected `elect.sync`".into());
+    }
+    d.count(2)?;
+    let mut i = Inst::new(exec_elect);
+    match d.arg(0)? {
+        Arg::Pair(r, p) => {
+            i.d[0] = d.dst_arg(r)?;
+            i.d[1] = d.pred_dst_arg(p)?;
+        }
+        _ => return Err("`elect.sync` writes `d|p`".into()),
+    }
+    i.s[0] = d.src(1, Ty::B32)?;
+    Ok(i)
+}
+
+/// The leader is the lowest executing lane.
+fn exec_elect(c: &mut Ctx<'_>, i: &Inst) -> X {
+    members(c, &i.s[0], "elect.sync")?;
+    let leader = c.exec.trailing_zeros();
+    c.write(&i.d[0], &[u64::from(leader); 32], Ext::Zero);
+    c.write_pred(&i.d[1], 1 << leader);
+    Ok(Flow::Next)
+}
+
+const ALL: u8 = 0;
+const ANY: u8 = 1;
+const UNI: u8 = 2;
+const BALLOT: u8 = 3;
+
+pub(super) fn vote(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if !m.take("sync") {
+        return Err("`vote` without `.sync` is not supported; use `vote.sync`".into());
+    }
+    let mode = m
+        .take_any(&["all", "any", "uni", "ballot"])
+        .ok_or("`vote.sync` needs .all, .any, .uni or .ballot")? as u8;
+    let ty = m.ty()?;
+    if (mode == BALLOT) != (ty == Ty::B32) || (mode != BALLOT && ty != Ty::Pred) {
+        return Err("`vote.sync.ballot` is .b32; the others are .pred".into());
+    }
+    d.count(3)?;
+    let mut i = Inst::new(exec_vote);
+    i.sub = mode;
+    i.d[0] = if mode == BALLOT {
+        d.reg_dst(0)?
+    } else {
+        d.pred_dst_arg(d.arg(0)?)?
+    };
+    i.s[0] = d.src(1, Ty::Pred)?;
+    i.s[1] = d.src(2, Ty::B32)?;
+    Ok(i)
+}
+
+fn exec_vote(c: &mut Ctx<'_>, i: &Inst) -> X {
+    members(c, &i.s[1], "vote.sync")?;
+    let p = c.pred(&i.s[0])? & c.exec;
+    let e = c.exec;
+    match i.sub {
+        ALL => c.write_pred(&i.d[0], if p == e { u32::MAX } else { 0 }),
+        ANY => c.write_pred(&i.d[0], if p != 0 { u32::MAX } else { 0 }),
+        UNI => c.write_pred(&i.d[0], if p == 0 || p == e { u32::MAX } else { 0 }),
+        _ => c.write(&i.d[0], &[u64::from(p); 32], Ext::Zero),
+    }
+    Ok(Flow::Next)
+}
+
+pub(super) fn activemask(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if m.ty()? != Ty::B32 {
+        return Err("`activemask` is .b32".into());
+    }
+    d.count(1)?;
+    let mut i = Inst::new(exec_activemask);
+    i.d[0] = d.reg_dst(0)?;
+    Ok(i)
+}
+
+fn exec_activemask(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let g = c.w.group;
+    c.write(&i.d[0], &[u64::from(g); 32], Ext::Zero);
+    Ok(Flow::Next)
+}
+
+const OPS: &[&str] = &["add", "min", "max", "and", "or", "xor"];
+
+pub(super) fn redux(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if !m.take("sync") {
+        return Err("expected `redux.sync`".into());
+    }
+    let op = m
+        .take_any(OPS)
+        .ok_or("`redux.sync` needs .add, .min, .max, .and, .or or .xor")? as u8;
+    let ty = m.ty()?;
+    let ok = if op < 3 {
+        matches!(ty, Ty::U32 | Ty::S32)
+    } else {
+        ty == Ty::B32
+    };
+    if !ok {
+        return Err("`redux.sync`: .add/.min/.max take .u32/.s32, .and/.or/.xor take .b32".into());
+    }
+    d.count(3)?;
+    let mut i = Inst::new(exec_redux);
+    i.sub = op;
+    i.ty = ty;
+    i.d[0] = d.reg_dst(0)?;
+    i.s[0] = d.src(1, ty)?;
+    i.s[1] = d.src(2, Ty::B32)?;
+    Ok(i)
+}
+
+fn exec_redux(c: &mut Ctx<'_>, i: &Inst) -> X {
+    members(c, &i.s[1], "redux.sync")?;
+    let a = c.src(&i.s[0])?;
+    let signed = i.ty.is_signed();
+    let mut acc: Option<u64> = None;
+    for l in lanes(c.exec) {
+        let x = a[l] & 0xFFFF_FFFF;
+        acc = Some(match acc {
+            None => x,
+            Some(r) => match i.sub {
+                0 => (r + x) & 0xFFFF_FFFF,
+                1 | 2 => {
+                    let less = if signed { sx(x, 32) < sx(r, 32) } else { x < r };
+                    if (i.sub == 1) == less { x } else { r }
+                }
+                3 => r & x,
+                4 => r | x,
+                _ => r ^ x,
+            },
+        });
+    }
+    c.write(&i.d[0], &[acc.unwrap_or(0); 32], Ext::Zero);
+    Ok(Flow::Next)
+}

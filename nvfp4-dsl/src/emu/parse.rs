@@ -1,0 +1,841 @@
+//! PTX text -> tokens -> a syntax tree of module directives, entries and
+//! statements. Nothing here knows what an instruction means; `decode`
+//! resolves names and builds executable instructions.
+
+use super::error::EmuError;
+
+/// A token and the line it starts on.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Token {
+    pub t: Tok,
+    pub line: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tok {
+    /// Identifiers, opcodes, directives, registers, labels:
+    /// `ld.global.nc.L1::no_allocate.v4.u32`, `%tid.x`, `$L_end1`, `.reg`.
+    Word(String),
+    /// Numbers as written: `12`, `0x1f`, `0f3F800000`, `1.5`.
+    Num(String),
+    Str(String),
+    P(char),
+}
+
+fn is_word_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || matches!(c, '_' | '$' | '%' | '.')
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.')
+}
+
+pub(crate) fn lex(src: &str) -> Result<Vec<Token>, EmuError> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line = 1u32;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            let start = line;
+            i += 2;
+            loop {
+                if i + 1 >= chars.len() {
+                    return Err(EmuError::at_line(start, "/*", "unterminated block comment"));
+                }
+                if chars[i] == '\n' {
+                    line += 1;
+                }
+                if chars[i] == '*' && chars[i + 1] == '/' {
+                    i += 2;
+                    break;
+                }
+                i += 1;
+            }
+        } else if c == '"' {
+            let start = i + 1;
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                if i < chars.len() && chars[i] == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            let s: String = chars[start..i.min(chars.len())].iter().collect();
+            i += 1;
+            out.push(Token { t: Tok::Str(s), line });
+        } else if is_word_start(c) {
+            let start = i;
+            while i < chars.len() {
+                if is_word_char(chars[i]) {
+                    i += 1;
+                } else if chars[i] == ':' && chars.get(i + 1) == Some(&':') {
+                    i += 2;
+                } else {
+                    break;
+                }
+            }
+            out.push(Token {
+                t: Tok::Word(chars[start..i].iter().collect()),
+                line,
+            });
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+            // A decimal exponent with a sign: `1.5e-3`.
+            let text: String = chars[start..i].iter().collect();
+            let lower = text.to_ascii_lowercase();
+            let decimal = !(lower.starts_with("0x")
+                || lower.starts_with("0f")
+                || lower.starts_with("0d")
+                || lower.starts_with("0b"));
+            if decimal
+                && lower.ends_with('e')
+                && matches!(chars.get(i), Some('+' | '-'))
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+            {
+                i += 1;
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            out.push(Token {
+                t: Tok::Num(chars[start..i].iter().collect()),
+                line,
+            });
+        } else if "{}()[]<>,;:@!|+-=".contains(c) {
+            out.push(Token { t: Tok::P(c), line });
+            i += 1;
+        } else {
+            return Err(EmuError::at_line(
+                line,
+                &c.to_string(),
+                format!("unexpected character `{c}`"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// A literal operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Lit {
+    Int(i128),
+    /// `0fXXXXXXXX`.
+    F32(u32),
+    /// `0dXXXXXXXXXXXXXXXX`.
+    F64(u64),
+    /// A decimal float (`1.5`), taken as f64.
+    Dec(f64),
+}
+
+pub(crate) fn parse_num(s: &str) -> Option<Lit> {
+    let l = s.to_ascii_lowercase();
+    let l = l.strip_suffix('u').unwrap_or(&l);
+    if let Some(h) = l.strip_prefix("0f") {
+        return u32::from_str_radix(h, 16).ok().filter(|_| h.len() == 8).map(Lit::F32);
+    }
+    if let Some(h) = l.strip_prefix("0d") {
+        return u64::from_str_radix(h, 16).ok().filter(|_| h.len() == 16).map(Lit::F64);
+    }
+    if let Some(h) = l.strip_prefix("0x") {
+        return u128::from_str_radix(h, 16).ok().map(|v| Lit::Int(v as i128));
+    }
+    if let Some(b) = l.strip_prefix("0b") {
+        return u128::from_str_radix(b, 2).ok().map(|v| Lit::Int(v as i128));
+    }
+    if l.contains('.') || l.contains('e') {
+        return l.parse::<f64>().ok().map(Lit::Dec);
+    }
+    if l.len() > 1 && l.starts_with('0') {
+        return u128::from_str_radix(&l[1..], 8).ok().map(|v| Lit::Int(v as i128));
+    }
+    l.parse::<u128>().ok().map(|v| Lit::Int(v as i128))
+}
+
+/// An instruction operand as written.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Arg {
+    /// A register, special register, variable or label.
+    Name(String),
+    Lit(Lit),
+    /// `_`.
+    Sink,
+    /// `!%p`.
+    Not(Box<Arg>),
+    /// `[base]`, `[base+off]`, `[off]`.
+    Addr(Option<Box<Arg>>, i64),
+    /// `{a, b, ...}`.
+    Vec(Vec<Arg>),
+    /// `d|p`.
+    Pair(Box<Arg>, Box<Arg>),
+    /// `var+off` outside brackets.
+    Off(String, i64),
+}
+
+/// A `.shared` variable.
+#[derive(Clone, Debug)]
+pub(crate) struct VarDecl {
+    pub name: String,
+    pub align: u32,
+    /// Bytes; `None` for an unsized array (`.extern .shared ... x[]`).
+    pub bytes: Option<u64>,
+    pub line: u32,
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug)]
+pub(crate) struct ParamDecl {
+    pub name: String,
+    pub align: u32,
+    pub bytes: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct InstAst {
+    pub line: u32,
+    pub end_line: u32,
+    pub guard: Option<(String, bool)>,
+    pub op: String,
+    pub args: Vec<Arg>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Stmt {
+    /// `.reg .type names;`: each name with the count of `name<N>`.
+    Reg {
+        line: u32,
+        ty: String,
+        names: Vec<(String, Option<u32>)>,
+    },
+    Shared(VarDecl),
+    Label {
+        line: u32,
+        name: String,
+    },
+    Open,
+    Close,
+    Inst(InstAst),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct EntryAst {
+    pub name: String,
+    pub line: u32,
+    pub close_line: u32,
+    pub params: Vec<ParamDecl>,
+    pub maxntid: Option<(u32, u32, u32)>,
+    pub reqntid: Option<(u32, u32, u32)>,
+    pub body: Vec<Stmt>,
+    /// Module-scope `.shared` variables declared before this entry.
+    pub shared: Vec<VarDecl>,
+}
+
+struct P<'a> {
+    toks: &'a [Token],
+    i: usize,
+    lines: &'a [&'a str],
+}
+
+type R<T> = Result<T, EmuError>;
+
+impl<'a> P<'a> {
+    fn peek(&self) -> Option<&'a Tok> {
+        self.toks.get(self.i).map(|t| &t.t)
+    }
+    fn peek_at(&self, k: usize) -> Option<&'a Tok> {
+        self.toks.get(self.i + k).map(|t| &t.t)
+    }
+    fn line(&self) -> u32 {
+        self.toks.get(self.i).or_else(|| self.toks.last()).map_or(1, |t| t.line)
+    }
+    fn err<T>(&self, msg: impl Into<String>) -> R<T> {
+        let l = self.line();
+        let text = self.lines.get(l as usize - 1).copied().unwrap_or("");
+        Err(EmuError::at_line(l, text, msg))
+    }
+    fn next(&mut self) -> Option<&'a Tok> {
+        let t = self.peek();
+        self.i += 1;
+        t
+    }
+    fn is_p(&self, c: char) -> bool {
+        self.peek() == Some(&Tok::P(c))
+    }
+    fn eat_p(&mut self, c: char) -> bool {
+        if self.is_p(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_p(&mut self, c: char) -> R<()> {
+        if self.eat_p(c) {
+            Ok(())
+        } else {
+            self.err(format!("expected `{c}`"))
+        }
+    }
+    fn is_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Word(x)) if x == w)
+    }
+    fn eat_word(&mut self, w: &str) -> bool {
+        if self.is_word(w) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn word(&mut self) -> R<String> {
+        match self.next() {
+            Some(Tok::Word(w)) => Ok(w.clone()),
+            _ => {
+                self.i -= 1;
+                self.err("expected a name")
+            }
+        }
+    }
+    fn uint(&mut self) -> R<u64> {
+        match self.next() {
+            Some(Tok::Num(n)) => match parse_num(n) {
+                Some(Lit::Int(v)) if (0..=u64::MAX as i128).contains(&v) => Ok(v as u64),
+                _ => {
+                    self.i -= 1;
+                    self.err(format!("expected an unsigned integer, found `{n}`"))
+                }
+            },
+            _ => {
+                self.i -= 1;
+                self.err("expected an unsigned integer")
+            }
+        }
+    }
+    /// Skips the rest of the current line (directives without `;`).
+    fn skip_line(&mut self) {
+        let l = self.line();
+        while self.toks.get(self.i).is_some_and(|t| t.line == l) {
+            self.i += 1;
+        }
+    }
+    fn skip_to_semi(&mut self) -> R<()> {
+        while let Some(t) = self.next() {
+            if *t == Tok::P(';') {
+                return Ok(());
+            }
+        }
+        self.err("expected `;`")
+    }
+}
+
+/// Bytes of a PTX fundamental type name (`.b8`, `.u32`, `.f16x2`, ...).
+pub(crate) fn type_bytes(t: &str) -> Option<u32> {
+    Some(match t {
+        ".b8" | ".u8" | ".s8" | ".pred" => 1,
+        ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => 2,
+        ".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2" => 4,
+        ".b64" | ".u64" | ".s64" | ".f64" => 8,
+        ".b128" => 16,
+        _ => return None,
+    })
+}
+
+/// Parses a whole module.
+pub(crate) fn parse_module(src: &str) -> R<Vec<EntryAst>> {
+    let toks = lex(src)?;
+    let lines: Vec<&str> = src.lines().collect();
+    let mut p = P {
+        toks: &toks,
+        i: 0,
+        lines: &lines,
+    };
+    let mut shared = Vec::new();
+    let mut entries = Vec::new();
+    while let Some(t) = p.peek() {
+        let Tok::Word(w) = t else {
+            return p.err("expected a directive");
+        };
+        match w.as_str() {
+            ".version" | ".target" | ".address_size" | ".file" | ".loc" => p.skip_line(),
+            ".pragma" => p.skip_to_semi()?,
+            ".visible" | ".weak" | ".extern" => {
+                let ext = w == ".extern";
+                p.i += 1;
+                if p.is_word(".shared") {
+                    shared.push(var_decl(&mut p, ext)?);
+                } else if !p.is_word(".entry") && !p.is_word(".func") && !p.is_word(".visible") {
+                    return p.err(format!("`{w}` must be followed by `.entry` or `.shared` here"));
+                }
+            }
+            ".shared" => shared.push(var_decl(&mut p, false)?),
+            ".entry" => {
+                let e = entry(&mut p, &shared)?;
+                entries.push(e);
+            }
+            ".func" => return p.err("device functions (`.func`) are not supported by the emulator"),
+            ".global" | ".const" | ".local" => {
+                return p.err(format!(
+                    "module-scope `{w}` variables are not supported by the emulator"
+                ));
+            }
+            other => return p.err(format!("unknown or unsupported directive `{other}`")),
+        }
+    }
+    Ok(entries)
+}
+
+/// `.shared {.align N} .type name{[N]...};`
+fn var_decl(p: &mut P<'_>, ext: bool) -> R<VarDecl> {
+    let line = p.line();
+    p.word()?; // .shared
+    let mut align = None;
+    let elem = loop {
+        if p.eat_word(".align") {
+            align = Some(p.uint()? as u32);
+        } else if p.eat_word(".shared::cta") {
+        } else if let Some(Tok::Word(w)) = p.peek()
+            && let Some(b) = type_bytes(w)
+        {
+            p.i += 1;
+            break b;
+        } else {
+            return p.err("expected `.align` or a type in a `.shared` declaration");
+        }
+    };
+    let name = p.word()?;
+    let mut bytes = Some(u64::from(elem));
+    while p.eat_p('[') {
+        if p.eat_p(']') {
+            bytes = None;
+            continue;
+        }
+        let n = p.uint()?;
+        p.expect_p(']')?;
+        bytes = bytes.map(|b| b * n);
+    }
+    if p.is_p('=') {
+        return p.err("initialised shared variables are not allowed");
+    }
+    p.expect_p(';')?;
+    if bytes.is_none() && !ext {
+        return p.err("an unsized shared array must be declared `.extern`");
+    }
+    Ok(VarDecl {
+        name,
+        align: align.unwrap_or(elem).max(1),
+        bytes,
+        line,
+    })
+}
+
+fn dims3(p: &mut P<'_>) -> R<(u32, u32, u32)> {
+    let x = p.uint()? as u32;
+    let mut d = (x, 1, 1);
+    if p.eat_p(',') {
+        d.1 = p.uint()? as u32;
+        if p.eat_p(',') {
+            d.2 = p.uint()? as u32;
+        }
+    }
+    Ok(d)
+}
+
+fn entry(p: &mut P<'_>, shared: &[VarDecl]) -> R<EntryAst> {
+    let line = p.line();
+    p.word()?; // .entry
+    let name = p.word()?;
+    let mut params = Vec::new();
+    if p.eat_p('(') {
+        while !p.eat_p(')') {
+            if !p.eat_word(".param") {
+                return p.err("expected `.param`");
+            }
+            let mut align = None;
+            let mut elem = None;
+            loop {
+                if p.eat_word(".align") {
+                    align = Some(p.uint()? as u32);
+                } else if p.eat_word(".ptr") {
+                    // `.ptr.space.align N` attributes carry no semantics here.
+                    while let Some(Tok::Word(w)) = p.peek() {
+                        if w == ".align" {
+                            p.i += 1;
+                            p.uint()?;
+                        } else if w.starts_with('.') && type_bytes(w).is_none() {
+                            p.i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                } else if let Some(Tok::Word(w)) = p.peek()
+                    && let Some(b) = type_bytes(w)
+                {
+                    elem = Some(b);
+                    p.i += 1;
+                } else {
+                    break;
+                }
+            }
+            let Some(elem) = elem else {
+                return p.err("expected a parameter type");
+            };
+            let pname = p.word()?;
+            let mut bytes = elem;
+            while p.eat_p('[') {
+                let n = p.uint()? as u32;
+                p.expect_p(']')?;
+                bytes *= n;
+            }
+            params.push(ParamDecl {
+                name: pname,
+                align: align.unwrap_or(elem).max(1),
+                bytes,
+            });
+            if !p.eat_p(',') && !p.is_p(')') {
+                return p.err("expected `,` or `)` after a parameter");
+            }
+        }
+    }
+    let mut maxntid = None;
+    let mut reqntid = None;
+    loop {
+        match p.peek() {
+            Some(Tok::P('{')) => break,
+            Some(Tok::Word(w)) => {
+                let w = w.clone();
+                p.i += 1;
+                match w.as_str() {
+                    ".maxntid" => maxntid = Some(dims3(p)?),
+                    ".reqntid" => reqntid = Some(dims3(p)?),
+                    ".minnctapersm" | ".maxnreg" | ".maxclusterrank" => {
+                        p.uint()?;
+                    }
+                    ".reqnctapercluster" => {
+                        dims3(p)?;
+                    }
+                    ".explicitcluster" | ".noreturn" => {}
+                    ".pragma" => p.skip_to_semi()?,
+                    other => return p.err(format!("unknown entry directive `{other}`")),
+                }
+            }
+            _ => return p.err("expected `{` to open the kernel body"),
+        }
+    }
+    p.expect_p('{')?;
+    let mut body = Vec::new();
+    let mut depth = 1;
+    let close_line;
+    loop {
+        let Some(t) = p.peek() else {
+            return p.err("the kernel body is not closed");
+        };
+        match t {
+            Tok::P('{') => {
+                p.i += 1;
+                depth += 1;
+                body.push(Stmt::Open);
+            }
+            Tok::P('}') => {
+                let l = p.line();
+                p.i += 1;
+                depth -= 1;
+                if depth == 0 {
+                    close_line = l;
+                    break;
+                }
+                body.push(Stmt::Close);
+            }
+            Tok::Word(w) if w.starts_with('.') => {
+                let l = p.line();
+                match w.as_str() {
+                    ".reg" => {
+                        p.i += 1;
+                        let ty = p.word()?;
+                        if ty.starts_with(".v") {
+                            return p.err("vector registers are not supported");
+                        }
+                        let mut names = Vec::new();
+                        loop {
+                            let n = p.word()?;
+                            let count = if p.eat_p('<') {
+                                let c = p.uint()? as u32;
+                                p.expect_p('>')?;
+                                Some(c)
+                            } else {
+                                None
+                            };
+                            names.push((n, count));
+                            if p.eat_p(';') {
+                                break;
+                            }
+                            p.expect_p(',')?;
+                        }
+                        body.push(Stmt::Reg { line: l, ty, names });
+                    }
+                    ".shared" => body.push(Stmt::Shared(var_decl(p, false)?)),
+                    ".loc" | ".file" => p.skip_line(),
+                    ".pragma" => p.skip_to_semi()?,
+                    other => return p.err(format!("unsupported directive `{other}` in a kernel body")),
+                }
+            }
+            Tok::Word(w) if p.peek_at(1) == Some(&Tok::P(':')) => {
+                let name = w.clone();
+                let l = p.line();
+                p.i += 2;
+                body.push(Stmt::Label { line: l, name });
+            }
+            _ => body.push(Stmt::Inst(inst(p)?)),
+        }
+    }
+    Ok(EntryAst {
+        name,
+        line,
+        close_line,
+        params,
+        maxntid,
+        reqntid,
+        body,
+        shared: shared.to_vec(),
+    })
+}
+
+fn inst(p: &mut P<'_>) -> R<InstAst> {
+    let line = p.line();
+    let guard = if p.eat_p('@') {
+        let neg = p.eat_p('!');
+        Some((p.word()?, neg))
+    } else {
+        None
+    };
+    let op = match p.next() {
+        Some(Tok::Word(w)) => w.clone(),
+        _ => {
+            p.i -= 1;
+            return p.err("expected an instruction");
+        }
+    };
+    let mut args = Vec::new();
+    if !p.is_p(';') {
+        loop {
+            args.push(arg(p)?);
+            if p.eat_p(',') {
+                continue;
+            }
+            break;
+        }
+    }
+    let end_line = p.line();
+    if !p.eat_p(';') {
+        return p.err(format!("expected `;` after `{op}`"));
+    }
+    Ok(InstAst {
+        line,
+        end_line,
+        guard,
+        op,
+        args,
+    })
+}
+
+fn signed_num(p: &mut P<'_>) -> R<Lit> {
+    let neg = p.eat_p('-');
+    if !neg {
+        p.eat_p('+');
+    }
+    match p.next() {
+        Some(Tok::Num(n)) => match parse_num(n) {
+            Some(Lit::Int(v)) => Ok(Lit::Int(if neg { -v } else { v })),
+            Some(Lit::Dec(v)) => Ok(Lit::Dec(if neg { -v } else { v })),
+            Some(Lit::F32(b)) => Ok(Lit::F32(if neg { b ^ 0x8000_0000 } else { b })),
+            Some(Lit::F64(b)) => Ok(Lit::F64(if neg { b ^ (1 << 63) } else { b })),
+            None => {
+                p.i -= 1;
+                p.err(format!("bad number `{n}`"))
+            }
+        },
+        _ => {
+            p.i -= 1;
+            p.err("expected a number")
+        }
+    }
+}
+
+fn offset(p: &mut P<'_>) -> R<i64> {
+    // `+ 8`, `- 8`, `+ -8`
+    let neg = p.eat_p('-');
+    if !neg {
+        p.expect_p('+')?;
+    }
+    match signed_num(p)? {
+        Lit::Int(v) => {
+            let v = if neg { -v } else { v };
+            i64::try_from(v).or_else(|_| p.err("offset out of range"))
+        }
+        _ => p.err("an address offset must be an integer"),
+    }
+}
+
+fn arg(p: &mut P<'_>) -> R<Arg> {
+    let a = single_arg(p)?;
+    if p.eat_p('|') {
+        let b = single_arg(p)?;
+        return Ok(Arg::Pair(Box::new(a), Box::new(b)));
+    }
+    Ok(a)
+}
+
+fn single_arg(p: &mut P<'_>) -> R<Arg> {
+    match p.peek() {
+        Some(Tok::P('{')) => {
+            p.i += 1;
+            let mut v = Vec::new();
+            if !p.eat_p('}') {
+                loop {
+                    v.push(arg(p)?);
+                    if p.eat_p('}') {
+                        break;
+                    }
+                    p.expect_p(',')?;
+                }
+            }
+            Ok(Arg::Vec(v))
+        }
+        Some(Tok::P('[')) => {
+            p.i += 1;
+            let (base, mut off) = match p.peek() {
+                Some(Tok::Word(_)) => (Some(Box::new(Arg::Name(p.word()?))), 0),
+                Some(Tok::Num(_) | Tok::P('-')) => match signed_num(p)? {
+                    Lit::Int(v) => (None, i64::try_from(v).or_else(|_| p.err("address out of range"))?),
+                    _ => return p.err("an address must be an integer"),
+                },
+                _ => return p.err("expected an address"),
+            };
+            while p.is_p('+') || p.is_p('-') {
+                off += offset(p)?;
+            }
+            p.expect_p(']')?;
+            Ok(Arg::Addr(base, off))
+        }
+        Some(Tok::P('!')) => {
+            p.i += 1;
+            Ok(Arg::Not(Box::new(single_arg(p)?)))
+        }
+        Some(Tok::P('-' | '+') | Tok::Num(_)) => Ok(Arg::Lit(signed_num(p)?)),
+        Some(Tok::Word(w)) => {
+            let w = w.clone();
+            p.i += 1;
+            if w == "_" {
+                return Ok(Arg::Sink);
+            }
+            if p.is_p('+') || (p.is_p('-') && matches!(p.peek_at(1), Some(Tok::Num(_)))) {
+                let mut off = 0;
+                while p.is_p('+') || p.is_p('-') {
+                    off += offset(p)?;
+                }
+                return Ok(Arg::Off(w, off));
+            }
+            Ok(Arg::Name(w))
+        }
+        _ => p.err("expected an operand"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexes_opcodes_labels_and_numbers() {
+        let t = lex("$L_a: ld.global.nc.L1::no_allocate.v4.u32 {%r1}, [%rd2+-16]; // x\n/* y\n */ 0f3F800000 1.5e-3")
+            .unwrap();
+        let words: Vec<&Tok> = t.iter().map(|t| &t.t).collect();
+        assert_eq!(words[0], &Tok::Word("$L_a".into()));
+        assert_eq!(words[1], &Tok::P(':'));
+        assert_eq!(words[2], &Tok::Word("ld.global.nc.L1::no_allocate.v4.u32".into()));
+        assert_eq!(t.last().unwrap().t, Tok::Num("1.5e-3".into()));
+        assert_eq!(t.last().unwrap().line, 3);
+        assert_eq!(parse_num("0f3F800000"), Some(Lit::F32(0x3F80_0000)));
+        assert_eq!(parse_num("0x1f"), Some(Lit::Int(31)));
+        assert_eq!(parse_num("2654435761"), Some(Lit::Int(2654435761)));
+        assert_eq!(parse_num("010"), Some(Lit::Int(8)));
+        assert_eq!(parse_num("0d4008000000000000"), Some(Lit::F64(0x4008_0000_0000_0000)));
+    }
+
+    #[test]
+    fn parses_an_entry() {
+        let src = "
+.version 7.8
+.target sm_90
+.address_size 64
+.shared .align 16 .b8 smem[128];
+.extern .shared .align 1024 .b8 dyn[];
+.visible .entry k(
+\t.param .u64 k_param_x,
+\t.param .align 16 .b8 k_param_v[16]
+)
+.maxntid 256, 1, 1
+.minnctapersm 2
+{
+\t.reg .pred %p<3>;
+\t.reg .b32 %r<4>, q;
+\tmov.u32 %r1, smem+4;
+$L_x:
+\t@!%p1 bra $L_x;
+\tsetp.lt.u32 %p1|%p2, %r1, -1;
+\tmov.b32 {_, %r2}, %r3;
+\tst.shared.v2.u32 [%r1+8], {%r1, %r2};
+\tret;
+}
+";
+        let e = parse_module(src).unwrap();
+        assert_eq!(e.len(), 1);
+        let e = &e[0];
+        assert_eq!(e.name, "k");
+        assert_eq!(e.params.len(), 2);
+        assert_eq!((e.params[1].align, e.params[1].bytes), (16, 16));
+        assert_eq!(e.maxntid, Some((256, 1, 1)));
+        assert_eq!(e.shared.len(), 2);
+        assert_eq!(e.shared[1].bytes, None);
+        assert_eq!(e.close_line, 23);
+        let insts: Vec<&InstAst> = e
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Inst(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(insts[0].args[1], Arg::Off("smem".into(), 4));
+        assert_eq!(insts[1].guard, Some(("%p1".into(), true)));
+        assert_eq!(insts[1].line, 18);
+        assert!(matches!(&insts[2].args[0], Arg::Pair(..)));
+        assert_eq!(insts[2].args[2], Arg::Lit(Lit::Int(-1)));
+        assert_eq!(insts[3].args[0], Arg::Vec(vec![Arg::Sink, Arg::Name("%r2".into())]));
+        assert_eq!(insts[4].args[0], Arg::Addr(Some(Box::new(Arg::Name("%r1".into()))), 8));
+    }
+
+    #[test]
+    fn reports_errors_with_lines() {
+        let e = parse_module(".version 7.8\n.entry k()\n{\n\tadd.u32 %r1, %r2 %r3;\n}\n").unwrap_err();
+        assert_eq!(e.line(), Some(4));
+        assert!(e.message().contains("expected `;`"), "{e}");
+        let e = parse_module(".func f()\n{\n}\n").unwrap_err();
+        assert!(e.message().contains(".func"), "{e}");
+    }
+}
