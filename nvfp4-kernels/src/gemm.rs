@@ -351,3 +351,48 @@ pub fn gemm(
     }
     Ok(())
 }
+
+/// The task's GEMM test shapes (M, N, K, L).
+pub const TEST_SHAPES: [(usize, usize, usize, usize); 10] = [
+    (128, 256, 256, 1),
+    (128, 1536, 7168, 1),
+    (128, 3072, 1536, 1),
+    (256, 7168, 256, 1),
+    (256, 7168, 2048, 1),
+    (2304, 4608, 7168, 1),
+    (384, 7168, 2304, 1),
+    (512, 512, 7168, 1),
+    (512, 4096, 512, 1),
+    (512, 1536, 7168, 1),
+];
+
+/// The task's GEMM benchmark shapes (M, N, K), L = 1.
+pub const BENCH_SHAPES: [(usize, usize, usize); 3] = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)];
+
+/// Runs one GEMM on random inputs (C poisoned with NaN first) with tiles of
+/// `bn` columns and checks every element against the f64 reference
+/// (rtol = atol = 1e-3). `tamper` lets a test corrupt A's blocked scales
+/// after upload, to show the check is not blind.
+pub fn check_gemm(
+    device: &Device,
+    rng: &mut crate::rng::Rng,
+    (m, n, k, l): (usize, usize, usize, usize),
+    kind: crate::nvfp4::Inputs,
+    bn: usize,
+    tamper: Option<&dyn Fn(&mut Vec<E4m3>)>,
+) -> Result<(), Error> {
+    let (a, b) = crate::nvfp4::gemm_inputs(rng, m, n, k, l, kind)?;
+    let want = crate::nvfp4::gemm_reference(&a, &b);
+    let mut da = DeviceGemmOperand::upload(device, &a, BM)?;
+    if let Some(tamper) = tamper {
+        let mut scales = device.download(&da.scales)?;
+        tamper(&mut scales);
+        device.write(&mut da.scales, &scales)?;
+    }
+    let db = DeviceGemmOperand::upload(device, &b, bn)?;
+    let mut dc = device.upload(&vec![f16::NAN; m * n * l])?;
+    gemm(device, &da, &db, &mut dc)?;
+    let got = device.download(&dc)?;
+    crate::nvfp4::check_close(&got, &want, 1e-3, 1e-3)
+        .map_err(|e| Error::Mismatch(format!("GEMM M={m} N={n} K={k} L={l} ({kind:?} inputs, BN={bn}): {e}")))
+}
