@@ -123,12 +123,16 @@ mod error;
 mod exec;
 mod fp;
 mod inst;
+mod mbar;
 mod memory;
 mod ops;
 mod parse;
+mod tensormap;
+mod tmem;
 
 pub use error::EmuError;
 pub use memory::Memory;
+pub use tensormap::TensorMap2d;
 
 /// A parsed and decoded PTX module: parse once, launch many times.
 #[derive(Debug)]
@@ -148,8 +152,10 @@ pub struct Launch {
 }
 
 /// One kernel argument, in `.param` order. Its size must match the
-/// parameter's declaration (`B128` for `.param .align 16 .b8 x[16]`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// parameter's declaration (`B128` for `.param .align 16 .b8 x[16]`,
+/// `Bytes` of the right length for any other byte array, such as a
+/// 128-byte tensor map from [`TensorMap2d::encode`]).
+#[derive(Clone, Debug, PartialEq)]
 pub enum ParamValue {
     /// A `.u8`/`.s8`/`.b8` parameter.
     U8(u8),
@@ -165,6 +171,9 @@ pub enum ParamValue {
     F64(f64),
     /// A 16-byte parameter (`u32x4`).
     B128([u8; 16]),
+    /// Raw bytes, for a parameter of exactly that many bytes (a
+    /// `.param .align 64 .b8 map[128]` tensor map, for instance).
+    Bytes(Vec<u8>),
 }
 
 impl ParamValue {
@@ -177,6 +186,7 @@ impl ParamValue {
             ParamValue::F32(v) => v.to_le_bytes().to_vec(),
             ParamValue::F64(v) => v.to_le_bytes().to_vec(),
             ParamValue::B128(v) => v.to_vec(),
+            ParamValue::Bytes(ref v) => v.clone(),
         }
     }
 }
