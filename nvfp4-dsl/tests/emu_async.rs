@@ -228,7 +228,7 @@ fn mbarrier_phases_parity_and_transaction_bytes() {
     assert_eq!(w[5], 1, "the arrive's state names phase 0, now complete");
     assert_eq!(w[6], 0, "phase 1 (parity 1) is pending");
     assert_eq!(w[7], 0, "the state of an arrive in phase 0");
-    assert_eq!(&mem.read(out + 32, 16).unwrap()[..], &data[16..]);
+    assert_eq!(mem.read(out + 32, 16).unwrap(), &data[16..]);
 }
 
 /// Two warps hand a token back and forth through two mbarriers for
