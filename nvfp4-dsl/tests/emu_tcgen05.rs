@@ -307,6 +307,25 @@ fn tensor_memory_errors_are_reported() {
     );
 }
 
+#[test]
+fn tcgen05_cp_errors_are_reported() {
+    let ok = (1u64 << 46) | (8u64 << 32);
+    for (desc, off, msg) in [
+        (ok, 1u32 << 16, "needs lane 0"),
+        (ok, 30, "outside this block's allocation"),
+        (ok | (2 << 61), 0, "swizzle is not supported"),
+        (ok & !(1 << 46), 0, "must be 0b001"),
+    ] {
+        let body = format!(
+            "{}\tsetp.eq.u32 %p2, %r1, 0;\n\t@!%p2 bra $L_x;\n\tmov.u32 %r7, sm;\n\tshr.u32 %r11, %r7, 4;\n\tcvt.u64.u32 %rd4, %r11;\n\tor.b64 %rd4, %rd4, {desc};\n\tadd.u32 %r12, %r10, {off};\n\ttcgen05.cp.cta_group::1.32x128b.warpx4 [%r12], %rd4;\n$L_x:\n{}",
+            alloc(32),
+            dealloc(32)
+        );
+        let (r, src) = run_small(&body, 1, 64);
+        assert_error(&r.unwrap_err(), &src, "tcgen05.cp", (0, 0, 0), (0, 0, 0), msg);
+    }
+}
+
 // ----- the MMA -----
 
 /// How the A scale factors reach tensor memory.
@@ -613,6 +632,11 @@ fn mma_errors_are_reported() {
         (0, 0, 0),
         "mbarrier wait can never complete",
     );
+    // D must start at lane 0 (M = 128 uses all lanes).
+    let mut o = Opts::new(8, 128);
+    o.d_col = 1 << 16;
+    let (e, src) = err(&o);
+    assert_error(&e, &src, mma, (0, 0, 0), (0, 0, 0), "D address 0x00010000 has lane 1");
     // Reading columns the MMA did not write.
     let mut o = Opts::new(8, 128);
     o.ld_cols = 16;

@@ -622,8 +622,12 @@ fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValue]) -> Resu
     for (k, (p, v)) in entry.params.iter().zip(params).enumerate() {
         let bytes = v.bytes();
         if bytes.len() != p.bytes as usize {
+            let shown = match v {
+                ParamValue::Bytes(b) => format!("Bytes([..; {}])", b.len()),
+                v => format!("{v:?}"),
+            };
             return fail(format!(
-                "parameter {k} `{}` is {} bytes, but a {}-byte value ({v:?}) was given",
+                "parameter {k} `{}` is {} bytes, but a {}-byte value ({shown}) was given",
                 p.name,
                 p.bytes,
                 bytes.len()
