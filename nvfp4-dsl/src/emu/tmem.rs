@@ -155,6 +155,23 @@ impl Tmem {
         (self.written[c / 64] >> (c % 64) & 1 != 0).then(|| self.data[c])
     }
 
+    /// The first column of `col..col + n` in `lane` never written.
+    pub fn first_unwritten(&self, lane: u32, col: u32, n: u32) -> Option<u32> {
+        (col..col + n).find(|&c| {
+            let i = cell(lane, c);
+            self.written[i / 64] >> (i % 64) & 1 == 0
+        })
+    }
+
+    /// Cells `col..col + n` of `lane`, which count as written from now on.
+    pub fn row_mut(&mut self, lane: u32, col: u32, n: u32) -> &mut [u32] {
+        let start = cell(lane, col);
+        for i in start..start + n as usize {
+            self.written[i / 64] |= 1 << (i % 64);
+        }
+        &mut self.data[start..start + n as usize]
+    }
+
     #[inline]
     pub fn set(&mut self, lane: u32, col: u32, v: u32) {
         let c = cell(lane, col);
@@ -182,6 +199,10 @@ mod tests {
         assert_eq!(t.get(5, 3), None);
         t.set(5, 3, 7);
         assert_eq!(t.get(5, 3), Some(7));
+        assert_eq!(t.first_unwritten(5, 2, 4), Some(2));
+        t.row_mut(5, 0, 3).copy_from_slice(&[1, 2, 3]);
+        assert_eq!(t.first_unwritten(5, 0, 4), None);
+        assert_eq!((t.get(5, 0), t.get(5, 2), t.get(5, 3)), (Some(1), Some(3), Some(7)));
         t.dealloc(0, 0, 64).unwrap();
         assert!(t.dealloc(0, 0, 64).is_err());
         assert!(t.dealloc(0, 64, 64).is_err(), "not the allocation's size");

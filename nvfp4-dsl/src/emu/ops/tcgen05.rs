@@ -336,10 +336,8 @@ pub(crate) fn idesc_n(idesc: u32) -> Result<u32, String> {
     Ok(n)
 }
 
-/// E2M1 values by nibble.
-const E2M1: [f64; 16] = [
-    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
-];
+/// Twice the E2M1 value of each nibble (an integer).
+const E2M1X2: [i16; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /// A UE4M3 scale (the sign bit is ignored; `0x7F` is NaN).
 pub(crate) fn ue4m3(b: u8) -> f64 {
@@ -436,33 +434,56 @@ fn sf_word(tm: &Tmem, col: u32, r: u32, what: &str) -> Result<u32, String> {
     Ok(w)
 }
 
-/// Decodes `rows` K-major rows of 32 bytes with their scale words into
-/// `out[r * 64 + k]`.
-fn operand_values(bytes: &[[u8; 32]], tm: &Tmem, sf_col: u32, what: &str, out: &mut Vec<f64>) -> Result<(), String> {
-    out.clear();
-    for (r, row) in bytes.iter().enumerate() {
-        let w = sf_word(tm, sf_col, r as u32, what)?;
-        let scales = [0, 1, 2, 3].map(|b| ue4m3((w >> (8 * b)) as u8));
-        for k in 0..64 {
-            let byte = row[k / 2];
-            let nib = if k % 2 == 0 { byte & 0xF } else { byte >> 4 };
-            out.push(E2M1[nib as usize] * scales[k / 16]);
-        }
-    }
-    Ok(())
+/// The four scales of every row of an operand (from its scale-factor
+/// words in tensor memory).
+fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<[f64; 4]>, String> {
+    (0..rows)
+        .map(|r| {
+            let w = sf_word(tm, sf_col, r, what)?;
+            Ok([0, 1, 2, 3].map(|b| ue4m3((w >> (8 * b)) as u8)))
+        })
+        .collect()
 }
 
-/// The exact dot product of two 64-value rows (any summation order is
-/// exact for these values, so eight partial sums are used).
-#[inline]
-fn dot64(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 8];
-    for (ca, cb) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        for j in 0..8 {
-            acc[j] += ca[j] * cb[j];
+/// The exact sums of one MMA, `out[m * n + j]` for D[m][j]:
+/// `sum_c sa[m][c] * sb[j][c] * sum_{k in block c} A[m][k] * B[j][k]`.
+/// Twice the E2M1 values are small integers, so each 16-element block sum
+/// of products is an integer (at most 16 * 144 in magnitude, exact in
+/// i16), computed for all `j` at once; scaling it by `sa * sb / 4` and
+/// adding the four blocks is exact in f64 (multiples of 2^-20 below 2^29).
+fn mma_sums(a: &[[u8; 32]], b: &[[u8; 32]], sa: &[[f64; 4]], sb: &[[f64; 4]]) -> Vec<f64> {
+    let n = b.len();
+    let nib = |row: &[u8; 32], k: usize| E2M1X2[usize::from((row[k / 2] >> (4 * (k % 2))) & 15)];
+    // B transposed per K element: bt[k][j].
+    let mut bt = vec![0i16; 64 * n];
+    for (j, row) in b.iter().enumerate() {
+        for k in 0..64 {
+            bt[k * n + j] = nib(row, k);
         }
     }
-    ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+    // B's scales per block: sbt[c][j].
+    let sbt: Vec<f64> = (0..4).flat_map(|c| sb.iter().map(move |s| s[c])).collect();
+    let mut out = vec![0.0f64; a.len() * n];
+    let mut block = vec![0i16; n];
+    for (m, row) in a.iter().enumerate() {
+        let d = &mut out[m * n..(m + 1) * n];
+        for c in 0..4 {
+            block.fill(0);
+            for k in 16 * c..16 * c + 16 {
+                let x = nib(row, k);
+                if x != 0 {
+                    for (acc, y) in block.iter_mut().zip(&bt[k * n..(k + 1) * n]) {
+                        *acc += x * *y;
+                    }
+                }
+            }
+            let s = sa[m][c] * 0.25;
+            for ((d, q), sbj) in d.iter_mut().zip(&block).zip(&sbt[c * n..(c + 1) * n]) {
+                *d += f64::from(*q) * s * *sbj;
+            }
+        }
+    }
+    out
 }
 
 fn exec_mma(c: &mut Ctx<'_>, i: &Inst) -> X {
@@ -523,27 +544,23 @@ fn mma(c: &mut Ctx<'_>, l: usize, t: [u32; 3], adesc: u64, bdesc: u64, idesc: u3
     tm.check(0, 128, sac, 4, "tcgen05.mma scale factors of A").map_err(f)?;
     tm.check(0, 128, sbc, n.div_ceil(32), "tcgen05.mma scale factors of B")
         .map_err(f)?;
-    let mut av = Vec::with_capacity(128 * 64);
-    let mut bv = Vec::with_capacity(n as usize * 64);
-    operand_values(&a, tm, sac, "A", &mut av).map_err(f)?;
-    operand_values(&b, tm, sbc, "B", &mut bv).map_err(f)?;
+    let sa = operand_scales(128, tm, sac, "A").map_err(f)?;
+    let sb = operand_scales(n, tm, sbc, "B").map_err(f)?;
+    let sums = mma_sums(&a, &b, &sa, &sb);
     for m in 0..128u32 {
-        let ar = &av[m as usize * 64..m as usize * 64 + 64];
-        for j in 0..n {
-            let sum = dot64(ar, &bv[j as usize * 64..j as usize * 64 + 64]);
+        if acc && let Some(col) = tm.first_unwritten(m, dc, n) {
+            return Err(f(format!(
+                "uninitialised tensor memory: tcgen05.mma accumulates (enable-input-d true) into D at lane {m}, column {col}, which was never written"
+            )));
+        }
+        let row = &sums[(m * n) as usize..((m + 1) * n) as usize];
+        for (cell, sum) in tm.row_mut(m, dc, n).iter_mut().zip(row) {
             let r = if acc {
-                let Some(old) = tm.get(m, dc + j) else {
-                    return Err(f(format!(
-                        "uninitialised tensor memory: tcgen05.mma accumulates (enable-input-d true) into D at lane {m}, column {}, which was never written",
-                        dc + j
-                    )));
-                };
-                add_round(f32::from_bits(old), sum)
+                add_round(f32::from_bits(*cell), *sum)
             } else {
-                sum as f32
+                *sum as f32
             };
-            let bits = if r.is_nan() { 0x7FFF_FFFF } else { r.to_bits() };
-            tm.set(m, dc + j, bits);
+            *cell = if r.is_nan() { 0x7FFF_FFFF } else { r.to_bits() };
         }
     }
     Ok(())
