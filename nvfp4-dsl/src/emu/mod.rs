@@ -60,6 +60,10 @@
 //!   number goes up and the arrival count is reset. `try_wait.parity p`
 //!   is true once the phase with that parity has completed, i.e. when
 //!   `(phase & 1) != p`: a fresh barrier reports parity 1 as complete.
+//!   The transaction count may not go below zero. (The PTX ISA lets it
+//!   go negative for a while; since copies complete when issued, that only
+//!   matters for a copy issued before its `expect_tx`, which the emulator
+//!   reports, like an `expect_tx` of too few bytes.)
 //! - A `try_wait`/`test_wait` that would fail blocks its thread, and the
 //!   block's other threads run, until the phase completes. If no thread of
 //!   the block can run, blocked waits return false once (a `try_wait` may
@@ -135,7 +139,7 @@
 //! complete, an mbarrier used before `mbarrier.init`, more arrivals than
 //! are pending, a transaction count that would go below zero (more bytes
 //! completed than expected); bulk copies with a size or address not a
-//! multiple of 16, a tensor copy through bytes that are not an
+//! multiple of 16, a tensor copy through bytes that are not a
 //! [`TensorMap2d`] or to a misaligned destination; tensor memory used
 //! without an allocation or outside it, an allocation that cannot be
 //! satisfied or comes after `tcgen05.relinquish_alloc_permit`, a block that
