@@ -1,8 +1,10 @@
 //! Emulator throughput on the snapshot kernels at realistic sizes, in
-//! thread-instructions per second (one core). Run with
+//! thread-instructions per second (one core), and for the sm_100a GEMM,
+//! whose time goes into the tensor-core MMAs, in MMA multiply-adds per
+//! second. Run with
 //! `cargo bench -p nvfp4-dsl --bench emu`.
 
-use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue};
+use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
 use std::time::{Duration, Instant};
 
 /// A snapshot's PTX: everything after the insta header's second `---`.
@@ -58,6 +60,8 @@ struct Case {
     launch: Launch,
     params: Vec<ParamValue>,
     mem: Memory,
+    /// Multiply-adds of the tensor-core MMAs a launch performs (0: none).
+    macs: u64,
 }
 
 fn run(case: &mut Case) {
@@ -79,7 +83,7 @@ fn run(case: &mut Case) {
     let per = elapsed.as_secs_f64() / f64::from(runs);
     let rate = stats.thread_instructions as f64 / per;
     println!(
-        "{:<24} {:>9} threads {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s ({:.1} M warp-insts/s)",
+        "{:<30} {:>9} threads {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s ({:.1} M warp-insts/s)",
         case.name,
         stats.threads,
         stats.thread_instructions,
@@ -87,6 +91,71 @@ fn run(case: &mut Case) {
         rate / 1e6,
         stats.warp_instructions as f64 / per / 1e6
     );
+    if case.macs > 0 {
+        println!("{:<30} {:>9.1} M MMA multiply-adds/s", "", case.macs as f64 / per / 1e6);
+    }
+}
+
+/// The sm_100a NVFP4 GEMM (`bn` = 128 or 256) on random data: M x N x K,
+/// one batch.
+fn gemm_case(name: &'static str, snap: &str, entry: &'static str, bn: usize, (m, n, k): (usize, usize, usize)) -> Case {
+    let module = Module::parse(&ptx(snap)).expect("ptx");
+    let mut mem = Memory::new();
+    let bytes = |w: Vec<u32>| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let mut upload_bytes = |b: &[u8], writable: bool| {
+        let a = mem.alloc(b.len(), writable);
+        mem.write(a, b).expect("upload");
+        a
+    };
+    let a = upload_bytes(&bytes(words(m * k / 8, 8)), false);
+    let b = upload_bytes(&bytes(words(n * k / 8, 9)), false);
+    // Scales: e4m3 with exponent field 5..=8 (0.25 to 3.75).
+    let scales = |rows: usize, seed| -> Vec<u8> {
+        bytes(words(rows * k / 64, seed))
+            .into_iter()
+            .map(|x| ((5 + (x & 3)) << 3) | ((x >> 2) & 7))
+            .collect()
+    };
+    let sfa_bytes = scales(m, 10);
+    let sfb_bytes = scales(n, 11);
+    let sfa = upload_bytes(&sfa_bytes, false);
+    let sfb = upload_bytes(&sfb_bytes, false);
+    let c = upload_bytes(&vec![0; m * n * 2], true);
+    let map = |base, rows: usize, box_rows: usize| TensorMap2d {
+        base,
+        row_bytes: (k / 2) as u64,
+        rows: rows as u64,
+        row_stride: (k / 2) as u64,
+        box_bytes: 128,
+        box_rows: box_rows as u32,
+        swizzle: 128,
+    };
+    let params = vec![
+        ParamValue::Bytes(map(a, m, 128).encode().to_vec()),
+        ParamValue::Bytes(map(b, n, bn).encode().to_vec()),
+        ParamValue::U64(sfa),
+        ParamValue::U64(sfa_bytes.len() as u64),
+        ParamValue::U64(sfb),
+        ParamValue::U64(sfb_bytes.len() as u64),
+        ParamValue::U64(c),
+        ParamValue::U64((m * n) as u64),
+        ParamValue::U32(m as u32),
+        ParamValue::U32(n as u32),
+        ParamValue::U32(k as u32),
+    ];
+    Case {
+        name,
+        module,
+        entry,
+        launch: Launch {
+            grid: ((n / bn) as u32, (m / 128) as u32, 1),
+            block: (128, 1, 1),
+            shared_bytes: (4 * (128 * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32,
+        },
+        params,
+        mem,
+        macs: (m * n * k) as u64,
+    }
 }
 
 fn main() {
@@ -117,6 +186,7 @@ fn main() {
             },
             params,
             mem,
+            macs: 0,
         });
     }
 
@@ -154,6 +224,7 @@ fn main() {
             },
             params,
             mem,
+            macs: 0,
         });
     }
 
@@ -182,6 +253,7 @@ fn main() {
             },
             params,
             mem,
+            macs: 0,
         });
     }
 
@@ -211,8 +283,26 @@ fn main() {
             },
             params,
             mem,
+            macs: 0,
         });
     }
+
+    // The sm_100a block-scaled NVFP4 GEMM: tensor copies, mbarrier
+    // pipelines, tcgen05 MMAs.
+    cases.push(gemm_case(
+        "gemm_nvfp4 bn128 256x256x2304",
+        include_str!("../../snapshots/gemm_nvfp4__bn_128_stages_4__sm_100a.snap"),
+        "gemm_nvfp4__bn_128_stages_4",
+        128,
+        (256, 256, 2304),
+    ));
+    cases.push(gemm_case(
+        "gemm_nvfp4 bn256 256x512x2304",
+        include_str!("../../snapshots/gemm_nvfp4__bn_256_stages_4__sm_100a.snap"),
+        "gemm_nvfp4__bn_256_stages_4",
+        256,
+        (256, 512, 2304),
+    ));
 
     for c in &mut cases {
         run(c);

@@ -527,16 +527,55 @@ fn store_to_read_only_allocation_is_reported() {
     assert!(e.message().contains("read-only"), "{e}");
 }
 
+/// As on the H100: a CTA barrier waits only for threads that have not
+/// exited, whether they exit before the others arrive or after.
 #[test]
-fn barrier_with_an_exited_thread_is_reported() {
+fn barrier_waits_only_for_threads_that_have_not_exited() {
+    let store = "\tld.param.u64 %rd1, [out];\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r1;\n\tret;\n";
+    // Thread 37 exits first.
     let body =
-        format!("{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 37;\n\t@%p1 ret;\n\tbar.sync 0;\n\tret;\n");
+        format!("{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 37;\n\t@%p1 ret;\n\tbar.sync 0;\n{store}");
+    let (m, _) = module(OUT, &body);
+    let mut mem = Memory::new();
+    let out = mem.alloc(4 * 64, true);
+    m.launch("k", &one_block(64), &[ParamValue::U64(out)], &mut mem)
+        .unwrap();
+    let got = download_u32(&mem, out, 64);
+    for (t, g) in got.iter().enumerate() {
+        assert_eq!(*g, if t == 37 { 0 } else { t as u32 }, "thread {t}");
+    }
+    // Thread 37 exits after the others arrived (its path is at a higher
+    // PC, so they reach the barrier first): the exit completes it.
+    let body = format!(
+        "{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 37;\n\t@%p1 bra $L_late;\n\tbar.sync 0;\n{store}$L_late:\n\tadd.u32 %r2, %r1, 1;\n\tret;\n"
+    );
+    let (m, _) = module(OUT, &body);
+    let out = mem.alloc(4 * 64, true);
+    m.launch("k", &one_block(64), &[ParamValue::U64(out)], &mut mem)
+        .unwrap();
+    assert_eq!(download_u32(&mem, out + 4 * 63, 1), vec![63]);
+    // A whole warp exits, the other synchronises alone.
+    let body = format!(
+        "{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 32;\n\t@%p1 ret;\n\tbar.sync 0;\n\tbarrier.sync.aligned 1;\n{store}"
+    );
+    let (m, _) = module(OUT, &body);
+    let out = mem.alloc(4 * 64, true);
+    m.launch("k", &one_block(64), &[ParamValue::U64(out)], &mut mem)
+        .unwrap();
+    assert_eq!(download_u32(&mem, out + 4 * 40, 1), vec![40]);
+}
+
+/// A barrier with a thread count still needs that many arrivals.
+#[test]
+fn counted_barrier_with_an_exited_thread_is_reported() {
+    let body =
+        format!("{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 37;\n\t@%p1 ret;\n\tbar.sync 0, 64;\n\tret;\n");
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
     let e = m
         .launch("k", &one_block(64), &[ParamValue::U64(0)], &mut mem)
         .unwrap_err();
-    assert_names(&e, &src, "bar.sync 0", (0, 0, 0), (0, 0, 0));
+    assert_names(&e, &src, "bar.sync 0, 64", (0, 0, 0), (0, 0, 0));
     assert!(
         e.message().contains("barrier 0 can never complete") && e.message().contains("thread (37,0,0) exited"),
         "{e}"

@@ -220,8 +220,10 @@ impl Dec<'_> {
                 if let Some(&addr) = self.names.shared.get(n) {
                     return Ok(Operand::Imm(u64::from(addr)));
                 }
-                if self.names.params.contains_key(n) {
-                    return Err(format!("taking the address of parameter `{n}` is not supported"));
+                if let Some(&(off, _)) = self.names.params.get(n) {
+                    // The parameter's address in the .param space (its
+                    // offset in the buffer); `cvta.param` makes it generic.
+                    return Ok(Operand::Imm(u64::from(off)));
                 }
                 Err(format!("unknown register or symbol `{n}`"))
             }
@@ -311,12 +313,31 @@ impl Dec<'_> {
         let Arg::Addr(base, off) = self.arg(i)? else {
             return Err(format!("operand {} must be an address `[...]`", i + 1));
         };
+        self.addr_parts(base.as_deref(), *off, param)
+    }
+
+    /// A tensor address operand `[map, {c0, c1, ...}]`: the map's address
+    /// and the coordinates (32-bit registers or constants).
+    pub fn tensor_addr(&self, i: usize) -> R<(Addr, Vec<Operand>)> {
+        let Arg::Tensor(base, off, coords) = self.arg(i)? else {
+            return Err(format!(
+                "operand {} must be a tensor address `[map, {{c0, c1}}]`",
+                i + 1
+            ));
+        };
+        let a = self.addr_parts(base.as_deref(), *off, false)?;
+        let c = coords.iter().map(|x| self.src_arg(x, Ty::S32)).collect::<R<Vec<_>>>()?;
+        Ok((a, c))
+    }
+
+    fn addr_parts(&self, base: Option<&Arg>, off: i64, param: bool) -> R<Addr> {
+        let off = &off;
         let mut a = Addr {
             base: Operand::None,
             off: *off,
             param: (0, 0),
         };
-        match base.as_deref() {
+        match base {
             None => {}
             Some(Arg::Name(n)) => {
                 if let Some(&(o, b)) = self.names.params.get(n) {
@@ -330,13 +351,15 @@ impl Dec<'_> {
                 } else {
                     match self.names.lookup(n) {
                         Some(r) if !r.pred => {
-                            if param {
-                                return Err("`ld.param` through a register address is not supported".into());
-                            }
                             a.base = Operand::Reg {
                                 idx: r.idx,
                                 bits: r.bits,
                             };
+                            if param {
+                                // A .param-space address in a register: any
+                                // byte of the parameter buffer.
+                                a.param = (0, u32::MAX);
+                            }
                         }
                         _ => return Err(format!("unknown address base `{n}`")),
                     }

@@ -14,7 +14,9 @@
 use super::decode::Entry;
 use super::error::EmuError;
 use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
+use super::mbar::{Mbar, MbarWait};
 use super::memory::Memory;
+use super::tmem::Tmem;
 use super::{Launch, LaunchStats, ParamValue};
 
 /// The shared-window address of the first byte of shared memory (the first
@@ -23,6 +25,9 @@ pub(crate) const SHARED_BASE: u32 = 0x400;
 /// Generic addresses `[SHARED_WINDOW, SHARED_WINDOW + 2^32)` are shared
 /// memory (`cvta.shared`, generic `ld`/`st`).
 pub(crate) const SHARED_WINDOW: u64 = 0x7ff0_0000_0000;
+/// Generic addresses `[PARAM_WINDOW, PARAM_WINDOW + 2^32)` are the running
+/// kernel's parameter buffer (`cvta.param` of a parameter's address).
+pub(crate) const PARAM_WINDOW: u64 = 0x7ffe_0000_0000;
 /// Most threads in a block.
 const MAX_THREADS: u64 = 1024;
 /// Most shared memory per block (static plus dynamic), as on the H100.
@@ -31,6 +36,8 @@ pub(crate) const MAX_SHARED: u64 = 227 * 1024;
 const SLICE: u32 = 4096;
 /// `bar_of` value of a lane waiting at `bar.warp.sync`.
 pub(crate) const WARP_SYNC: u8 = 0xFF;
+/// `bar_of` value of a lane blocked in `mbarrier.try_wait`/`test_wait`.
+pub(crate) const MBAR_WAIT: u8 = 0xFE;
 
 /// Iterates over the set bits of a lane mask.
 #[inline]
@@ -62,10 +69,15 @@ pub(crate) struct Warp {
     pub parked_min: u32,
     pub exists: u32,
     pub exited: u32,
-    /// Lanes waiting at a CTA barrier or `bar.warp.sync`.
+    /// Lanes waiting at a CTA barrier, `bar.warp.sync` or an mbarrier.
     pub waiting: u32,
     pub bar_of: [u8; 32],
     pub wsync_mask: [u32; 32],
+    /// What each lane blocked on an mbarrier waits for.
+    pub mwait: [MbarWait; 32],
+    /// Lanes whose next unsuccessful `try_wait` returns false instead of
+    /// blocking (the block could not make progress otherwise).
+    pub timeout: u32,
     pub tid: [[u32; 32]; 3],
     pub index: u32,
 }
@@ -86,6 +98,8 @@ impl Warp {
             waiting: 0,
             bar_of: [0; 32],
             wsync_mask: [0; 32],
+            mwait: [MbarWait::default(); 32],
+            timeout: 0,
             tid: [[0; 32]; 3],
             index,
         }
@@ -97,6 +111,7 @@ impl Warp {
         self.pc = [0; 32];
         self.exited = 0;
         self.waiting = 0;
+        self.timeout = 0;
         self.exists = 0;
         let total = ntid[0] * ntid[1] * ntid[2];
         for l in 0..32 {
@@ -151,8 +166,9 @@ impl Warp {
 #[derive(Clone, Copy, Default, Debug)]
 pub(crate) struct Bar {
     pub arrived: u32,
-    /// The thread count of this round (0 before the first arrival).
-    pub expected: u32,
+    /// The thread count of this round, 0 for "every thread of the block
+    /// that has not exited" (meaningful while `arrived > 0`).
+    pub count: u32,
 }
 
 /// Per-block state shared by its warps.
@@ -163,7 +179,70 @@ pub(crate) struct Block {
     /// Barriers that completed and whose waiting lanes must be released.
     pub release: u32,
     pub threads: u32,
+    /// Threads that have not exited.
+    pub live: u32,
     pub clock: u64,
+    /// The block's mbarriers.
+    pub mbars: Vec<Mbar>,
+    /// An mbarrier phase completed: blocked waiters must be looked at.
+    pub mbar_done: bool,
+    /// Counts mbarrier state changes (progress, for deadlock detection).
+    pub epoch: u64,
+    /// The epoch at which blocked waiters were last timed out.
+    pub timeout_epoch: Option<u64>,
+    /// Tensor memory, created by the first `tcgen05` instruction.
+    pub tmem: Option<Box<Tmem>>,
+}
+
+impl Block {
+    /// Completes every "all threads" barrier that all non-exited threads
+    /// have reached (after threads exited).
+    fn recheck_barriers(&mut self) {
+        for (id, bar) in self.bars.iter_mut().enumerate() {
+            if bar.arrived > 0 && bar.count == 0 && bar.arrived >= self.live {
+                bar.arrived = 0;
+                self.release |= 1 << id;
+            }
+        }
+    }
+
+    /// The mbarrier at a shared-window address.
+    pub fn mbar(&mut self, addr: u32) -> Result<&mut Mbar, String> {
+        match self.mbars.iter().position(|b| b.addr == addr) {
+            Some(k) => Ok(&mut self.mbars[k]),
+            None => Err(format!(
+                "no mbarrier at shared address {addr:#x}: it was never initialised (mbarrier.init) in this block"
+            )),
+        }
+    }
+
+    /// Applies `f` to the mbarrier at `addr` and notes the change (and a
+    /// completed phase, when `f` returns true).
+    pub fn mbar_update(
+        &mut self,
+        addr: u32,
+        f: impl FnOnce(&mut Mbar) -> Result<bool, String>,
+    ) -> Result<bool, String> {
+        let done = f(self.mbar(addr)?)?;
+        self.epoch += 1;
+        if done {
+            self.mbar_done = true;
+        }
+        Ok(done)
+    }
+
+    /// Whether what a blocked waiter waits for has happened.
+    fn mbar_satisfied(&self, w: &MbarWait) -> bool {
+        self.mbars
+            .iter()
+            .find(|b| b.addr == w.addr)
+            .is_some_and(|b| b.done(w.want, w.parity))
+    }
+
+    /// Tensor memory, created on first use.
+    pub fn tmem(&mut self) -> &mut Tmem {
+        self.tmem.get_or_insert_with(|| Box::new(Tmem::new()))
+    }
 }
 
 /// Launch-wide, read-only state.
@@ -351,8 +430,14 @@ impl Ctx<'_> {
         w.group = 0;
     }
 
-    /// Ends the executing lanes; the other group lanes go on.
+    /// Ends the executing lanes; the other group lanes go on. CTA
+    /// barriers wait only for threads that have not exited, so an exit may
+    /// complete one.
     pub fn exit(&mut self) {
+        self.b.live -= self.exec.count_ones();
+        if self.b.bars.iter().any(|b| b.arrived > 0) {
+            self.b.recheck_barriers();
+        }
         let w = &mut *self.w;
         w.exited |= self.exec;
         let next = w.group_pc + 1;
@@ -365,17 +450,23 @@ impl Ctx<'_> {
     /// Parks the executing lanes at this instruction, waiting on barrier
     /// `id`; the other group lanes go on.
     pub fn wait(&mut self, id: u8) {
+        self.park(self.exec, id);
+    }
+
+    /// Parks lanes `mask` of the group at this instruction, waiting on
+    /// `id`; the other group lanes go on to the next instruction.
+    pub fn park(&mut self, mask: u32, id: u8) {
         let w = &mut *self.w;
         let next = w.group_pc + 1;
         for l in lanes(w.group) {
-            if self.exec >> l & 1 != 0 {
+            if mask >> l & 1 != 0 {
                 w.pc[l] = w.group_pc;
                 w.bar_of[l] = id;
             } else {
                 w.pc[l] = next;
             }
         }
-        w.waiting |= self.exec;
+        w.waiting |= mask;
         w.group = 0;
     }
 
@@ -531,8 +622,12 @@ fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValue]) -> Resu
     for (k, (p, v)) in entry.params.iter().zip(params).enumerate() {
         let bytes = v.bytes();
         if bytes.len() != p.bytes as usize {
+            let shown = match v {
+                ParamValue::Bytes(b) => format!("Bytes([..; {}])", b.len()),
+                v => format!("{v:?}"),
+            };
             return fail(format!(
-                "parameter {k} `{}` is {} bytes, but a {}-byte value ({v:?}) was given",
+                "parameter {k} `{}` is {} bytes, but a {}-byte value ({shown}) was given",
                 p.name,
                 p.bytes,
                 bytes.len()
@@ -574,7 +669,13 @@ pub(crate) fn launch(
         bars: [Bar::default(); 16],
         release: 0,
         threads,
+        live: threads,
         clock: 0,
+        mbars: Vec::new(),
+        mbar_done: false,
+        epoch: 0,
+        timeout_epoch: None,
+        tmem: None,
     };
     let mut stats = LaunchStats::default();
     let (gx, gy, gz) = launch.grid;
@@ -585,6 +686,14 @@ pub(crate) fn launch(
                 block.shared.fill(0);
                 block.bars = [Bar::default(); 16];
                 block.release = 0;
+                block.live = threads;
+                block.mbars.clear();
+                block.mbar_done = false;
+                block.epoch = 0;
+                block.timeout_epoch = None;
+                if let Some(t) = &mut block.tmem {
+                    t.reset();
+                }
                 for w in &mut warps {
                     w.reset(env.ntid);
                 }
@@ -622,14 +731,120 @@ fn run_block(
             if block.release != 0 {
                 release(block, warps);
             }
+            if block.mbar_done {
+                release_mbar(block, warps);
+            }
         }
         if done {
-            return Ok(());
+            return tmem_freed(env, block);
         }
         if !ran {
+            // Nothing can run. Lanes blocked in an mbarrier wait may have
+            // other work after a failed wait: let their waits fail once;
+            // if that changes no mbarrier, the block is stuck for good.
+            if warps.iter().any(|w| mbar_waiters(w) != 0) {
+                if block.timeout_epoch == Some(block.epoch) {
+                    return Err(mbar_deadlock(env, block, warps));
+                }
+                block.timeout_epoch = Some(block.epoch);
+                for w in warps.iter_mut() {
+                    let m = mbar_waiters(w);
+                    if m != 0 {
+                        w.waiting &= !m;
+                        w.timeout |= m;
+                        w.reschedule();
+                    }
+                }
+                continue;
+            }
             return Err(deadlock(env, block, warps));
         }
     }
+}
+
+/// Lanes of `w` blocked on an mbarrier.
+fn mbar_waiters(w: &Warp) -> u32 {
+    lanes(w.waiting)
+        .filter(|&l| w.bar_of[l] == MBAR_WAIT)
+        .fold(0, |m, l| m | 1 << l)
+}
+
+/// Lets lanes blocked on an mbarrier whose phase has completed retry
+/// their wait.
+fn release_mbar(block: &mut Block, warps: &mut [Warp]) {
+    block.mbar_done = false;
+    for w in warps {
+        let mut changed = false;
+        for l in lanes(mbar_waiters(w)) {
+            if block.mbar_satisfied(&w.mwait[l]) {
+                w.waiting &= !(1 << l);
+                changed = true;
+            }
+        }
+        if changed {
+            w.reschedule();
+        }
+    }
+}
+
+/// Reports a block that ends with tensor memory allocated.
+fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
+    let Some(a) = block.tmem.as_ref().and_then(|t| t.allocs.first().copied()) else {
+        return Ok(());
+    };
+    let e = env.entry;
+    let pc = (a.pc as usize).min(e.insts.len() - 1);
+    Err(EmuError {
+        kernel: Some(e.name.clone()),
+        block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
+        thread: Some(a.thread),
+        line: Some(e.lines[pc]),
+        text: Some(e.texts[pc].clone()),
+        message: format!(
+            "tensor memory not freed: the block exited with columns {}..{} still allocated (allocated here; every tcgen05.alloc needs a tcgen05.dealloc before exit)",
+            a.col,
+            a.col + a.ncols
+        ),
+    })
+}
+
+/// Explains an mbarrier wait that no thread of the block can complete.
+fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
+    let (wi, lane) = warps
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| {
+            let m = mbar_waiters(w);
+            (m != 0).then(|| (i, m.trailing_zeros() as usize))
+        })
+        .expect("an mbarrier waiter");
+    let w = &warps[wi];
+    let mw = w.mwait[lane];
+    let state = block.mbars.iter().find(|b| b.addr == mw.addr).map_or_else(
+        || format!("mbarrier at shared address {:#x} (invalidated)", mw.addr),
+        Mbar::state,
+    );
+    let what = if mw.parity {
+        format!("the phase of parity {}", mw.want & 1)
+    } else {
+        format!("phase {}", mw.want)
+    };
+    let (mut spinning, mut at_bar, mut exited) = (0u32, 0u32, 0u32);
+    for w2 in warps {
+        spinning += mbar_waiters(w2).count_ones();
+        at_bar += (w2.waiting & !mbar_waiters(w2)).count_ones();
+        exited += (w2.exists & w2.exited).count_ones();
+    }
+    err_at(
+        env,
+        block,
+        w,
+        w.pc[lane],
+        lane,
+        format!(
+            "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending"
+        ),
+    )
 }
 
 /// Lets every lane waiting at a completed barrier go on.
@@ -639,7 +854,7 @@ fn release(block: &mut Block, warps: &mut [Warp]) {
     for w in warps {
         for l in lanes(w.waiting) {
             let id = w.bar_of[l];
-            if id != WARP_SYNC && done >> id & 1 != 0 {
+            if id < 16 && done >> id & 1 != 0 {
                 w.waiting &= !(1 << l);
                 w.pc[l] += 1;
             }
@@ -683,26 +898,32 @@ fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
         );
     }
     let bar = block.bars[id as usize];
-    let expected = if bar.expected == 0 { block.threads } else { bar.expected };
-    // Someone who will never arrive: an exited thread, or one waiting
-    // elsewhere.
+    let expected = if bar.count == 0 { block.live } else { bar.count };
+    // Someone who will never arrive: one waiting elsewhere, or (for a
+    // barrier with a thread count) an exited thread.
     let mut why = String::new();
     'find: for w2 in warps {
         for l in lanes(w2.exists) {
             if w2.exited >> l & 1 != 0 {
-                why = format!("thread {} exited", tid(w2, l));
-                break 'find;
+                if bar.count != 0 {
+                    why = format!("thread {} exited", tid(w2, l));
+                    break 'find;
+                }
+                continue;
             }
             if w2.waiting >> l & 1 != 0 && w2.bar_of[l] != id {
-                let other = if w2.bar_of[l] == WARP_SYNC {
-                    "bar.warp.sync".to_string()
-                } else {
-                    format!("barrier {}", w2.bar_of[l])
+                let other = match w2.bar_of[l] {
+                    WARP_SYNC => "bar.warp.sync".to_string(),
+                    MBAR_WAIT => "an mbarrier".to_string(),
+                    b => format!("barrier {b}"),
                 };
                 why = format!("thread {} waits at {other} (line {})", tid(w2, l), line_of(w2.pc[l]));
                 break 'find;
             }
         }
+    }
+    if why.is_empty() {
+        why = "the missing threads can never arrive".into();
     }
     err_at(
         env,

@@ -304,6 +304,8 @@ pub(crate) struct Inst {
     pub s: [Operand; 4],
     pub v: Box<[Operand]>,
     pub addr: Addr,
+    /// Further address operands (bulk copies, tcgen05).
+    pub addrs: Box<[Addr]>,
     pub space: Space,
     pub ty: Ty,
     pub ty2: Ty,
@@ -324,6 +326,7 @@ impl Inst {
             s: [Operand::None; 4],
             v: Box::new([]),
             addr: Addr::NONE,
+            addrs: Box::new([]),
             space: Space::Global,
             ty: Ty::B32,
             ty2: Ty::B32,

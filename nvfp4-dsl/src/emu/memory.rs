@@ -127,6 +127,25 @@ impl Memory {
         }
     }
 
+    /// Lets kernels store to the allocation that starts at `addr`, or makes
+    /// it read-only for them (host writes are always allowed). Fails if no
+    /// live allocation starts at `addr`.
+    pub fn set_writable(&mut self, addr: u64, writable: bool) -> Result<(), EmuError> {
+        match self.allocs.binary_search_by_key(&addr, |a| a.base) {
+            Ok(i) if self.allocs[i].live => {
+                self.allocs[i].writable = writable;
+                Ok(())
+            }
+            Ok(i) => Err(EmuError::new(format!(
+                "set_writable: the allocation at {addr:#x} ({} bytes) was freed",
+                self.allocs[i].len
+            ))),
+            Err(_) => Err(EmuError::new(format!(
+                "set_writable: no allocation starts at {addr:#x}"
+            ))),
+        }
+    }
+
     /// The index of the live allocation holding `[addr, addr + len)`.
     pub(crate) fn find(&self, addr: u64, len: u64) -> Result<usize, Fault> {
         let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
@@ -222,5 +241,17 @@ mod tests {
         assert!(m.read(a, 1).unwrap_err().message().contains("freed"));
         m.free(a);
         m.free(12345);
+        // Writability can change per launch; only allocation starts count.
+        m.set_writable(c, true).unwrap();
+        assert!(m.allocs[2].writable);
+        m.set_writable(c, false).unwrap();
+        assert!(!m.allocs[2].writable);
+        assert!(
+            m.set_writable(c + 1, true)
+                .unwrap_err()
+                .message()
+                .contains("no allocation starts")
+        );
+        assert!(m.set_writable(a, true).unwrap_err().message().contains("freed"));
     }
 }

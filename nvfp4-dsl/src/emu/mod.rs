@@ -46,6 +46,44 @@
 //! active lanes. The module is parsed and decoded once; launching never
 //! looks at text.
 //!
+//! # The asynchronous model (sm_90 / sm_100a)
+//!
+//! Asynchronous work completes when it is issued, which is one legal
+//! ordering of it: `cp.async.bulk` and `cp.async.bulk.tensor.2d` copy at
+//! once and then complete their bytes on the mbarrier; `tcgen05.cp`,
+//! `tcgen05.mma` write tensor memory at once, so `tcgen05.commit` arrives
+//! on its mbarrier immediately; the `tcgen05` waits and fences, `fence.*`
+//! and `griddepcontrol` do nothing.
+//! - An mbarrier (`.b64` in shared memory, 8-byte aligned; its state is
+//!   kept beside shared memory) completes a phase when its pending
+//!   arrivals and its transaction count both reach zero; then the phase
+//!   number goes up and the arrival count is reset. `try_wait.parity p`
+//!   is true once the phase with that parity has completed, i.e. when
+//!   `(phase & 1) != p`: a fresh barrier reports parity 1 as complete.
+//!   The transaction count may not go below zero. (The PTX ISA lets it
+//!   go negative for a while; since copies complete when issued, that only
+//!   matters for a copy issued before its `expect_tx`, which the emulator
+//!   reports, like an `expect_tx` of too few bytes.)
+//! - A `try_wait`/`test_wait` that would fail blocks its thread, and the
+//!   block's other threads run, until the phase completes. If no thread of
+//!   the block can run, blocked waits return false once (a `try_wait` may
+//!   time out); if that changes no mbarrier, the block is stuck and the
+//!   launch fails with "mbarrier wait can never complete".
+//! - Tensor maps are the emulator's own: [`TensorMap2d::encode`]. A tensor
+//!   copy fills bytes outside the tensor with zeros and counts the whole
+//!   box; it writes with the map's swizzle applied to absolute shared
+//!   addresses.
+//! - Tensor memory: per block 128 lanes x 512 columns of 32 bits, with a
+//!   written bit per cell. `tcgen05.mma.kind::mxf4nvf4.block_scale
+//!   .scale_vec::4X` (the only MMA kind) computes each D element as the
+//!   exact sum of its 64 products, then `f32(p ? D + sum : sum)` rounded
+//!   once to nearest even. This is a model: the hardware's internal
+//!   accumulation order and precision are not public, so a GPU may differ
+//!   in the last bits of D.
+//! - `bar.sync`/`barrier.sync` without a thread count complete when every
+//!   thread of the block that has not exited has arrived (as on the H100);
+//!   an exit can complete one.
+//!
 //! # Fidelity
 //!
 //! Results are meant to be bit-identical to an H100's. The rules below were
@@ -95,19 +133,27 @@
 //! parameter access (alignment is the access size, the whole vector for
 //! `.v2`/`.v4`/`.v8`; shared accesses must stay inside one variable or the
 //! dynamic block); a store to a read-only allocation; a read of a register
-//! the thread never wrote; a barrier that can never complete (a thread of
-//! the block exited, or waits at another barrier or a `bar.warp.sync`);
+//! the thread never wrote; a barrier that can never complete (a thread
+//! waits at another barrier, a `bar.warp.sync` or an mbarrier, or, for a
+//! barrier with a thread count, exited); an mbarrier wait that can never
+//! complete, an mbarrier used before `mbarrier.init`, more arrivals than
+//! are pending, a transaction count that would go below zero (more bytes
+//! completed than expected); bulk copies with a size or address not a
+//! multiple of 16, a tensor copy through bytes that are not a
+//! [`TensorMap2d`] or to a misaligned destination; tensor memory used
+//! without an allocation or outside it, an allocation that cannot be
+//! satisfied or comes after `tcgen05.relinquish_alloc_permit`, a block that
+//! exits with tensor memory allocated ("tensor memory not freed"), reads of
+//! cells never written (`tcgen05.ld`, the scale factors and the
+//! accumulator of `tcgen05.mma`), scale factors that differ between the
+//! four lane quarters, a `tcgen05.ld` outside the warp's lane quarter, and
+//! instruction or shared-memory descriptors the MMA does not support;
 //! `shfl.sync`, `vote.sync`, `elect.sync`, `redux.sync` or `bar.warp.sync`
 //! whose member mask disagrees with the lanes that execute it, and a
 //! shuffle that reads a lane that does not take part; running past the end
 //! of the kernel; a launch beyond the limits (1024 threads per block,
 //! `.maxntid`, `.reqntid`, 227 KiB of shared memory) or with parameters
 //! whose count or sizes do not match the `.param` declarations.
-//!
-//! A CTA barrier counts every thread of the block, so a thread that exits
-//! before a `bar.sync` the others wait at is reported. (The PTX ISA says a
-//! barrier waits only for non-exited threads; CUDA calls such code
-//! undefined. The emulator takes the strict reading.)
 
 //! # Memory layout
 //!
@@ -116,19 +162,27 @@
 //! zero-filled; its window starts at `0x400` (static variables in
 //! declaration order, then the dynamic `.extern .shared` block at its
 //! declared alignment, sized by [`Launch::shared_bytes`]). Generic
-//! addresses of shared memory are `0x7ff000000000 + offset`.
+//! addresses of shared memory are `0x7ff000000000 + offset`. A kernel
+//! parameter's name is its `.param` address (its offset in the parameter
+//! buffer); `cvta.param` turns that into the generic address
+//! `0x7ffe00000000 + offset`, which loads (and the tensor copy's map
+//! operand) can read through.
 
 mod decode;
 mod error;
 mod exec;
 mod fp;
 mod inst;
+mod mbar;
 mod memory;
 mod ops;
 mod parse;
+mod tensormap;
+mod tmem;
 
 pub use error::EmuError;
 pub use memory::Memory;
+pub use tensormap::TensorMap2d;
 
 /// A parsed and decoded PTX module: parse once, launch many times.
 #[derive(Debug)]
@@ -148,8 +202,10 @@ pub struct Launch {
 }
 
 /// One kernel argument, in `.param` order. Its size must match the
-/// parameter's declaration (`B128` for `.param .align 16 .b8 x[16]`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// parameter's declaration (`B128` for `.param .align 16 .b8 x[16]`,
+/// `Bytes` of the right length for any other byte array, such as a
+/// 128-byte tensor map from [`TensorMap2d::encode`]).
+#[derive(Clone, Debug, PartialEq)]
 pub enum ParamValue {
     /// A `.u8`/`.s8`/`.b8` parameter.
     U8(u8),
@@ -165,6 +221,9 @@ pub enum ParamValue {
     F64(f64),
     /// A 16-byte parameter (`u32x4`).
     B128([u8; 16]),
+    /// Raw bytes, for a parameter of exactly that many bytes (a
+    /// `.param .align 64 .b8 map[128]` tensor map, for instance).
+    Bytes(Vec<u8>),
 }
 
 impl ParamValue {
@@ -177,6 +236,7 @@ impl ParamValue {
             ParamValue::F32(v) => v.to_le_bytes().to_vec(),
             ParamValue::F64(v) => v.to_le_bytes().to_vec(),
             ParamValue::B128(v) => v.to_vec(),
+            ParamValue::Bytes(ref v) => v.clone(),
         }
     }
 }

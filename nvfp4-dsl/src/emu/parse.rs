@@ -180,6 +180,8 @@ pub(crate) enum Arg {
     Not(Box<Arg>),
     /// `[base]`, `[base+off]`, `[off]`.
     Addr(Option<Box<Arg>>, i64),
+    /// `[map, {c0, c1, ...}]`: a tensor-map address and coordinates.
+    Tensor(Option<Box<Arg>>, i64, Vec<Arg>),
     /// `{a, b, ...}`.
     Vec(Vec<Arg>),
     /// `d|p`.
@@ -729,6 +731,13 @@ fn single_arg(p: &mut P<'_>) -> R<Arg> {
             while p.is_p('+') || p.is_p('-') {
                 off += offset(p)?;
             }
+            if p.eat_p(',') {
+                let Arg::Vec(coords) = single_arg(p)? else {
+                    return p.err("expected `{...}` coordinates after the tensor-map address");
+                };
+                p.expect_p(']')?;
+                return Ok(Arg::Tensor(base, off, coords));
+            }
             p.expect_p(']')?;
             Ok(Arg::Addr(base, off))
         }
@@ -828,6 +837,28 @@ $L_x:
         assert_eq!(insts[2].args[2], Arg::Lit(Lit::Int(-1)));
         assert_eq!(insts[3].args[0], Arg::Vec(vec![Arg::Sink, Arg::Name("%r2".into())]));
         assert_eq!(insts[4].args[0], Arg::Addr(Some(Box::new(Arg::Name("%r1".into()))), 8));
+    }
+
+    #[test]
+    fn parses_tensor_addresses() {
+        let mut toks = lex("[%rd8, {%r45, %r18}]").unwrap();
+        toks.push(Token {
+            t: Tok::P(';'),
+            line: 1,
+        });
+        let mut p = P {
+            toks: &toks,
+            i: 0,
+            lines: &[],
+        };
+        assert_eq!(
+            arg(&mut p).unwrap(),
+            Arg::Tensor(
+                Some(Box::new(Arg::Name("%rd8".into()))),
+                0,
+                vec![Arg::Name("%r45".into()), Arg::Name("%r18".into())]
+            )
+        );
     }
 
     #[test]

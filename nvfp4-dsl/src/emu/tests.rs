@@ -374,6 +374,48 @@ fn shifts_clamp_their_amount() {
     );
 }
 
+/// `dp4a`/`dp2a` against byte-by-byte products in i64.
+#[test]
+fn dp4a_and_dp2a_in_every_sign_combination() {
+    let ins = inputs(96, 11, INT_SPECIALS);
+    let b8 = |x: u32, k: u32, s: bool| -> i64 {
+        let v = (x >> (8 * k)) as u8;
+        if s { i64::from(v as i8) } else { i64::from(v) }
+    };
+    let h16 = |x: u32, k: u32, s: bool| -> i64 {
+        let v = (x >> (16 * k)) as u16;
+        if s { i64::from(v as i16) } else { i64::from(v) }
+    };
+    for (sa, sb) in [(false, false), (false, true), (true, false), (true, true)] {
+        let (ta, tb) = (if sa { "s32" } else { "u32" }, if sb { "s32" } else { "u32" });
+        check(
+            &format!("\tdp4a.{ta}.{tb} %r10, %r1, %r2, %r3;\n\tdp2a.lo.{ta}.{tb} %r11, %r1, %r2, %r3;\n"),
+            &ins,
+            |x| {
+                let d4: i64 = (0..4).map(|k| b8(x[0], k, sa) * b8(x[1], k, sb)).sum::<i64>() + i64::from(x[2]);
+                let d2: i64 = (0..2).map(|k| h16(x[0], k, sa) * b8(x[1], k, sb)).sum::<i64>() + i64::from(x[2]);
+                [d4 as u32, d2 as u32]
+            },
+        );
+        check(
+            &format!("\tdp2a.hi.{ta}.{tb} %r10, %r1, %r2, %r3;\n\tdp4a.{ta}.{tb} %r11, %r1, 0x80ff017f, -5;\n"),
+            &ins,
+            |x| {
+                let d2: i64 = (0..2).map(|k| h16(x[0], k, sa) * b8(x[1], 2 + k, sb)).sum::<i64>() + i64::from(x[2]);
+                let d4: i64 = (0..4).map(|k| b8(x[0], k, sa) * b8(0x80ff_017f, k, sb)).sum::<i64>() - 5;
+                [d2 as u32, d4 as u32]
+            },
+        );
+    }
+    // Kernels that overlap with a dependent launch: no-ops here.
+    check(
+        "\tgriddepcontrol.wait;\n\tmov.u32 %r10, %r1;\n\tgriddepcontrol.launch_dependents;\n\tmov.u32 %r11, 7;\n",
+        &ins[..4],
+        |x| [x[0], 7],
+    );
+    assert!(try_run("\tdp2a.u32.u32 %r10, %r1, %r2, %r3;\n", &ins[..1]).is_err());
+}
+
 #[test]
 fn bit_manipulation() {
     let ins = inputs(64, 5, INT_SPECIALS);

@@ -87,7 +87,7 @@ fn cta_barrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 /// The value of a per-lane operand that must agree across the executing
 /// lanes.
-fn uniform(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u64, Fault> {
+pub(super) fn uniform(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u64, Fault> {
     let v = c.src(op)?;
     let first = c.exec.trailing_zeros() as usize;
     for l in lanes(c.exec) {
@@ -101,14 +101,18 @@ fn uniform(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u64, Fault> {
     Ok(v[first])
 }
 
+/// CTA barriers follow the hardware: a barrier without a thread count
+/// completes when every thread of the block that has not exited has
+/// arrived (an exit can complete it); one with a count when that many
+/// threads have arrived.
 fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
     let id = uniform(c, &i.s[0], "the barrier number")?;
     if id > 15 {
         return Err(Fault::new(format!("barrier number {id} is not in 0..=15")));
     }
     let threads = c.b.threads;
-    let expected = if i.s[1] == Operand::None {
-        threads
+    let count = if i.s[1] == Operand::None {
+        0
     } else {
         let n = uniform(c, &i.s[1], "the barrier thread count")?;
         if n == 0 || n % 32 != 0 || n > u64::from(threads.div_ceil(32) * 32) {
@@ -118,15 +122,25 @@ fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         n as u32
     };
+    let live = c.b.live;
     let bar = &mut c.b.bars[id as usize];
-    if bar.expected != 0 && bar.expected != expected {
+    if bar.arrived != 0 && bar.count != count {
+        let say = |n: u32| {
+            if n == 0 {
+                "no count (all threads)".to_string()
+            } else {
+                format!("a count of {n} threads")
+            }
+        };
         return Err(Fault::new(format!(
-            "barrier {id} is in use with a count of {} threads, this instruction says {expected}",
-            bar.expected
+            "barrier {id} is in use with {}, this instruction says {}",
+            say(bar.count),
+            say(count)
         )));
     }
-    bar.expected = expected;
+    bar.count = count;
     bar.arrived += c.exec.count_ones();
+    let expected = if count == 0 { live } else { count };
     if bar.arrived > expected {
         return Err(Fault::new(format!(
             "{} threads arrived at barrier {id}, more than its count of {expected}",
@@ -135,7 +149,6 @@ fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
     }
     if bar.arrived == expected {
         bar.arrived = 0;
-        bar.expected = 0;
         c.b.release |= 1 << id;
     }
     if i.sub == SYNC {
@@ -196,6 +209,17 @@ fn exec_warp_sync(c: &mut Ctx<'_>, i: &Inst) -> X {
 /// `fence.*` and `membar.*`: a sequential emulator is always ordered.
 pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     m.drop_where(|_| true);
+    d.count(0)?;
+    Ok(Inst::new(exec_nop))
+}
+
+/// `griddepcontrol.launch_dependents` and `griddepcontrol.wait`: the
+/// emulator runs launches one after another, so a dependent launch always
+/// starts after its primary has finished.
+pub(super) fn griddepcontrol(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if m.take_any(&["launch_dependents", "wait"]).is_none() {
+        return Err("expected `.launch_dependents` or `.wait`".into());
+    }
     d.count(0)?;
     Ok(Inst::new(exec_nop))
 }

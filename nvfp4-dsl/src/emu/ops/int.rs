@@ -781,3 +781,67 @@ fn exec_selp(c: &mut Ctx<'_>, i: &Inst) -> X {
     c.write(&i.d[0], &d, Ext::Zero);
     Ok(Flow::Next)
 }
+
+// ----- dp4a / dp2a -----
+
+/// `dp4a.atype.btype d, a, b, c` and `dp2a.{lo,hi}.atype.btype d, a, b, c`
+/// (types `.u32`/`.s32`): the sum of byte (and, for `dp2a`, half-word)
+/// products plus `c`, wrapping to 32 bits. `imm`: bit 0 `a` signed, bit 1
+/// `b` signed; `sub`: 0 `dp4a`, 1 `dp2a.lo`, 2 `dp2a.hi`.
+fn dp_decode(d: &Dec<'_>, m: &mut Mods<'_>, sub: u8) -> R {
+    let bt = int_ty(m, &[Ty::U32, Ty::S32])?;
+    let at = int_ty(m, &[Ty::U32, Ty::S32])?;
+    let ty = if at.is_signed() || bt.is_signed() {
+        Ty::S32
+    } else {
+        Ty::U32
+    };
+    let mut i = dsrc(d, exec_dp, ty, 3)?;
+    i.sub = sub;
+    i.imm = u64::from(at.is_signed()) | (u64::from(bt.is_signed()) << 1);
+    Ok(i)
+}
+
+pub(super) fn dp4a(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    dp_decode(d, m, 0)
+}
+
+pub(super) fn dp2a(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let sub = match m.take_any(&["lo", "hi"]) {
+        Some(k) => k as u8 + 1,
+        None => return Err("`dp2a` needs `.lo` or `.hi`".into()),
+    };
+    dp_decode(d, m, sub)
+}
+
+/// One lane of `dp4a`/`dp2a` (see [`dp_decode`] for `sub` and `signs`).
+pub(crate) fn dot_product(sub: u8, signs: u64, a: u32, b: u32, c: u32) -> u32 {
+    let (sa, sb) = (signs & 1 != 0, signs & 2 != 0);
+    let byte = |x: u32, k: u32, s: bool| -> i64 {
+        let v = (x >> (8 * k)) & 0xFF;
+        if s { i64::from(v as u8 as i8) } else { i64::from(v) }
+    };
+    let half = |x: u32, k: u32, s: bool| -> i64 {
+        let v = (x >> (16 * k)) & 0xFFFF;
+        if s { i64::from(v as u16 as i16) } else { i64::from(v) }
+    };
+    let mut acc = i64::from(c);
+    if sub == 0 {
+        for k in 0..4 {
+            acc += byte(a, k, sa) * byte(b, k, sb);
+        }
+    } else {
+        let base = if sub == 1 { 0 } else { 2 };
+        for k in 0..2 {
+            acc += half(a, k, sa) * byte(b, base + k, sb);
+        }
+    }
+    acc as u32
+}
+
+fn exec_dp(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let (sub, signs) = (i.sub, i.imm);
+    lanes3(c, i, |a, b, x| {
+        u64::from(dot_product(sub, signs, a as u32, b as u32, x as u32))
+    })
+}

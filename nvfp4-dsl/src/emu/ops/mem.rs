@@ -5,7 +5,7 @@
 //! access, vectors included), bounds, writability.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, SHARED_WINDOW, lanes};
+use crate::emu::exec::{Ctx, PARAM_WINDOW, SHARED_WINDOW, lanes};
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 
@@ -138,14 +138,31 @@ pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 /// Where one lane's access goes.
 #[derive(Clone, Copy)]
-enum Loc {
+pub(super) enum Loc {
     Global(u64),
     Shared(usize),
+    /// An offset in the kernel's parameter buffer (read-only).
+    Param(usize),
+}
+
+/// The parameter-buffer offset of `[addr, addr + len)` in the .param space.
+fn param_at(c: &Ctx<'_>, lane: usize, addr: u64, len: u32, what: &str) -> Result<usize, Fault> {
+    let n = c.env.params.len() as u64;
+    if addr > n || n - addr < u64::from(len) {
+        return Err(Fault::lane(
+            lane,
+            format!(
+                "{what} of {len} bytes at parameter offset {} is outside the kernel's {n} bytes of parameters",
+                addr as i64
+            ),
+        ));
+    }
+    Ok(addr as usize)
 }
 
 /// Checks alignment and resolves the space of one lane's access.
 #[inline]
-fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u32, what: &str) -> Result<Loc, Fault> {
+pub(super) fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u32, what: &str) -> Result<Loc, Fault> {
     if !addr.is_multiple_of(u64::from(len)) {
         return Err(Fault::lane(
             lane,
@@ -155,9 +172,12 @@ fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u32, what: &s
     match sp {
         Space::Global => Ok(Loc::Global(addr)),
         Space::Shared => Ok(Loc::Shared(c.shared_at(lane, addr, len, what)?)),
-        _ => {
+        Space::Param => Ok(Loc::Param(param_at(c, lane, addr, len, what)?)),
+        Space::Generic => {
             if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&addr) {
                 Ok(Loc::Shared(c.shared_at(lane, addr - SHARED_WINDOW, len, what)?))
+            } else if (PARAM_WINDOW..PARAM_WINDOW + (1 << 32)).contains(&addr) {
+                Ok(Loc::Param(param_at(c, lane, addr - PARAM_WINDOW, len, what)?))
             } else {
                 Ok(Loc::Global(addr))
             }
@@ -166,35 +186,52 @@ fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u32, what: &s
 }
 
 #[inline]
-fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what: &str) -> Result<(), Fault> {
+pub(super) fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what: &str) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_read(lane, a, buf, what),
         Loc::Shared(o) => {
             buf.copy_from_slice(&c.b.shared[o..o + buf.len()]);
             Ok(())
         }
+        Loc::Param(o) => {
+            buf.copy_from_slice(&c.env.params[o..o + buf.len()]);
+            Ok(())
+        }
     }
 }
 
 #[inline]
-fn write(c: &mut Ctx<'_>, lane: usize, loc: Loc, data: &[u8], what: &str) -> Result<(), Fault> {
+pub(super) fn write(c: &mut Ctx<'_>, lane: usize, loc: Loc, data: &[u8], what: &str) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_write(lane, a, data, what),
         Loc::Shared(o) => {
             c.b.shared[o..o + data.len()].copy_from_slice(data);
             Ok(())
         }
+        Loc::Param(o) => Err(Fault::lane(
+            lane,
+            format!(
+                "{what} of {} bytes at parameter offset {o} writes to the kernel's parameters, which are read-only",
+                data.len()
+            ),
+        )),
     }
 }
 
-/// Per-lane addresses of an address operand.
+/// Per-lane addresses of an instruction's address operand.
 #[inline]
 fn addresses(c: &Ctx<'_>, i: &Inst) -> Result<[u64; 32], Fault> {
-    let mut a = match i.addr.base {
+    address_values(c, &i.addr)
+}
+
+/// Per-lane values of an address operand (`base + off`).
+#[inline]
+pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Result<[u64; 32], Fault> {
+    let mut a = match addr.base {
         Operand::None => [0u64; 32],
         op => c.src(&op)?,
     };
-    let off = i.addr.off as u64;
+    let off = addr.off as u64;
     for x in a.iter_mut() {
         *x = x.wrapping_add(off);
     }
@@ -220,7 +257,17 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     };
     let mut vals = [[0u64; 32]; 8];
     let mut buf = [0u8; 64];
-    if i.space == Space::Param {
+    if i.space == Space::Param && i.addr.base != Operand::None {
+        // Through a register holding a .param-space address.
+        let addr = addresses(c, i)?;
+        for l in lanes(c.exec) {
+            let loc = locate(c, Space::Param, l, addr[l], total as u32, what)?;
+            read(c, l, loc, &mut buf[..total], what)?;
+            for (k, v) in vals.iter_mut().enumerate().take(n) {
+                v[l] = le(&buf[k * esz..(k + 1) * esz]);
+            }
+        }
+    } else if i.space == Space::Param {
         let (po, pb) = i.addr.param;
         let off = i.addr.off as u64;
         if off < u64::from(po) || off + total as u64 > u64::from(po + pb) {
@@ -287,12 +334,17 @@ pub(super) fn cvta(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
         Space::Global
     } else if m.take("shared") || m.take("shared::cta") || m.take("shared::cluster") {
         Space::Shared
+    } else if m.take("param") || m.take("param::entry") {
+        Space::Param
     } else {
-        return Err("`cvta` supports the .global and .shared spaces".into());
+        return Err("`cvta` supports the .global, .shared and .param spaces".into());
     };
     let ty = m.ty()?;
     if !matches!(ty, Ty::U32 | Ty::U64) {
         return Err("`cvta` needs .u32 or .u64".into());
+    }
+    if sp == Space::Param && ty != Ty::U64 {
+        return Err("`cvta.param` needs .u64 (generic addresses are 64-bit)".into());
     }
     d.count(2)?;
     let mut i = Inst::new(exec_cvta);
@@ -305,10 +357,12 @@ pub(super) fn cvta(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 /// Global addresses are the same in both views; shared-window addresses
-/// move by `SHARED_WINDOW`.
+/// move by `SHARED_WINDOW`, parameter addresses by `PARAM_WINDOW`.
 fn exec_cvta(c: &mut Ctx<'_>, i: &Inst) -> X {
     let m = i.ty.mask();
     match (i.space, i.sub == 1) {
+        (Space::Param, true) => super::lanes1(c, i, |a| a.wrapping_sub(PARAM_WINDOW)),
+        (Space::Param, false) => super::lanes1(c, i, |a| (a & 0xFFFF_FFFF).wrapping_add(PARAM_WINDOW)),
         (Space::Shared, true) => super::lanes1(c, i, |a| a.wrapping_sub(SHARED_WINDOW) & m),
         (Space::Shared, false) => super::lanes1(c, i, |a| (a & 0xFFFF_FFFF).wrapping_add(SHARED_WINDOW) & m),
         _ => super::lanes1(c, i, |a| a & m),

@@ -10,6 +10,7 @@ use super::decode::{Dec, Decoder};
 use super::exec::Ctx;
 use super::inst::{Fault, Flow, Inst, Mods, Ty};
 
+mod bulk;
 mod cmp;
 mod control;
 mod cvt;
@@ -17,6 +18,7 @@ mod float;
 mod int;
 mod mem;
 mod mov;
+mod tcgen05;
 mod warp;
 
 /// Opcode name -> decoder.
@@ -52,6 +54,8 @@ static TABLE: &[(&str, Decoder)] = &[
     ("shl", int::shl),
     ("shr", int::shr),
     ("shf", int::shf),
+    ("dp4a", int::dp4a),
+    ("dp2a", int::dp2a),
     // Float.
     ("fma", float::fma),
     ("rcp", float::rcp),
@@ -89,6 +93,11 @@ static TABLE: &[(&str, Decoder)] = &[
     ("fence", control::fence),
     ("nanosleep", control::nanosleep),
     ("trap", control::trap),
+    ("griddepcontrol", control::griddepcontrol),
+    // Asynchronous copies, mbarriers, tensor memory and tensor cores.
+    ("mbarrier", bulk::mbarrier),
+    ("cp", bulk::cp),
+    ("tcgen05", tcgen05::tcgen05),
     // Warp-level.
     ("shfl", warp::shfl),
     ("elect", warp::elect),

@@ -1,0 +1,161 @@
+//! mbarrier objects: the per-block state behind `mbarrier.*`, the
+//! `complete_tx` of bulk copies and `tcgen05.commit`.
+//!
+//! An mbarrier lives at an 8-byte aligned shared address; the emulator
+//! keeps its state beside shared memory (the 8 bytes themselves are not
+//! written). A phase completes when its pending arrivals reach zero and
+//! its transaction count is zero; then the phase number goes up by one and
+//! the pending count is reset to the expected count.
+
+/// Most arrivals an mbarrier can expect, and the transaction-count limit
+/// (`2^20 - 1`, as in the PTX ISA).
+pub(crate) const MBAR_MAX: u64 = (1 << 20) - 1;
+
+/// One mbarrier.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mbar {
+    /// Its shared-window address.
+    pub addr: u32,
+    /// Arrivals expected per phase.
+    pub count: u32,
+    /// Arrivals still missing in the current phase.
+    pub pending: u32,
+    /// Transaction bytes still expected in the current phase.
+    pub tx: u64,
+    /// The current phase (completed phases so far).
+    pub phase: u32,
+}
+
+/// What a lane blocked in `mbarrier.try_wait` waits for.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MbarWait {
+    pub addr: u32,
+    /// The parity (`.parity` form) or the phase of an arrive's state.
+    pub want: u32,
+    pub parity: bool,
+}
+
+impl Mbar {
+    pub fn new(addr: u32, count: u32) -> Mbar {
+        Mbar {
+            addr,
+            count,
+            pending: count,
+            tx: 0,
+            phase: 0,
+        }
+    }
+
+    /// Whether the phase a waiter names has completed: for a parity, the
+    /// last completed phase has that parity, i.e. the current phase's
+    /// parity differs (a fresh barrier reports parity 1 as complete); for a
+    /// state, the phase it was taken in is over.
+    pub fn done(&self, want: u32, parity: bool) -> bool {
+        if parity {
+            self.phase & 1 != want & 1
+        } else {
+            self.phase != want
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "mbarrier at shared address {:#x} (phase {}, {} of {} arrivals pending, {} transaction bytes pending)",
+            self.addr, self.phase, self.pending, self.count, self.tx
+        )
+    }
+
+    fn complete_if_due(&mut self) -> bool {
+        if self.pending == 0 && self.tx == 0 {
+            self.phase = self.phase.wrapping_add(1);
+            self.pending = self.count;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `n` arrivals; true if that completed the phase.
+    pub fn arrive(&mut self, n: u32) -> Result<bool, String> {
+        if n > self.pending {
+            return Err(format!(
+                "{} arrivals on the {}: more than are pending",
+                n,
+                self.describe()
+            ));
+        }
+        self.pending -= n;
+        Ok(self.complete_if_due())
+    }
+
+    /// An arrival that also lowers the expected count of later phases.
+    pub fn arrive_drop(&mut self) -> Result<bool, String> {
+        if self.pending == 0 || self.count == 0 {
+            return Err(format!("arrive_drop on the {}: no arrival is pending", self.describe()));
+        }
+        self.count -= 1;
+        self.arrive(1)
+    }
+
+    /// Expects `bytes` more transaction bytes in the current phase.
+    pub fn expect_tx(&mut self, bytes: u64) -> Result<(), String> {
+        if self.tx + bytes > MBAR_MAX {
+            return Err(format!(
+                "expecting {bytes} more transaction bytes on the {} exceeds the limit of {MBAR_MAX}",
+                self.describe()
+            ));
+        }
+        self.tx += bytes;
+        Ok(())
+    }
+
+    /// `bytes` transaction bytes arrived; true if that completed the phase.
+    pub fn complete_tx(&mut self, bytes: u64) -> Result<bool, String> {
+        if bytes > self.tx {
+            return Err(format!(
+                "transaction-count underflow: {bytes} bytes completed on the {}, more than are expected",
+                self.describe()
+            ));
+        }
+        self.tx -= bytes;
+        Ok(self.complete_if_due())
+    }
+
+    /// A description for errors.
+    pub fn state(&self) -> String {
+        self.describe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_parity_and_transaction_bytes() {
+        let mut b = Mbar::new(0x400, 2);
+        // A fresh barrier is in phase 0: "the phase of parity 1" (the one
+        // before it) counts as complete, parity 0 does not.
+        assert!(b.done(1, true) && !b.done(0, true));
+        assert!(!b.arrive(1).unwrap());
+        b.expect_tx(64).unwrap();
+        assert!(!b.arrive(1).unwrap(), "64 bytes still pending");
+        assert!(!b.complete_tx(48).unwrap());
+        assert!(b.complete_tx(16).unwrap(), "last bytes complete the phase");
+        assert_eq!((b.phase, b.pending, b.tx), (1, 2, 0));
+        assert!(b.done(0, true) && !b.done(1, true));
+        assert!(b.done(0, false) && !b.done(1, false));
+        // Bytes may land before the arrivals.
+        b.expect_tx(16).unwrap();
+        assert!(!b.complete_tx(16).unwrap());
+        assert!(!b.arrive(1).unwrap());
+        assert!(b.arrive(1).unwrap());
+        assert_eq!(b.phase, 2);
+        assert!(b.complete_tx(1).unwrap_err().contains("underflow"));
+        assert!(b.arrive(3).unwrap_err().contains("more than are pending"));
+        assert!(b.expect_tx(MBAR_MAX + 1).unwrap_err().contains("limit"));
+        assert!(!b.arrive_drop().unwrap());
+        assert!(b.arrive(1).unwrap());
+        assert_eq!((b.count, b.pending, b.phase), (1, 1, 3));
+    }
+}

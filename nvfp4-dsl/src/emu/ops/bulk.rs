@@ -1,0 +1,549 @@
+//! The Hopper/Blackwell asynchronous model: mbarriers (`mbarrier.*`) and
+//! bulk copies (`cp.async.bulk`, `cp.async.bulk.tensor.2d` through an
+//! emulator [`TensorMap2d`](crate::emu::TensorMap2d)).
+//!
+//! Copies run to completion when they are issued (one legal ordering of an
+//! asynchronous copy) and then complete their transaction bytes on the
+//! mbarrier. A lane whose `mbarrier.try_wait`/`test_wait` would fail blocks
+//! (the warp's other lanes and the block's other warps run) until the phase
+//! completes; see `exec::run_block` for how a block that cannot progress is
+//! reported.
+
+use crate::emu::decode::Dec;
+use crate::emu::exec::{Ctx, MBAR_WAIT, SHARED_WINDOW, lanes};
+use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
+use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
+use crate::emu::tensormap::{TensorMap2d, swizzle};
+
+use super::mem::address_values;
+
+type R = Result<Inst, String>;
+type X = Result<Flow, Fault>;
+
+/// The shared-window address and the offset in the block's shared buffer
+/// of `[v, v + len)`, given as a `.shared` address (`space` Shared) or a
+/// generic one; checks alignment and bounds.
+pub(super) fn shared_operand(
+    c: &mut Ctx<'_>,
+    lane: usize,
+    v: u64,
+    space: Space,
+    len: u32,
+    align: u32,
+    what: &str,
+) -> Result<(u32, usize), Fault> {
+    let a = if space == Space::Generic {
+        if !(SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&v) {
+            return Err(Fault::lane(
+                lane,
+                format!("{what}: generic address {v:#x} is not in shared memory"),
+            ));
+        }
+        v - SHARED_WINDOW
+    } else {
+        v & 0xFFFF_FFFF
+    };
+    if !a.is_multiple_of(u64::from(align)) {
+        return Err(Fault::lane(
+            lane,
+            format!("{what}: shared address {a:#x} is not {align}-byte aligned"),
+        ));
+    }
+    let off = c.shared_at(lane, a, len, what)?;
+    Ok((a as u32, off))
+}
+
+/// Removes memory-order and scope qualifiers (nothing to order here).
+fn drop_sem(m: &mut Mods<'_>) {
+    m.drop_where(|p| matches!(p, "release" | "acquire" | "relaxed" | "cta" | "cluster"));
+}
+
+/// `.shared`, `.shared::cta`, `.shared::cluster` (a CTA's own shared
+/// addresses are valid cluster addresses in a launch without clusters) or
+/// generic.
+fn shared_space(m: &mut Mods<'_>) -> Space {
+    if m.take("shared") || m.take("shared::cta") || m.take("shared::cluster") {
+        Space::Shared
+    } else {
+        Space::Generic
+    }
+}
+
+// ----- mbarrier -----
+
+const INIT: u8 = 0;
+const INVAL: u8 = 1;
+const ARRIVE: u8 = 2;
+const ARRIVE_DROP: u8 = 3;
+const EXPECT_TX: u8 = 4;
+const COMPLETE_TX: u8 = 5;
+const WAIT: u8 = 6;
+
+/// `flags` bits.
+const F_EXPECT: u32 = 1;
+const F_PARITY: u32 = 2;
+
+pub(super) fn mbarrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    drop_sem(m);
+    let op = match m.take_any(&[
+        "init",
+        "inval",
+        "arrive",
+        "arrive_drop",
+        "expect_tx",
+        "complete_tx",
+        "try_wait",
+        "test_wait",
+    ]) {
+        Some(k) => [INIT, INVAL, ARRIVE, ARRIVE_DROP, EXPECT_TX, COMPLETE_TX, WAIT, WAIT][k],
+        None => return Err("unsupported mbarrier operation".into()),
+    };
+    let mut i = Inst::new(exec_mbar);
+    i.sub = op;
+    if op == ARRIVE && m.take("expect_tx") {
+        i.flags |= F_EXPECT;
+    }
+    if op == WAIT && m.take("parity") {
+        i.flags |= F_PARITY;
+    }
+    i.space = shared_space(m);
+    if m.ty()? != Ty::B64 {
+        return Err("mbarrier objects are .b64".into());
+    }
+    match op {
+        INIT => {
+            d.count(2)?;
+            i.addr = d.addr(0, false)?;
+            i.s[0] = d.src(1, Ty::U32)?;
+        }
+        INVAL => {
+            d.count(1)?;
+            i.addr = d.addr(0, false)?;
+        }
+        ARRIVE | ARRIVE_DROP => {
+            let expect = i.flags & F_EXPECT != 0;
+            if expect {
+                d.count(3)?;
+            } else {
+                d.count_in(2, 3)?;
+            }
+            i.d[0] = d.reg_dst(0)?;
+            i.addr = d.addr(1, false)?;
+            if d.args.len() == 3 {
+                i.s[usize::from(expect)] = d.src(2, Ty::U32)?;
+            }
+        }
+        EXPECT_TX | COMPLETE_TX => {
+            d.count(2)?;
+            i.addr = d.addr(0, false)?;
+            i.s[1] = d.src(1, Ty::U32)?;
+        }
+        _ => {
+            d.count_in(3, 4)?;
+            i.d[0] = d.pred_dst_arg(d.arg(0)?)?;
+            i.addr = d.addr(1, false)?;
+            i.s[0] = d.src(2, if i.flags & F_PARITY != 0 { Ty::U32 } else { Ty::B64 })?;
+            if d.args.len() == 4 {
+                i.s[1] = d.src(3, Ty::U32)?;
+            }
+        }
+    }
+    Ok(i)
+}
+
+/// The mbarrier address of a lane (8-byte aligned, in shared memory).
+fn mbar_at(c: &mut Ctx<'_>, i: &Inst, lane: usize, v: u64) -> Result<u32, Fault> {
+    Ok(shared_operand(c, lane, v, i.space, 8, 8, "mbarrier")?.0)
+}
+
+/// Applies `f` to the mbarrier of a lane, reporting errors at that lane.
+fn update(
+    c: &mut Ctx<'_>,
+    lane: usize,
+    addr: u32,
+    f: impl FnOnce(&mut Mbar) -> Result<bool, String>,
+) -> Result<bool, Fault> {
+    c.b.mbar_update(addr, f).map_err(|m| Fault::lane(lane, m))
+}
+
+/// Arrives `n` times on the mbarrier at `addr` (tcgen05.commit, bulk
+/// copies' completion).
+pub(super) fn arrive_on(c: &mut Ctx<'_>, lane: usize, addr: u32, n: u32) -> Result<(), Fault> {
+    update(c, lane, addr, |b| b.arrive(n)).map(|_| ())
+}
+
+/// Completes `bytes` transaction bytes on the mbarrier at `addr`.
+pub(super) fn complete_tx_on(c: &mut Ctx<'_>, lane: usize, addr: u32, bytes: u64) -> Result<(), Fault> {
+    update(c, lane, addr, |b| b.complete_tx(bytes)).map(|_| ())
+}
+
+fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let addr = address_values(c, &i.addr)?;
+    let s0 = match i.s[0] {
+        Operand::None => [1; 32],
+        op => c.src(&op)?,
+    };
+    let s1 = match i.s[1] {
+        Operand::None => [0; 32],
+        op => c.src(&op)?,
+    };
+    let exec = c.exec;
+    match i.sub {
+        INIT => {
+            for l in lanes(exec) {
+                let a = mbar_at(c, i, l, addr[l])?;
+                let n = s0[l] & 0xFFFF_FFFF;
+                if n == 0 || n > MBAR_MAX {
+                    return Err(Fault::lane(
+                        l,
+                        format!("mbarrier.init with an expected count of {n}: it must be in 1..=2^20-1"),
+                    ));
+                }
+                let b = &mut *c.b;
+                b.mbars.retain(|m| m.addr != a);
+                b.mbars.push(Mbar::new(a, n as u32));
+                b.epoch += 1;
+            }
+            Ok(Flow::Next)
+        }
+        INVAL => {
+            for l in lanes(exec) {
+                let a = mbar_at(c, i, l, addr[l])?;
+                c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
+                c.b.mbars.retain(|m| m.addr != a);
+                c.b.epoch += 1;
+            }
+            Ok(Flow::Next)
+        }
+        ARRIVE | ARRIVE_DROP => {
+            let mut state = [0u64; 32];
+            for l in lanes(exec) {
+                let a = mbar_at(c, i, l, addr[l])?;
+                let count = s0[l] & 0xFFFF_FFFF;
+                if i.flags & F_EXPECT != 0 {
+                    update(c, l, a, |b| b.expect_tx(s1[l] & 0xFFFF_FFFF).map(|()| false))?;
+                } else if count == 0 || count > MBAR_MAX {
+                    return Err(Fault::lane(
+                        l,
+                        format!("mbarrier.arrive count {count} must be in 1..=2^20-1"),
+                    ));
+                }
+                state[l] = u64::from(c.b.mbar(a).map_err(|m| Fault::lane(l, m))?.phase);
+                if i.sub == ARRIVE_DROP {
+                    update(c, l, a, |b| {
+                        let mut done = false;
+                        for _ in 0..count {
+                            done |= b.arrive_drop()?;
+                        }
+                        Ok(done)
+                    })?;
+                } else {
+                    let n = if i.flags & F_EXPECT != 0 { 1 } else { count as u32 };
+                    arrive_on(c, l, a, n)?;
+                }
+            }
+            c.write(&i.d[0], &state, Ext::Zero);
+            Ok(Flow::Next)
+        }
+        EXPECT_TX | COMPLETE_TX => {
+            for l in lanes(exec) {
+                let a = mbar_at(c, i, l, addr[l])?;
+                let bytes = s1[l] & 0xFFFF_FFFF;
+                if i.sub == EXPECT_TX {
+                    update(c, l, a, |b| b.expect_tx(bytes).map(|()| false))?;
+                } else {
+                    complete_tx_on(c, l, a, bytes)?;
+                }
+            }
+            Ok(Flow::Next)
+        }
+        _ => exec_wait(c, i, &addr, &s0),
+    }
+}
+
+/// `try_wait`/`test_wait`: lanes whose phase has completed get true; the
+/// others block until it does (or, once the block cannot progress, get
+/// false).
+fn exec_wait(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], want: &[u64; 32]) -> X {
+    let parity = i.flags & F_PARITY != 0;
+    let exec = c.exec;
+    let (mut ok, mut fail) = (0u32, 0u32);
+    for l in lanes(exec) {
+        let a = mbar_at(c, i, l, addr[l])?;
+        let w = if parity {
+            let p = want[l] & 0xFFFF_FFFF;
+            if p > 1 {
+                return Err(Fault::lane(
+                    l,
+                    format!("mbarrier.try_wait.parity with parity {p} (must be 0 or 1)"),
+                ));
+            }
+            p as u32
+        } else {
+            want[l] as u32
+        };
+        let b = c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
+        if b.done(w, parity) {
+            ok |= 1 << l;
+        } else {
+            fail |= 1 << l;
+            c.w.mwait[l] = MbarWait {
+                addr: a,
+                want: w,
+                parity,
+            };
+        }
+    }
+    let block = fail & !c.w.timeout;
+    c.w.timeout &= !exec;
+    c.exec = exec & !block;
+    if c.exec != 0 {
+        c.write_pred(&i.d[0], ok);
+    }
+    c.exec = exec;
+    if block == 0 {
+        return Ok(Flow::Next);
+    }
+    c.park(block, MBAR_WAIT);
+    Ok(Flow::Jump)
+}
+
+// ----- cp.async.bulk -----
+
+/// `sub` values.
+const G2S: u8 = 0;
+const S2G: u8 = 1;
+const TENSOR_G2S: u8 = 2;
+
+pub(super) fn cp(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if !m.take("async") {
+        return Err("only the `cp.async.bulk` forms are supported by the emulator".into());
+    }
+    if !m.take("bulk") {
+        return Err("only the `cp.async.bulk` forms are supported by the emulator (not sm_80 `cp.async`)".into());
+    }
+    if m.take("commit_group") {
+        d.count(0)?;
+        return Ok(Inst::new(exec_nop));
+    }
+    if m.take("wait_group") {
+        m.take("read");
+        d.count(1)?;
+        d.src(0, Ty::U32)?;
+        return Ok(Inst::new(exec_nop));
+    }
+    let tensor = m.take("tensor");
+    if tensor {
+        match m.take_any(&["1d", "2d", "3d", "4d", "5d"]) {
+            Some(1) => {}
+            Some(_) => {
+                return Err(
+                    "only 2-D tensor copies are supported by the emulator (its tensor maps are TensorMap2d)".into(),
+                );
+            }
+            None => return Err("missing the tensor dimension (`.2d`)".into()),
+        }
+    }
+    let spaces: Vec<&str> = m.rest().iter().take(2).copied().collect();
+    let is_shared = |p: &str| matches!(p, "shared::cluster" | "shared::cta");
+    let g2s = spaces.len() == 2 && is_shared(spaces[0]) && spaces[1] == "global";
+    let s2g = spaces.len() == 2 && spaces[0] == "global" && spaces[1] == "shared::cta";
+    let supported = g2s || (s2g && !tensor);
+    if !supported {
+        return Err(format!(
+            "unsupported direction `.{}`: the emulator supports global to shared{}",
+            spaces.join("."),
+            if tensor { "" } else { " and shared::cta to global" }
+        ));
+    }
+    m.take(spaces[0]);
+    m.take(spaces[1]);
+    if m.take("multicast::cluster") {
+        return Err("`.multicast::cluster` is not supported (the emulator has no clusters)".into());
+    }
+    let hint = m.take("L2::cache_hint");
+    let mut i;
+    if g2s {
+        if tensor {
+            if m.take_any(&["im2col", "im2col::w", "im2col::w::128", "tile::gather4"])
+                .is_some()
+            {
+                return Err("only the `.tile` load mode is supported".into());
+            }
+            m.take("tile");
+        }
+        if !m.take("mbarrier::complete_tx::bytes") {
+            return Err("expected `.mbarrier::complete_tx::bytes`".into());
+        }
+        d.count(3 + usize::from(!tensor) + usize::from(hint))?;
+        if tensor {
+            i = Inst::new(exec_tensor);
+            i.sub = TENSOR_G2S;
+            let (map, coords) = d.tensor_addr(1)?;
+            if coords.len() != 2 {
+                return Err(format!("a 2-D tensor copy takes 2 coordinates, found {}", coords.len()));
+            }
+            i.addrs = vec![d.addr(0, false)?, map, d.addr(2, false)?].into_boxed_slice();
+            i.v = coords.into_boxed_slice();
+            if hint {
+                d.reg_src(3)?;
+            }
+        } else {
+            i = Inst::new(exec_bulk);
+            i.sub = G2S;
+            i.addrs = vec![d.addr(0, false)?, d.addr(1, false)?, d.addr(3, false)?].into_boxed_slice();
+            i.s[0] = d.src(2, Ty::U32)?;
+            if hint {
+                d.reg_src(4)?;
+            }
+        }
+    } else {
+        if !m.take("bulk_group") {
+            return Err("expected `.bulk_group`".into());
+        }
+        d.count(3 + usize::from(hint))?;
+        i = Inst::new(exec_bulk);
+        i.sub = S2G;
+        i.addrs = vec![d.addr(0, false)?, d.addr(1, false)?].into_boxed_slice();
+        i.s[0] = d.src(2, Ty::U32)?;
+        if hint {
+            d.reg_src(3)?;
+        }
+    }
+    Ok(i)
+}
+
+fn exec_nop(_: &mut Ctx<'_>, _: &Inst) -> X {
+    Ok(Flow::Next)
+}
+
+fn values(c: &Ctx<'_>, a: &Addr) -> Result<[u64; 32], Fault> {
+    address_values(c, a)
+}
+
+/// Non-tensor bulk copies, one per executing lane.
+fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let dst = values(c, &i.addrs[0])?;
+    let src = values(c, &i.addrs[1])?;
+    let size = c.src(&i.s[0])?;
+    let bar = if i.sub == G2S { values(c, &i.addrs[2])? } else { [0; 32] };
+    let mut buf = Vec::new();
+    for l in lanes(c.exec) {
+        let n = (size[l] & 0xFFFF_FFFF) as u32;
+        if !n.is_multiple_of(16) {
+            return Err(Fault::lane(
+                l,
+                format!("cp.async.bulk size {n} is not a multiple of 16"),
+            ));
+        }
+        buf.resize(n as usize, 0);
+        if i.sub == G2S {
+            if !src[l].is_multiple_of(16) {
+                return Err(Fault::lane(
+                    l,
+                    format!("cp.async.bulk source {:#x} is not 16-byte aligned", src[l]),
+                ));
+            }
+            let (_, off) = shared_operand(c, l, dst[l], Space::Shared, n, 16, "cp.async.bulk destination")?;
+            c.global_read(l, src[l], &mut buf, "cp.async.bulk source read")?;
+            c.b.shared[off..off + n as usize].copy_from_slice(&buf);
+            let b = mbar_at_shared(c, l, bar[l])?;
+            complete_tx_on(c, l, b, u64::from(n))?;
+        } else {
+            if !dst[l].is_multiple_of(16) {
+                return Err(Fault::lane(
+                    l,
+                    format!("cp.async.bulk destination {:#x} is not 16-byte aligned", dst[l]),
+                ));
+            }
+            let (_, off) = shared_operand(c, l, src[l], Space::Shared, n, 16, "cp.async.bulk source")?;
+            buf.copy_from_slice(&c.b.shared[off..off + n as usize]);
+            c.global_write(l, dst[l], &buf, "cp.async.bulk destination write")?;
+        }
+    }
+    Ok(Flow::Next)
+}
+
+fn mbar_at_shared(c: &mut Ctx<'_>, lane: usize, v: u64) -> Result<u32, Fault> {
+    Ok(shared_operand(c, lane, v, Space::Shared, 8, 8, "mbarrier")?.0)
+}
+
+/// Reads the tensor map at a generic address (parameter space, global
+/// memory or shared memory).
+fn read_map(c: &mut Ctx<'_>, lane: usize, addr: u64) -> Result<TensorMap2d, Fault> {
+    if !addr.is_multiple_of(64) {
+        return Err(Fault::lane(
+            lane,
+            format!("the tensor map address {addr:#x} is not 64-byte aligned"),
+        ));
+    }
+    let mut bytes = [0u8; 128];
+    for half in 0..2 {
+        let a = addr + 64 * half as u64;
+        let loc = super::mem::locate(c, Space::Generic, lane, a, 64, "tensor map read")?;
+        super::mem::read(c, lane, loc, &mut bytes[64 * half..64 * half + 64], "tensor map read")?;
+    }
+    let map = TensorMap2d::decode(&bytes).ok_or_else(|| {
+        Fault::lane(
+            lane,
+            format!(
+                "the 128 bytes at {addr:#x} are not an emulator tensor map (build it with nvfp4_dsl::emu::TensorMap2d::encode)"
+            ),
+        )
+    })?;
+    map.validate().map_err(|m| Fault::lane(lane, m))?;
+    Ok(map)
+}
+
+/// `cp.async.bulk.tensor.2d` global -> shared, one copy per executing
+/// lane: the box at `{c0, c1}` with out-of-bounds bytes zero, written with
+/// the map's swizzle, then `complete_tx` of the full box on the mbarrier.
+fn exec_tensor(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let dst = values(c, &i.addrs[0])?;
+    let map_at = values(c, &i.addrs[1])?;
+    let bar = values(c, &i.addrs[2])?;
+    let c0 = c.src(&i.v[0])?;
+    let c1 = c.src(&i.v[1])?;
+    let mut row = Vec::new();
+    for l in lanes(c.exec) {
+        let map = read_map(c, l, map_at[l])?;
+        let (x0, y0) = (i64::from(c0[l] as u32 as i32), i64::from(c1[l] as u32 as i32));
+        let (bw, bh) = (map.box_bytes, map.box_rows);
+        let total = bw * bh;
+        let align = if map.swizzle == 128 { 1024 } else { 128 };
+        let d = (dst[l] & 0xFFFF_FFFF) as u32;
+        if !d.is_multiple_of(align) {
+            return Err(Fault::lane(
+                l,
+                format!(
+                    "tensor copy destination {d:#x} is not {align}-byte aligned{}",
+                    if align == 1024 { " (128-byte swizzle)" } else { "" }
+                ),
+            ));
+        }
+        row.resize(bw as usize, 0);
+        for r in 0..bh {
+            row.fill(0);
+            let y = y0 + i64::from(r);
+            if (0..map.rows as i64).contains(&y) {
+                let lo = x0.max(0);
+                let hi = (x0 + i64::from(bw)).min(map.row_bytes as i64);
+                if lo < hi {
+                    let src = map.base + y as u64 * map.row_stride + lo as u64;
+                    let at = (lo - x0) as usize;
+                    c.global_read(l, src, &mut row[at..at + (hi - lo) as usize], "tensor copy read")?;
+                }
+            }
+            for chunk in 0..bw / 16 {
+                let lin = d + r * bw + chunk * 16;
+                let a = swizzle(lin, u32::from(map.swizzle));
+                let off = c.shared_at(l, u64::from(a), 16, "tensor copy write")?;
+                let k = (chunk * 16) as usize;
+                c.b.shared[off..off + 16].copy_from_slice(&row[k..k + 16]);
+            }
+        }
+        let b = mbar_at_shared(c, l, bar[l])?;
+        complete_tx_on(c, l, b, u64::from(total))?;
+    }
+    Ok(Flow::Next)
+}

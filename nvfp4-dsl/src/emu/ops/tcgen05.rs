@@ -1,0 +1,633 @@
+//! Blackwell tensor memory and tensor cores (`tcgen05.*`, `.cta_group::1`):
+//! `alloc`/`dealloc`/`relinquish_alloc_permit`, `cp.32x128b.warpx4`,
+//! `mma.kind::mxf4nvf4.block_scale.scale_vec::4X` (the NVFP4 block-scaled
+//! MMA, A and B from shared memory), `commit`, `ld`/`st.32x32b`, and the
+//! waits and fences (no-ops: every operation completes when issued).
+//!
+//! # The MMA model
+//!
+//! `D[m][n]` (f32 at tensor-memory lane `m`, column `d + n`; M = 128,
+//! N = 8..=256, K = 64) is the exact sum of the 64 products
+//! `e2m1(A[m][k]) * sfa[m][k / 16] * e2m1(B[n][k]) * sfb[n][k / 16]`
+//! (exact in f64: every product is a multiple of 2^-20 below 2^23), then
+//! `f32(p ? D + sum : sum)` with one rounding to nearest even. The
+//! hardware's internal accumulation order and precision are not public, so
+//! results may differ from a GPU in the last bits of D. A zero sum is +0; a
+//! NaN scale (UE4M3 `0x7F`, and `0xFF`: the sign bit of a UE4M3 scale is
+//! ignored) makes the sums it enters NaN (the canonical `0x7FFFFFFF`).
+
+use super::bulk::{arrive_on, shared_operand};
+use super::control::uniform;
+use super::mem::address_values;
+use crate::emu::decode::Dec;
+use crate::emu::exec::{Ctx, lanes};
+use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
+use crate::emu::parse::Arg;
+use crate::emu::tensormap::swizzle;
+use crate::emu::tmem::Tmem;
+
+type R = Result<Inst, String>;
+type X = Result<Flow, Fault>;
+
+const ALLOC: u8 = 0;
+const DEALLOC: u8 = 1;
+const RELINQUISH: u8 = 2;
+const CP: u8 = 3;
+const MMA: u8 = 4;
+const COMMIT: u8 = 5;
+const LD: u8 = 6;
+const ST: u8 = 7;
+const NOP: u8 = 8;
+
+pub(super) fn tcgen05(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let ops = [
+        "alloc",
+        "dealloc",
+        "relinquish_alloc_permit",
+        "cp",
+        "mma",
+        "commit",
+        "ld",
+        "st",
+        "wait::ld",
+        "wait::st",
+        "fence::before_thread_sync",
+        "fence::after_thread_sync",
+    ];
+    let k = m.take_any(&ops).ok_or("unsupported tcgen05 operation")?;
+    let op = [ALLOC, DEALLOC, RELINQUISH, CP, MMA, COMMIT, LD, ST, NOP, NOP, NOP, NOP][k];
+    if m.take("cta_group::2") {
+        return Err("`.cta_group::2` is not supported by the emulator (no CTA pairs)".into());
+    }
+    let group = m.take("cta_group::1");
+    if matches!(op, ALLOC | DEALLOC | RELINQUISH | CP | MMA | COMMIT) && !group {
+        return Err(format!("`tcgen05.{}` needs `.cta_group::1`", ops[k]));
+    }
+    let sync = m.take("sync");
+    let aligned = m.take("aligned");
+    let needs_sync = matches!(op, ALLOC | DEALLOC | RELINQUISH | LD | ST) || (op == NOP && k < 10);
+    if needs_sync && !(sync && aligned) {
+        return Err(format!("`tcgen05.{}` needs `.sync.aligned`", ops[k]));
+    }
+    let mut i = Inst::new(exec_tcgen05);
+    i.sub = op;
+    match op {
+        ALLOC => {
+            i.space = if m.take("shared::cta") {
+                Space::Shared
+            } else {
+                Space::Generic
+            };
+            if m.ty()? != Ty::B32 {
+                return Err("`tcgen05.alloc` needs `.b32`".into());
+            }
+            d.count(2)?;
+            i.addr = d.addr(0, false)?;
+            i.s[0] = d.src(1, Ty::U32)?;
+        }
+        DEALLOC => {
+            if m.ty()? != Ty::B32 {
+                return Err("`tcgen05.dealloc` needs `.b32`".into());
+            }
+            d.count(2)?;
+            i.s[0] = d.src(0, Ty::B32)?;
+            i.s[1] = d.src(1, Ty::U32)?;
+        }
+        RELINQUISH | NOP => d.count(0)?,
+        CP => {
+            if !m.take("32x128b") {
+                return Err("only the `.32x128b.warpx4` shape of `tcgen05.cp` is supported".into());
+            }
+            if !m.take("warpx4") {
+                return Err("`tcgen05.cp.32x128b` needs `.warpx4`".into());
+            }
+            d.count(2)?;
+            i.addr = d.addr(0, false)?;
+            i.s[0] = d.src(1, Ty::B64)?;
+        }
+        MMA => {
+            if !m.take("kind::mxf4nvf4") {
+                return Err("only `.kind::mxf4nvf4` is supported by the emulator's tcgen05.mma".into());
+            }
+            if !m.take("block_scale") {
+                return Err("`.kind::mxf4nvf4` needs `.block_scale`".into());
+            }
+            if m.take_any(&["scale_vec::4X", "block16"]).is_none() {
+                return Err("`.kind::mxf4nvf4` is supported with `.scale_vec::4X` (`.block16`) only".into());
+            }
+            d.count(7)?;
+            if matches!(d.arg(1)?, Arg::Addr(..)) {
+                return Err("A in tensor memory (`[a_tmem]`) is not supported; pass a shared-memory descriptor".into());
+            }
+            i.addrs = vec![d.addr(0, false)?, d.addr(4, false)?, d.addr(5, false)?].into_boxed_slice();
+            i.s[0] = d.src(1, Ty::B64)?;
+            i.s[1] = d.src(2, Ty::B64)?;
+            i.s[2] = d.src(3, Ty::B32)?;
+            i.s[3] = d.src(6, Ty::Pred)?;
+        }
+        COMMIT => {
+            if m.take("multicast::cluster") {
+                return Err("`.multicast::cluster` is not supported (no clusters)".into());
+            }
+            if !m.take("mbarrier::arrive::one") {
+                return Err("`tcgen05.commit` needs `.mbarrier::arrive::one`".into());
+            }
+            i.space = if m.take("shared::cluster") {
+                Space::Shared
+            } else {
+                Space::Generic
+            };
+            if m.ty()? != Ty::B64 {
+                return Err("`tcgen05.commit` needs `.b64`".into());
+            }
+            d.count(1)?;
+            i.addr = d.addr(0, false)?;
+        }
+        _ => {
+            // ld / st
+            if !m.take("32x32b") {
+                return Err("only the `.32x32b` shape of `tcgen05.ld`/`tcgen05.st` is supported".into());
+            }
+            let nums = ["x1", "x2", "x4", "x8", "x16", "x32", "x64", "x128"];
+            let n = 1usize << m.take_any(&nums).ok_or("missing `.xN` (N = 1, 2, 4, ..., 128)")?;
+            if m.ty()? != Ty::B32 {
+                return Err("`tcgen05.ld`/`st` need `.b32`".into());
+            }
+            d.count(2)?;
+            let (vi, ai) = if op == LD { (0, 1) } else { (1, 0) };
+            let regs = d.vec(vi)?;
+            if regs.len() != n {
+                return Err(format!("`.x{n}` needs {n} registers, found {}", regs.len()));
+            }
+            let v = regs
+                .iter()
+                .map(|r| if op == LD { d.dst_arg(r) } else { d.src_arg(r, Ty::B32) })
+                .collect::<Result<Vec<_>, _>>()?;
+            if v.iter().any(|o| !matches!(o, Operand::Reg { bits: 32, .. })) {
+                return Err("every register of `tcgen05.ld`/`st` must be a 32-bit register".into());
+            }
+            i.v = v.into_boxed_slice();
+            i.addr = d.addr(ai, false)?;
+        }
+    }
+    Ok(i)
+}
+
+fn exec_tcgen05(c: &mut Ctx<'_>, i: &Inst) -> X {
+    match i.sub {
+        NOP => Ok(Flow::Next),
+        ALLOC | DEALLOC | RELINQUISH => exec_alloc(c, i),
+        CP => exec_cp(c, i),
+        MMA => exec_mma(c, i),
+        COMMIT => {
+            let bar = address_values(c, &i.addr)?;
+            for l in lanes(c.exec) {
+                let (a, _) = shared_operand(c, l, bar[l], i.space, 8, 8, "tcgen05.commit mbarrier")?;
+                arrive_on(c, l, a, 1)?;
+            }
+            Ok(Flow::Next)
+        }
+        _ => exec_ld_st(c, i),
+    }
+}
+
+/// `.sync.aligned` instructions: the whole warp, converged.
+fn whole_warp(c: &Ctx<'_>, what: &str) -> Result<(), Fault> {
+    if c.exec != u32::MAX {
+        return Err(Fault::new(format!(
+            "{what} is `.sync.aligned`: all 32 lanes of the warp must execute it together (executing lanes: {:#010x})",
+            c.exec
+        )));
+    }
+    Ok(())
+}
+
+fn exec_alloc(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let name = ["tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit"][i.sub as usize];
+    whole_warp(c, name)?;
+    let first = c.exec.trailing_zeros() as usize;
+    match i.sub {
+        ALLOC => {
+            let slot = address_values(c, &i.addr)?;
+            let ncols = uniform(c, &i.s[0], "the column count")? as u32;
+            if slot.iter().any(|&s| s != slot[0]) {
+                return Err(Fault::new("tcgen05.alloc: the lanes give different slot addresses"));
+            }
+            let (_, off) = shared_operand(c, first, slot[0], i.space, 4, 4, "tcgen05.alloc address slot")?;
+            let thread = c.thread_of(first);
+            let pc = c.w.group_pc;
+            let col = c.b.tmem().alloc(ncols, thread, pc).map_err(Fault::new)?;
+            c.b.shared[off..off + 4].copy_from_slice(&col.to_le_bytes());
+        }
+        DEALLOC => {
+            let t = uniform(c, &i.s[0], "the tensor-memory address")? as u32;
+            let ncols = uniform(c, &i.s[1], "the column count")? as u32;
+            c.b.tmem().dealloc(t >> 16, t & 0xFFFF, ncols).map_err(Fault::new)?;
+        }
+        _ => c.b.tmem().relinquished = true,
+    }
+    Ok(Flow::Next)
+}
+
+/// The block's tensor memory, which must have been allocated.
+fn tmem<'a>(c: &'a mut Ctx<'_>, lane: usize, what: &str) -> Result<&'a mut Tmem, Fault> {
+    match c.b.tmem.as_deref_mut() {
+        Some(t) => Ok(t),
+        None => Err(Fault::lane(
+            lane,
+            format!("{what}: this block has not allocated tensor memory (tcgen05.alloc)"),
+        )),
+    }
+}
+
+/// A decoded shared-memory matrix descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SmemDesc {
+    pub start: u32,
+    pub lbo: u32,
+    pub sbo: u32,
+    /// Swizzle span in bytes (0: none).
+    pub swizzle: u32,
+}
+
+impl SmemDesc {
+    /// Decodes and checks a descriptor (`what` names the operand).
+    pub(crate) fn decode(bits: u64, what: &str) -> Result<SmemDesc, String> {
+        let bad = |m: String| Err(format!("{what} shared-memory descriptor {bits:#018x}: {m}"));
+        if (bits >> 46) & 7 != 1 {
+            return bad(format!("bits 46..49 are {:#b}, must be 0b001", (bits >> 46) & 7));
+        }
+        let base = (bits >> 49) & 7;
+        if base != 0 {
+            return bad(format!("matrix base offset {base} is not supported (only 0)"));
+        }
+        if bits >> 52 & 1 != 0 {
+            return bad("the absolute leading-byte-offset mode (bit 52) is not supported".into());
+        }
+        let reserved = bits & (0xC000 | (0xC000 << 16) | (0xFF << 53));
+        if reserved != 0 {
+            return bad(format!("reserved bits set ({reserved:#x})"));
+        }
+        let swizzle = match bits >> 61 {
+            0 => 0,
+            2 => 128,
+            4 => 64,
+            6 => 32,
+            1 => return bad("128-byte swizzle with 32-byte atoms (mode 1) is unsupported".into()),
+            s => return bad(format!("swizzle mode {s} is not a valid layout")),
+        };
+        Ok(SmemDesc {
+            start: ((bits & 0x3FFF) << 4) as u32,
+            lbo: (((bits >> 16) & 0x3FFF) << 4) as u32,
+            sbo: (((bits >> 32) & 0x3FFF) << 4) as u32,
+            swizzle,
+        })
+    }
+
+    /// The shared address of bytes `16 * half .. 16 * half + 16` of row
+    /// `r` of a K-major operand (32 bytes = 64 E2M1 values per row);
+    /// swizzling only permutes 16-byte chunks, so they stay contiguous.
+    pub(crate) fn chunk(&self, r: u32, half: u32) -> u32 {
+        let kb = 16 * half;
+        if self.swizzle == 0 {
+            self.start + (r / 8) * self.sbo + (kb / 16) * self.lbo + (r % 8) * 16
+        } else {
+            let a = self.start + (r / 8) * self.sbo + (r % 8) * self.swizzle + kb;
+            swizzle(a, self.swizzle)
+        }
+    }
+}
+
+/// The N of an instruction descriptor for `.kind::mxf4nvf4`, checking
+/// every other field.
+pub(crate) fn idesc_n(idesc: u32) -> Result<u32, String> {
+    let bad = |m: &str| Err(format!("instruction descriptor {idesc:#010x}: {m}"));
+    if idesc & 0b11 != 0 || idesc >> 3 & 1 != 0 || idesc >> 6 & 1 != 0 || idesc >> 12 & 1 != 0 || idesc >> 24 & 7 != 0 {
+        return bad("reserved bits are set");
+    }
+    if idesc >> 2 & 1 != 0 {
+        return bad("sparse MMA (bit 2) is not supported");
+    }
+    if idesc >> 4 & 3 != 0 || idesc >> 29 & 3 != 0 {
+        return bad("scale-factor IDs (bits 4..6, 29..31) must be 0 with .scale_vec::4X");
+    }
+    if (idesc >> 7) & 7 != 1 || (idesc >> 10) & 3 != 1 {
+        return bad("A and B types (bits 7..10, 10..12) must be E2M1 (1) for .kind::mxf4nvf4");
+    }
+    if idesc >> 13 & 3 != 0 {
+        return bad("negating A or B (bits 13, 14) is not supported");
+    }
+    if idesc >> 15 & 3 != 0 {
+        return bad("transposed A or B (bits 15, 16) is not allowed: .kind::mxf4nvf4 is K-major only");
+    }
+    if idesc >> 23 & 1 != 0 {
+        return bad("UE8M0 scales (bit 23) are not supported with .scale_vec::4X: scales are UE4M3");
+    }
+    if (idesc >> 27) & 3 != 1 {
+        return bad("M (bits 27..29, M >> 7) must be 128 for .cta_group::1");
+    }
+    if idesc >> 31 != 0 {
+        return bad("K = 96 (bit 31) exists only on sm_103a; K is 64");
+    }
+    let n = ((idesc >> 17) & 0x3F) << 3;
+    if n == 0 || n > 256 {
+        return bad(&format!("N = {n} is not in 8..=256 (bits 17..23 hold N >> 3)"));
+    }
+    Ok(n)
+}
+
+/// Twice the E2M1 value of each nibble (an integer).
+const E2M1X2: [i16; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/// A UE4M3 scale (the sign bit is ignored; `0x7F` is NaN).
+pub(crate) fn ue4m3(b: u8) -> f64 {
+    let v = b & 0x7F;
+    if v == 0x7F {
+        return f64::NAN;
+    }
+    let (e, m) = (i32::from(v >> 3), f64::from(v & 7));
+    if e == 0 {
+        m * 2f64.powi(-9)
+    } else {
+        (8.0 + m) * 2f64.powi(e - 10)
+    }
+}
+
+/// `old + sum` rounded once to f32 (round to odd in f64, then to nearest).
+pub(crate) fn add_round(old: f32, sum: f64) -> f32 {
+    let a = f64::from(old);
+    let s = a + sum;
+    if !s.is_finite() {
+        return s as f32;
+    }
+    let bb = s - a;
+    let err = (a - (s - bb)) + (sum - bb);
+    let s = if err != 0.0 && s.to_bits() & 1 == 0 {
+        let away = (err > 0.0) == (s > 0.0);
+        f64::from_bits(if away { s.to_bits() + 1 } else { s.to_bits() - 1 })
+    } else {
+        s
+    };
+    s as f32
+}
+
+fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let t = address_values(c, &i.addr)?;
+    let desc = c.src(&i.s[0])?;
+    for l in lanes(c.exec) {
+        let f = |m: String| Fault::lane(l, m);
+        let sd = SmemDesc::decode(desc[l], "tcgen05.cp source").map_err(f)?;
+        if sd.swizzle != 0 {
+            return Err(f(format!(
+                "tcgen05.cp.32x128b source with a {}-byte swizzle is not supported (only no swizzle)",
+                sd.swizzle
+            )));
+        }
+        let mut rows = [[0u8; 16]; 32];
+        for (r, row) in rows.iter_mut().enumerate() {
+            let r = r as u32;
+            let a = sd.start + (r / 8) * sd.sbo + (r % 8) * 16;
+            let off = c.shared_at(l, u64::from(a), 16, "tcgen05.cp source read")?;
+            row.copy_from_slice(&c.b.shared[off..off + 16]);
+        }
+        let (lane, col) = ((t[l] >> 16) as u32 & 0xFFFF, t[l] as u32 & 0xFFFF);
+        if lane != 0 {
+            return Err(f(format!(
+                "tcgen05.cp.32x128b.warpx4 destination has lane {lane}; .warpx4 writes all 128 lanes and needs lane 0"
+            )));
+        }
+        let tm = tmem(c, l, "tcgen05.cp")?;
+        tm.check(0, 128, col, 4, "tcgen05.cp destination").map_err(f)?;
+        for (r, row) in rows.iter().enumerate() {
+            for j in 0..4 {
+                let w = u32::from_le_bytes(row[4 * j..4 * j + 4].try_into().expect("4 bytes"));
+                for q in 0..4 {
+                    tm.set(r as u32 + 32 * q, col + j as u32, w);
+                }
+            }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// The scale-factor word of row/column `r` (column `col + r / 32`, lane
+/// `r % 32`), which must be the same in all four lane quarters.
+fn sf_word(tm: &Tmem, col: u32, r: u32, what: &str) -> Result<u32, String> {
+    let (c, l) = (col + r / 32, r % 32);
+    let Some(w) = tm.get(l, c) else {
+        return Err(format!(
+            "uninitialised tensor memory: the {what} scale factors of row {r} (lane {l}, column {c}) were never written"
+        ));
+    };
+    for q in 1..4 {
+        match tm.get(l + 32 * q, c) {
+            Some(v) if v == w => {}
+            got => {
+                return Err(format!(
+                    "the {what} scale factors of row {r} (column {c}) differ between lane quarters: lane {l} holds {w:#010x}, lane {} {} (tcgen05.cp .warpx4 copies each word to all four)",
+                    l + 32 * q,
+                    got.map_or("was never written".to_string(), |v| format!("holds {v:#010x}"))
+                ));
+            }
+        }
+    }
+    Ok(w)
+}
+
+/// The four scales of every row of an operand (from its scale-factor
+/// words in tensor memory).
+fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<[f64; 4]>, String> {
+    (0..rows)
+        .map(|r| {
+            let w = sf_word(tm, sf_col, r, what)?;
+            Ok([0, 1, 2, 3].map(|b| ue4m3((w >> (8 * b)) as u8)))
+        })
+        .collect()
+}
+
+/// The exact sums of one MMA, `out[m * n + j]` for D[m][j]:
+/// `sum_c sa[m][c] * sb[j][c] * sum_{k in block c} A[m][k] * B[j][k]`.
+/// Twice the E2M1 values are small integers, so each 16-element block sum
+/// of products is an integer (at most 16 * 144 in magnitude, exact in
+/// i16), computed for all `j` at once; scaling it by `sa * sb / 4` and
+/// adding the four blocks is exact in f64 (multiples of 2^-20 below 2^29).
+fn mma_sums(a: &[[u8; 32]], b: &[[u8; 32]], sa: &[[f64; 4]], sb: &[[f64; 4]]) -> Vec<f64> {
+    let n = b.len();
+    let nib = |row: &[u8; 32], k: usize| E2M1X2[usize::from((row[k / 2] >> (4 * (k % 2))) & 15)];
+    // B transposed per K element: bt[k][j].
+    let mut bt = vec![0i16; 64 * n];
+    for (j, row) in b.iter().enumerate() {
+        for k in 0..64 {
+            bt[k * n + j] = nib(row, k);
+        }
+    }
+    // B's scales per block: sbt[c][j].
+    let sbt: Vec<f64> = (0..4).flat_map(|c| sb.iter().map(move |s| s[c])).collect();
+    let mut out = vec![0.0f64; a.len() * n];
+    let mut block = vec![0i16; n];
+    for (m, row) in a.iter().enumerate() {
+        let d = &mut out[m * n..(m + 1) * n];
+        for c in 0..4 {
+            block.fill(0);
+            for k in 16 * c..16 * c + 16 {
+                let x = nib(row, k);
+                if x != 0 {
+                    for (acc, y) in block.iter_mut().zip(&bt[k * n..(k + 1) * n]) {
+                        *acc += x * *y;
+                    }
+                }
+            }
+            let s = sa[m][c] * 0.25;
+            for ((d, q), sbj) in d.iter_mut().zip(&block).zip(&sbt[c * n..(c + 1) * n]) {
+                *d += f64::from(*q) * s * *sbj;
+            }
+        }
+    }
+    out
+}
+
+fn exec_mma(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let dv = address_values(c, &i.addrs[0])?;
+    let sfav = address_values(c, &i.addrs[1])?;
+    let sfbv = address_values(c, &i.addrs[2])?;
+    let adv = c.src(&i.s[0])?;
+    let bdv = c.src(&i.s[1])?;
+    let idv = c.src(&i.s[2])?;
+    let acc = c.pred(&i.s[3])?;
+    for l in lanes(c.exec) {
+        mma(
+            c,
+            l,
+            [dv[l], sfav[l], sfbv[l]].map(|x| x as u32),
+            adv[l],
+            bdv[l],
+            idv[l] as u32,
+            acc >> l & 1 != 0,
+        )?;
+    }
+    Ok(Flow::Next)
+}
+
+/// Reads the rows of an operand from shared memory.
+fn operand_bytes(c: &mut Ctx<'_>, lane: usize, sd: &SmemDesc, rows: u32, what: &str) -> Result<Vec<[u8; 32]>, Fault> {
+    let mut out = vec![[0u8; 32]; rows as usize];
+    for (r, row) in out.iter_mut().enumerate() {
+        for h in 0..2 {
+            let a = sd.chunk(r as u32, h);
+            let off = c.shared_at(lane, u64::from(a), 16, what)?;
+            row[16 * h as usize..16 * h as usize + 16].copy_from_slice(&c.b.shared[off..off + 16]);
+        }
+    }
+    Ok(out)
+}
+
+/// One MMA: `t` = the D, SFA and SFB tensor-memory addresses.
+fn mma(c: &mut Ctx<'_>, l: usize, t: [u32; 3], adesc: u64, bdesc: u64, idesc: u32, acc: bool) -> Result<(), Fault> {
+    let f = |m: String| Fault::lane(l, m);
+    let n = idesc_n(idesc).map_err(f)?;
+    let ad = SmemDesc::decode(adesc, "A").map_err(f)?;
+    let bd = SmemDesc::decode(bdesc, "B").map_err(f)?;
+    let a = operand_bytes(c, l, &ad, 128, "tcgen05.mma A operand read")?;
+    let b = operand_bytes(c, l, &bd, n, "tcgen05.mma B operand read")?;
+    for (k, name) in [(0, "D"), (1, "scale factor A"), (2, "scale factor B")] {
+        if t[k] >> 16 != 0 {
+            return Err(f(format!(
+                "tcgen05.mma {name} address {:#010x} has lane {}; it must be lane 0",
+                t[k],
+                t[k] >> 16
+            )));
+        }
+    }
+    let (dc, sac, sbc) = (t[0] & 0xFFFF, t[1] & 0xFFFF, t[2] & 0xFFFF);
+    let tm = tmem(c, l, "tcgen05.mma")?;
+    tm.check(0, 128, dc, n, "tcgen05.mma D").map_err(f)?;
+    tm.check(0, 128, sac, 4, "tcgen05.mma scale factors of A").map_err(f)?;
+    tm.check(0, 128, sbc, n.div_ceil(32), "tcgen05.mma scale factors of B")
+        .map_err(f)?;
+    let sa = operand_scales(128, tm, sac, "A").map_err(f)?;
+    let sb = operand_scales(n, tm, sbc, "B").map_err(f)?;
+    let sums = mma_sums(&a, &b, &sa, &sb);
+    for m in 0..128u32 {
+        if acc && let Some(col) = tm.first_unwritten(m, dc, n) {
+            return Err(f(format!(
+                "uninitialised tensor memory: tcgen05.mma accumulates (enable-input-d true) into D at lane {m}, column {col}, which was never written"
+            )));
+        }
+        let row = &sums[(m * n) as usize..((m + 1) * n) as usize];
+        for (cell, sum) in tm.row_mut(m, dc, n).iter_mut().zip(row) {
+            let r = if acc {
+                add_round(f32::from_bits(*cell), *sum)
+            } else {
+                *sum as f32
+            };
+            *cell = if r.is_nan() { 0x7FFF_FFFF } else { r.to_bits() };
+        }
+    }
+    Ok(())
+}
+
+fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let what = if i.sub == LD { "tcgen05.ld" } else { "tcgen05.st" };
+    whole_warp(c, what)?;
+    let v = address_values(c, &i.addr)?;
+    let t = v[c.exec.trailing_zeros() as usize] as u32;
+    if let Some(l) = lanes(c.exec).find(|&l| v[l] as u32 != t) {
+        return Err(Fault::lane(
+            l,
+            format!(
+                "{what}: the lanes give different tensor-memory addresses ({t:#x} and {:#x})",
+                v[l] as u32
+            ),
+        ));
+    }
+    let (lane0, col) = (t >> 16, t & 0xFFFF);
+    let w = c.w.index;
+    let q = 32 * (w % 4);
+    if lane0 != q {
+        return Err(Fault::new(format!(
+            "{what}: warp {w} may access only tensor-memory lanes {q}..{} (warp % 4 = {}), but the address {t:#010x} starts at lane {lane0}",
+            q + 32,
+            w % 4
+        )));
+    }
+    let n = i.v.len() as u32;
+    let first = c.exec.trailing_zeros() as usize;
+    let tm = tmem(c, first, what)?;
+    tm.check(lane0, 32, col, n, what).map_err(Fault::new)?;
+    if i.sub == LD {
+        let mut vals = vec![[0u64; 32]; n as usize];
+        for (k, vk) in vals.iter_mut().enumerate() {
+            for (l, x) in vk.iter_mut().enumerate() {
+                match tm.get(lane0 + l as u32, col + k as u32) {
+                    Some(v) => *x = u64::from(v),
+                    None => {
+                        return Err(Fault::lane(
+                            l,
+                            format!(
+                                "read of tensor memory never written: lane {}, column {} (tcgen05.ld of columns {col}..{})",
+                                lane0 + l as u32,
+                                col + k as u32,
+                                col + n
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        for (d, vk) in i.v.iter().zip(&vals) {
+            c.write(d, vk, Ext::Zero);
+        }
+    } else {
+        let mut vals = Vec::with_capacity(n as usize);
+        for op in i.v.iter() {
+            vals.push(c.src(op)?);
+        }
+        let tm = tmem(c, first, what)?;
+        for (k, vk) in vals.iter().enumerate() {
+            for (l, x) in vk.iter().enumerate() {
+                tm.set(lane0 + l as u32, col + k as u32, *x as u32);
+            }
+        }
+    }
+    Ok(Flow::Next)
+}

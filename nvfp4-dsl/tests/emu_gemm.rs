@@ -1,0 +1,281 @@
+//! The sm_100a block-scaled NVFP4 GEMM snapshot (`gemm_nvfp4`, BN = 128
+//! and 256) run end to end on the emulator: tensor copies through
+//! emulator tensor maps, bulk copies, mbarrier pipelines, tensor memory,
+//! `tcgen05.cp`/`mma`/`commit`/`ld`, checked element by element against an
+//! f64 reference computed here.
+
+use half::f16;
+use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
+
+/// A snapshot's PTX: everything after the insta header's second `---`.
+fn ptx(snap: &str) -> String {
+    let mut dashes = 0;
+    let mut out = String::new();
+    for line in snap.lines() {
+        if dashes >= 2 {
+            out.push_str(line);
+            out.push('\n');
+        } else if line == "---" {
+            dashes += 1;
+        }
+    }
+    out
+}
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// E2M1 nibble -> value (sign, 2 exponent bits, 1 mantissa bit, bias 1).
+fn e2m1(n: u8) -> f64 {
+    let mag = match n & 7 {
+        0 => 0.0,
+        1 => 0.5,
+        e => {
+            let (ex, m) = (i32::from(e >> 1), f64::from(e & 1));
+            (1.0 + m / 2.0) * 2f64.powi(ex - 1)
+        }
+    };
+    if n & 8 != 0 { -mag } else { mag }
+}
+
+/// E4M3 (bias 7, no infinities, 0x7F NaN) -> value; scales are positive.
+fn e4m3(b: u8) -> f64 {
+    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
+    let mag = if b & 0x7F == 0x7F {
+        f64::NAN
+    } else if e == 0 {
+        m / 8.0 * 2f64.powi(-6)
+    } else {
+        (1.0 + m / 8.0) * 2f64.powi(e - 7)
+    };
+    if b & 0x80 != 0 { -mag } else { mag }
+}
+
+/// A K-major NVFP4 operand: `[L][rows][K/2]` packed bytes (even K in the
+/// low nibble) and its scales, `[L][rows][K/16]`.
+struct Operand {
+    rows: usize,
+    k: usize,
+    batches: usize,
+    data: Vec<u8>,
+    scales: Vec<u8>,
+}
+
+impl Operand {
+    fn random(rng: &mut Rng, rows: usize, k: usize, batches: usize) -> Operand {
+        let data = (0..batches * rows * k / 2).map(|_| rng.next_u64() as u8).collect();
+        // Scales in [0.25, 3.75]: exponent field 5..=8, any mantissa.
+        let scales = (0..batches * rows * k / 16)
+            .map(|_| {
+                let r = rng.next_u64();
+                (((5 + r % 4) << 3) | ((r >> 8) & 7)) as u8
+            })
+            .collect();
+        Operand {
+            rows,
+            k,
+            batches,
+            data,
+            scales,
+        }
+    }
+
+    /// The scales in the blocked 128x4 layout the kernel reads.
+    fn blocked_scales(&self) -> Vec<u8> {
+        let (rb, kb) = (self.rows.div_ceil(128), self.k / 64);
+        let mut out = vec![0u8; self.batches * rb * kb * 512];
+        for l in 0..self.batches {
+            for r in 0..self.rows {
+                for c in 0..self.k / 16 {
+                    let off = l * rb * kb * 512
+                        + ((r / 128) * kb + c / 4) * 512
+                        + (r % 32) * 16
+                        + ((r % 128) / 32) * 4
+                        + c % 4;
+                    out[off] = self.scales[(l * self.rows + r) * self.k / 16 + c];
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `C[l][m][n] = sum_k A(l, m, k) * B(l, n, k)`, exactly: per 16-element
+/// scale block, the sum of E2M1 products is an integer multiple of 1/4
+/// (looked up per byte pair), then scaled by both scales in f64 (every
+/// partial sum is a multiple of 2^-20 below 2^40, exact in f64).
+fn reference(a: &Operand, b: &Operand) -> Vec<f64> {
+    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    // Four times the dot product of the two E2M1 pairs of bytes x and y.
+    let pair: Vec<i32> = (0..1 << 16)
+        .map(|i: usize| {
+            let (x, y) = ((i >> 8) as u8, i as u8);
+            (4.0 * (e2m1(x & 15) * e2m1(y & 15) + e2m1(x >> 4) * e2m1(y >> 4))) as i32
+        })
+        .collect();
+    let kb = k / 16;
+    let mut out = vec![0.0; l * m * n];
+    for ll in 0..l {
+        for i in 0..m {
+            let ra = &a.data[(ll * m + i) * k / 2..][..k / 2];
+            let sa = &a.scales[(ll * m + i) * kb..][..kb];
+            for j in 0..n {
+                let rb = &b.data[(ll * n + j) * k / 2..][..k / 2];
+                let sb = &b.scales[(ll * n + j) * kb..][..kb];
+                let mut acc = 0.0;
+                for c in 0..kb {
+                    let mut q = 0i32;
+                    for (x, y) in ra[8 * c..8 * c + 8].iter().zip(&rb[8 * c..8 * c + 8]) {
+                        q += pair[(usize::from(*x) << 8) | usize::from(*y)];
+                    }
+                    acc += f64::from(q) / 4.0 * e4m3(sa[c]) * e4m3(sb[c]);
+                }
+                out[(ll * m + i) * n + j] = acc;
+            }
+        }
+    }
+    out
+}
+
+fn upload(mem: &mut Memory, bytes: &[u8], writable: bool) -> u64 {
+    let a = mem.alloc(bytes.len(), writable);
+    mem.write(a, bytes).unwrap();
+    a
+}
+
+/// Runs the GEMM snapshot with tiles of `bn` columns and returns C.
+fn run_gemm(src: &str, entry: &str, bn: usize, a: &Operand, b: &Operand, sfa: &[u8]) -> Vec<f16> {
+    let module = Module::parse(src).unwrap();
+    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    let mut mem = Memory::new();
+    let da = upload(&mut mem, &a.data, false);
+    let db = upload(&mut mem, &b.data, false);
+    let dsfa = upload(&mut mem, sfa, false);
+    let sfb = b.blocked_scales();
+    let dsfb = upload(&mut mem, &sfb, false);
+    let poison: Vec<u8> = (0..m * n * l).flat_map(|_| f16::NAN.to_bits().to_le_bytes()).collect();
+    let dc = upload(&mut mem, &poison, true);
+    let map = |base: u64, rows: usize, box_rows: u32| TensorMap2d {
+        base,
+        row_bytes: (k / 2) as u64,
+        rows: (rows * l) as u64,
+        row_stride: (k / 2) as u64,
+        box_bytes: 128,
+        box_rows,
+        swizzle: 128,
+    };
+    let params = vec![
+        ParamValue::Bytes(map(da, m, 128).encode().to_vec()),
+        ParamValue::Bytes(map(db, n, bn as u32).encode().to_vec()),
+        ParamValue::U64(dsfa),
+        ParamValue::U64(sfa.len() as u64),
+        ParamValue::U64(dsfb),
+        ParamValue::U64(sfb.len() as u64),
+        ParamValue::U64(dc),
+        ParamValue::U64((m * n * l) as u64),
+        ParamValue::U32(m as u32),
+        ParamValue::U32(n as u32),
+        ParamValue::U32(k as u32),
+    ];
+    let launch = Launch {
+        grid: ((n / bn) as u32, (m / 128) as u32, l as u32),
+        block: (128, 1, 1),
+        shared_bytes: (4 * (128 * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32,
+    };
+    let stats = module
+        .launch(entry, &launch, &params, &mut mem)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.blocks, ((n / bn) * (m / 128) * l) as u64);
+    mem.read(dc, m * n * l * 2)
+        .unwrap()
+        .chunks(2)
+        .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+        .collect()
+}
+
+/// The first element outside `|got - want| <= 1e-3 + 1e-3 |want|`.
+fn mismatch(got: &[f16], want: &[f64]) -> Option<String> {
+    assert_eq!(got.len(), want.len());
+    got.iter().zip(want).enumerate().find_map(|(i, (g, w))| {
+        let g = f64::from(g.to_f32());
+        let ok = (g - w).abs() <= 1e-3 + 1e-3 * w.abs();
+        (!ok).then(|| format!("element {i}: got {g}, want {w}"))
+    })
+}
+
+fn check(snap: &str, entry: &str, bn: usize, (m, n, k, l): (usize, usize, usize, usize), seed: u64, blind: bool) {
+    let src = ptx(snap);
+    let mut rng = Rng(seed);
+    let a = Operand::random(&mut rng, m, k, l);
+    let b = Operand::random(&mut rng, n, k, l);
+    let want = reference(&a, &b);
+    assert!(
+        want.iter().all(|w| w.abs() < 60000.0),
+        "inputs must keep C in f16 range"
+    );
+    let got = run_gemm(&src, entry, bn, &a, &b, &a.blocked_scales());
+    if let Some(e) = mismatch(&got, &want) {
+        panic!("{entry} M={m} N={n} K={k} L={l}: {e}");
+    }
+    if !blind {
+        return;
+    }
+    // Not blind: swapping two of A's scale blocks (K-blocks 0 and 1 of the
+    // first 128 rows) must be caught.
+    let mut sfa = a.blocked_scales();
+    let (x, y) = sfa.split_at_mut(512);
+    x.swap_with_slice(&mut y[..512]);
+    let got = run_gemm(&src, entry, bn, &a, &b, &sfa);
+    assert!(
+        mismatch(&got, &want).is_some(),
+        "{entry}: swapped scale blocks went unnoticed"
+    );
+}
+
+#[test]
+fn gemm_bn128_on_the_emulator() {
+    // 2 x 2 tiles, 9 K tiles: the 4-stage ring wraps twice.
+    check(
+        include_str!("../../snapshots/gemm_nvfp4__bn_128_stages_4__sm_100a.snap"),
+        "gemm_nvfp4__bn_128_stages_4",
+        128,
+        (256, 256, 2304, 1),
+        1,
+        true,
+    );
+}
+
+#[test]
+fn gemm_bn256_on_the_emulator() {
+    check(
+        include_str!("../../snapshots/gemm_nvfp4__bn_256_stages_4__sm_100a.snap"),
+        "gemm_nvfp4__bn_256_stages_4",
+        256,
+        (256, 512, 2304, 1),
+        2,
+        false,
+    );
+}
+
+#[test]
+fn gemm_batched_on_the_emulator() {
+    // Two batches, one K tile short of a full ring.
+    check(
+        include_str!("../../snapshots/gemm_nvfp4__bn_128_stages_4__sm_100a.snap"),
+        "gemm_nvfp4__bn_128_stages_4",
+        128,
+        (128, 256, 768, 2),
+        3,
+        false,
+    );
+}

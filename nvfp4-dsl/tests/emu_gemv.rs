@@ -1,0 +1,158 @@
+//! The NVFP4 GEMV snapshots (K split 1, 2 and 8; sm_90 with `dp4a`,
+//! `prmt` and `griddepcontrol`, sm_100a with `cvt.rn.f16x2.e2m1x2`) run on
+//! the emulator, every element checked against an f64 reference.
+
+use half::f16;
+use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue};
+
+fn ptx(snap: &str) -> String {
+    let mut dashes = 0;
+    let mut out = String::new();
+    for line in snap.lines() {
+        if dashes >= 2 {
+            out.push_str(line);
+            out.push('\n');
+        } else if line == "---" {
+            dashes += 1;
+        }
+    }
+    out
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn e2m1(n: u8) -> f64 {
+    let v = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0][usize::from(n & 7)];
+    if n & 8 != 0 { -v } else { v }
+}
+
+fn e4m3(b: u8) -> f64 {
+    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
+    let mag = if e == 0 {
+        m / 8.0 * 2f64.powi(-6)
+    } else {
+        (1.0 + m / 8.0) * 2f64.powi(e - 7)
+    };
+    if b & 0x80 != 0 { -mag } else { mag }
+}
+
+/// `[L][rows][K/2]` packed values and `[L][rows][K/16]` scales.
+struct Tensor {
+    rows: usize,
+    k: usize,
+    data: Vec<u8>,
+    scales: Vec<u8>,
+}
+
+impl Tensor {
+    fn random(rng: &mut Rng, rows: usize, k: usize, l: usize) -> Tensor {
+        Tensor {
+            rows,
+            k,
+            data: (0..l * rows * k / 2).map(|_| rng.next() as u8).collect(),
+            scales: (0..l * rows * k / 16)
+                .map(|_| {
+                    let r = rng.next();
+                    (((5 + r % 4) << 3) | ((r >> 8) & 7)) as u8
+                })
+                .collect(),
+        }
+    }
+
+    fn value(&self, l: usize, r: usize, k: usize) -> f64 {
+        let row = l * self.rows + r;
+        let byte = self.data[row * self.k / 2 + k / 2];
+        let nib = if k.is_multiple_of(2) { byte & 15 } else { byte >> 4 };
+        e2m1(nib) * e4m3(self.scales[row * self.k / 16 + k / 16])
+    }
+}
+
+fn upload(mem: &mut Memory, bytes: &[u8], writable: bool) -> u64 {
+    let a = mem.alloc(bytes.len(), writable);
+    mem.write(a, bytes).unwrap();
+    a
+}
+
+fn run(snap: &str, entry: &str, ksplit: u32, warps: u32) {
+    let (m, k, l, b_rows) = (128usize, 1536usize, 2usize, 2usize);
+    let mut rng = Rng(u64::from(ksplit) * 7 + warps as u64);
+    let a = Tensor::random(&mut rng, m, k, l);
+    let b = Tensor::random(&mut rng, b_rows, k, l);
+    let module = Module::parse(&ptx(snap)).unwrap();
+    let mut mem = Memory::new();
+    let units = k / 32;
+    let da = upload(&mut mem, &a.data, false);
+    let dsa = upload(&mut mem, &a.scales, false);
+    let db = upload(&mut mem, &b.data, false);
+    let dsb = upload(&mut mem, &b.scales, false);
+    let poison: Vec<u8> = (0..m * l).flat_map(|_| f16::NAN.to_bits().to_le_bytes()).collect();
+    let dc = upload(&mut mem, &poison, true);
+    let groups = (m * l / 4) as u32;
+    let per_block = warps / ksplit;
+    let launch = Launch {
+        grid: (groups.div_ceil(per_block), 1, 1),
+        block: (32 * warps, 1, 1),
+        shared_bytes: 0,
+    };
+    let params = [
+        ParamValue::U64(da),
+        ParamValue::U64((m * l * units) as u64),
+        ParamValue::U64(dsa),
+        ParamValue::U64((m * l * units) as u64),
+        ParamValue::U64(db),
+        ParamValue::U64((b_rows * l * units) as u64),
+        ParamValue::U64(dsb),
+        ParamValue::U64((b_rows * l * units) as u64),
+        ParamValue::U64(dc),
+        ParamValue::U64((m * l) as u64),
+        ParamValue::U32(m as u32),
+        ParamValue::U32(b_rows as u32),
+        ParamValue::U32(units as u32),
+        ParamValue::U8(1),
+    ];
+    module
+        .launch(entry, &launch, &params, &mut mem)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let got = mem.read(dc, m * l * 2).unwrap();
+    for ll in 0..l {
+        for r in 0..m {
+            let want: f64 = (0..k).map(|x| a.value(ll, r, x) * b.value(ll, 0, x)).sum();
+            let i = ll * m + r;
+            let g = f64::from(f16::from_bits(u16::from_le_bytes([got[2 * i], got[2 * i + 1]])).to_f32());
+            assert!(
+                (g - want).abs() <= 1e-3 + 1e-3 * want.abs(),
+                "{entry}: c[{ll}][{r}] = {g}, want {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gemv_snapshots_on_the_emulator() {
+    macro_rules! snap {
+        ($n:literal) => {
+            include_str!(concat!("../../snapshots/", $n, ".snap"))
+        };
+    }
+    for (snap, ksplit, warps) in [
+        (snap!("gemv_nvfp4__rows_4_ksplit_1__sm_90"), 1, 4),
+        (snap!("gemv_nvfp4__rows_4_ksplit_2__sm_90"), 2, 8),
+        (snap!("gemv_nvfp4__rows_4_ksplit_8__sm_90"), 8, 8),
+        (snap!("gemv_nvfp4__rows_4_ksplit_1__sm_100a"), 1, 4),
+        (snap!("gemv_nvfp4__rows_4_ksplit_2__sm_100a"), 2, 8),
+        (snap!("gemv_nvfp4__rows_4_ksplit_8__sm_100a"), 8, 8),
+    ] {
+        let entry = format!("gemv_nvfp4__rows_4_ksplit_{ksplit}");
+        run(snap, &entry, ksplit, warps);
+    }
+}
