@@ -369,6 +369,10 @@ pub const TEST_SHAPES: [(usize, usize, usize, usize); 10] = [
 /// The task's GEMM benchmark shapes (M, N, K), L = 1.
 pub const BENCH_SHAPES: [(usize, usize, usize); 3] = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)];
 
+/// A change made to A's blocked scales after upload: tests use it to show
+/// that [`check_gemm`] is not blind.
+pub type ScaleTamper<'a> = &'a dyn Fn(&mut [E4m3]);
+
 /// Runs one GEMM on random inputs (C poisoned with NaN first) with tiles of
 /// `bn` columns and checks every element against the f64 reference
 /// (rtol = atol = 1e-3). `tamper` lets a test corrupt A's blocked scales
@@ -379,7 +383,7 @@ pub fn check_gemm(
     (m, n, k, l): (usize, usize, usize, usize),
     kind: crate::nvfp4::Inputs,
     bn: usize,
-    tamper: Option<&dyn Fn(&mut Vec<E4m3>)>,
+    tamper: Option<ScaleTamper<'_>>,
 ) -> Result<(), Error> {
     let (a, b) = crate::nvfp4::gemm_inputs(rng, m, n, k, l, kind)?;
     let want = crate::nvfp4::gemm_reference(&a, &b);

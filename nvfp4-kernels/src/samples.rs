@@ -88,7 +88,10 @@ pub fn mixed_ops(xs: &[u32], fs: &[f32], hs: &[f16], out_u: &mut [u32], out_f: &
     out_u[o + 1] = if (x & 1) == 0 { (s / -3) as u32 } else { (s % 5) as u32 };
     let b = (x as u8) as u32 + ((x >> 8) as u16) as u32;
     let w = ((x as i32) as i64 * -3) as u64;
-    out_u[o + 2] = b ^ (w >> 32) as u32 ^ w as u32;
+    // NaN converts to 0 (Rust semantics, whatever the width and source).
+    let nan = (f - f) / (f - f);
+    let nan_bits = (nan as i64) as u32 ^ ((nan as f64) as i32) as u32 ^ (nan as u32);
+    out_u[o + 2] = b ^ (w >> 32) as u32 ^ w as u32 ^ nan_bits;
     let mut acc = 0u32;
     let mut k = 0u32;
     while k < (x & 15) {
@@ -277,7 +280,9 @@ pub fn mixed_ops_reference(xs: &[u32], fs: &[f32], hs: &[f16]) -> (Vec<u32>, Vec
         u[1] = if x & 1 == 0 { (s / -3) as u32 } else { (s % 5) as u32 };
         let b = u32::from(x as u8) + u32::from((x >> 8) as u16);
         let w = i64::from(x as i32).wrapping_mul(-3) as u64;
-        u[2] = b ^ (w >> 32) as u32 ^ w as u32;
+        let nan = f32::NAN;
+        let nan_bits = (nan as i64) as u32 ^ (f64::from(nan) as i32) as u32 ^ (nan as u32);
+        u[2] = b ^ (w >> 32) as u32 ^ w as u32 ^ nan_bits;
         let mut acc = 0u32;
         for k in 0..(x & 15) {
             acc = acc.wrapping_add(k * k);

@@ -1135,8 +1135,10 @@ impl<'a> Lower<'a> {
                 self.emit(format!("cvt.rn.{}.{f}", to.ptx_arith()), vec![d.into(), src.into()]);
             }
             (false, true, _) => {
-                // Float -> int saturates and maps NaN to 0 in both Rust and
-                // PTX; u8/u16 saturate through u32 and a clamp.
+                // Float -> int saturates in both Rust and PTX; u8/u16
+                // saturate through u32 and a clamp. NaN gives 0 in Rust, and
+                // in PTX only from f32/f16 into 32 bits (from f64 or into 64
+                // bits the hardware gives the most negative integer).
                 let t = match to {
                     Scalar::U8 | Scalar::U16 | Scalar::U32 => "u32",
                     Scalar::I32 => "s32",
@@ -1152,6 +1154,16 @@ impl<'a> Lower<'a> {
                             d.into(),
                             Operand::imm(if to.bits() == 8 { 0xFF } else { 0xFFFF }),
                         ],
+                    );
+                }
+                if from == Scalar::F64 || to.bits() == 64 {
+                    let nan = self.reg(RegClass::Pred);
+                    let f = from.ptx_arith();
+                    self.emit(format!("setp.nan.{f}"), vec![nan.into(), src.into(), src.into()]);
+                    let bits = if to.bits() == 64 { "b64" } else { "b32" };
+                    self.emit(
+                        format!("selp.{bits}"),
+                        vec![d.into(), Operand::imm(0), d.into(), nan.into()],
                     );
                 }
             }
