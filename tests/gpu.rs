@@ -1,12 +1,13 @@
 //! Correctness on a CUDA GPU against the CPU: the sample kernels, every FP4
-//! and FP8 decode, and the GEMV on the task's test and benchmark shapes.
+//! and FP8 decode, and the GEMV on the task's test and benchmark shapes;
+//! and the PTX emulator against the GPU, bit for bit.
 //! Needs a GPU: run with `--ignored` on the GPU host (see the README).
 
-use nvfp4_dsl::Device;
+use nvfp4_dsl::{Device, Target};
 use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::rng::Rng;
-use nvfp4_kernels::{decode, samples};
+use nvfp4_kernels::{decode, fidelity, gemm, samples};
 
 fn device() -> Device {
     Device::cuda(0).expect("a CUDA device")
@@ -17,7 +18,7 @@ fn device() -> Device {
 fn samples_match_the_cpu_on_the_gpu() {
     let device = device();
     for seed in [1, 2, 3] {
-        let reports = samples::check_all(&device, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let reports = samples::check_all(&device, seed, false).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         for r in reports {
             println!("seed {seed}: {} ({}): {} outputs match", r.name, r.what, r.checked);
         }
@@ -59,4 +60,47 @@ fn every_gemv_variant_matches_the_reference() {
         }
         println!("GEMV variant {cfg:?} matches");
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_emulator_matches_the_gpu_bit_for_bit() {
+    let gpu = device();
+    let (major, minor) = gpu.compute_capability();
+    let target = match (major, minor) {
+        (10, 0) => Target::Sm100a,
+        (9, _) => Target::Sm90,
+        _ => panic!("no emulated target for compute capability {major}.{minor}"),
+    };
+    let emulator = Device::emulator(target);
+    for seed in [21, 22] {
+        let on_gpu = fidelity::run_all(&gpu, seed).unwrap_or_else(|e| panic!("GPU: {e}"));
+        let emulated = fidelity::run_all(&emulator, seed).unwrap_or_else(|e| panic!("emulator: {e}"));
+        let diffs = fidelity::differences(&on_gpu, &emulated);
+        assert!(
+            diffs.is_empty(),
+            "seed {seed}: the emulator differs from the GPU:\n{}",
+            diffs.join("\n")
+        );
+        for o in &on_gpu {
+            println!(
+                "seed {seed}: {} ({} bytes) identical on the GPU and the emulator",
+                o.name,
+                o.bytes.len()
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_gemm_refuses_a_gpu_older_than_blackwell() {
+    let device = device();
+    if device.compute_capability() == (10, 0) {
+        return;
+    }
+    let err = gemm::check_gemm(&device, &mut Rng::new(1), (128, 128, 256, 1), Inputs::Wide, 128, None)
+        .expect_err("the GEMM must not run below compute capability 10.0");
+    assert!(matches!(err, nvfp4_kernels::Error::Unsupported(_)), "{err}");
+    println!("{err}");
 }

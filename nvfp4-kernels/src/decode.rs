@@ -48,12 +48,29 @@ fn mismatch(what: &str, input: u32, got: impl std::fmt::Debug, want: impl std::f
     ))
 }
 
-/// Decodes all 256 `Fp4x2` and `E4m3` bytes (and `E4m3x2` pairs and the
-/// eight-value word decodes) on `device` and compares every value with the
-/// CPU models (`nvfp4::e2m1_to_f32`, `nvfp4::e4m3_to_f32`, bit for bit
-/// except NaN, which must be NaN).
-pub fn check_decode(device: &Device) -> Result<DecodeReport, Error> {
-    use crate::nvfp4::{e2m1_to_f32, e4m3_to_f32};
+/// The decode kernel's inputs (every byte; pairs and words built from the
+/// index) and its outputs on one device.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// Words decoded eight values at a time.
+    pub words: Vec<u32>,
+    /// The `E4m3x2` inputs.
+    pub pairs: Vec<E4m3x2>,
+    /// `Fp4x2(i).to_f16x2()`.
+    pub fp4: Vec<f16x2>,
+    /// `E4m3(i).to_f32()`.
+    pub fp8: Vec<f32>,
+    /// `pairs[i].to_f16x2()`.
+    pub fp8x2: Vec<f16x2>,
+    /// `decode_e2m1x8(words[i])`, four per word.
+    pub x8: Vec<f16x2>,
+    /// `decode_e2m1x8_scaled(words[i])`, four per word.
+    pub x8_scaled: Vec<f16x2>,
+}
+
+/// Runs `decode_all` over all 256 `Fp4x2` and `E4m3` bytes on `device`
+/// (outputs poisoned first).
+pub fn decode_every_byte(device: &Device) -> Result<Decoded, Error> {
     let bytes: Vec<Fp4x2> = (0..=255u8).map(Fp4x2).collect();
     let scales: Vec<E4m3> = (0..=255u8).map(E4m3).collect();
     let pairs: Vec<E4m3x2> = (0..=255u16).map(|i| E4m3x2(i | ((255 - i) << 8))).collect();
@@ -88,8 +105,32 @@ pub fn check_decode(device: &Device) -> Result<DecodeReport, Error> {
             &mut x8s,
         )?
     };
-    let (fp4, fp8, fp8x2) = (device.download(&fp4)?, device.download(&fp8)?, device.download(&fp8x2)?);
-    let (x8, x8s) = (device.download(&x8)?, device.download(&x8s)?);
+    Ok(Decoded {
+        words,
+        pairs,
+        fp4: device.download(&fp4)?,
+        fp8: device.download(&fp8)?,
+        fp8x2: device.download(&fp8x2)?,
+        x8: device.download(&x8)?,
+        x8_scaled: device.download(&x8s)?,
+    })
+}
+
+/// Decodes all 256 `Fp4x2` and `E4m3` bytes (and `E4m3x2` pairs and the
+/// eight-value word decodes) on `device` and compares every value with the
+/// CPU models (`nvfp4::e2m1_to_f32`, `nvfp4::e4m3_to_f32`, bit for bit
+/// except NaN, which must be NaN).
+pub fn check_decode(device: &Device) -> Result<DecodeReport, Error> {
+    use crate::nvfp4::{e2m1_to_f32, e4m3_to_f32};
+    let Decoded {
+        words,
+        pairs,
+        fp4,
+        fp8,
+        fp8x2,
+        x8,
+        x8_scaled: x8s,
+    } = decode_every_byte(device)?;
     let same = |got: f32, want: f32| got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
     let mut report = DecodeReport {
         e4m3_nan_f16: Vec::new(),

@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod decode;
+pub mod fidelity;
 pub mod gemm;
 pub mod gemv;
 pub mod nvfp4;

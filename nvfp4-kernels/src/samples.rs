@@ -405,15 +405,20 @@ pub fn check_mixed_ops(device: &Device, rng: &mut Rng, n: usize) -> Result<Sampl
     })
 }
 
-/// Runs every sample at its default size.
-pub fn check_all(device: &Device, seed: u64) -> Result<Vec<SampleReport>, Error> {
+/// Runs every sample: at full size, or `small` (for the emulator).
+pub fn check_all(device: &Device, seed: u64, small: bool) -> Result<Vec<SampleReport>, Error> {
     let mut rng = Rng::new(seed);
+    let (n, blocks, tiles, threads) = if small {
+        (5000, 6, 3, 1024)
+    } else {
+        (1 << 20, 132, 64, 1 << 14)
+    };
     Ok(vec![
-        check_saxpy(device, &mut rng, 1 << 20)?,
-        check_block_sum(device, &mut rng, 1 << 22, 132)?,
-        check_tile_mirror(device, &mut rng, 2, 64, 16384)?,
-        check_tile_mirror(device, &mut rng, 4, 64, 16384)?,
-        check_mixed_ops(device, &mut rng, 1 << 14)?,
+        check_saxpy(device, &mut rng, n)?,
+        check_block_sum(device, &mut rng, n * 4, blocks)?,
+        check_tile_mirror(device, &mut rng, 2, tiles, 16384)?,
+        check_tile_mirror(device, &mut rng, 4, tiles, 16384)?,
+        check_mixed_ops(device, &mut rng, threads)?,
     ])
 }
 

@@ -252,7 +252,12 @@ impl CudaDevice {
                     slots.push(slot(ptr));
                     slots.push(slot(*len as u64));
                 }
-                Arg::Scalar(bytes) => {
+                Arg::Buffer(Storage::Emu(_), _) | Arg::BufferMut(Storage::Emu(_), _) => {
+                    return Err(Error::InvalidLaunch(
+                        "an emulator buffer was passed to a CUDA launch".into(),
+                    ));
+                }
+                Arg::Scalar(bytes, _) => {
                     let mut s = [0u64; 16];
                     for (word, chunk) in s.iter_mut().zip(bytes.chunks_exact(8)) {
                         *word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));

@@ -6,12 +6,14 @@
 //! parameter order and call [`launch`].
 
 mod cuda;
+mod emu;
 
 use crate::target::{Target, Variant};
 use std::fmt;
 use std::marker::PhantomData;
 
 pub use cuda::CudaDevice;
+pub use emu::EmuDevice;
 
 /// What can go wrong when running kernels.
 #[derive(Debug)]
@@ -53,6 +55,9 @@ pub enum Error {
     },
     /// The launch configuration or the arguments are invalid.
     InvalidLaunch(String),
+    /// The emulator stopped a launch (an out-of-bounds access, a barrier
+    /// that cannot complete, ...) or could not run its PTX.
+    Emulator(Box<crate::emu::EmuError>),
 }
 
 impl fmt::Display for Error {
@@ -76,6 +81,7 @@ impl fmt::Display for Error {
                 targets.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
             ),
             Error::InvalidLaunch(msg) => write!(f, "invalid launch: {msg}"),
+            Error::Emulator(e) => write!(f, "emulator: {e}"),
         }
     }
 }
@@ -246,6 +252,8 @@ fn from_bytes<T: DeviceCopy>(bytes: &[u8]) -> Vec<T> {
 pub enum Device {
     /// A CUDA GPU.
     Cuda(CudaDevice),
+    /// The PTX emulator, standing in for a GPU of one target.
+    Emulator(EmuDevice),
 }
 
 impl Device {
@@ -255,13 +263,32 @@ impl Device {
         Ok(Device::Cuda(CudaDevice::new(ordinal)?))
     }
 
+    /// The PTX emulator standing in for a GPU of `target` (it runs that
+    /// target's PTX).
+    pub fn emulator(target: Target) -> Device {
+        Device::Emulator(EmuDevice::new(target))
+    }
+
+    /// CUDA device 0 when there is one, else the emulator as a Blackwell
+    /// (`sm_100a`) GPU: code that takes a `Device` runs anywhere.
+    pub fn best() -> Device {
+        Device::cuda(0).unwrap_or_else(|_| Device::emulator(Target::Sm100a))
+    }
+
+    /// Whether this is the emulator.
+    pub fn is_emulator(&self) -> bool {
+        matches!(self, Device::Emulator(_))
+    }
+
     /// A short description: name and compute capability.
     pub fn describe(&self) -> String {
+        let (ma, mi) = self.compute_capability();
         match self {
-            Device::Cuda(d) => {
-                let (ma, mi) = d.compute_capability();
-                format!("{} (compute capability {ma}.{mi})", d.name())
-            }
+            Device::Cuda(d) => format!("{} (compute capability {ma}.{mi})", d.name()),
+            Device::Emulator(d) => format!(
+                "the PTX emulator as an {} GPU (compute capability {ma}.{mi})",
+                d.target()
+            ),
         }
     }
 
@@ -269,6 +296,7 @@ impl Device {
     pub fn compute_capability(&self) -> (u32, u32) {
         match self {
             Device::Cuda(d) => d.compute_capability(),
+            Device::Emulator(d) => d.compute_capability(),
         }
     }
 
@@ -276,6 +304,7 @@ impl Device {
     pub fn as_cuda(&self) -> Option<&CudaDevice> {
         match self {
             Device::Cuda(d) => Some(d),
+            Device::Emulator(_) => None,
         }
     }
 
@@ -283,6 +312,7 @@ impl Device {
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let storage = match self {
             Device::Cuda(d) => Storage::Cuda(d.upload(as_bytes(data))?),
+            Device::Emulator(d) => Storage::Emu(d.upload(as_bytes(data))?),
         };
         Ok(DeviceBuffer::new(storage, data.len()))
     }
@@ -292,6 +322,7 @@ impl Device {
         let bytes = len * std::mem::size_of::<T>();
         let storage = match self {
             Device::Cuda(d) => Storage::Cuda(d.alloc_zeroed(bytes)?),
+            Device::Emulator(d) => Storage::Emu(d.alloc_zeroed(bytes)?),
         };
         Ok(DeviceBuffer::new(storage, len))
     }
@@ -300,6 +331,8 @@ impl Device {
     pub fn download<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
         match (self, &buf.storage) {
             (Device::Cuda(d), Storage::Cuda(s)) => Ok(from_bytes(&d.download(s)?)),
+            (Device::Emulator(d), Storage::Emu(s)) => Ok(from_bytes(&d.download(s)?)),
+            _ => Err(foreign_buffer()),
         }
     }
 
@@ -314,6 +347,8 @@ impl Device {
         }
         match (self, &mut buf.storage) {
             (Device::Cuda(d), Storage::Cuda(s)) => d.write(s, as_bytes(data)),
+            (Device::Emulator(d), Storage::Emu(s)) => d.write(s, as_bytes(data)),
+            _ => Err(foreign_buffer()),
         }
     }
 
@@ -325,6 +360,8 @@ impl Device {
     pub fn written_by_last_launch<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> bool {
         match (self, &buf.storage) {
             (Device::Cuda(d), Storage::Cuda(s)) => d.written_by_last_launch(s),
+            (Device::Emulator(d), Storage::Emu(s)) => d.written_by_last_launch(s),
+            _ => true,
         }
     }
 
@@ -340,6 +377,8 @@ impl Device {
         map.validate((buf.len * std::mem::size_of::<T>()) as u64)?;
         match (self, &buf.storage) {
             (Device::Cuda(d), Storage::Cuda(s)) => d.tensor_map_2d(s, &map),
+            (Device::Emulator(d), Storage::Emu(s)) => Ok(d.tensor_map_2d(s, &map)),
+            _ => Err(foreign_buffer()),
         }
     }
 
@@ -347,6 +386,7 @@ impl Device {
     pub fn synchronize(&self) -> Result<()> {
         match self {
             Device::Cuda(d) => d.synchronize(),
+            Device::Emulator(_) => Ok(()),
         }
     }
 }
@@ -354,6 +394,11 @@ impl Device {
 #[derive(Debug)]
 enum Storage {
     Cuda(cudarc::driver::CudaSlice<u8>),
+    Emu(emu::EmuAlloc),
+}
+
+fn foreign_buffer() -> Error {
+    Error::InvalidLaunch("the buffer belongs to another device".into())
 }
 
 /// A typed buffer in device memory.
@@ -387,6 +432,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub fn as_cuda(&self) -> Option<&cudarc::driver::CudaSlice<u8>> {
         match &self.storage {
             Storage::Cuda(s) => Some(s),
+            Storage::Emu(_) => None,
         }
     }
 }
@@ -404,8 +450,8 @@ enum Arg<'a> {
     /// A buffer the kernel may write.
     BufferMut(&'a mut Storage, usize),
     /// A by-value parameter's bytes (at most 128: scalars, vectors, tensor
-    /// maps), zero-padded.
-    Scalar([u8; 128]),
+    /// maps), zero-padded, and their count.
+    Scalar([u8; 128], usize),
 }
 
 impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for KernelArg<'a> {
@@ -446,7 +492,7 @@ impl From<bool> for KernelArg<'_> {
 
 impl From<crate::types::TensorMap> for KernelArg<'_> {
     fn from(map: crate::types::TensorMap) -> Self {
-        KernelArg(Arg::Scalar(*map.bytes()))
+        KernelArg(Arg::Scalar(*map.bytes(), 128))
     }
 }
 
@@ -454,7 +500,7 @@ fn scalar_bytes<T: DeviceCopy>(v: &[T]) -> KernelArg<'static> {
     let b = as_bytes(v);
     let mut out = [0u8; 128];
     out[..b.len()].copy_from_slice(b);
-    KernelArg(Arg::Scalar(out))
+    KernelArg(Arg::Scalar(out, b.len()))
 }
 
 /// Launches `variant` on `device` with `args` in the kernel's parameter
@@ -476,5 +522,6 @@ pub unsafe fn launch(
     match device {
         // SAFETY: forwarded contract.
         Device::Cuda(d) => unsafe { d.launch(variant, config, args) },
+        Device::Emulator(d) => d.launch(variant, config, args),
     }
 }

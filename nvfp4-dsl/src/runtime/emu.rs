@@ -1,0 +1,221 @@
+//! The emulator backend: kernels run on `crate::emu`, the PTX interpreter,
+//! with host memory as device memory.
+
+use super::{Arg, Error, KernelArg, LaunchConfig, Result, Storage};
+use crate::emu::{self, EmuError, Memory, Module, ParamValue, TensorMap2d};
+use crate::target::{Target, Variant};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A device that runs kernels on the PTX emulator, as a GPU of `target`
+/// would (it reports that target's compute capability and runs that
+/// target's PTX).
+pub struct EmuDevice {
+    target: Target,
+    memory: Arc<Mutex<Memory>>,
+    /// Parsed modules, keyed by the address of their PTX text.
+    modules: Mutex<HashMap<usize, Arc<Module>>>,
+    /// Address ranges the most recent launch could write.
+    last_writes: Mutex<Vec<(u64, u64)>>,
+}
+
+impl std::fmt::Debug for EmuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmuDevice")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An allocation in the emulator's memory; freed on drop.
+#[derive(Debug)]
+pub struct EmuAlloc {
+    memory: Arc<Mutex<Memory>>,
+    addr: u64,
+    bytes: usize,
+}
+
+impl Drop for EmuAlloc {
+    fn drop(&mut self) {
+        lock(&self.memory).free(self.addr);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn emulator(e: EmuError) -> Error {
+    Error::Emulator(Box::new(e))
+}
+
+impl EmuDevice {
+    /// An emulated GPU of `target`.
+    pub fn new(target: Target) -> EmuDevice {
+        EmuDevice {
+            target,
+            memory: Arc::new(Mutex::new(Memory::new())),
+            modules: Mutex::new(HashMap::new()),
+            last_writes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The target whose PTX this device runs.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The compute capability of the emulated target.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        match self.target {
+            Target::Sm80 => (8, 0),
+            Target::Sm90 => (9, 0),
+            Target::Sm100a => (10, 0),
+        }
+    }
+
+    pub(super) fn upload(&self, bytes: &[u8]) -> Result<EmuAlloc> {
+        let mut memory = lock(&self.memory);
+        let addr = memory.alloc(bytes.len(), true);
+        memory.write(addr, bytes).map_err(emulator)?;
+        Ok(EmuAlloc {
+            memory: self.memory.clone(),
+            addr,
+            bytes: bytes.len(),
+        })
+    }
+
+    pub(super) fn alloc_zeroed(&self, bytes: usize) -> Result<EmuAlloc> {
+        let addr = lock(&self.memory).alloc(bytes, true);
+        Ok(EmuAlloc {
+            memory: self.memory.clone(),
+            addr,
+            bytes,
+        })
+    }
+
+    pub(super) fn download(&self, a: &EmuAlloc) -> Result<Vec<u8>> {
+        Ok(lock(&self.memory).read(a.addr, a.bytes).map_err(emulator)?.to_vec())
+    }
+
+    pub(super) fn write(&self, a: &mut EmuAlloc, bytes: &[u8]) -> Result<()> {
+        lock(&self.memory).write(a.addr, bytes).map_err(emulator)
+    }
+
+    pub(super) fn written_by_last_launch(&self, a: &EmuAlloc) -> bool {
+        let end = a.addr + a.bytes as u64;
+        lock(&self.last_writes)
+            .iter()
+            .any(|&(start, stop)| start < end && a.addr < stop)
+    }
+
+    /// An emulator tensor map (the emulator's own encoding, which its
+    /// tensor copy reads) over `a`; `map` is already validated.
+    pub(super) fn tensor_map_2d(&self, a: &EmuAlloc, map: &super::TileMap2d) -> crate::types::TensorMap {
+        let encoded = TensorMap2d {
+            base: a.addr,
+            row_bytes: map.row_bytes,
+            rows: map.rows,
+            row_stride: map.row_stride,
+            box_bytes: map.box_bytes,
+            box_rows: map.box_rows,
+            swizzle: match map.swizzle {
+                crate::types::Swizzle::None => 0,
+                crate::types::Swizzle::B32 => 32,
+                crate::types::Swizzle::B64 => 64,
+                crate::types::Swizzle::B128 => 128,
+            },
+        };
+        crate::types::TensorMap(encoded.encode())
+    }
+
+    fn module(&self, ptx: &'static str) -> Result<Arc<Module>> {
+        let mut modules = lock(&self.modules);
+        let key = ptx.as_ptr() as usize;
+        if let Some(m) = modules.get(&key) {
+            return Ok(m.clone());
+        }
+        let m = Arc::new(Module::parse(ptx).map_err(emulator)?);
+        modules.insert(key, m.clone());
+        Ok(m)
+    }
+
+    /// Runs the launch to completion on the calling thread.
+    pub(super) fn launch(
+        &self,
+        variant: &'static Variant,
+        config: LaunchConfig,
+        args: &mut [KernelArg<'_>],
+    ) -> Result<()> {
+        let Some(ptx) = variant.ptx_for(self.target) else {
+            return Err(Error::NoTarget {
+                entry: variant.entry.to_string(),
+                compute_capability: self.compute_capability(),
+                targets: variant.ptx.iter().map(|(t, _)| *t).collect(),
+            });
+        };
+        let module = self.module(ptx)?;
+        let mut params = Vec::with_capacity(args.len() * 2);
+        let mut writes = Vec::new();
+        let mut read_only = Vec::new();
+        for arg in args.iter() {
+            match &arg.0 {
+                Arg::Buffer(Storage::Emu(a), len) | Arg::BufferMut(Storage::Emu(a), len) => {
+                    if matches!(arg.0, Arg::BufferMut(..)) {
+                        writes.push((a.addr, a.addr + a.bytes as u64));
+                    } else {
+                        read_only.push(a.addr);
+                    }
+                    params.push(ParamValue::U64(a.addr));
+                    params.push(ParamValue::U64(*len as u64));
+                }
+                Arg::Buffer(..) | Arg::BufferMut(..) => {
+                    return Err(Error::InvalidLaunch(
+                        "a buffer of another device was passed to the emulator".into(),
+                    ));
+                }
+                Arg::Scalar(bytes, len) => params.push(scalar_param(bytes, *len)?),
+            }
+        }
+        let launch = emu::Launch {
+            grid: config.grid,
+            block: config.block,
+            shared_bytes: config.shared_bytes,
+        };
+        // A store through a `&[T]` parameter is a fault on the emulator (on
+        // a GPU it would race with the caller's other borrows of the
+        // buffer). The borrow rules keep a buffer from being passed both as
+        // `&` and as `&mut`.
+        let mut memory = lock(&self.memory);
+        for &addr in &read_only {
+            memory.set_writable(addr, false).map_err(emulator)?;
+        }
+        let result = module.launch(variant.entry, &launch, &params, &mut memory);
+        for &addr in &read_only {
+            memory.set_writable(addr, true).map_err(emulator)?;
+        }
+        *lock(&self.last_writes) = writes;
+        result.map(drop).map_err(emulator)
+    }
+}
+
+fn scalar_param(bytes: &[u8; 128], len: usize) -> Result<ParamValue> {
+    let word = |n: usize| {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(&bytes[..n]);
+        u64::from_le_bytes(b)
+    };
+    Ok(match len {
+        1 => ParamValue::U8(bytes[0]),
+        2 => ParamValue::U16(word(2) as u16),
+        4 => ParamValue::U32(word(4) as u32),
+        8 => ParamValue::U64(word(8)),
+        16 => ParamValue::B128(bytes[..16].try_into().expect("16 bytes")),
+        n @ 1..=128 => ParamValue::Bytes(bytes[..n].to_vec()),
+        n => {
+            return Err(Error::InvalidLaunch(format!(
+                "a {n}-byte parameter is more than 128 bytes"
+            )));
+        }
+    })
+}
