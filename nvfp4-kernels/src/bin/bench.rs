@@ -1,6 +1,7 @@
 //! Benchmarks the NVFP4 kernels on a CUDA GPU.
 //!
-//! For each task shape: the result is checked against the f64 CPU
+//! The GEMM needs a compute capability 10.0 GPU; on any other the bench
+//! says "no sm_100 device" and lists the GEMM shapes it did not run. For each shape: the result is checked against the f64 CPU
 //! reference first, then timed as back-to-back launches between CUDA events
 //! (median over repeats), rotating through enough input copies that nothing
 //! is served from the 50 MB L2. The ceiling, device-to-device copy bandwidth
@@ -10,8 +11,9 @@
 
 use cudarc::driver::sys::CUevent_flags;
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
+use nvfp4_kernels::gemm::{self, BM, DeviceGemmOperand};
 use nvfp4_kernels::gemv::{DeviceNvfp4, GemvConfig, gemv_with};
-use nvfp4_kernels::nvfp4::{Inputs, check_close, gemv_inputs, gemv_reference};
+use nvfp4_kernels::nvfp4::{Inputs, check_close, gemm_inputs, gemm_reference, gemv_inputs, gemv_reference};
 use nvfp4_kernels::rng::Rng;
 use std::process::ExitCode;
 
@@ -163,6 +165,61 @@ fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
     Ok(rows)
 }
 
+fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    let mut rng = Rng::new(0x6e33);
+    for (m, n, k) in gemm::BENCH_SHAPES {
+        let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).map_err(|e| e.to_string())?;
+        let want = gemm_reference(&a, &b);
+        let bytes = (m + n) * (k / 2 + k / 16) + m * n * 2;
+        let copies = (3 * L2_BYTES).div_ceil(bytes).max(2);
+        let tiles: Vec<usize> = if opts.all_variants { vec![128, 256] } else { vec![128] };
+        for bn in tiles.into_iter().filter(|bn| n.is_multiple_of(*bn)) {
+            let da: Vec<DeviceGemmOperand> = (0..copies)
+                .map(|_| DeviceGemmOperand::upload(device, &a, BM))
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?;
+            let db: Vec<DeviceGemmOperand> = (0..copies)
+                .map(|_| DeviceGemmOperand::upload(device, &b, bn))
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?;
+            let mut dc: Vec<DeviceBuffer<f16>> = (0..copies)
+                .map(|_| device.upload(&vec![f16::NAN; m * n]))
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?;
+            gemm::gemm(device, &da[0], &db[0], &mut dc[0]).map_err(|e| e.to_string())?;
+            let got = device.download(&dc[0]).map_err(|e| e.to_string())?;
+            check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("GEMM {m}x{n}x{k} BN={bn}: {e}"))?;
+            let ms = time_ms(device, opts.repeats, |i| {
+                let j = i % copies;
+                gemm::gemm(device, &da[j], &db[j], &mut dc[j]).map_err(|e| e.to_string())
+            })?;
+            let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
+            rows.push(Row {
+                kernel: "gemm",
+                shape: format!("M={m} N={n} K={k}"),
+                variant: format!("BN={bn} stages={}", gemm::STAGES),
+                us: ms * 1e3,
+                gbps,
+                percent: 100.0 * gbps * 1e9 / ceiling,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The geometric mean over `kernel`'s shapes of each shape's fastest variant.
+fn geomean_of_best(rows: &[Row], kernel: &str) -> Option<f64> {
+    let mut best: Vec<(&str, f64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.kernel == kernel) {
+        match best.iter_mut().find(|(s, _)| *s == r.shape) {
+            Some((_, us)) => *us = us.min(r.us),
+            None => best.push((&r.shape, r.us)),
+        }
+    }
+    (!best.is_empty()).then(|| (best.iter().map(|(_, us)| us.ln()).sum::<f64>() / best.len() as f64).exp())
+}
+
 fn main() -> ExitCode {
     let opts = match parse_args() {
         Ok(o) => o,
@@ -178,10 +235,27 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let gemm_runs = device.compute_capability() == (10, 0);
     let run = || -> Result<(f64, Vec<Row>), String> {
         let ceiling = copy_bandwidth(&device, opts.repeats)?;
-        let rows = gemv_rows(&device, &opts, ceiling)?;
+        let mut rows = gemv_rows(&device, &opts, ceiling)?;
+        if gemm_runs {
+            rows.extend(gemm_rows(&device, &opts, ceiling)?);
+        }
         Ok((ceiling, rows))
+    };
+    let gemm_note = if gemm_runs {
+        String::new()
+    } else {
+        let shapes: Vec<String> = gemm::BENCH_SHAPES
+            .iter()
+            .map(|(m, n, k)| format!("M={m} N={n} K={k}"))
+            .collect();
+        let (major, minor) = device.compute_capability();
+        format!(
+            "GEMM: no sm_100 device (this one is {major}.{minor}); not run: {}",
+            shapes.join(", ")
+        )
     };
     let (ceiling, rows) = match run() {
         Ok(r) => r,
@@ -190,15 +264,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // The geometric mean over shapes, of the fastest variant of each.
-    let mut best: Vec<(&str, f64)> = Vec::new();
-    for r in &rows {
-        match best.iter_mut().find(|(s, _)| *s == r.shape) {
-            Some((_, us)) => *us = us.min(r.us),
-            None => best.push((&r.shape, r.us)),
-        }
-    }
-    let geomean = (best.iter().map(|(_, us)| us.ln()).sum::<f64>() / best.len() as f64).exp();
+    let geomeans: Vec<(&str, f64)> = ["gemv", "gemm"]
+        .into_iter()
+        .filter_map(|kernel| geomean_of_best(&rows, kernel).map(|g| (kernel, g)))
+        .collect();
     if opts.json {
         let items: Vec<String> = rows
             .iter()
@@ -209,12 +278,14 @@ fn main() -> ExitCode {
                 )
             })
             .collect();
+        let means: Vec<String> = geomeans.iter().map(|(k, g)| format!("\"{k}\":{g:.3}")).collect();
         println!(
-            "{{\"device\":\"{}\",\"copy_gb_per_s\":{:.1},\"results\":[{}],\"geomean_us\":{:.3}}}",
+            "{{\"device\":\"{}\",\"copy_gb_per_s\":{:.1},\"results\":[{}],\"geomean_us\":{{{}}},\"note\":\"{}\"}}",
             device.describe(),
             ceiling / 1e9,
             items.join(","),
-            geomean
+            means.join(","),
+            gemm_note
         );
     } else {
         println!("device: {}", device.describe());
@@ -229,7 +300,12 @@ fn main() -> ExitCode {
                 r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
             );
         }
-        println!("geometric mean: {geomean:.2} us");
+        for (kernel, g) in &geomeans {
+            println!("{kernel} geometric mean: {g:.2} us");
+        }
+        if !gemm_note.is_empty() {
+            println!("{gemm_note}");
+        }
     }
     ExitCode::SUCCESS
 }
