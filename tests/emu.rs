@@ -2,7 +2,7 @@
 //! GEMV specialisation on both targets, and the sm_100a block-scaled GEMM,
 //! each against its CPU reference on random inputs with poisoned outputs.
 
-use nvfp4_dsl::{Device, E4m3, Target};
+use nvfp4_dsl::{Device, E4m3, LaunchConfig, Target};
 use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::rng::Rng;
@@ -113,4 +113,60 @@ fn the_fidelity_run_is_deterministic_on_the_emulator() {
     // depends on the random inputs.
     let changed = fidelity::differences(&first, &other_seed);
     assert_eq!(changed.len(), first.len() - 1, "{changed:?}");
+}
+
+/// Reads one element past its thread's: the last thread reads past `x`.
+#[nvfp4_dsl::kernel(targets(sm_90))]
+pub fn read_past_the_end(x: &[u32], y: &mut [u32]) {
+    let i = nvfp4_dsl::prelude::thread_idx_x() as usize;
+    y[i] = x[i + 1];
+}
+
+/// Thread 0 waits at barrier 1 while the others wait at barrier 0: a hang
+/// on the GPU. (Threads that exit no longer count, so a barrier skipped by
+/// threads that then return is legal, and the emulator accepts it.)
+#[nvfp4_dsl::kernel(targets(sm_90))]
+pub fn barrier_in_a_branch(y: &mut [u32]) {
+    let i = nvfp4_dsl::prelude::thread_idx_x();
+    if i == 0 {
+        nvfp4_dsl::ptx!((), "bar.sync 1;");
+    } else {
+        nvfp4_dsl::prelude::sync_threads();
+    }
+    y[i as usize] = i;
+}
+
+#[test]
+fn a_faulting_launch_is_an_error_naming_kernel_block_thread_and_line() {
+    let device = Device::emulator(Target::Sm90);
+    let x = device.upload(&[7u32; 64]).expect("upload");
+    let mut y = device.alloc_zeroed::<u32>(64).expect("alloc");
+    // SAFETY: the emulator checks every access; the fault is the point.
+    let err = unsafe { read_past_the_end::Kernel::launch(&device, LaunchConfig::linear(1, 64), &x, &mut y) }
+        .expect_err("thread 63 reads x[64]");
+    let nvfp4_dsl::Error::Emulator(e) = &err else {
+        panic!("not an emulator error: {err}")
+    };
+    assert_eq!(e.kernel(), Some("read_past_the_end"));
+    assert_eq!((e.block(), e.thread()), (Some((0, 0, 0)), Some((63, 0, 0))));
+    assert!(e.instruction().is_some_and(|t| t.starts_with("ld.global")), "{err}");
+    assert!(e.message().contains("out of bounds"), "{err}");
+    let line = e.line().expect("a PTX line") as usize;
+    let ptx = read_past_the_end::VARIANTS[0].ptx_for(Target::Sm90).expect("sm_90 PTX");
+    assert!(
+        ptx.lines()
+            .nth(line - 1)
+            .is_some_and(|l| l.trim_start().starts_with("ld.global")),
+        "{err}"
+    );
+
+    let mut y = device.alloc_zeroed::<u32>(64).expect("alloc");
+    // SAFETY: as above.
+    let err = unsafe { barrier_in_a_branch::Kernel::launch(&device, LaunchConfig::linear(1, 64), &mut y) }
+        .expect_err("neither barrier completes");
+    let nvfp4_dsl::Error::Emulator(e) = &err else {
+        panic!("not an emulator error: {err}")
+    };
+    assert_eq!(e.kernel(), Some("barrier_in_a_branch"));
+    assert!(e.instruction().is_some_and(|t| t.starts_with("bar")), "{err}");
 }
