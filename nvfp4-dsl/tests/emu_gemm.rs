@@ -7,59 +7,8 @@
 use half::f16;
 use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
 
-/// A snapshot's PTX: everything after the insta header's second `---`.
-fn ptx(snap: &str) -> String {
-    let mut dashes = 0;
-    let mut out = String::new();
-    for line in snap.lines() {
-        if dashes >= 2 {
-            out.push_str(line);
-            out.push('\n');
-        } else if line == "---" {
-            dashes += 1;
-        }
-    }
-    out
-}
-
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// E2M1 nibble -> value (sign, 2 exponent bits, 1 mantissa bit, bias 1).
-fn e2m1(n: u8) -> f64 {
-    let mag = match n & 7 {
-        0 => 0.0,
-        1 => 0.5,
-        e => {
-            let (ex, m) = (i32::from(e >> 1), f64::from(e & 1));
-            (1.0 + m / 2.0) * 2f64.powi(ex - 1)
-        }
-    };
-    if n & 8 != 0 { -mag } else { mag }
-}
-
-/// E4M3 (bias 7, no infinities, 0x7F NaN) -> value; scales are positive.
-fn e4m3(b: u8) -> f64 {
-    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
-    let mag = if b & 0x7F == 0x7F {
-        f64::NAN
-    } else if e == 0 {
-        m / 8.0 * 2f64.powi(-6)
-    } else {
-        (1.0 + m / 8.0) * 2f64.powi(e - 7)
-    };
-    if b & 0x80 != 0 { -mag } else { mag }
-}
+mod common;
+use common::{Rng, e2m1, e4m3, ptx, upload};
 
 /// A K-major NVFP4 operand: `[L][rows][K/2]` packed bytes (even K in the
 /// low nibble) and its scales, `[L][rows][K/16]`.
@@ -145,12 +94,6 @@ fn reference(a: &Operand, b: &Operand) -> Vec<f64> {
         }
     }
     out
-}
-
-fn upload(mem: &mut Memory, bytes: &[u8], writable: bool) -> u64 {
-    let a = mem.alloc(bytes.len(), writable);
-    mem.write(a, bytes).unwrap();
-    a
 }
 
 /// Runs the GEMM snapshot with tiles of `bn` columns and returns C.

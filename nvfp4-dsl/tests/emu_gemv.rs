@@ -3,48 +3,10 @@
 //! the emulator, every element checked against an f64 reference.
 
 use half::f16;
-use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue};
+use nvfp4_dsl::emu::{Memory, Module, ParamValue};
 
-fn ptx(snap: &str) -> String {
-    let mut dashes = 0;
-    let mut out = String::new();
-    for line in snap.lines() {
-        if dashes >= 2 {
-            out.push_str(line);
-            out.push('\n');
-        } else if line == "---" {
-            dashes += 1;
-        }
-    }
-    out
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-fn e2m1(n: u8) -> f64 {
-    let v = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0][usize::from(n & 7)];
-    if n & 8 != 0 { -v } else { v }
-}
-
-fn e4m3(b: u8) -> f64 {
-    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
-    let mag = if e == 0 {
-        m / 8.0 * 2f64.powi(-6)
-    } else {
-        (1.0 + m / 8.0) * 2f64.powi(e - 7)
-    };
-    if b & 0x80 != 0 { -mag } else { mag }
-}
+mod common;
+use common::{Rng, e2m1, e4m3, linear, ptx, upload};
 
 /// `[L][rows][K/2]` packed values and `[L][rows][K/16]` scales.
 struct Tensor {
@@ -59,10 +21,10 @@ impl Tensor {
         Tensor {
             rows,
             k,
-            data: (0..l * rows * k / 2).map(|_| rng.next() as u8).collect(),
+            data: (0..l * rows * k / 2).map(|_| rng.next_u64() as u8).collect(),
             scales: (0..l * rows * k / 16)
                 .map(|_| {
-                    let r = rng.next();
+                    let r = rng.next_u64();
                     (((5 + r % 4) << 3) | ((r >> 8) & 7)) as u8
                 })
                 .collect(),
@@ -75,12 +37,6 @@ impl Tensor {
         let nib = if k.is_multiple_of(2) { byte & 15 } else { byte >> 4 };
         e2m1(nib) * e4m3(self.scales[row * self.k / 16 + k / 16])
     }
-}
-
-fn upload(mem: &mut Memory, bytes: &[u8], writable: bool) -> u64 {
-    let a = mem.alloc(bytes.len(), writable);
-    mem.write(a, bytes).unwrap();
-    a
 }
 
 fn run(snap: &str, entry: &str, ksplit: u32, warps: u32) {
@@ -99,11 +55,7 @@ fn run(snap: &str, entry: &str, ksplit: u32, warps: u32) {
     let dc = upload(&mut mem, &poison, true);
     let groups = (m * l / 4) as u32;
     let per_block = warps / ksplit;
-    let launch = Launch {
-        grid: (groups.div_ceil(per_block), 1, 1),
-        block: (32 * warps, 1, 1),
-        shared_bytes: 0,
-    };
+    let launch = linear(groups.div_ceil(per_block), 32 * warps, 0);
     let params = [
         ParamValue::U64(da),
         ParamValue::U64((m * l * units) as u64),
