@@ -5,20 +5,8 @@
 use half::f16;
 use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, ParamValue};
 
-/// A snapshot's PTX: everything after the insta header's second `---`.
-fn ptx(snap: &str) -> String {
-    let mut dashes = 0;
-    let mut out = String::new();
-    for line in snap.lines() {
-        if dashes >= 2 {
-            out.push_str(line);
-            out.push('\n');
-        } else if line == "---" {
-            dashes += 1;
-        }
-    }
-    out
-}
+mod common;
+use common::{Rng, assert_located, download_u32, line_of, linear, ptx, upload_u32};
 
 macro_rules! snapshot {
     ($name:literal) => {
@@ -26,51 +14,8 @@ macro_rules! snapshot {
     };
 }
 
-/// SplitMix64, as in nvfp4-kernels' test inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-    fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * unit
-    }
-}
-
-fn upload_u32(mem: &mut Memory, data: &[u32], writable: bool) -> u64 {
-    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let a = mem.alloc(bytes.len(), writable);
-    mem.write(a, &bytes).unwrap();
-    a
-}
-
 fn upload_f32(mem: &mut Memory, data: &[f32], writable: bool) -> u64 {
     upload_u32(mem, &data.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), writable)
-}
-
-fn download_u32(mem: &Memory, addr: u64, n: usize) -> Vec<u32> {
-    mem.read(addr, n * 4)
-        .unwrap()
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-fn linear(blocks: u32, threads: u32, shared: u32) -> Launch {
-    Launch {
-        grid: (blocks, 1, 1),
-        block: (threads, 1, 1),
-        shared_bytes: shared,
-    }
 }
 
 /// A slice argument: pointer and length.
@@ -367,18 +312,11 @@ fn module(params: &str, body: &str) -> (Module, String) {
     (Module::parse(&src).unwrap(), src)
 }
 
-/// The 1-based line of the first line of `src` that contains `needle`.
-fn line_of(src: &str, needle: &str) -> u32 {
-    src.lines().position(|l| l.contains(needle)).expect("needle") as u32 + 1
-}
-
+/// [`assert_located`], and that the text names the kernel, block, thread
+/// and line.
 fn assert_names(e: &EmuError, src: &str, needle: &str, block: (u32, u32, u32), thread: (u32, u32, u32)) {
+    assert_located(e, src, needle, block, thread);
     let text = e.to_string();
-    assert_eq!(e.kernel(), Some("k"), "{text}");
-    assert_eq!(e.block(), Some(block), "{text}");
-    assert_eq!(e.thread(), Some(thread), "{text}");
-    assert_eq!(e.line(), Some(line_of(src, needle)), "{text}");
-    assert!(e.instruction().unwrap().contains(needle), "{text}");
     assert!(text.contains("kernel `k`"), "{text}");
     assert!(
         text.contains(&format!("block ({},{},{})", block.0, block.1, block.2)),
@@ -408,11 +346,7 @@ fn global_out_of_bounds_is_reported() {
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
     let out = mem.alloc(4 * 40, true);
-    let l = Launch {
-        grid: (2, 1, 1),
-        block: (64, 1, 1),
-        shared_bytes: 0,
-    };
+    let l = linear(2, 64, 0);
     let e = m.launch("k", &l, &[ParamValue::U64(out)], &mut mem).unwrap_err();
     assert_names(&e, &src, "st.global.u32", (0, 0, 0), (40, 0, 0));
     assert!(e.message().contains("out of bounds"), "{e}");
@@ -589,11 +523,7 @@ fn barrier_waiting_on_another_barrier_is_reported() {
     );
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
-    let l = Launch {
-        grid: (3, 1, 1),
-        block: (64, 1, 1),
-        shared_bytes: 0,
-    };
+    let l = linear(3, 64, 0);
     let e = m.launch("k", &l, &[ParamValue::U64(0)], &mut mem).unwrap_err();
     assert_names(&e, &src, "bar.sync 0", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("waits at barrier 1"), "{e}");
