@@ -6,6 +6,9 @@
 
 use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, ParamValue, TensorMap2d};
 
+mod common;
+use common::{assert_error, download_u32, linear, pattern, upload};
+
 const HEAD: &str = ".version 8.7\n.target sm_100a\n.address_size 64\n";
 
 /// Registers every kernel here declares.
@@ -20,59 +23,9 @@ fn module(shared: &str, params: &str, body: &str) -> (Module, String) {
     }
 }
 
-fn line_of(src: &str, needle: &str) -> u32 {
-    src.lines().position(|l| l.contains(needle)).expect("needle") as u32 + 1
-}
-
-/// Checks that `e` names kernel `k`, the block, the thread and the line of
-/// the first line containing `needle`, and that its message has `msg`.
-fn assert_error(e: &EmuError, src: &str, needle: &str, block: (u32, u32, u32), thread: (u32, u32, u32), msg: &str) {
-    let text = e.to_string();
-    assert_eq!(e.kernel(), Some("k"), "{text}");
-    assert_eq!(e.block(), Some(block), "{text}");
-    assert_eq!(e.thread(), Some(thread), "{text}");
-    assert_eq!(e.line(), Some(line_of(src, needle)), "{text}");
-    assert!(e.instruction().unwrap().contains(needle), "{text}");
-    assert!(
-        text.contains("kernel `k`") && text.contains(&format!("line {}", line_of(src, needle))),
-        "{text}"
-    );
-    assert!(e.message().contains(msg), "expected `{msg}` in: {text}");
-}
-
+/// One block of `n` threads.
 fn threads(n: u32, shared: u32) -> Launch {
-    Launch {
-        grid: (1, 1, 1),
-        block: (n, 1, 1),
-        shared_bytes: shared,
-    }
-}
-
-fn upload(mem: &mut Memory, bytes: &[u8], writable: bool) -> u64 {
-    let a = mem.alloc(bytes.len(), writable);
-    mem.write(a, bytes).unwrap();
-    a
-}
-
-fn words(mem: &Memory, addr: u64, n: usize) -> Vec<u32> {
-    mem.read(addr, 4 * n)
-        .unwrap()
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// Deterministic bytes.
-fn pattern(n: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
+    linear(1, n, shared)
 }
 
 // ----- parameters -----
@@ -105,7 +58,7 @@ fn parameter_addresses_are_readable_and_read_only() {
         &mut mem,
     )
     .unwrap();
-    let w = words(&mem, out, 8);
+    let w = download_u32(&mem, out, 8);
     let le = |o: usize| u32::from_le_bytes(blob[o..o + 4].try_into().unwrap());
     assert_eq!([w[0], w[1]], [le(8), le(12)], "generic load through cvta.param");
     assert_eq!(w[2], 1, "cvta.to.param undoes cvta.param");
@@ -165,7 +118,7 @@ fn set_writable_controls_kernel_stores() {
     mem.set_writable(buf, true).unwrap();
     m.launch("k", &threads(1, 0), &[ParamValue::U64(buf)], &mut mem)
         .unwrap();
-    assert_eq!(words(&mem, buf, 1), vec![5]);
+    assert_eq!(download_u32(&mem, buf, 1), vec![5]);
     assert!(mem.set_writable(buf + 4, true).is_err());
 }
 
@@ -219,7 +172,7 @@ fn mbarrier_phases_parity_and_transaction_bytes() {
         &mut mem,
     )
     .unwrap();
-    let w = words(&mem, out, 12);
+    let w = download_u32(&mem, out, 12);
     assert_eq!(w[0], 1, "a fresh barrier (phase 0) reports parity 1 complete");
     assert_eq!(w[1], 0, "... and parity 0 not");
     assert_eq!(w[2], 0, "both arrivals in, 32 transaction bytes pending");
@@ -295,9 +248,9 @@ $L_next:
         t = 2 * (t + 1);
     }
     assert!(
-        words(&mem, out, 64).iter().all(|&w| w == t),
+        download_u32(&mem, out, 64).iter().all(|&w| w == t),
         "{:?}",
-        words(&mem, out, 64)
+        download_u32(&mem, out, 64)
     );
 }
 
