@@ -4,55 +4,12 @@
 //! shared-memory layout compared bit for bit with an f64 computation here,
 //! and every error, with its kernel, block, thread and line.
 
-use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, ParamValue};
+use nvfp4_dsl::emu::{EmuError, Memory, Module, ParamValue};
+
+mod common;
+use common::{Rng, assert_error, download_u32, e2m1, e4m3, linear, upload};
 
 const HEAD: &str = ".version 8.7\n.target sm_100a\n.address_size 64\n";
-
-fn line_of(src: &str, needle: &str) -> u32 {
-    src.lines().position(|l| l.contains(needle)).expect("needle") as u32 + 1
-}
-
-/// Checks that `e` names kernel `k`, the block, the thread and the first
-/// line containing `needle`, and that its message contains `msg`.
-fn assert_error(e: &EmuError, src: &str, needle: &str, block: (u32, u32, u32), thread: (u32, u32, u32), msg: &str) {
-    let text = e.to_string();
-    assert_eq!(e.kernel(), Some("k"), "{text}");
-    assert_eq!(e.block(), Some(block), "{text}");
-    assert_eq!(e.thread(), Some(thread), "{text}");
-    assert_eq!(e.line(), Some(line_of(src, needle)), "{text}");
-    assert!(e.instruction().unwrap().contains(needle), "{text}");
-    assert!(
-        text.contains("kernel `k`") && text.contains(&format!("line {}", line_of(src, needle))),
-        "{text}"
-    );
-    assert!(e.message().contains(msg), "expected `{msg}` in: {text}");
-}
-
-fn upload(mem: &mut Memory, bytes: &[u8]) -> u64 {
-    let a = mem.alloc(bytes.len(), false);
-    mem.write(a, bytes).unwrap();
-    a
-}
-
-fn words(mem: &Memory, addr: u64, n: usize) -> Vec<u32> {
-    mem.read(addr, 4 * n)
-        .unwrap()
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 // ----- small kernels -----
 
@@ -72,14 +29,10 @@ fn run_small(body: &str, blocks: u32, threads: u32) -> (Result<Vec<u32>, EmuErro
     let (m, src) = small(body);
     let mut mem = Memory::new();
     let out = mem.alloc(4 * 4096, true);
-    let l = Launch {
-        grid: (blocks, 1, 1),
-        block: (threads, 1, 1),
-        shared_bytes: 0,
-    };
+    let l = linear(blocks, threads, 0);
     let r = m
         .launch("k", &l, &[ParamValue::U64(out)], &mut mem)
-        .map(|_| words(&mem, out, 4096));
+        .map(|_| download_u32(&mem, out, 4096));
     (r, src)
 }
 
@@ -455,20 +408,9 @@ fn mma_kernel(o: &Opts) -> String {
     s
 }
 
-fn e2m1(n: u8) -> f64 {
-    let v = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0][(n & 7) as usize];
-    if n & 8 != 0 { -v } else { v }
-}
-
+/// An unsigned E4M3 scale (the sign bit ignored).
 fn ue4m3(b: u8) -> f64 {
-    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
-    if b & 0x7F == 0x7F {
-        f64::NAN
-    } else if e == 0 {
-        m * 2f64.powi(-9)
-    } else {
-        (8.0 + m) * 2f64.powi(e - 10)
-    }
+    e4m3(b & 0x7F)
 }
 
 /// Inputs of one MMA: A 128 x 32 bytes, B n x 32 bytes, per-row scales.
@@ -483,7 +425,7 @@ impl Data {
     fn random(n: u32, seed: u64, nan: bool) -> Data {
         let mut r = Rng(seed);
         let mut scale = || {
-            let x = r.next();
+            let x = r.next_u64();
             (((4 + x % 6) << 3) | ((x >> 8) & 7)) as u8
         };
         let mut sfa: Vec<[u8; 4]> = (0..128).map(|_| [scale(), scale(), scale(), scale()]).collect();
@@ -494,8 +436,8 @@ impl Data {
         }
         let mut r = Rng(seed ^ 0x55);
         Data {
-            a: (0..128 * 32).map(|_| r.next() as u8).collect(),
-            b: (0..n * 32).map(|_| r.next() as u8).collect(),
+            a: (0..128 * 32).map(|_| r.next_u64() as u8).collect(),
+            b: (0..n * 32).map(|_| r.next_u64() as u8).collect(),
             sfa,
             sfb,
         }
@@ -534,9 +476,9 @@ fn run_mma(o: &Opts, d: &Data) -> (Result<Vec<u32>, EmuError>, String) {
     let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
     let mut mem = Memory::new();
     let (a, b, sf) = (
-        upload(&mut mem, &d.a),
-        upload(&mut mem, &d.b),
-        upload(&mut mem, &d.sf_bytes()),
+        upload(&mut mem, &d.a, false),
+        upload(&mut mem, &d.b, false),
+        upload(&mut mem, &d.sf_bytes(), false),
     );
     let out = mem.alloc((128 * o.ld_cols * 4) as usize, true);
     let params = [
@@ -548,14 +490,10 @@ fn run_mma(o: &Opts, d: &Data) -> (Result<Vec<u32>, EmuError>, String) {
         ParamValue::U64(o.desc_hi()),
         ParamValue::U32(o.idesc()),
     ];
-    let launch = Launch {
-        grid: (1, 1, 1),
-        block: (128, 1, 1),
-        shared_bytes: 34816,
-    };
+    let launch = linear(1, 128, 34816);
     let r = m
         .launch("k", &launch, &params, &mut mem)
-        .map(|_| words(&mem, out, (128 * o.ld_cols) as usize));
+        .map(|_| download_u32(&mem, out, (128 * o.ld_cols) as usize));
     (r, src)
 }
 
@@ -661,9 +599,9 @@ fn bad_descriptors_are_rejected() {
         let m = Module::parse(&src).unwrap();
         let mut mem = Memory::new();
         let (a, b, sf) = (
-            upload(&mut mem, &d.a),
-            upload(&mut mem, &d.b),
-            upload(&mut mem, &d.sf_bytes()),
+            upload(&mut mem, &d.a, false),
+            upload(&mut mem, &d.b, false),
+            upload(&mut mem, &d.sf_bytes(), false),
         );
         let out = mem.alloc(128 * 8 * 4, true);
         let params = [
@@ -675,11 +613,7 @@ fn bad_descriptors_are_rejected() {
             ParamValue::U64(o.desc_hi()),
             ParamValue::U32(idesc),
         ];
-        let launch = Launch {
-            grid: (1, 1, 1),
-            block: (128, 1, 1),
-            shared_bytes: 34816,
-        };
+        let launch = linear(1, 128, 34816);
         let e = m.launch("k", &launch, &params, &mut mem).unwrap_err();
         assert_error(&e, &src, mma, (0, 0, 0), (0, 0, 0), "");
         e.message().to_string()
