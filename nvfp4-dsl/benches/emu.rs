@@ -7,44 +7,13 @@
 use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
 use std::time::{Duration, Instant};
 
-/// A snapshot's PTX: everything after the insta header's second `---`.
-fn ptx(snap: &str) -> String {
-    let mut dashes = 0;
-    let mut out = String::new();
-    for line in snap.lines() {
-        if dashes >= 2 {
-            out.push_str(line);
-            out.push('\n');
-        } else if line == "---" {
-            dashes += 1;
-        }
-    }
-    out
-}
-
-fn upload(mem: &mut Memory, words: &[u32], writable: bool) -> u64 {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let a = mem.alloc(bytes.len(), writable);
-    mem.write(a, &bytes).expect("upload");
-    a
-}
-
-/// Pseudo-random words (xorshift).
-fn words(n: usize, seed: u32) -> Vec<u32> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        })
-        .collect()
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{le_bytes, linear, ptx, upload, upload_u32, xorshift};
 
 /// Small floats in [0.25, 4) with random signs, as bits.
 fn floats(n: usize, seed: u32) -> Vec<u32> {
-    words(n, seed)
+    xorshift(n, seed)
         .into_iter()
         .map(|w| {
             let m = 0.25 + 3.75 * (w >> 8) as f32 / (1u32 << 24) as f32;
@@ -101,26 +70,20 @@ fn run(case: &mut Case) {
 fn gemm_case(name: &'static str, snap: &str, entry: &'static str, bn: usize, (m, n, k): (usize, usize, usize)) -> Case {
     let module = Module::parse(&ptx(snap)).expect("ptx");
     let mut mem = Memory::new();
-    let bytes = |w: Vec<u32>| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
-    let mut upload_bytes = |b: &[u8], writable: bool| {
-        let a = mem.alloc(b.len(), writable);
-        mem.write(a, b).expect("upload");
-        a
-    };
-    let a = upload_bytes(&bytes(words(m * k / 8, 8)), false);
-    let b = upload_bytes(&bytes(words(n * k / 8, 9)), false);
+    let a = upload_u32(&mut mem, &xorshift(m * k / 8, 8), false);
+    let b = upload_u32(&mut mem, &xorshift(n * k / 8, 9), false);
     // Scales: e4m3 with exponent field 5..=8 (0.25 to 3.75).
     let scales = |rows: usize, seed| -> Vec<u8> {
-        bytes(words(rows * k / 64, seed))
+        le_bytes(&xorshift(rows * k / 64, seed))
             .into_iter()
             .map(|x| ((5 + (x & 3)) << 3) | ((x >> 2) & 7))
             .collect()
     };
     let sfa_bytes = scales(m, 10);
     let sfb_bytes = scales(n, 11);
-    let sfa = upload_bytes(&sfa_bytes, false);
-    let sfb = upload_bytes(&sfb_bytes, false);
-    let c = upload_bytes(&vec![0; m * n * 2], true);
+    let sfa = upload(&mut mem, &sfa_bytes, false);
+    let sfb = upload(&mut mem, &sfb_bytes, false);
+    let c = upload(&mut mem, &vec![0; m * n * 2], true);
     let map = |base, rows: usize, box_rows: usize| TensorMap2d {
         base,
         row_bytes: (k / 2) as u64,
@@ -166,8 +129,8 @@ fn main() {
         let module = Module::parse(&ptx(include_str!("../../snapshots/saxpy__default__sm_90.snap"))).expect("ptx");
         let n = 1 << 20;
         let mut mem = Memory::new();
-        let x = upload(&mut mem, &floats(n, 1), false);
-        let y = upload(&mut mem, &floats(n, 2), true);
+        let x = upload_u32(&mut mem, &floats(n, 1), false);
+        let y = upload_u32(&mut mem, &floats(n, 2), true);
         let params = vec![
             ParamValue::U64(x),
             ParamValue::U64(n as u64),
@@ -179,11 +142,7 @@ fn main() {
             name: "saxpy (2^20)",
             module,
             entry: "saxpy",
-            launch: Launch {
-                grid: ((n / 256) as u32, 1, 1),
-                block: (256, 1, 1),
-                shared_bytes: 0,
-            },
+            launch: linear((n / 256) as u32, 256, 0),
             params,
             mem,
             macs: 0,
@@ -195,8 +154,8 @@ fn main() {
         let module = Module::parse(&ptx(include_str!("../../snapshots/mixed_ops__default__sm_90.snap"))).expect("ptx");
         let n = 1 << 14;
         let mut mem = Memory::new();
-        let xs = upload(&mut mem, &words(n, 3), false);
-        let fs = upload(&mut mem, &floats(n, 4), false);
+        let xs = upload_u32(&mut mem, &xorshift(n, 3), false);
+        let fs = upload_u32(&mut mem, &floats(n, 4), false);
         let hs: Vec<u32> = floats(n / 2, 5)
             .into_iter()
             .map(|f| {
@@ -204,10 +163,10 @@ fn main() {
                 h | (h << 16)
             })
             .collect();
-        let hs = upload(&mut mem, &hs, false);
-        let ou = upload(&mut mem, &vec![0; n * 8], true);
-        let of = upload(&mut mem, &vec![0; n * 4], true);
-        let oh = upload(&mut mem, &vec![0; n * 3], true);
+        let hs = upload_u32(&mut mem, &hs, false);
+        let ou = upload_u32(&mut mem, &vec![0; n * 8], true);
+        let of = upload_u32(&mut mem, &vec![0; n * 4], true);
+        let oh = upload_u32(&mut mem, &vec![0; n * 3], true);
         let mut params = Vec::new();
         for (a, len) in [(xs, n), (fs, n), (hs, n), (ou, n * 8), (of, n * 4), (oh, n * 3)] {
             params.push(ParamValue::U64(a));
@@ -217,11 +176,7 @@ fn main() {
             name: "mixed_ops (2^14)",
             module,
             entry: "mixed_ops",
-            launch: Launch {
-                grid: ((n / 256) as u32, 1, 1),
-                block: (256, 1, 1),
-                shared_bytes: 0,
-            },
+            launch: linear((n / 256) as u32, 256, 0),
             params,
             mem,
             macs: 0,
@@ -233,8 +188,8 @@ fn main() {
         let module = Module::parse(&ptx(include_str!("../../snapshots/block_sum__default__sm_90.snap"))).expect("ptx");
         let (n, blocks) = (1 << 22, 132u32);
         let mut mem = Memory::new();
-        let x = upload(&mut mem, &floats(n, 6), false);
-        let p = upload(&mut mem, &vec![0; blocks as usize], true);
+        let x = upload_u32(&mut mem, &floats(n, 6), false);
+        let p = upload_u32(&mut mem, &vec![0; blocks as usize], true);
         let params = vec![
             ParamValue::U64(x),
             ParamValue::U64(n as u64),
@@ -246,11 +201,7 @@ fn main() {
             name: "block_sum (2^22)",
             module,
             entry: "block_sum",
-            launch: Launch {
-                grid: (blocks, 1, 1),
-                block: (1024, 1, 1),
-                shared_bytes: 0,
-            },
+            launch: linear(blocks, 1024, 0),
             params,
             mem,
             macs: 0,
@@ -263,8 +214,8 @@ fn main() {
         let (tiles, w) = (16u32, 16384u32);
         let n = (tiles * w) as usize;
         let mut mem = Memory::new();
-        let s = upload(&mut mem, &words(n, 7), false);
-        let d = upload(&mut mem, &vec![0; n], true);
+        let s = upload_u32(&mut mem, &xorshift(n, 7), false);
+        let d = upload_u32(&mut mem, &vec![0; n], true);
         let params = vec![
             ParamValue::U64(s),
             ParamValue::U64(n as u64),
@@ -276,11 +227,7 @@ fn main() {
             name: "tile_mirror<4> (16x64K)",
             module,
             entry: "tile_mirror__vecs_4",
-            launch: Launch {
-                grid: (tiles, 1, 1),
-                block: (256, 1, 1),
-                shared_bytes: w * 4,
-            },
+            launch: linear(tiles, 256, w * 4),
             params,
             mem,
             macs: 0,
