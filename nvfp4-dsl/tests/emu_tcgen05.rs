@@ -136,43 +136,34 @@ fn tcgen05_cp_warpx4_places_rows_in_all_four_quarters() {
 
 #[test]
 fn tensor_memory_errors_are_reported() {
+    // The error of a kernel that must fail, and its source.
+    let fail = |body: &str, blocks, threads| {
+        let (r, src) = run_small(body, blocks, threads);
+        (r.unwrap_err(), src)
+    };
     // A partial warp allocates.
-    let (r, src) = run_small(
+    let (e, src) = fail(
         "\tsetp.lt.u32 %p2, %r1, 16;\n\t@%p2 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\tret;\n",
         1,
         32,
     );
-    assert_error(
-        &r.unwrap_err(),
-        &src,
-        "tcgen05.alloc",
-        (0, 0, 0),
-        (0, 0, 0),
-        ".sync.aligned",
-    );
+    assert_error(&e, &src, "tcgen05.alloc", (0, 0, 0), (0, 0, 0), ".sync.aligned");
     // Not enough columns: warp 0 takes 512, warp 1 asks for 32.
-    let (r, src) = run_small(
+    let (e, src) = fail(
         "\t@%p1 bra $L_w0;\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\tret;\n$L_w0:\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 512;\n\tbar.sync 0;\n\tret;\n",
         1,
         64,
     );
-    assert_error(
-        &r.unwrap_err(),
-        &src,
-        "[slot], 32",
-        (0, 0, 0),
-        (32, 0, 0),
-        "cannot be satisfied",
-    );
+    assert_error(&e, &src, "[slot], 32", (0, 0, 0), (32, 0, 0), "cannot be satisfied");
     // After relinquishing the permit.
-    let (r, src) = run_small(
+    let (e, src) = fail(
         "\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\ttcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 32;\n\tret;\n",
         1,
         32,
     );
-    assert_error(&r.unwrap_err(), &src, "[sm], 32", (0, 0, 0), (0, 0, 0), "relinquish");
+    assert_error(&e, &src, "[sm], 32", (0, 0, 0), (0, 0, 0), "relinquish");
     // Block 1 forgets to free: named with the allocating thread and line.
-    let (r, src) = run_small(
+    let (e, src) = fail(
         &format!(
             "{}\tmov.u32 %r3, %ctaid.x;\n\tsetp.eq.u32 %p3, %r3, 1;\n\t@%p3 ret;\n{}",
             alloc(128),
@@ -182,7 +173,7 @@ fn tensor_memory_errors_are_reported() {
         64,
     );
     assert_error(
-        &r.unwrap_err(),
+        &e,
         &src,
         "tcgen05.alloc",
         (1, 0, 0),
@@ -190,27 +181,20 @@ fn tensor_memory_errors_are_reported() {
         "tensor memory not freed",
     );
     // A deallocation that does not match the allocation.
-    let (r, src) = run_small(&format!("{}{}", alloc(128), dealloc(64)), 1, 32);
-    assert_error(
-        &r.unwrap_err(),
-        &src,
-        "tcgen05.dealloc",
-        (0, 0, 0),
-        (0, 0, 0),
-        "does not match",
-    );
+    let (e, src) = fail(&format!("{}{}", alloc(128), dealloc(64)), 1, 32);
+    assert_error(&e, &src, "tcgen05.dealloc", (0, 0, 0), (0, 0, 0), "does not match");
     // Loads: outside the allocation, from another warp's lanes, of cells
     // never written, without any allocation.
-    let (r, src) = run_small(&format!("{}{}{}", alloc(32), ld_quarter(16, 32), dealloc(32)), 1, 64);
+    let (e, src) = fail(&format!("{}{}{}", alloc(32), ld_quarter(16, 32), dealloc(32)), 1, 64);
     assert_error(
-        &r.unwrap_err(),
+        &e,
         &src,
         "tcgen05.ld",
         (0, 0, 0),
         (0, 0, 0),
         "outside this block's allocation",
     );
-    let (r, src) = run_small(
+    let (e, src) = fail(
         &format!(
             "{}\t@%p1 bra $L_skip;\n\ttcgen05.ld.sync.aligned.32x32b.x2.b32 {{%r20, %r21}}, [%r10];\n$L_skip:\n{}",
             alloc(32),
@@ -220,14 +204,14 @@ fn tensor_memory_errors_are_reported() {
         64,
     );
     assert_error(
-        &r.unwrap_err(),
+        &e,
         &src,
         "tcgen05.ld",
         (0, 0, 0),
         (32, 0, 0),
         "warp 1 may access only tensor-memory lanes 32..64",
     );
-    let (r, src) = run_small(
+    let (e, src) = fail(
         &format!(
             "{}\tmov.u32 %r20, 1;\n\tshl.b32 %r4, %r2, 21;\n\tadd.u32 %r5, %r10, %r4;\n\ttcgen05.st.sync.aligned.32x32b.x1.b32 [%r5], {{%r20}};\n{}{}",
             alloc(32),
@@ -238,26 +222,19 @@ fn tensor_memory_errors_are_reported() {
         64,
     );
     assert_error(
-        &r.unwrap_err(),
+        &e,
         &src,
         "tcgen05.ld",
         (0, 0, 0),
         (0, 0, 0),
         "read of tensor memory never written: lane 0, column 1",
     );
-    let (r, src) = run_small(
+    let (e, src) = fail(
         "\tmov.u32 %r10, 0;\n\ttcgen05.ld.sync.aligned.32x32b.x1.b32 {%r20}, [%r10];\n\tret;\n",
         1,
         32,
     );
-    assert_error(
-        &r.unwrap_err(),
-        &src,
-        "tcgen05.ld",
-        (0, 0, 0),
-        (0, 0, 0),
-        "has not allocated",
-    );
+    assert_error(&e, &src, "tcgen05.ld", (0, 0, 0), (0, 0, 0), "has not allocated");
 }
 
 #[test]
