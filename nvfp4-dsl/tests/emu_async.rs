@@ -51,13 +51,16 @@ fn parameter_addresses_are_readable_and_read_only() {
     let mut mem = Memory::new();
     let out = mem.alloc(32, true);
     let blob = pattern(128, 3);
-    m.launch(
-        "k",
-        &threads(32, 0),
-        &[ParamValue::U64(out), ParamValue::Bytes(blob.clone())],
-        &mut mem,
-    )
-    .unwrap();
+    // Launches `m` on `n` threads with `out` and the bytes `blob`.
+    let launch = |m: &Module, n: u32, blob: &[u8], mem: &mut Memory| {
+        m.launch(
+            "k",
+            &threads(n, 0),
+            &[ParamValue::U64(out), ParamValue::Bytes(blob.to_vec())],
+            mem,
+        )
+    };
+    launch(&m, 32, &blob, &mut mem).unwrap();
     let w = download_u32(&mem, out, 8);
     let le = |o: usize| u32::from_le_bytes(blob[o..o + 4].try_into().unwrap());
     assert_eq!([w[0], w[1]], [le(8), le(12)], "generic load through cvta.param");
@@ -68,36 +71,15 @@ fn parameter_addresses_are_readable_and_read_only() {
     let body =
         "\tmov.b64 %rd2, blob;\n\tcvta.param.u64 %rd3, %rd2;\n\tmov.u32 %r1, 1;\n\tst.u32 [%rd3+4], %r1;\n\tret;\n";
     let (m, src) = module("", params, body);
-    let e = m
-        .launch(
-            "k",
-            &threads(2, 0),
-            &[ParamValue::U64(out), ParamValue::Bytes(blob.clone())],
-            &mut mem,
-        )
-        .unwrap_err();
+    let e = launch(&m, 2, &blob, &mut mem).unwrap_err();
     assert_error(&e, &src, "st.u32 [%rd3+4]", (0, 0, 0), (0, 0, 0), "read-only");
     // ... and reads past them are out of bounds.
     let body = "\tmov.b64 %rd2, blob;\n\tcvta.param.u64 %rd3, %rd2;\n\tld.u32 %r1, [%rd3+128];\n\tret;\n";
     let (m, src) = module("", params, body);
-    let e = m
-        .launch(
-            "k",
-            &threads(1, 0),
-            &[ParamValue::U64(out), ParamValue::Bytes(blob.clone())],
-            &mut mem,
-        )
-        .unwrap_err();
+    let e = launch(&m, 1, &blob, &mut mem).unwrap_err();
     assert_error(&e, &src, "ld.u32", (0, 0, 0), (0, 0, 0), "outside the kernel's");
     // Byte arrays must have the declared size.
-    let e = m
-        .launch(
-            "k",
-            &threads(1, 0),
-            &[ParamValue::U64(out), ParamValue::Bytes(vec![0; 64])],
-            &mut mem,
-        )
-        .unwrap_err();
+    let e = launch(&m, 1, &[0; 64], &mut mem).unwrap_err();
     assert!(e.message().contains("parameter 1 `blob` is 128 bytes"), "{e}");
 }
 
