@@ -448,7 +448,15 @@ impl Data {
     }
 }
 
+/// Runs the one-MMA kernel of `o` on `d`: the `ld_cols` words read back
+/// per lane (or the error), and the PTX.
 fn run_mma(o: &Opts, d: &Data) -> (Result<Vec<u32>, EmuError>, String) {
+    run_mma_with(o, d, o.desc_hi(), o.idesc())
+}
+
+/// [`run_mma`] with the A descriptor's high bits `a_hi` and the instruction
+/// descriptor `idesc` given.
+fn run_mma_with(o: &Opts, d: &Data, a_hi: u64, idesc: u32) -> (Result<Vec<u32>, EmuError>, String) {
     let src = mma_kernel(o);
     let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
     let mut mem = Memory::new();
@@ -463,9 +471,9 @@ fn run_mma(o: &Opts, d: &Data) -> (Result<Vec<u32>, EmuError>, String) {
         ParamValue::U64(b),
         ParamValue::U64(sf),
         ParamValue::U64(out),
+        ParamValue::U64(a_hi),
         ParamValue::U64(o.desc_hi()),
-        ParamValue::U64(o.desc_hi()),
-        ParamValue::U32(o.idesc()),
+        ParamValue::U32(idesc),
     ];
     let launch = linear(1, 128, 34816);
     let r = m
@@ -572,26 +580,8 @@ fn bad_descriptors_are_rejected() {
     let mma = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X";
     let o = Opts::new(8, 128);
     let run = |a_hi: u64, idesc: u32| {
-        let src = mma_kernel(&o);
-        let m = Module::parse(&src).unwrap();
-        let mut mem = Memory::new();
-        let (a, b, sf) = (
-            upload(&mut mem, &d.a, false),
-            upload(&mut mem, &d.b, false),
-            upload(&mut mem, &d.sf_bytes(), false),
-        );
-        let out = mem.alloc(128 * 8 * 4, true);
-        let params = [
-            ParamValue::U64(a),
-            ParamValue::U64(b),
-            ParamValue::U64(sf),
-            ParamValue::U64(out),
-            ParamValue::U64(a_hi),
-            ParamValue::U64(o.desc_hi()),
-            ParamValue::U32(idesc),
-        ];
-        let launch = linear(1, 128, 34816);
-        let e = m.launch("k", &launch, &params, &mut mem).unwrap_err();
+        let (r, src) = run_mma_with(&o, &d, a_hi, idesc);
+        let e = r.unwrap_err();
         assert_error(&e, &src, mma, (0, 0, 0), (0, 0, 0), "");
         e.message().to_string()
     };
