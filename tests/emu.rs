@@ -170,3 +170,18 @@ fn a_faulting_launch_is_an_error_naming_kernel_block_thread_and_line() {
     assert_eq!(e.kernel(), Some("barrier_in_a_branch"));
     assert!(e.instruction().is_some_and(|t| t.starts_with("bar")), "{err}");
 }
+
+#[test]
+#[ignore = "minutes in a debug build; run with `cargo test --release -p nvfp4-tests --test emu -- --ignored`"]
+fn the_gemm_matches_the_reference_on_the_task_shapes_on_the_emulator() {
+    let device = Device::emulator(Target::Sm100a);
+    let mut rng = Rng::new(43);
+    let bench = gemm::BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1));
+    for (m, n, k, l) in gemm::TEST_SHAPES.into_iter().chain(bench) {
+        for bn in [128, 256].into_iter().filter(|bn| n.is_multiple_of(*bn)) {
+            gemm::check_gemm(&device, &mut rng, (m, n, k, l), Inputs::Wide, bn, None)
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k}x{l} BN={bn}: {e}"));
+            println!("GEMM M={m} N={n} K={k} L={l} BN={bn}: every output within 1e-3 of the f64 reference");
+        }
+    }
+}
