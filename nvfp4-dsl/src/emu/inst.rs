@@ -369,6 +369,15 @@ impl<'a> Mods<'a> {
         }
     }
 
+    /// Removes each modifier of `table` that is present and returns the OR
+    /// of their flag bits.
+    pub fn flags(&mut self, table: &[(&str, u32)]) -> u32 {
+        table
+            .iter()
+            .filter(|(m, _)| self.take(m))
+            .fold(0, |acc, (_, bit)| acc | bit)
+    }
+
     /// Removes the first of `ms` present and returns its index.
     pub fn take_any(&mut self, ms: &[&str]) -> Option<usize> {
         for (k, m) in ms.iter().enumerate() {

@@ -44,19 +44,7 @@ const TF32_FMT: Fmt = Fmt {
 pub(super) fn cvt(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
     let irnd = m.irnd();
     let frnd = m.rnd(true);
-    let mut flags = 0;
-    if m.take("ftz") {
-        flags |= FTZ;
-    }
-    if m.take("sat") {
-        flags |= SAT;
-    }
-    if m.take("relu") {
-        flags |= RELU;
-    }
-    if m.take("satfinite") {
-        flags |= SATFINITE;
-    }
+    let flags = m.flags(&[("ftz", FTZ), ("sat", SAT), ("relu", RELU), ("satfinite", SATFINITE)]);
     let at = m.ty()?;
     let dt = m.ty()?;
     if irnd.is_some() && frnd.is_some() {

@@ -158,16 +158,7 @@ fn arith(op: u8, a: u64, b: u64, c: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
 
 fn decode_arith(d: &Dec<'_>, m: &mut Mods<'_>, op: u8) -> R {
     let rnd = m.rnd(false);
-    let mut flags = 0;
-    if m.take("ftz") {
-        flags |= FTZ;
-    }
-    if m.take("sat") {
-        flags |= SAT;
-    }
-    if m.take("relu") {
-        flags |= RELU;
-    }
+    let mut flags = m.flags(&[("ftz", FTZ), ("sat", SAT), ("relu", RELU)]);
     if op == DIV {
         if m.take("approx") {
             flags |= APPROX | APPROX_DIV;
@@ -463,13 +454,7 @@ fn exec_testp(c: &mut Ctx<'_>, i: &Inst) -> X {
 // ----- min / max -----
 
 pub(super) fn minmax(d: &Dec<'_>, m: &mut Mods<'_>, max: bool) -> R {
-    let mut flags = 0;
-    if m.take("ftz") {
-        flags |= FTZ;
-    }
-    if m.take("NaN") {
-        flags |= NAN;
-    }
+    let mut flags = m.flags(&[("ftz", FTZ), ("NaN", NAN), ("relu", RELU)]);
     if m.take("xorsign") {
         if !m.take("abs") {
             return Err("`.xorsign` needs `.abs`".into());
@@ -477,9 +462,6 @@ pub(super) fn minmax(d: &Dec<'_>, m: &mut Mods<'_>, max: bool) -> R {
         flags |= XORSIGN;
     } else if m.take("abs") {
         return Err("`.abs` on min/max is supported with `.xorsign` only".into());
-    }
-    if m.take("relu") {
-        flags |= RELU;
     }
     let ty = float_ty(m, ALL)?;
     let three = d.args.len() == 4;
