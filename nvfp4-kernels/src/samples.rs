@@ -152,6 +152,15 @@ pub struct SampleReport {
     pub what: String,
     /// Output elements compared against the CPU.
     pub checked: usize,
+    /// The output buffers' bytes, concatenated: two devices' runs on the
+    /// same inputs can be compared bit for bit (see `fidelity`).
+    pub output: Vec<u8>,
+}
+
+/// The bytes of a slice of device-copyable values.
+pub(crate) fn bytes_of<T: nvfp4_dsl::DeviceCopy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: `DeviceCopy` types are plain data without padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
 }
 
 fn mismatch(kernel: &str, index: usize, got: impl std::fmt::Debug, want: impl std::fmt::Debug) -> Error {
@@ -181,6 +190,7 @@ pub fn check_saxpy(device: &Device, rng: &mut Rng, n: usize) -> Result<SampleRep
         name: "saxpy",
         what: format!("n = {n}"),
         checked: n,
+        output: bytes_of(&got),
     })
 }
 
@@ -216,6 +226,7 @@ pub fn check_block_sum(device: &Device, rng: &mut Rng, n: usize, blocks: u32) ->
         name: "block_sum",
         what: format!("n = {n}, {blocks} blocks of {threads}"),
         checked: blocks as usize,
+        output: bytes_of(&got),
     })
 }
 
@@ -261,6 +272,7 @@ pub fn check_tile_mirror(
         name: "tile_mirror",
         what: format!("VECS = {vecs}, {tiles} tiles of {} KiB", words * 4 / 1024),
         checked: n,
+        output: bytes_of(&got),
     })
 }
 
@@ -402,6 +414,7 @@ pub fn check_mixed_ops(device: &Device, rng: &mut Rng, n: usize) -> Result<Sampl
         name: "mixed_ops",
         what: format!("{n} threads"),
         checked: want_u.len() + want_f.len() + want_h.len(),
+        output: [bytes_of(&got_u), bytes_of(&got_f), bytes_of(&got_h)].concat(),
     })
 }
 
