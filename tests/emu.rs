@@ -3,6 +3,7 @@
 //! each against its CPU reference on random inputs with poisoned outputs.
 
 use nvfp4_dsl::{Device, E4m3, LaunchConfig, Target};
+use nvfp4_kernels::gemm::GemmKernel;
 use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::rng::Rng;
@@ -79,7 +80,8 @@ fn the_gemm_matches_the_reference_on_the_sm100a_emulator() {
         ((128, 512, 2304, 1), 256, Inputs::Wide),
         ((256, 384, 512, 2), 128, Inputs::Task),
     ] {
-        gemm::check_gemm(&device, &mut rng, shape, kind, bn, None).unwrap_or_else(|e| panic!("{shape:?} BN={bn}: {e}"));
+        gemm::check_gemm(&device, &mut rng, shape, kind, Some(GemmKernel::Sm100 { bn }), None)
+            .unwrap_or_else(|e| panic!("{shape:?} BN={bn}: {e}"));
     }
 }
 
@@ -94,8 +96,15 @@ fn the_gemm_check_fails_when_a_scales_are_permuted() {
         let (first, rest) = scales.split_at_mut(512);
         first.swap_with_slice(&mut rest[..512]);
     };
-    let err = gemm::check_gemm(&device, &mut rng, (128, 128, 512, 1), Inputs::Wide, 128, Some(&permute))
-        .expect_err("permuted scales must not match the reference");
+    let err = gemm::check_gemm(
+        &device,
+        &mut rng,
+        (128, 128, 512, 1),
+        Inputs::Wide,
+        None,
+        Some(&permute),
+    )
+    .expect_err("permuted scales must not match the reference");
     assert!(matches!(err, Error::Mismatch(_)), "{err}");
 }
 
@@ -120,6 +129,68 @@ fn the_fidelity_run_is_deterministic_on_the_emulator() {
 pub fn read_past_the_end(x: &[u32], y: &mut [u32]) {
     let i = nvfp4_dsl::prelude::thread_idx_x() as usize;
     y[i] = x[i + 1];
+}
+
+/// Integer division and remainder by powers of two, which the compiler
+/// lowers to shifts and masks: 8 results per input.
+#[nvfp4_dsl::kernel(targets(sm_90))]
+pub fn divide_by_powers_of_two(x: &[u32], out_u: &mut [u32], out_i: &mut [u64]) {
+    let t = nvfp4_dsl::prelude::thread_idx_x() as usize;
+    let u = x[t];
+    let s = u as i32;
+    let w = (u as u64) << 32 | u as u64;
+    let l = w as i64;
+    out_u[4 * t] = u / 16;
+    out_u[4 * t + 1] = u % 64;
+    out_u[4 * t + 2] = (s / 8) as u32;
+    out_u[4 * t + 3] = (s % 1024) as u32;
+    out_i[4 * t] = w / 2;
+    out_i[4 * t + 1] = w % (1u64 << 40);
+    out_i[4 * t + 2] = (l / 4) as u64;
+    out_i[4 * t + 3] = (l % 2147483648) as u64;
+}
+
+#[test]
+fn division_by_powers_of_two_truncates_as_rust_does() {
+    let device = Device::emulator(Target::Sm90);
+    let mut inputs: Vec<u32> = vec![
+        0,
+        1,
+        7,
+        8,
+        9,
+        1023,
+        1024,
+        1025,
+        u32::MAX,
+        i32::MIN as u32,
+        i32::MAX as u32,
+    ];
+    inputs.extend([-1i32, -7, -8, -9, -1023, -1024, -1025, i32::MIN + 1].map(|v| v as u32));
+    let mut rng = Rng::new(44);
+    while inputs.len() < 64 {
+        inputs.push(rng.next_u32());
+    }
+    let x = device.upload(&inputs).expect("upload");
+    let mut out_u = device.alloc_zeroed::<u32>(4 * 64).expect("alloc");
+    let mut out_i = device.alloc_zeroed::<u64>(4 * 64).expect("alloc");
+    // SAFETY: 64 threads, each reads x[t] and writes 4 values of each output.
+    unsafe {
+        divide_by_powers_of_two::Kernel::launch(&device, LaunchConfig::linear(1, 64), &x, &mut out_u, &mut out_i)
+            .expect("launch");
+    }
+    let (got_u, got_i) = (
+        device.download(&out_u).expect("download"),
+        device.download(&out_i).expect("download"),
+    );
+    for (t, &u) in inputs.iter().enumerate() {
+        let (s, w) = (u as i32, (u as u64) << 32 | u as u64);
+        let l = w as i64;
+        let want_u = [u / 16, u % 64, (s / 8) as u32, (s % 1024) as u32];
+        let want_i = [w / 2, w % (1u64 << 40), (l / 4) as u64, (l % 2147483648) as u64];
+        assert_eq!(got_u[4 * t..4 * t + 4], want_u, "32-bit, input {u:#x}");
+        assert_eq!(got_i[4 * t..4 * t + 4], want_i, "64-bit, input {w:#x}");
+    }
 }
 
 /// Thread 0 waits at barrier 1 while the others wait at barrier 0: a hang
@@ -179,8 +250,15 @@ fn the_gemm_matches_the_reference_on_the_task_shapes_on_the_emulator() {
     let bench = gemm::BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1));
     for (m, n, k, l) in gemm::TEST_SHAPES.into_iter().chain(bench) {
         for bn in [128, 256].into_iter().filter(|bn| n.is_multiple_of(*bn)) {
-            gemm::check_gemm(&device, &mut rng, (m, n, k, l), Inputs::Wide, bn, None)
-                .unwrap_or_else(|e| panic!("{m}x{n}x{k}x{l} BN={bn}: {e}"));
+            gemm::check_gemm(
+                &device,
+                &mut rng,
+                (m, n, k, l),
+                Inputs::Wide,
+                Some(GemmKernel::Sm100 { bn }),
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{m}x{n}x{k}x{l} BN={bn}: {e}"));
             println!("GEMM M={m} N={n} K={k} L={l} BN={bn}: every output within 1e-3 of the f64 reference");
         }
     }

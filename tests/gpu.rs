@@ -1,11 +1,13 @@
 //! Correctness on a CUDA GPU against the CPU: the sample kernels, every FP4
-//! and FP8 decode, and the GEMV on the task's test and benchmark shapes;
-//! and the PTX emulator against the GPU, bit for bit.
+//! and FP8 decode, the GEMV and the GEMM on the task's test and benchmark
+//! shapes; and the PTX emulator against the GPU, bit for bit.
 //! Needs a GPU: run with `--ignored` on the GPU host (see the README).
 
 use nvfp4_dsl::{Device, Target};
+use nvfp4_kernels::gemm::GemmKernel;
 use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
+use nvfp4_kernels::nvfp4::gemm_inputs;
 use nvfp4_kernels::rng::Rng;
 use nvfp4_kernels::{decode, fidelity, gemm, samples};
 
@@ -94,13 +96,98 @@ fn the_emulator_matches_the_gpu_bit_for_bit() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
-fn the_gemm_refuses_a_gpu_older_than_blackwell() {
+fn gemm_matches_the_reference_on_every_task_shape() {
     let device = device();
-    if device.compute_capability() == (10, 0) {
+    let mut rng = Rng::new(51);
+    let bench = gemm::BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1));
+    for (m, n, k, l) in gemm::TEST_SHAPES.into_iter().chain(bench) {
+        let kernel = GemmKernel::for_device(&device, m, n, k, l);
+        for kind in [Inputs::Task, Inputs::Wide] {
+            gemm::check_gemm(&device, &mut rng, (m, n, k, l), kind, kernel, None)
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k}x{l} {kind:?}: {e}"));
+            println!("GEMM M={m} N={n} K={k} L={l} {kind:?} {kernel:?}: every output within 1e-3 of the f64 reference");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_gemm_split_matches_and_repeats_bit_for_bit() {
+    let device = device();
+    if device.compute_capability() != (9, 0) {
         return;
     }
-    let err = gemm::check_gemm(&device, &mut Rng::new(1), (128, 128, 256, 1), Inputs::Wide, 128, None)
-        .expect_err("the GEMM must not run below compute capability 10.0");
-    assert!(matches!(err, nvfp4_kernels::Error::Unsupported(_)), "{err}");
-    println!("{err}");
+    let mut rng = Rng::new(52);
+    for (m, n, k) in [(128, 4096, 7168), (256, 512, 2048)] {
+        let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs");
+        let want = nvfp4_kernels::nvfp4::gemm_reference(&a, &b);
+        for split in [1, 2, 4, 8] {
+            let kernel = Some(GemmKernel::Sm90 { split });
+            let first = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
+            nvfp4_kernels::nvfp4::check_close(&first, &want, 1e-3, 1e-3)
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k} split {split}: {e}"));
+            for run in 0..3 {
+                let again = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
+                let same = first.iter().zip(&again).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{m}x{n}x{k} split {split}: run {run} gave other bits");
+            }
+            println!("GEMM M={m} N={n} K={k} split {split}: within 1e-3 of the reference, the same bits in 4 runs");
+        }
+    }
+}
+
+/// One cluster-split GEMM, for `compute-sanitizer --tool memcheck` and
+/// `--tool racecheck` (see the README).
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn gemm_for_the_sanitizer() {
+    let device = device();
+    let kernel = GemmKernel::for_device(&device, 128, 512, 2048, 1);
+    gemm::check_gemm(
+        &device,
+        &mut Rng::new(53),
+        (128, 512, 2048, 1),
+        Inputs::Wide,
+        kernel,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("GEMM M=128 N=512 K=2048 {kernel:?}: within 1e-3 of the f64 reference");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_gemm_on_the_gpu_matches_the_emulator() {
+    let gpu = device();
+    let target = match gpu.compute_capability() {
+        (9, 0) => Target::Sm90a,
+        (10, 0) => Target::Sm100a,
+        _ => return,
+    };
+    let emu = Device::emulator(target);
+    let mut rng = Rng::new(54);
+    for (m, n, k) in [(128, 256, 256), (256, 768, 1024), (128, 1536, 7168)] {
+        for kind in [Inputs::Task, Inputs::Wide] {
+            let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, kind).expect("inputs");
+            let kernel = GemmKernel::for_device(&gpu, m, n, k, 1);
+            let on_gpu = gemm::gemm_outputs(&gpu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("GPU: {e}"));
+            let on_emu = gemm::gemm_outputs(&emu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("emulator: {e}"));
+            let (mut differ, mut largest) = (0, 0.0f64);
+            for (g, e) in on_gpu.iter().zip(&on_emu) {
+                if g.to_bits() != e.to_bits() {
+                    differ += 1;
+                    largest = largest.max((g.to_f64() - e.to_f64()).abs() / e.to_f64().abs().max(1e-3));
+                }
+            }
+            println!(
+                "GEMM M={m} N={n} K={k} {kind:?} {kernel:?}: {differ} of {} outputs differ between the GPU and the emulator (largest relative difference {largest:.2e})",
+                on_gpu.len()
+            );
+            // The task's inputs sum exactly in f32 (small integers times
+            // powers of two), so any difference there is a real one.
+            if matches!(kind, Inputs::Task) {
+                assert_eq!(differ, 0, "{m}x{n}x{k}: the task's inputs must give the same bits");
+            }
+        }
+    }
 }

@@ -1,60 +1,125 @@
-//! The Blackwell GEMM's machine code holds the block-scaled tensor-core
-//! MMA: each GEMM snapshot is assembled for sm_100a with ptxas and
-//! disassembled with nvdisasm. Skipped locally without the tools, fails in
-//! CI (`CI=true`).
+//! The GEMMs' machine code holds their tensor-core MMAs: each GEMM snapshot
+//! is assembled with ptxas for its target and disassembled with nvdisasm.
+//! The Hopper GEMM's ptxas report must also be clean: no spills, no local
+//! memory, and none of the wgmma diagnostics that mean a serialised or
+//! fenced-by-the-compiler pipeline. Skipped locally without the tools,
+//! fails in CI (`CI=true`).
 
 use nvfp4_tests::{find_nvdisasm, find_ptxas, in_ci, snapshot_body, snapshot_dir};
+use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn the_gemm_sass_holds_block_scaled_tensor_core_mma() {
+/// ptxas's verbose report and the SASS of one snapshot.
+struct Assembled {
+    report: String,
+    sass: String,
+    ptx: String,
+}
+
+/// Assembles every snapshot whose name starts with `prefix` for its target
+/// (the name's suffix); `None` when the tools are missing outside CI.
+fn assemble(prefix: &str) -> Option<Vec<(String, Assembled)>> {
     let (Some(ptxas), Some(nvdisasm)) = (find_ptxas(), find_nvdisasm()) else {
         assert!(
             !in_ci(),
             "ptxas and nvdisasm are required in CI; the test script installs them into .tools/"
         );
         eprintln!("ptxas or nvdisasm not found: skipping");
-        return;
+        return None;
     };
-    let dir = std::env::temp_dir().join(format!("nvfp4-sass-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("nvfp4-sass-{prefix}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut checked = 0;
-    for entry in std::fs::read_dir(snapshot_dir()).expect("snapshots/") {
-        let path = entry.expect("entry").path();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(snapshot_dir())
+        .expect("snapshots/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
         let name = path
-            .file_name()
+            .file_stem()
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        if !name.starts_with("gemm_nvfp4__") {
-            continue;
-        }
+        let target = name.rsplit("__").next().expect("target suffix").to_string();
         let text = std::fs::read_to_string(&path).expect("snapshot");
-        let ptx = dir.join("gemm.ptx");
+        let ptx = snapshot_body(&text).expect("insta snapshot").to_string();
+        let ptx_file = dir.join("gemm.ptx");
         let cubin = dir.join("gemm.cubin");
-        std::fs::write(&ptx, snapshot_body(&text).expect("insta snapshot")).expect("write");
-        let status = Command::new(&ptxas)
-            .arg("-arch=sm_100a")
-            .arg(&ptx)
+        std::fs::write(&ptx_file, &ptx).expect("write");
+        let asm = Command::new(&ptxas)
+            .arg(format!("-arch={target}"))
+            .arg("-v")
+            .arg(&ptx_file)
             .arg("-o")
             .arg(&cubin)
-            .status()
+            .output()
             .expect("ptxas runs");
-        assert!(status.success(), "{name}: ptxas failed");
-        let out = Command::new(&nvdisasm)
+        assert!(asm.status.success(), "{name}: ptxas failed");
+        let dis = Command::new(&nvdisasm)
             .arg("-c")
             .arg(&cubin)
             .output()
             .expect("nvdisasm runs");
-        assert!(out.status.success(), "{name}: nvdisasm failed");
-        let sass = String::from_utf8_lossy(&out.stdout);
-        for needle in ["UTCOMMA", "UTCCP", "UTMALDG", "UBLKCP", "LDTM"] {
-            assert!(sass.contains(needle), "{name}: the SASS has no {needle}");
-        }
-        let mma = sass.matches("UTCOMMA").count();
-        assert!(mma >= 4, "{name}: {mma} UTCOMMA; four per 256-wide K step expected");
-        checked += 1;
+        assert!(dis.status.success(), "{name}: nvdisasm failed");
+        let assembled = Assembled {
+            report: String::from_utf8_lossy(&asm.stderr).into_owned() + &String::from_utf8_lossy(&asm.stdout),
+            sass: String::from_utf8_lossy(&dis.stdout).into_owned(),
+            ptx,
+        };
+        out.push((name, assembled));
     }
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(checked >= 1, "no GEMM snapshot found");
+    Some(out)
+}
+
+#[test]
+fn the_blackwell_gemm_sass_holds_block_scaled_tensor_core_mma() {
+    let Some(all) = assemble("gemm_nvfp4__") else { return };
+    assert!(!all.is_empty(), "no sm_100a GEMM snapshot found");
+    for (name, a) in &all {
+        for needle in ["UTCOMMA", "UTCCP", "UTMALDG", "UBLKCP", "LDTM"] {
+            assert!(a.sass.contains(needle), "{name}: the SASS has no {needle}");
+        }
+        let mma = a.sass.matches("UTCOMMA").count();
+        assert!(mma >= 4, "{name}: {mma} UTCOMMA; four per 256-wide K step expected");
+    }
+}
+
+#[test]
+fn the_hopper_gemm_sass_holds_wgmma_with_a_clean_register_report() {
+    let Some(all) = assemble("gemm_nvfp4_sm90__") else {
+        return;
+    };
+    assert!(!all.is_empty(), "no sm_90a GEMM snapshot found");
+    for (name, a) in &all {
+        let mma = a.sass.matches("HGMMA.64x128x16.F32").count();
+        assert!(
+            mma >= 16,
+            "{name}: {mma} HGMMA.64x128x16.F32; two per K step of 16 expected"
+        );
+        for needle in ["UTMALDG", "UBLKCP", "SYNCS"] {
+            assert!(a.sass.contains(needle), "{name}: the SASS has no {needle}");
+        }
+        for bad in ["LDL", "STL"] {
+            assert!(!a.sass.contains(bad), "{name}: the SASS uses local memory ({bad})");
+        }
+        assert!(!a.ptx.contains(".local"), "{name}: the PTX declares local memory");
+        assert!(
+            a.report.contains("0 bytes spill stores, 0 bytes spill loads"),
+            "{name}: ptxas spills registers:\n{}",
+            a.report
+        );
+        // C7508: setmaxnreg ignored; C7511/C7515: wgmma serialised (too few
+        // registers, accumulators touched in flight); C7519: ptxas had to
+        // insert a warpgroup fence the PTX lacks.
+        for code in ["C7508", "C7511", "C7515", "C7519"] {
+            assert!(!a.report.contains(code), "{name}: ptxas reports {code}:\n{}", a.report);
+        }
+    }
 }

@@ -7,7 +7,10 @@
 //! are documented on those types and lower to the PTX their docs name.
 //!
 //! Unless a doc says otherwise, an intrinsic lowers to the same PTX on every
-//! target (`sm_80`, `sm_90`, `sm_100a`).
+//! target (`sm_80`, `sm_90`, `sm_90a`, `sm_100a`). Those marked sm_90a
+//! (`wgmma_*`, `setmaxnreg_*`) exist only there, those marked sm_100a
+//! (`tcgen05_*`) only on sm_100a: a kernel listing another target is a
+//! compile error pointing at the call.
 //!
 //! # Methods
 //!
@@ -33,6 +36,9 @@
 //! | `p.to_f16x2()` (`Fp4x2`) | sm_100a `cvt.rn.f16x2.e2m1x2`; sm_90: an exact integer sequence (see [`Fp4x2::to_f16x2`](crate::Fp4x2::to_f16x2)) |
 //! | `SmemDesc::new(addr)`, `d.with_leading_byte_offset(b)`, `d.with_stride_byte_offset(b)`, `d.with_base_offset(o)`, `d.with_swizzle(s)`, `d.offset(b)`, `d.bits()` | integer `and`/`or`/`shl`/`add` on a 64-bit register, folded for constants |
 //! | `InstrDesc::mxf4nvf4(m, n)`, `i.bits()` | integer `shr`/`shl`/`or`, folded for constants |
+//! | `WgmmaDesc::new(addr)`, `d.with_leading_byte_offset(b)`, `d.with_stride_byte_offset(b)`, `d.with_base_offset(o)`, `d.with_swizzle(s)`, `d.offset(b)`, `d.bits()` | the sm_90 descriptor's fields by integer `and`/`or`/`shl`/`add`, folded for constants |
+//! | `bf16x2::new(lo, hi)` | `mov.b32 d, {lo, hi}` |
+//! | `bf16x2::from_bits(u)`, `v.to_bits()` (`bf16x2`) | none (same register) |
 //! | `p.to_f16x2()` (`E4m3x2`, sm_90+) | `cvt.rn.f16x2.e4m3x2` |
 //! | `s.to_f32()` (`E4m3`, sm_90+) | `cvt.rn.f16x2.e4m3x2`, `cvt.f32.f16` |
 //!
@@ -96,7 +102,9 @@ special_register! {
     lane_id => "%laneid";
 }
 
-/// Whether the PTX being generated is for `target` or a newer one: a
+/// Whether the PTX being generated has `target`'s features
+/// ([`Target::has`](crate::Target::has): `target` itself or a newer plain
+/// target; `Target::Sm90a` and `Target::Sm100a` only themselves): a
 /// constant, so `if target_at_least(Target::Sm100a) { .. } else { .. }`
 /// keeps only one branch in each target's PTX (like `#if __CUDA_ARCH__`).
 ///
@@ -131,7 +139,8 @@ pub fn grid_dependency_wait() {
 }
 
 /// Barrier for all threads of the block; also orders their shared-memory
-/// accesses. Every thread of the block must reach it.
+/// accesses. Every thread of the block must reach it. (Barrier 0; see
+/// [`named_barrier_sync`] for the others.)
 ///
 /// PTX: `bar.sync 0;`
 #[inline(always)]
@@ -390,7 +399,7 @@ pub fn elect_sync() -> bool {
 
 // ----- Asynchronous copies, mbarriers and the Blackwell tensor cores -----
 
-use crate::types::{InstrDesc, SharedMemory, SmemDesc, TensorMap};
+use crate::types::{InstrDesc, SharedMemory, SmemDesc, TensorMap, WgmmaDesc, bf16x2};
 
 /// The 32-bit shared-memory address of `mem[index]` (for descriptors and
 /// tensor-memory slots).
@@ -629,4 +638,192 @@ pub fn tcgen05_fence_before_thread_sync() {
 #[inline(always)]
 pub fn tcgen05_fence_after_thread_sync() {
     device_only("tcgen05_fence_after_thread_sync")
+}
+
+/// Waits at barrier `id` (1 to 15; 0 is [`sync_threads`]'s) until
+/// `threads` threads (a multiple of 32, whole warps) have arrived, with
+/// [`named_barrier_sync`] or [`named_barrier_arrive`]; orders shared-memory
+/// accesses like `sync_threads`. Lets a subset of the block (the consumer
+/// warpgroups of a warp-specialised kernel, say) synchronise.
+///
+/// PTX: `bar.sync id, threads;`
+#[inline(always)]
+pub fn named_barrier_sync(id: u32, threads: u32) {
+    let _ = (id, threads);
+    device_only("named_barrier_sync")
+}
+
+/// Arrives at barrier `id` without waiting (a producer signalling
+/// consumers that wait with [`named_barrier_sync`] on the same count).
+///
+/// PTX: `bar.arrive id, threads;`
+#[inline(always)]
+pub fn named_barrier_arrive(id: u32, threads: u32) {
+    let _ = (id, threads);
+    device_only("named_barrier_arrive")
+}
+
+/// The block's rank in its thread-block cluster, `0..cluster_size()`
+/// (0 when the launch has no clusters). Needs sm_90 or newer.
+///
+/// PTX: `mov.u32 d, %cluster_ctarank;`
+#[inline(always)]
+pub fn cluster_cta_rank() -> u32 {
+    device_only("cluster_cta_rank")
+}
+
+/// Blocks in the cluster (1 when the launch has no clusters; set with
+/// [`LaunchConfig::cluster`](crate::LaunchConfig::cluster)). Needs sm_90 or
+/// newer.
+///
+/// PTX: `mov.u32 d, %cluster_nctarank;`
+#[inline(always)]
+pub fn cluster_size() -> u32 {
+    device_only("cluster_size")
+}
+
+/// Arrives at the cluster barrier, releasing this thread's earlier memory
+/// accesses to the cluster; pair with [`cluster_wait`]. Every thread of
+/// every block of the cluster arrives; the warp must be converged.
+///
+/// PTX (ISA 8.0): `barrier.cluster.arrive.release.aligned;`
+#[inline(always)]
+pub fn cluster_arrive() {
+    device_only("cluster_arrive")
+}
+
+/// Waits until every thread of the cluster has arrived at the cluster
+/// barrier ([`cluster_arrive`]); their released accesses are then visible.
+///
+/// PTX (ISA 8.0): `barrier.cluster.wait.acquire.aligned;`
+#[inline(always)]
+pub fn cluster_wait() {
+    device_only("cluster_wait")
+}
+
+/// [`cluster_arrive`] then [`cluster_wait`]: a barrier for every thread of
+/// every block of the cluster, which also makes their shared-memory writes
+/// visible to the cluster's other blocks ([`load_cluster`]).
+///
+/// PTX (ISA 8.0): `barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;`
+#[inline(always)]
+pub fn cluster_sync() {
+    device_only("cluster_sync")
+}
+
+/// Reads `src[index]` of block `cta_rank`'s shared memory, a block of this
+/// thread's cluster (distributed shared memory). That block must not have
+/// exited: synchronise with [`cluster_sync`] before it does.
+///
+/// PTX: `mapa.shared::cluster.u32 a, addr, rank; ld.shared::cluster.T d, [a];` (`.v4.u32` for `u32x4`)
+#[inline(always)]
+pub fn load_cluster<M: SharedMemory, I: DeviceIndex>(src: &M, index: I, cta_rank: u32) -> M::Elem {
+    let _ = (src, index, cta_rank);
+    device_only("load_cluster")
+}
+
+/// Makes the warp's earlier register writes (accumulators, A fragments)
+/// and shared-memory accesses visible to the warpgroup MMAs that follow:
+/// needed before the first `wgmma_*` and whenever their registers were
+/// written since the last one. The whole warpgroup executes it. sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.fence.sync.aligned;`
+#[inline(always)]
+pub fn wgmma_fence() {
+    device_only("wgmma_fence")
+}
+
+/// Closes the warp's `wgmma_*` issued since the last commit into one group,
+/// for [`wgmma_wait_group`]. The whole warpgroup executes it. sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.commit_group.sync.aligned;`
+#[inline(always)]
+pub fn wgmma_commit_group() {
+    device_only("wgmma_commit_group")
+}
+
+/// Waits until at most `pending` (a constant, 0 to 7) of the warp's
+/// committed wgmma groups are unfinished. Until then the accumulators and
+/// register A fragments of the unfinished ones must not be read or
+/// written, and the shared memory they read must not be overwritten.
+/// sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.wait_group.sync.aligned pending;`
+#[inline(always)]
+pub fn wgmma_wait_group(pending: u32) {
+    let _ = pending;
+    device_only("wgmma_wait_group")
+}
+
+/// Warpgroup MMA `acc (+)= A x B` with f32 accumulators: A 64 x 16 f16 from
+/// registers (`a`: warp `w` of the warpgroup holds rows `16w..16w+16`; with
+/// `g = lane / 4`, `t = lane % 4`: `a[0]` row g, columns 2t, 2t+1; `a[1]`
+/// row g+8, the same columns; `a[2]`, `a[3]` the same rows at columns
+/// 2t+8, 2t+9), B 16 x n f16 from shared memory through `b` (K-major: each
+/// of the n columns holds its 16 K values contiguously). `acc` holds
+/// `N = n / 2` values per thread (n a multiple of 8 up to 256): for each
+/// 8-column chunk i, `acc[4i]`, `acc[4i+1]` are row g, columns 8i+2t and
+/// 8i+2t+1, `acc[4i+2]`, `acc[4i+3]` row g+8. `accumulate` false
+/// overwrites `acc`. Asynchronous: issue after [`wgmma_fence`], commit with
+/// [`wgmma_commit_group`], and touch `acc` and `a` only after the
+/// [`wgmma_wait_group`] that covers it. The whole warpgroup executes it.
+/// sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.mma_async.sync.aligned.m64n{2N}k16.f32.f16.f16 {acc..}, {a..}, b, p, 1, 1, 0;`
+#[inline(always)]
+pub fn wgmma_f16_rs<const N: usize>(acc: &mut [f32; N], a: [f16x2; 4], b: WgmmaDesc, accumulate: bool) {
+    let _ = (acc, a, b, accumulate);
+    device_only("wgmma_f16_rs")
+}
+
+/// [`wgmma_f16_rs`] with bf16 inputs. sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.mma_async.sync.aligned.m64n{2N}k16.f32.bf16.bf16 {acc..}, {a..}, b, p, 1, 1, 0;`
+#[inline(always)]
+pub fn wgmma_bf16_rs<const N: usize>(acc: &mut [f32; N], a: [bf16x2; 4], b: WgmmaDesc, accumulate: bool) {
+    let _ = (acc, a, b, accumulate);
+    device_only("wgmma_bf16_rs")
+}
+
+/// [`wgmma_f16_rs`] with A (64 x 16, K-major) from shared memory through
+/// the descriptor `a` as well. sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.mma_async.sync.aligned.m64n{2N}k16.f32.f16.f16 {acc..}, a, b, p, 1, 1, 0, 0;`
+#[inline(always)]
+pub fn wgmma_f16_ss<const N: usize>(acc: &mut [f32; N], a: WgmmaDesc, b: WgmmaDesc, accumulate: bool) {
+    let _ = (acc, a, b, accumulate);
+    device_only("wgmma_f16_ss")
+}
+
+/// [`wgmma_f16_ss`] with bf16 inputs. sm_90a.
+///
+/// PTX (ISA 8.0): `wgmma.mma_async.sync.aligned.m64n{2N}k16.f32.bf16.bf16 {acc..}, a, b, p, 1, 1, 0, 0;`
+#[inline(always)]
+pub fn wgmma_bf16_ss<const N: usize>(acc: &mut [f32; N], a: WgmmaDesc, b: WgmmaDesc, accumulate: bool) {
+    let _ = (acc, a, b, accumulate);
+    device_only("wgmma_bf16_ss")
+}
+
+/// Raises the warpgroup's per-thread register limit to `registers` (a
+/// constant multiple of 8, 24 to 256), taking them from the block's pool
+/// that other warpgroups released with [`setmaxnreg_dec`]. The whole
+/// warpgroup executes it; the kernel needs `launch_bounds` with a minimum
+/// of one block. sm_90a.
+///
+/// PTX (ISA 8.0): `setmaxnreg.inc.sync.aligned.u32 registers;`
+#[inline(always)]
+pub fn setmaxnreg_inc(registers: u32) {
+    let _ = registers;
+    device_only("setmaxnreg_inc")
+}
+
+/// Lowers the warpgroup's per-thread register limit to `registers` (a
+/// constant multiple of 8, 24 to 256), returning the rest to the block's
+/// pool. sm_90a.
+///
+/// PTX (ISA 8.0): `setmaxnreg.dec.sync.aligned.u32 registers;`
+#[inline(always)]
+pub fn setmaxnreg_dec(registers: u32) {
+    let _ = registers;
+    device_only("setmaxnreg_dec")
 }

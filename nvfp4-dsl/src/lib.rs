@@ -54,9 +54,13 @@
 //!
 //! ## Targets
 //!
-//! `sm_90` (Hopper) and `sm_100a` (Blackwell B200), optionally `sm_80`. Each
-//! gets its own PTX with the lowest `.version` it needs (never above 9.0). An
-//! intrinsic used below its minimum target is a compile error.
+//! `sm_90` (Hopper), `sm_90a` (Hopper with its architecture-specific
+//! features: `wgmma`, `setmaxnreg`) and `sm_100a` (Blackwell B200, the
+//! tcgen05 tensor cores), optionally `sm_80`. Each gets its own PTX with the
+//! lowest `.version` it needs (never above 9.0). An intrinsic used below its
+//! minimum target, or an "a" target's intrinsic on another target (wgmma
+//! on sm_100a, tcgen05 on sm_90a), is a compile error. At launch the newest
+//! target the device runs is picked: sm_90a before sm_90 on an H100.
 
 #![deny(missing_docs)]
 
@@ -75,5 +79,5 @@ pub use runtime::{
 pub use target::{Target, Variant};
 pub use types::{
     Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, SharedArray, SharedMemory,
-    SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpSum, f16x2, u32x4,
+    SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpSum, WgmmaDesc, bf16x2, f16x2, u32x4,
 };

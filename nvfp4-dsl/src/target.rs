@@ -9,6 +9,9 @@ pub enum Target {
     Sm80,
     /// Hopper (`sm_90`), PTX ISA 7.8+.
     Sm90,
+    /// Hopper with its architecture-specific features (`sm_90a`), PTX ISA
+    /// 8.0+: the warpgroup MMA (`wgmma`) and `setmaxnreg`.
+    Sm90a,
     /// Blackwell B200 with its architecture-specific features (`sm_100a`),
     /// PTX ISA 8.6+: the tcgen05 tensor cores and the NVFP4 conversions.
     Sm100a,
@@ -20,19 +23,36 @@ impl Target {
         match self {
             Target::Sm80 => "sm_80",
             Target::Sm90 => "sm_90",
+            Target::Sm90a => "sm_90a",
             Target::Sm100a => "sm_100a",
         }
     }
 
     /// Whether a device of compute capability `major.minor` runs PTX of this
     /// target. Plain targets run on their own and newer devices (the driver
-    /// compiles them); `sm_100a` code runs only on compute capability 10.0,
-    /// as "a" targets are not forward compatible.
+    /// compiles them); `sm_90a` code runs only on compute capability 9.0 and
+    /// `sm_100a` code only on 10.0, as "a" targets are not forward
+    /// compatible.
     pub fn runs_on(self, major: u32, minor: u32) -> bool {
         match self {
             Target::Sm80 => major >= 8,
             Target::Sm90 => major >= 9,
+            Target::Sm90a => (major, minor) == (9, 0),
             Target::Sm100a => (major, minor) == (10, 0),
+        }
+    }
+}
+
+impl Target {
+    /// Whether code for this target may use what `feature` introduced (the
+    /// PTX of a kernel compiled for `feature` runs where this target's
+    /// would): the plain targets build on each other (sm_80, sm_90, then
+    /// sm_90a and sm_100a), an "a" target's own features exist only there.
+    pub fn has(self, feature: Target) -> bool {
+        match feature {
+            Target::Sm80 => true,
+            Target::Sm90 => self != Target::Sm80,
+            Target::Sm90a | Target::Sm100a => self == feature,
         }
     }
 }
@@ -68,8 +88,18 @@ impl Variant {
         self.ptx.iter().find(|(t, _)| *t == target).map(|(_, p)| *p)
     }
 
+    /// The newest of this variant's targets whose code `target` runs (see
+    /// [`Target::has`]): what an emulated `target` device runs.
+    pub fn best_for(&self, target: Target) -> Option<(Target, &'static str)> {
+        self.ptx
+            .iter()
+            .filter(|(t, _)| target.has(*t))
+            .max_by_key(|(t, _)| *t)
+            .copied()
+    }
+
     /// The newest target of this variant that runs on a device of compute
-    /// capability `major.minor`.
+    /// capability `major.minor` (an "a" target before its plain one).
     pub fn select(&self, major: u32, minor: u32) -> Option<(Target, &'static str)> {
         self.ptx
             .iter()
@@ -91,6 +121,17 @@ mod tests {
         assert!(Target::Sm100a.runs_on(10, 0));
         assert!(!Target::Sm100a.runs_on(10, 3));
         assert!(!Target::Sm100a.runs_on(9, 0));
+        assert!(Target::Sm90a.runs_on(9, 0));
+        assert!(!Target::Sm90a.runs_on(10, 0));
+        assert!(!Target::Sm90a.runs_on(9, 1));
+    }
+
+    #[test]
+    fn a_targets_have_their_own_features_only() {
+        assert!(Target::Sm90a.has(Target::Sm90) && Target::Sm90a.has(Target::Sm90a));
+        assert!(!Target::Sm100a.has(Target::Sm90a) && !Target::Sm90.has(Target::Sm90a));
+        assert!(Target::Sm100a.has(Target::Sm90) && !Target::Sm90a.has(Target::Sm100a));
+        assert!(!Target::Sm80.has(Target::Sm90));
     }
 
     #[test]
@@ -106,5 +147,18 @@ mod tests {
         assert_eq!(v.select(10, 0), Some((Target::Sm100a, "b")));
         assert_eq!(v.select(12, 0), Some((Target::Sm90, "a")));
         assert_eq!(v.select(8, 0), None);
+        let hopper = Variant {
+            kernel: "k",
+            spec: "default",
+            entry: "k",
+            ptx: &[(Target::Sm90, "a"), (Target::Sm90a, "h"), (Target::Sm100a, "b")],
+            programmatic: false,
+        };
+        assert_eq!(hopper.select(9, 0), Some((Target::Sm90a, "h")));
+        assert_eq!(hopper.select(10, 0), Some((Target::Sm100a, "b")));
+        assert_eq!(hopper.select(12, 0), Some((Target::Sm90, "a")));
+        assert_eq!(hopper.best_for(Target::Sm90a), Some((Target::Sm90a, "h")));
+        assert_eq!(hopper.best_for(Target::Sm90), Some((Target::Sm90, "a")));
+        assert_eq!(v.best_for(Target::Sm90a), Some((Target::Sm90, "a")));
     }
 }

@@ -68,6 +68,29 @@ impl f16x2 {
     }
 }
 
+/// Two `bf16` in one 32-bit register, `lo` in bits 0..16 (PTX `.bf16x2`).
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct bf16x2(u32);
+
+impl bf16x2 {
+    /// Packs two halves. PTX: `mov.b32 d, {lo, hi}`.
+    pub fn new(lo: half::bf16, hi: half::bf16) -> bf16x2 {
+        bf16x2(u32::from(lo.to_bits()) | (u32::from(hi.to_bits()) << 16))
+    }
+
+    /// Reinterprets bits (no instruction).
+    pub const fn from_bits(bits: u32) -> bf16x2 {
+        bf16x2(bits)
+    }
+
+    /// The bits (no instruction).
+    pub const fn to_bits(self) -> u32 {
+        self.0
+    }
+}
+
 /// Two e2m1 (FP4) values in one byte: the element with the even index in
 /// the low nibble, the odd one in the high nibble.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -202,6 +225,7 @@ element!(
     half::bf16,
     u32x4,
     f16x2,
+    bf16x2,
     Fp4x2,
     E4m3,
     E4m3x2
@@ -370,6 +394,61 @@ mod tests {
     }
 
     #[test]
+    fn wgmma_descriptor_fields() {
+        let d = WgmmaDesc::new(0x1_2340)
+            .with_leading_byte_offset(16)
+            .with_stride_byte_offset(1024)
+            .with_swizzle(Swizzle::B128)
+            .bits();
+        assert_eq!(d & 0x3FFF, 0x1_2340 >> 4, "start address >> 4");
+        assert_eq!((d >> 14) & 3, 0, "bits 14..16 clear");
+        assert_eq!((d >> 16) & 0x3FFF, 1, "LBO >> 4");
+        assert_eq!((d >> 30) & 3, 0, "bits 30..32 clear");
+        assert_eq!((d >> 32) & 0x3FFF, 1024 >> 4, "SBO >> 4");
+        assert_eq!((d >> 46) & 7, 0, "no tcgen05 version field");
+        assert_eq!((d >> 49) & 7, 0, "base offset");
+        assert_eq!((d >> 52) & 0x3FF, 0, "bits 52..62 clear");
+        assert_eq!(d >> 62, 1, "128-byte swizzle is layout 1");
+        // The recipe verified on the H100: a 128B-swizzled K-major f16 tile.
+        let recipe = (0x400u64 >> 4) | (1 << 16) | ((1024 >> 4) << 32) | (1 << 62);
+        let built = WgmmaDesc::new(0x400)
+            .with_leading_byte_offset(16)
+            .with_stride_byte_offset(1024)
+            .with_swizzle(Swizzle::B128);
+        assert_eq!(built.bits(), recipe);
+        assert_eq!(built.offset(32).bits(), recipe + 2, "one K = 16 step is 32 bytes");
+        for (s, code) in [
+            (Swizzle::None, 0),
+            (Swizzle::B128, 1),
+            (Swizzle::B64, 2),
+            (Swizzle::B32, 3),
+        ] {
+            let d = WgmmaDesc::new(0x400).with_swizzle(Swizzle::B128).with_swizzle(s);
+            assert_eq!(d.bits() >> 62, code, "{s:?}");
+            assert_eq!(d.bits() & !(3 << 62), 0x40, "{s:?}: only the layout field changes");
+        }
+        assert_eq!(WgmmaDesc::new(0x400).with_base_offset(5).bits() >> 49 & 7, 5);
+        assert_eq!(
+            WgmmaDesc::new(0x400).with_base_offset(9).bits() >> 49 & 7,
+            1,
+            "three bits"
+        );
+        // Fields replace, not accumulate, and stay inside their 14 bits.
+        let twice = WgmmaDesc::new(0)
+            .with_stride_byte_offset(1024)
+            .with_stride_byte_offset(128)
+            .bits();
+        assert_eq!((twice >> 32) & 0x3FFF, 8);
+        let wide = WgmmaDesc::new(0).with_leading_byte_offset(0x4_0010).bits();
+        assert_eq!(wide, 1 << 16, "LBO >> 4 masked to 14 bits");
+        assert_eq!(
+            WgmmaDesc::new(0x4_0400).bits(),
+            0x40,
+            "the address wraps at the 256 KiB window"
+        );
+    }
+
+    #[test]
     fn vector_layout_is_16_bytes() {
         assert_eq!(core::mem::size_of::<u32x4>(), 16);
         assert_eq!(core::mem::align_of::<u32x4>(), 16);
@@ -419,13 +498,24 @@ pub enum Swizzle {
 }
 
 impl Swizzle {
-    /// The descriptor's layout type field (bits 61..64): 0, 6, 4, 2.
+    /// The tcgen05 descriptor's layout type field (bits 61..64): 0, 6, 4, 2.
     pub const fn layout_type(self) -> u64 {
         match self {
             Swizzle::None => 0,
             Swizzle::B32 => 6,
             Swizzle::B64 => 4,
             Swizzle::B128 => 2,
+        }
+    }
+
+    /// The wgmma (sm_90) descriptor's layout type field (bits 62..64): 0,
+    /// 3, 2, 1.
+    pub const fn wgmma_layout_type(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 3,
+            Swizzle::B64 => 2,
+            Swizzle::B128 => 1,
         }
     }
 }
@@ -480,6 +570,67 @@ impl SmemDesc {
     /// bytes).
     pub const fn offset(self, bytes: u32) -> SmemDesc {
         SmemDesc(self.0 + (bytes >> 4) as u64)
+    }
+
+    /// The 64 bits.
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+/// A wgmma (Hopper, sm_90) shared-memory matrix descriptor (PTX ISA
+/// "Matrix Descriptor Format" of the warpgroup MMA): start address >> 4 in
+/// bits 0..14, leading byte offset >> 4 in 16..30, stride byte offset >> 4
+/// in 32..46, base offset in 49..52, swizzle in 62..64. It is not the
+/// tcgen05 [`SmemDesc`] (which has a fixed 0b001 at bits 46..49 and its
+/// swizzle in 61..64 with other codes): the two are different types, so
+/// one cannot be passed where the other is expected. The builders are the
+/// same functions on the host and in kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct WgmmaDesc(u64);
+
+impl WgmmaDesc {
+    const FIELD: u64 = 0x3FFF;
+
+    /// A descriptor of the matrix starting at shared address
+    /// `start_address` (16-byte aligned), no swizzle, offsets 0.
+    pub const fn new(start_address: u32) -> WgmmaDesc {
+        WgmmaDesc(((start_address & 0x3FFFF) >> 4) as u64)
+    }
+
+    const fn with_field(self, bytes: u32, shift: u32) -> WgmmaDesc {
+        WgmmaDesc((self.0 & !(Self::FIELD << shift)) | ((((bytes >> 4) as u64) & Self::FIELD) << shift))
+    }
+
+    /// Sets the leading-dimension byte offset (K-major without swizzle:
+    /// between core matrices adjacent in K; swizzled K-major layouts do not
+    /// use it, and implementations write 16).
+    pub const fn with_leading_byte_offset(self, bytes: u32) -> WgmmaDesc {
+        self.with_field(bytes, 16)
+    }
+
+    /// Sets the stride-dimension byte offset (between groups of 8 rows;
+    /// 1024 for a 128-byte-swizzled K-major tile).
+    pub const fn with_stride_byte_offset(self, bytes: u32) -> WgmmaDesc {
+        self.with_field(bytes, 32)
+    }
+
+    /// Sets the base offset (0 when the swizzle pattern starts aligned).
+    pub const fn with_base_offset(self, offset: u32) -> WgmmaDesc {
+        WgmmaDesc((self.0 & !(7 << 49)) | (((offset & 7) as u64) << 49))
+    }
+
+    /// Sets the swizzle mode.
+    pub const fn with_swizzle(self, swizzle: Swizzle) -> WgmmaDesc {
+        WgmmaDesc((self.0 & !(3 << 62)) | (swizzle.wgmma_layout_type() << 62))
+    }
+
+    /// The descriptor of the matrix `bytes` further (the start address
+    /// field advanced by `bytes >> 4`; one K = 16 step of a K-major f16
+    /// tile with 128-byte swizzle is 32 bytes).
+    pub const fn offset(self, bytes: u32) -> WgmmaDesc {
+        WgmmaDesc(self.0 + (bytes >> 4) as u64)
     }
 
     /// The 64 bits.

@@ -1,11 +1,11 @@
 //! The main command: lists the kernels' PTX (compiled at build time,
 //! nothing is compiled now), then runs the sample kernels, the NVFP4 GEMV
-//! and (on a compute capability 10.0 device) the block-scaled GEMM on a CUDA
-//! GPU, or on the PTX emulator when there is none, checking every output
-//! against the CPU.
+//! and the block-scaled GEMM (on compute capability 9.0 and 10.0 devices)
+//! on a CUDA GPU, or on the PTX emulator when there is none, checking every
+//! output against the CPU.
 //!
-//! `demo [--emulator sm_90|sm_100a]` picks the emulator even when a GPU is
-//! present.
+//! `demo [--emulator sm_90|sm_90a|sm_100a]` picks the emulator even when a
+//! GPU is present.
 
 use nvfp4_dsl::{Device, Target};
 use nvfp4_kernels::gemv::{self, BENCH_SHAPES};
@@ -20,10 +20,11 @@ fn parse_args() -> Result<Option<Target>, String> {
         [] => Ok(None),
         [flag, target] if flag == "--emulator" => match target.as_str() {
             "sm_90" => Ok(Some(Target::Sm90)),
+            "sm_90a" => Ok(Some(Target::Sm90a)),
             "sm_100a" => Ok(Some(Target::Sm100a)),
-            other => Err(format!("the emulator runs sm_90 or sm_100a, not `{other}`")),
+            other => Err(format!("the emulator runs sm_90, sm_90a or sm_100a, not `{other}`")),
         },
-        _ => Err("usage: demo [--emulator sm_90|sm_100a]".into()),
+        _ => Err("usage: demo [--emulator sm_90|sm_90a|sm_100a]".into()),
     }
 }
 
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
     let kernels = samples::variants()
         .into_iter()
         .chain(gemv::gemv_nvfp4::VARIANTS)
+        .chain(gemm::gemm_nvfp4_sm90::VARIANTS)
         .chain(gemm::gemm_nvfp4::VARIANTS);
     for v in kernels {
         for (target, ptx) in v.ptx {
@@ -84,10 +86,10 @@ fn run(device: &Device, small: bool) -> Result<(), nvfp4_kernels::Error> {
             format!("M={m} K={k} L={l}")
         );
     }
-    if device.compute_capability() != (10, 0) {
+    if !matches!(device.compute_capability(), (9, 0) | (10, 0)) {
         let (major, minor) = device.compute_capability();
         println!(
-            "  {:<12} not run: needs compute capability 10.0, this device is {major}.{minor} (try --emulator sm_100a)",
+            "  {:<12} not run: needs compute capability 9.0 or 10.0, this device is {major}.{minor} (try --emulator sm_90a)",
             "gemm"
         );
         return Ok(());
@@ -98,11 +100,17 @@ fn run(device: &Device, small: bool) -> Result<(), nvfp4_kernels::Error> {
         gemm::BENCH_SHAPES.iter().map(|&(m, n, k)| (m, n, k, 1)).collect()
     };
     for (m, n, k, l) in gemm_shapes {
-        gemm::check_gemm(device, &mut rng, (m, n, k, l), Inputs::Wide, 128, None)?;
+        let kernel = gemm::GemmKernel::for_device(device, m, n, k, l);
+        gemm::check_gemm(device, &mut rng, (m, n, k, l), Inputs::Wide, kernel, None)?;
         println!(
-            "  {:<12} {:<36} every output within 1e-3 of the f64 reference",
+            "  {:<12} {:<36} every output within 1e-3 of the f64 reference ({})",
             "gemm",
-            format!("M={m} N={n} K={k} L={l}")
+            format!("M={m} N={n} K={k} L={l}"),
+            match kernel {
+                Some(gemm::GemmKernel::Sm90 { split }) => format!("sm_90a wgmma, K split {split}"),
+                Some(gemm::GemmKernel::Sm100 { bn }) => format!("sm_100a tcgen05, BN={bn}"),
+                None => "no kernel".into(),
+            }
         );
     }
     Ok(())

@@ -190,6 +190,19 @@ impl Nvfp4Tensor {
         value * f64::from(e4m3_to_f32(self.scale(l, r, kk / BLOCK).0))
     }
 
+    /// Every element as f16, `[L][rows][k]`: exact, since an e2m1 value
+    /// times an e4m3 scale has at most 6 significant bits and lies within
+    /// f16's range (a NaN scale gives NaN).
+    pub fn to_f16(&self) -> Vec<f16> {
+        let mut out = Vec::with_capacity(self.batches * self.rows * self.k);
+        for l in 0..self.batches {
+            for r in 0..self.rows {
+                out.extend((0..self.k).map(|kk| f16::from_f64(self.element(l, r, kk))));
+            }
+        }
+        out
+    }
+
     /// The e2m1 code (0..16) of element `kk` of row `r` of matrix `l`.
     ///
     /// # Panics

@@ -267,6 +267,9 @@ pub enum ExprKind {
         mutable: bool,
     },
     Field(Box<Expr>, String),
+    /// `&mut name` of a local array: only as an intrinsic's accumulator
+    /// argument (updated in place).
+    RefMut(Box<Expr>),
     Call {
         path: CallPath,
         generics: Vec<GenericArg>,

@@ -582,6 +582,10 @@ impl Checker {
                     mutable: *mutable,
                 }))
             }
+            ExprKind::RefMut(_) => err(
+                e.span,
+                "`&mut x` of a local is only the accumulator argument of a `wgmma_*` intrinsic; elsewhere use the value, or `&mut a[start..]` for a view of a slice",
+            ),
             ExprKind::Field(base, field) => {
                 let bt = self.expr(base, None)?;
                 let bt = self.known(&bt, base.span)?;
@@ -952,8 +956,7 @@ impl Checker {
             Some(q) => Form::Assoc(leak_name(q)),
             None => Form::Free,
         };
-        let candidates: Vec<&'static Intrinsic> = intrinsics::TABLE
-            .iter()
+        let candidates: Vec<&'static Intrinsic> = intrinsics::all()
             .filter(|i| i.name == path.name && i.form == form)
             .collect();
         if candidates.is_empty() {
@@ -975,9 +978,7 @@ impl Checker {
                 );
             }
             if let Some(q) = &path.qualifier
-                && intrinsics::TABLE
-                    .iter()
-                    .any(|i| i.name == path.name && i.form == Form::Free)
+                && intrinsics::all().any(|i| i.name == path.name && i.form == Form::Free)
             {
                 return err(
                     e.span,
@@ -1011,14 +1012,12 @@ impl Checker {
             other => other,
         };
         let rty = self.known(&rt, receiver.span)?;
-        let candidates: Vec<&'static Intrinsic> = intrinsics::TABLE
-            .iter()
+        let candidates: Vec<&'static Intrinsic> = intrinsics::all()
             .filter(|i| i.name == method && i.form == Form::Method)
             .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
             .collect();
         if candidates.is_empty() {
-            let known: Vec<&str> = intrinsics::TABLE
-                .iter()
+            let known: Vec<&str> = intrinsics::all()
                 .filter(|i| i.form == Form::Method && i.params.first().is_some_and(|p| p.matches(&rty, i)))
                 .map(|i| i.name)
                 .collect();
@@ -1163,6 +1162,44 @@ impl Checker {
         Err(first_err.expect("at least one candidate"))
     }
 
+    /// `&mut acc`, `acc` a mutable local `[f32; N]`: records the types of
+    /// the reference and the variable (both the array type).
+    fn accumulator_arg(&mut self, intr: &Intrinsic, i: usize, a: &Expr) -> Result<()> {
+        let usage = || {
+            format!(
+                "argument {} of `{}` is the accumulator: write `&mut acc` with `let mut acc = [0.0f32; N];` (`{}`)",
+                i + 1,
+                intr.display_name(),
+                intr.signature()
+            )
+        };
+        let ExprKind::RefMut(var) = &a.kind else {
+            return err(a.span, usage());
+        };
+        let ExprKind::Var(name) = &var.kind else {
+            return err(a.span, usage());
+        };
+        let Some(b) = self.lookup(name).cloned() else {
+            return err(var.span, format!("cannot find value `{name}` in this scope"));
+        };
+        if b.kind != NameKind::Local || !b.mutable {
+            return err(
+                var.span,
+                format!("the accumulator `{name}` must be a local declared `let mut {name} = [0.0f32; N];`"),
+            );
+        }
+        let t = self.known(&b.ty, var.span)?;
+        if !matches!(&t, Ty::Array { elem, .. } if **elem == Ty::Scalar(Scalar::F32)) {
+            return err(
+                var.span,
+                format!("the accumulator `{name}` must be an `[f32; N]` array, found `{t}`"),
+            );
+        }
+        self.record(var, TyV::Ty(t.clone()));
+        self.record(a, TyV::Ty(t));
+        Ok(())
+    }
+
     fn check_len_generic(&mut self, l: &Len, span: Loc) -> Result<()> {
         if let Len::Param(p) = l {
             match self.lookup(p) {
@@ -1200,8 +1237,12 @@ impl Checker {
         for (i, a) in args.iter().enumerate() {
             let p = &intr.params[i + skip];
             match p {
-                ArgTy::Is(want) => {
-                    let want = TyV::Ty(want.clone());
+                ArgTy::Is(_) | ArgTy::ArrayOf(..) => {
+                    let want = match p {
+                        ArgTy::ArrayOf(elem, n) => TyV::Ty(intrinsics::array_of(elem, *n)),
+                        ArgTy::Is(t) => TyV::Ty(t.clone()),
+                        _ => unreachable!("matched above"),
+                    };
                     let t = self.expr(a, Some(&want))?;
                     self.unify(&want, &t, a.span).map_err(|_| {
                         let found = self.describe(&t);
@@ -1333,7 +1374,9 @@ impl Checker {
                             ),
                         );
                     }
+                    mem_elem = k.elem().cloned();
                 }
+                ArgTy::AccumMut => self.accumulator_arg(intr, i, a)?,
                 ArgTy::TargetConst => {
                     let t = self.expr(a, None)?;
                     if !matches!(a.kind, ExprKind::Target(_)) || self.shallow(&t) != TyV::Ty(Ty::Target) {
@@ -1373,8 +1416,7 @@ fn want_display(t: &TyV) -> String {
 /// Type names used as qualifiers are few and fixed; map them to the table's
 /// static names so `Form` can compare by value.
 fn leak_name(q: &str) -> &'static str {
-    intrinsics::TABLE
-        .iter()
+    intrinsics::all()
         .find_map(|i| match i.form {
             Form::Assoc(n) if n == q => Some(n),
             _ => None,

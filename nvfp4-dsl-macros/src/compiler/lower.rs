@@ -39,6 +39,8 @@ pub enum Const {
 pub enum Space {
     Global,
     Shared,
+    /// Another block's shared memory in the cluster (a `mapa` address).
+    SharedCluster,
 }
 
 /// A view of memory: a global slice, a shared array or the dynamic block.
@@ -172,7 +174,11 @@ fn uses_len(b: &Block) -> bool {
             ExprKind::MethodCall { method, receiver, args } => {
                 method == "len" || expr(receiver) || args.iter().any(expr)
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Field(a, _) | ExprKind::Repeat(a, _) => expr(a),
+            ExprKind::Unary(_, a)
+            | ExprKind::Cast(a, _)
+            | ExprKind::Field(a, _)
+            | ExprKind::Repeat(a, _)
+            | ExprKind::RefMut(a) => expr(a),
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(a, b)
             | ExprKind::AssignOp(_, a, b)
@@ -319,8 +325,8 @@ impl<'a> Lower<'a> {
     pub fn scalar_of(&self, t: &Ty) -> Scalar {
         match t {
             Ty::Scalar(s) => *s,
-            Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::InstrDesc => Scalar::U32,
-            Ty::SmemDesc => Scalar::U64,
+            Ty::F16x2 | Ty::Bf16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::InstrDesc => Scalar::U32,
+            Ty::SmemDesc | Ty::WgmmaDesc => Scalar::U64,
             other => unreachable!("not a scalar type: {other}"),
         }
     }
@@ -329,8 +335,8 @@ impl<'a> Lower<'a> {
     pub fn class_of(&self, t: &Ty) -> RegClass {
         match t {
             Ty::Scalar(s) => s.reg_class(),
-            Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::InstrDesc => RegClass::B32,
-            Ty::SmemDesc => RegClass::B64,
+            Ty::F16x2 | Ty::Bf16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::InstrDesc => RegClass::B32,
+            Ty::SmemDesc | Ty::WgmmaDesc => RegClass::B64,
             other => unreachable!("not a single-register type: {other}"),
         }
     }
@@ -692,6 +698,8 @@ impl<'a> Lower<'a> {
                 let b = self.expr(base)?;
                 Ok(self.field(b, field))
             }
+            // The variable's own registers: the intrinsic updates them in place.
+            ExprKind::RefMut(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
             ExprKind::MethodCall { receiver, args, .. } => self.call(e, Some(receiver), args, &[]),
             ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref()),
@@ -1018,6 +1026,9 @@ impl<'a> Lower<'a> {
             }
             return Ok(Val::Reg(d));
         }
+        if let Some(v) = self.div_by_power_of_two(op, &l, &r, s, d) {
+            return Ok(v);
+        }
         let a = self.operand(&l, s);
         let b = self.operand(&r, s);
         let t = s.ptx_arith();
@@ -1050,6 +1061,59 @@ impl<'a> Lower<'a> {
         } else {
             Val::Reg(d)
         })
+    }
+
+    /// Integer `x / 2^k` and `x % 2^k` (k >= 1) as shifts and masks with
+    /// Rust's truncating semantics: ptxas does not strength-reduce `div`
+    /// and `rem` by constants itself (it emits the generic division).
+    fn div_by_power_of_two(&mut self, op: BinOp, l: &Val, r: &Val, s: Scalar, d: Reg) -> Option<Val> {
+        let Val::Const(Const::Int(divisor)) = *r else {
+            return None;
+        };
+        if !matches!(op, BinOp::Div | BinOp::Rem) || !s.is_int() || divisor < 2 || divisor.count_ones() != 1 {
+            return None;
+        }
+        let k = divisor.trailing_zeros();
+        let bits = s.bits().max(32);
+        let b = bit_type(s);
+        let x = self.operand(l, s);
+        if !s.is_signed() {
+            if op == BinOp::Div {
+                self.emit(
+                    format!("shr.{}", if bits == 64 { "u64" } else { "u32" }),
+                    vec![d.into(), x, Operand::imm(k)],
+                );
+            } else {
+                let mask = int_imm(divisor - 1, s);
+                self.emit(format!("and.{b}"), vec![d.into(), x, Operand::Imm(mask)]);
+            }
+            return Some(Val::Reg(d));
+        }
+        // Signed: add 2^k - 1 to negative values so the arithmetic shift
+        // rounds toward zero, as Rust's division does.
+        let t = s.ptx_arith();
+        let class = s.reg_class();
+        let sign = self.reg(class);
+        self.emit(format!("shr.{t}"), vec![sign.into(), x.clone(), Operand::imm(bits - 1)]);
+        let bias = self.reg(class);
+        let unsigned = if bits == 64 { "u64" } else { "u32" };
+        self.emit(
+            format!("shr.{unsigned}"),
+            vec![bias.into(), sign.into(), Operand::imm(bits - k)],
+        );
+        let biased = self.reg(class);
+        self.emit(format!("add.{t}"), vec![biased.into(), x.clone(), bias.into()]);
+        if op == BinOp::Div {
+            self.emit(format!("shr.{t}"), vec![d.into(), biased.into(), Operand::imm(k)]);
+        } else {
+            let floor = self.reg(class);
+            self.emit(
+                format!("and.{b}"),
+                vec![floor.into(), biased.into(), Operand::Imm(int_imm(-divisor, s))],
+            );
+            self.emit(format!("sub.{t}"), vec![d.into(), x, floor.into()]);
+        }
+        Some(Val::Reg(d))
     }
 
     /// Algebraic identities that need no instruction (`x + 0`, `x * 1`, ...),
@@ -1228,7 +1292,7 @@ impl<'a> Lower<'a> {
                 self.emit("add.s64", vec![a.into(), m.base.clone(), wide.into()]);
                 a
             }
-            Space::Shared => {
+            Space::Shared | Space::SharedCluster => {
                 let i32r = if ir.class == RegClass::B64 {
                     let t = self.reg(RegClass::B32);
                     self.emit("cvt.u32.u64", vec![t.into(), ir.into()]);
@@ -1275,6 +1339,7 @@ impl<'a> Lower<'a> {
         match space {
             Space::Global => "global",
             Space::Shared => "shared",
+            Space::SharedCluster => "shared::cluster",
         }
     }
 
@@ -1282,7 +1347,7 @@ impl<'a> Lower<'a> {
     pub fn mem_op(&self, load: bool, space: Space, hint: CacheHint, span: Loc) -> Result<String> {
         let base = if load { "ld" } else { "st" };
         let sp = Self::space_name(space);
-        if space == Space::Shared && hint != CacheHint::Default {
+        if space != Space::Global && hint != CacheHint::Default {
             return err(span, "shared memory takes no cache hint; use `Cache::Default`");
         }
         let suffix = match (load, hint) {
@@ -1663,13 +1728,16 @@ impl<'a> Lower<'a> {
 
     fn call(&mut self, e: &Expr, receiver: Option<&Expr>, args: &[Expr], generics: &[GenericArg]) -> Result<Val> {
         let intr = *self.types.calls.get(&e.id).expect("checked: every call resolved");
-        if self.target < intr.min_target {
+        if !self.target.has(intr.min_target) {
+            let needs = match intr.min_target {
+                Target::Sm90a | Target::Sm100a => format!("exists only on target {}", intr.min_target.name()),
+                t => format!("needs target {} or newer", t.name()),
+            };
             return err(
                 e.span,
                 format!(
-                    "`{}` needs target {} or newer, but this kernel also compiles for {}; remove {} from `targets(..)`",
+                    "`{}` {needs}, but this kernel also compiles for {}; remove {} from `targets(..)`",
                     intr.display_name(),
-                    intr.min_target.name(),
                     self.target.name(),
                     self.target.name()
                 ),

@@ -165,7 +165,7 @@ struct Parser {
     consts: Vec<String>,
 }
 
-const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, InstrDesc, [T; N] (and TensorMap parameters)";
+const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
 
 impl Parser {
     fn expr_node(&mut self, kind: ExprKind, span: Loc) -> Expr {
@@ -256,8 +256,10 @@ impl Parser {
                     "u32x4" => Some(Ty::U32x4),
                     "TensorMap" => Some(Ty::TensorMap),
                     "SmemDesc" => Some(Ty::SmemDesc),
+                    "WgmmaDesc" => Some(Ty::WgmmaDesc),
                     "InstrDesc" => Some(Ty::InstrDesc),
                     "f16x2" => Some(Ty::F16x2),
+                    "bf16x2" => Some(Ty::Bf16x2),
                     "Fp4x2" => Some(Ty::Fp4x2),
                     "E4m3" => Some(Ty::E4m3),
                     "E4m3x2" => Some(Ty::E4m3x2),
@@ -516,16 +518,20 @@ impl Parser {
                     },
                     _ => None,
                 };
-                let Some((base, start)) = slice else {
-                    return err(
-                        Loc::of(&r),
-                        "references are only supported as sub-slices `&a[start..]` or `&mut a[start..]`",
-                    );
-                };
-                ExprKind::SliceFrom {
-                    base: Box::new(self.expr(base)?),
-                    start: Box::new(self.expr(start)?),
-                    mutable: r.mutability.is_some(),
+                if slice.is_none() && r.mutability.is_some() && matches!(&*r.expr, E::Path(_)) {
+                    ExprKind::RefMut(Box::new(self.expr(&r.expr)?))
+                } else {
+                    let Some((base, start)) = slice else {
+                        return err(
+                            Loc::of(&r),
+                            "references are only supported as sub-slices `&a[start..]` or `&mut a[start..]`, and as `&mut acc` for the accumulator of a `wgmma_*` intrinsic",
+                        );
+                    };
+                    ExprKind::SliceFrom {
+                        base: Box::new(self.expr(base)?),
+                        start: Box::new(self.expr(start)?),
+                        mutable: r.mutability.is_some(),
+                    }
                 }
             }
             E::Field(f) => match &f.member {

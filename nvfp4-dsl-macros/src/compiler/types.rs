@@ -185,7 +185,8 @@ impl CacheHint {
 }
 
 /// The shared-memory swizzle of a matrix descriptor (`nvfp4_dsl::Swizzle`),
-/// with its value in the descriptor's bits 61..64.
+/// with its value in the tcgen05 descriptor's bits 61..64 and in the wgmma
+/// descriptor's bits 62..64.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Swizzle {
     None,
@@ -206,13 +207,23 @@ impl Swizzle {
         }
     }
 
-    /// The layout type field of the shared-memory descriptor.
+    /// The layout type field of the tcgen05 shared-memory descriptor.
     pub fn layout_type(self) -> u64 {
         match self {
             Swizzle::None => 0,
             Swizzle::B128 => 2,
             Swizzle::B64 => 4,
             Swizzle::B32 => 6,
+        }
+    }
+
+    /// The layout type field of the wgmma (sm_90) descriptor.
+    pub fn wgmma_layout_type(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B128 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B32 => 3,
         }
     }
 }
@@ -242,6 +253,8 @@ pub enum Ty {
     U32x4,
     /// Two `f16` packed in one 32-bit register.
     F16x2,
+    /// Two `bf16` packed in one 32-bit register.
+    Bf16x2,
     /// Two e2m1 values in one byte (low nibble = even element).
     Fp4x2,
     /// One e4m3 value (one byte).
@@ -258,6 +271,8 @@ pub enum Ty {
     TensorMap,
     /// A tcgen05 shared-memory matrix descriptor (64 bits).
     SmemDesc,
+    /// A wgmma (sm_90) shared-memory matrix descriptor (64 bits).
+    WgmmaDesc,
     /// A tcgen05 instruction descriptor (32 bits).
     InstrDesc,
     /// Global memory: `&[T]` or `&mut [T]`.
@@ -323,7 +338,7 @@ impl Ty {
                 ptx: "u32",
                 vec: 4,
             },
-            Ty::F16x2 => MemLayout {
+            Ty::F16x2 | Ty::Bf16x2 => MemLayout {
                 bytes: 4,
                 ptx: "b32",
                 vec: 1,
@@ -348,10 +363,12 @@ impl Ty {
             Ty::Scalar(_)
             | Ty::U32x4
             | Ty::F16x2
+            | Ty::Bf16x2
             | Ty::Fp4x2
             | Ty::E4m3
             | Ty::E4m3x2
             | Ty::SmemDesc
+            | Ty::WgmmaDesc
             | Ty::InstrDesc => true,
             Ty::Array { elem, .. } => elem.is_value(),
             _ => false,
@@ -376,6 +393,7 @@ impl fmt::Display for Ty {
             Ty::Scalar(s) => write!(f, "{}", s.rust_name()),
             Ty::U32x4 => write!(f, "u32x4"),
             Ty::F16x2 => write!(f, "f16x2"),
+            Ty::Bf16x2 => write!(f, "bf16x2"),
             Ty::Fp4x2 => write!(f, "Fp4x2"),
             Ty::E4m3 => write!(f, "E4m3"),
             Ty::E4m3x2 => write!(f, "E4m3x2"),
@@ -384,6 +402,7 @@ impl fmt::Display for Ty {
             Ty::Swizzle => write!(f, "Swizzle"),
             Ty::TensorMap => write!(f, "TensorMap"),
             Ty::SmemDesc => write!(f, "SmemDesc"),
+            Ty::WgmmaDesc => write!(f, "WgmmaDesc"),
             Ty::InstrDesc => write!(f, "InstrDesc"),
             Ty::Slice { elem, mutable } => {
                 write!(f, "&{}[{elem}]", if *mutable { "mut " } else { "" })
@@ -435,21 +454,26 @@ impl RegClass {
     }
 }
 
-/// Compilation targets.
+/// Compilation targets, oldest first. The order is the preference among
+/// targets a device runs (sm_90a before sm_90 on a Hopper); what a target
+/// *has* is [`Target::has`], not the order: sm_100a lacks sm_90a's wgmma.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum Target {
     Sm80,
     Sm90,
+    /// Hopper with its architecture-specific features (wgmma, setmaxnreg).
+    Sm90a,
     Sm100a,
 }
 
 impl Target {
-    pub const ALL: [Target; 3] = [Target::Sm80, Target::Sm90, Target::Sm100a];
+    pub const ALL: [Target; 4] = [Target::Sm80, Target::Sm90, Target::Sm90a, Target::Sm100a];
 
     pub fn name(self) -> &'static str {
         match self {
             Target::Sm80 => "sm_80",
             Target::Sm90 => "sm_90",
+            Target::Sm90a => "sm_90a",
             Target::Sm100a => "sm_100a",
         }
     }
@@ -458,11 +482,23 @@ impl Target {
         Target::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// Whether code for this target may use what `feature` introduced: the
+    /// plain targets build on each other (sm_80 < sm_90 < sm_90a, sm_100a),
+    /// while an "a" target's own features exist on that target only.
+    pub fn has(self, feature: Target) -> bool {
+        match feature {
+            Target::Sm80 => true,
+            Target::Sm90 => self != Target::Sm80,
+            Target::Sm90a | Target::Sm100a => self == feature,
+        }
+    }
+
     /// The lowest PTX ISA version (major*10 + minor) that knows the target.
     pub fn min_ptx(self) -> u32 {
         match self {
             Target::Sm80 => 70,
             Target::Sm90 => 78,
+            Target::Sm90a => 80,
             Target::Sm100a => 86,
         }
     }
@@ -472,6 +508,7 @@ impl Target {
         match self {
             Target::Sm80 => "Sm80",
             Target::Sm90 => "Sm90",
+            Target::Sm90a => "Sm90a",
             Target::Sm100a => "Sm100a",
         }
     }

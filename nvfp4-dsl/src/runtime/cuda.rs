@@ -19,6 +19,7 @@ pub struct CudaDevice {
     name: String,
     compute_capability: (u32, u32),
     max_shared_optin: u32,
+    multiprocessors: u32,
     /// Loaded modules, keyed by the address of their PTX text (each is a
     /// `&'static str` in the binary): each module is loaded once.
     modules: Mutex<HashMap<usize, Loaded>>,
@@ -77,12 +78,16 @@ impl CudaDevice {
         let max_shared_optin = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(driver("reading the shared memory limit"))?;
+        let multiprocessors = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("reading the multiprocessor count"))?;
         Ok(CudaDevice {
             ctx,
             stream,
             name,
             compute_capability: (major as u32, minor as u32),
             max_shared_optin: max_shared_optin as u32,
+            multiprocessors: multiprocessors as u32,
             modules: Mutex::new(HashMap::new()),
             last_writes: Mutex::new(Vec::new()),
         })
@@ -96,6 +101,11 @@ impl CudaDevice {
     /// Compute capability `(major, minor)`.
     pub fn compute_capability(&self) -> (u32, u32) {
         self.compute_capability
+    }
+
+    /// Streaming multiprocessors.
+    pub fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
     }
 
     /// The cudarc context.
@@ -269,7 +279,7 @@ impl CudaDevice {
         *self.last_writes.lock().unwrap_or_else(|p| p.into_inner()) = writes;
         let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr().cast::<c_void>()).collect();
         let during = format!("launching `{}`", variant.entry);
-        if !variant.programmatic {
+        if !variant.programmatic && config.cluster == (1, 1, 1) {
             // SAFETY: the function belongs to this context, `params` points
             // at one slot per kernel parameter (the caller guarantees the
             // argument list matches), and the slots outlive the call.
@@ -285,13 +295,27 @@ impl CudaDevice {
             }
             .map_err(driver(during));
         }
-        // The kernel waits for its predecessor itself (`griddepcontrol.wait`),
-        // so it may start while the predecessor finishes.
-        // SAFETY: an all-zero attribute is valid plain data; the fields that
-        // matter are set below.
-        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attribute.value.programmaticStreamSerializationAllowed = 1;
+        let mut attributes = Vec::with_capacity(2);
+        if variant.programmatic {
+            // The kernel waits for its predecessor itself
+            // (`griddepcontrol.wait`), so it may start while the predecessor
+            // finishes.
+            // SAFETY: an all-zero attribute is valid plain data; the fields
+            // that matter are set here.
+            let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            a.value.programmaticStreamSerializationAllowed = 1;
+            attributes.push(a);
+        }
+        if config.cluster != (1, 1, 1) {
+            // SAFETY: as above.
+            let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            a.value.clusterDim.x = config.cluster.0;
+            a.value.clusterDim.y = config.cluster.1;
+            a.value.clusterDim.z = config.cluster.2;
+            attributes.push(a);
+        }
         let launch = sys::CUlaunchConfig {
             gridDimX: config.grid.0,
             gridDimY: config.grid.1,
@@ -301,10 +325,10 @@ impl CudaDevice {
             blockDimZ: config.block.2,
             sharedMemBytes: config.shared_bytes,
             hStream: self.stream.cu_stream(),
-            attrs: &mut attribute,
-            numAttrs: 1,
+            attrs: attributes.as_mut_ptr(),
+            numAttrs: attributes.len() as u32,
         };
-        // SAFETY: as above; `launch` and `attribute` outlive the call.
+        // SAFETY: as above; `launch` and `attributes` outlive the call.
         unsafe { sys::cuLaunchKernelEx(&launch, loaded.function, params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
             .map_err(driver(during))

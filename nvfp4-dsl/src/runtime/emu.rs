@@ -65,11 +65,22 @@ impl EmuDevice {
         self.target
     }
 
+    /// The multiprocessors the emulated GPU reports: an H100 SXM's 132 for
+    /// sm_90/sm_90a, a B200's 148 for sm_100a, an A100's 108 for sm_80 (it
+    /// only guides how host code sizes grids; blocks run one at a time).
+    pub fn multiprocessors(&self) -> u32 {
+        match self.target {
+            Target::Sm80 => 108,
+            Target::Sm90 | Target::Sm90a => 132,
+            Target::Sm100a => 148,
+        }
+    }
+
     /// The compute capability of the emulated target.
     pub fn compute_capability(&self) -> (u32, u32) {
         match self.target {
             Target::Sm80 => (8, 0),
-            Target::Sm90 => (9, 0),
+            Target::Sm90 | Target::Sm90a => (9, 0),
             Target::Sm100a => (10, 0),
         }
     }
@@ -147,7 +158,7 @@ impl EmuDevice {
         config: LaunchConfig,
         args: &mut [KernelArg<'_>],
     ) -> Result<()> {
-        let Some(ptx) = variant.ptx_for(self.target) else {
+        let Some((_, ptx)) = variant.best_for(self.target) else {
             return Err(Error::NoTarget {
                 entry: variant.entry.to_string(),
                 compute_capability: self.compute_capability(),

@@ -148,16 +148,27 @@ pub struct LaunchConfig {
     pub block: (u32, u32, u32),
     /// Bytes of dynamic shared memory per block (`dynamic_shared`).
     pub shared_bytes: u32,
+    /// Blocks per thread-block cluster (x, y, z); `(1, 1, 1)` for none.
+    /// The grid must be a multiple of it, and a cluster has at most 8
+    /// blocks (sm_90 and newer).
+    pub cluster: (u32, u32, u32),
 }
 
 impl LaunchConfig {
+    /// A launch of `grid` blocks of `block` threads, no dynamic shared
+    /// memory, no clusters.
+    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig {
+            grid,
+            block,
+            shared_bytes: 0,
+            cluster: (1, 1, 1),
+        }
+    }
+
     /// A 1-D launch of `grid` blocks of `block` threads.
     pub fn linear(grid: u32, block: u32) -> LaunchConfig {
-        LaunchConfig {
-            grid: (grid, 1, 1),
-            block: (block, 1, 1),
-            shared_bytes: 0,
-        }
+        LaunchConfig::new((grid, 1, 1), (block, 1, 1))
     }
 
     /// The same launch with `bytes` of dynamic shared memory.
@@ -166,6 +177,21 @@ impl LaunchConfig {
             shared_bytes: bytes,
             ..self
         }
+    }
+
+    /// The same launch in clusters of `blocks` (x, y, z) blocks, which run
+    /// at the same time and can read each other's shared memory
+    /// ([`load_cluster`](crate::intrinsics::load_cluster)).
+    pub fn with_cluster(self, blocks: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig {
+            cluster: blocks,
+            ..self
+        }
+    }
+
+    /// Blocks per cluster.
+    pub fn cluster_blocks(&self) -> u32 {
+        self.cluster.0 * self.cluster.1 * self.cluster.2
     }
 
     fn validate(&self) -> Result<()> {
@@ -184,6 +210,14 @@ impl LaunchConfig {
             return Err(Error::InvalidLaunch(
                 "grid y and z are limited to 65535 and block z to 64".into(),
             ));
+        }
+        let (cx, cy, cz) = self.cluster;
+        let blocks = u64::from(cx) * u64::from(cy) * u64::from(cz);
+        if blocks == 0 || blocks > 8 || gx % cx != 0 || gy % cy != 0 || gz % cz != 0 {
+            return Err(Error::InvalidLaunch(format!(
+                "clusters of {:?} blocks: a cluster has 1 to 8 blocks and the grid {:?} must be a multiple of it",
+                self.cluster, self.grid
+            )));
         }
         Ok(())
     }
@@ -263,8 +297,10 @@ impl Device {
         Ok(Device::Cuda(CudaDevice::new(ordinal)?))
     }
 
-    /// The PTX emulator standing in for a GPU of `target` (it runs that
-    /// target's PTX).
+    /// The PTX emulator standing in for a GPU of `target`: it runs a
+    /// kernel's PTX for the newest of its targets that `target` has (see
+    /// [`Target::has`]), so an sm_90a emulator runs sm_90a code and falls
+    /// back to sm_90.
     pub fn emulator(target: Target) -> Device {
         Device::Emulator(EmuDevice::new(target))
     }
@@ -297,6 +333,15 @@ impl Device {
         match self {
             Device::Cuda(d) => d.compute_capability(),
             Device::Emulator(d) => d.compute_capability(),
+        }
+    }
+
+    /// Streaming multiprocessors (what the emulator stands in for, on the
+    /// emulator): for sizing grids that fill the GPU.
+    pub fn multiprocessors(&self) -> u32 {
+        match self {
+            Device::Cuda(d) => d.multiprocessors(),
+            Device::Emulator(d) => d.multiprocessors(),
         }
     }
 

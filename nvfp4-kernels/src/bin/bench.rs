@@ -1,17 +1,25 @@
 //! Benchmarks the NVFP4 kernels on a CUDA GPU.
 //!
-//! The GEMM needs a compute capability 10.0 GPU; on any other the bench
-//! says "no sm_100 device" and lists the GEMM shapes it did not run. For each shape: the result is checked against the f64 CPU
-//! reference first, then timed as back-to-back launches between CUDA events
-//! (median over repeats), rotating through enough input copies that nothing
-//! is served from the 50 MB L2. The ceiling, device-to-device copy bandwidth
+//! For each shape the result is checked against the f64 CPU reference
+//! first, then timed as back-to-back launches between CUDA events (median
+//! over repeats), rotating through enough input copies that nothing is
+//! served from the 50 MB L2. The ceiling, device-to-device copy bandwidth
 //! (bytes read + written), is measured in the same run.
+//!
+//! The GEMM runs on compute capability 9.0 (the sm_90a kernel) and 10.0
+//! (sm_100a); elsewhere the bench lists the GEMM shapes it did not run. Its
+//! rows give TFLOP/s, the share of the f16 dense tensor peak (989 TFLOP/s,
+//! the H100 SXM's: Hopper multiplies the decoded operands in f16) and of
+//! the byte floor (the bytes of A, B, their scales and C once, at the copy
+//! bandwidth). The anchor in the same run is cuBLAS's f16 GEMM (f32
+//! accumulation) on the decoded operands, loaded at run time ("cuBLAS not
+//! found" when the library is absent).
 //!
 //! `bench [--json] [--repeats N] [--all-variants]`
 
 use cudarc::driver::sys::CUevent_flags;
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
-use nvfp4_kernels::gemm::{self, BM, DeviceGemmOperand};
+use nvfp4_kernels::gemm::{self, DeviceGemmOperand, GemmKernel};
 use nvfp4_kernels::gemv::{DeviceNvfp4, GemvConfig, gemv_with};
 use nvfp4_kernels::nvfp4::{Inputs, check_close, gemm_inputs, gemm_reference, gemv_inputs, gemv_reference};
 use nvfp4_kernels::rng::Rng;
@@ -23,6 +31,8 @@ const GEMV_SHAPES: [(usize, usize, usize); 3] = [(7168, 16384, 1), (4096, 7168, 
 const L2_BYTES: usize = 50 << 20;
 /// Launches between two events.
 const LAUNCHES: usize = 20;
+/// Dense f16 tensor-core peak of the H100 SXM, FLOP/s.
+const F16_PEAK: f64 = 989e12;
 
 struct Options {
     json: bool,
@@ -111,6 +121,9 @@ struct Row {
     us: f64,
     gbps: f64,
     percent: f64,
+    /// GEMM only: TFLOP/s and the time the bytes take at the copy bandwidth.
+    tflops: Option<f64>,
+    floor_us: Option<f64>,
 }
 
 fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, String> {
@@ -159,6 +172,8 @@ fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 us: ms * 1e3,
                 gbps,
                 percent: 100.0 * gbps * 1e9 / ceiling,
+                tflops: None,
+                floor_us: None,
             });
         }
     }
@@ -168,44 +183,179 @@ fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
 fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     let mut rng = Rng::new(0x6e33);
+    let blas = cublas::Blas::new(device)?;
     for (m, n, k) in gemm::BENCH_SHAPES {
         let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).map_err(|e| e.to_string())?;
         let want = gemm_reference(&a, &b);
         let bytes = (m + n) * (k / 2 + k / 16) + m * n * 2;
-        let copies = (3 * L2_BYTES).div_ceil(bytes).max(2);
-        let tiles: Vec<usize> = if opts.all_variants { vec![128, 256] } else { vec![128] };
-        for bn in tiles.into_iter().filter(|bn| n.is_multiple_of(*bn)) {
-            let da: Vec<DeviceGemmOperand> = (0..copies)
-                .map(|_| DeviceGemmOperand::upload(device, &a, BM))
-                .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?;
-            let db: Vec<DeviceGemmOperand> = (0..copies)
-                .map(|_| DeviceGemmOperand::upload(device, &b, bn))
-                .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?;
-            let mut dc: Vec<DeviceBuffer<f16>> = (0..copies)
-                .map(|_| device.upload(&vec![f16::NAN; m * n]))
-                .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?;
-            gemm::gemm(device, &da[0], &db[0], &mut dc[0]).map_err(|e| e.to_string())?;
-            let got = device.download(&dc[0]).map_err(|e| e.to_string())?;
-            check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("GEMM {m}x{n}x{k} BN={bn}: {e}"))?;
-            let ms = time_ms(device, opts.repeats, |i| {
-                let j = i % copies;
-                gemm::gemm(device, &da[j], &db[j], &mut dc[j]).map_err(|e| e.to_string())
-            })?;
-            let gbps = bytes as f64 / (ms * 1e-3) / 1e9;
-            rows.push(Row {
-                kernel: "gemm",
+        let flops = 2.0 * (m * n * k) as f64;
+        let row = |kernel: &'static str, variant: String, us: f64| {
+            let gbps = bytes as f64 / (us * 1e-6) / 1e9;
+            Row {
+                kernel,
                 shape: format!("M={m} N={n} K={k}"),
-                variant: format!("BN={bn} stages={}", gemm::STAGES),
-                us: ms * 1e3,
+                variant,
+                us,
                 gbps,
                 percent: 100.0 * gbps * 1e9 / ceiling,
-            });
+                tflops: Some(flops / (us * 1e-6) / 1e12),
+                floor_us: Some(bytes as f64 / ceiling * 1e6),
+            }
+        };
+        let copies = (3 * L2_BYTES).div_ceil(bytes).max(2);
+        let da: Vec<DeviceGemmOperand> = (0..copies)
+            .map(|_| DeviceGemmOperand::upload(device, &a))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let db: Vec<DeviceGemmOperand> = (0..copies)
+            .map(|_| DeviceGemmOperand::upload(device, &b))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let mut dc: Vec<DeviceBuffer<f16>> = (0..copies)
+            .map(|_| device.upload(&vec![f16::NAN; m * n]))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let chosen = GemmKernel::for_device(device, m, n, k, 1).ok_or("no GEMM kernel for this device")?;
+        let kernels = match chosen {
+            _ if !opts.all_variants => vec![chosen],
+            GemmKernel::Sm100 { .. } => [128, 256].map(|bn| GemmKernel::Sm100 { bn }).to_vec(),
+            GemmKernel::Sm90 { .. } => [1, 2, 4, 8]
+                .into_iter()
+                .filter(|s| *s as usize <= k / 128)
+                .map(|split| GemmKernel::Sm90 { split })
+                .collect(),
+        };
+        for kernel in kernels {
+            for c in dc.iter_mut() {
+                device.write(c, &vec![f16::NAN; m * n]).map_err(|e| e.to_string())?;
+            }
+            gemm::gemm_with(device, &da[0], &db[0], &mut dc[0], kernel).map_err(|e| e.to_string())?;
+            let got = device.download(&dc[0]).map_err(|e| e.to_string())?;
+            check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("GEMM {m}x{n}x{k} {kernel:?}: {e}"))?;
+            let ms = time_ms(device, opts.repeats, |i| {
+                let j = i % copies;
+                gemm::gemm_with(device, &da[j], &db[j], &mut dc[j], kernel).map_err(|e| e.to_string())
+            })?;
+            let variant = match kernel {
+                GemmKernel::Sm100 { bn } => format!("sm_100a BN={bn}"),
+                GemmKernel::Sm90 { split } => format!("sm_90a split={split}"),
+            };
+            rows.push(row("gemm", variant, ms * 1e3));
+        }
+        if let Some(blas) = &blas {
+            let us = blas.time_f16_gemm(device, opts.repeats, &a, &b, &want)?;
+            rows.push(row("cublas", "f16 GemmEx, decoded".into(), us));
         }
     }
+    if blas.is_none() {
+        println!("cuBLAS not found: the GEMM rows have no anchor");
+    }
     Ok(rows)
+}
+
+/// cuBLAS's f16 GEMM (f32 accumulation) on the decoded operands: the
+/// anchor of the GEMM rows.
+mod cublas {
+    use super::{L2_BYTES, time_ms};
+    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
+    use cudarc::cublas::{CudaBlas, result};
+    use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+    use nvfp4_dsl::{Device, f16};
+    use nvfp4_kernels::nvfp4::{Nvfp4Tensor, check_close};
+
+    pub struct Blas(CudaBlas);
+
+    impl Blas {
+        /// A handle on the device's stream; `None` when libcublas is absent.
+        pub fn new(device: &Device) -> Result<Option<Blas>, String> {
+            // SAFETY: only probes whether the library can be opened.
+            if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+                return Ok(None);
+            }
+            let cuda = device.as_cuda().ok_or("cuBLAS needs a CUDA device")?;
+            let blas = CudaBlas::new(cuda.stream().clone()).map_err(|e| format!("cuBLAS: {e}"))?;
+            Ok(Some(Blas(blas)))
+        }
+
+        /// Checks `C = A B^T` in f16 against `want`, then returns its median
+        /// microseconds, rotating input copies like the kernels' rows.
+        pub fn time_f16_gemm(
+            &self,
+            device: &Device,
+            repeats: usize,
+            a: &Nvfp4Tensor,
+            b: &Nvfp4Tensor,
+            want: &[f64],
+        ) -> Result<f64, String> {
+            let stream = device.as_cuda().ok_or("cuBLAS needs a CUDA device")?.stream();
+            let (m, n, k) = (a.rows, b.rows, a.k);
+            let bits = |t: &Nvfp4Tensor| t.to_f16().into_iter().map(f16::to_bits).collect::<Vec<u16>>();
+            let (ha, hb) = (bits(a), bits(b));
+            let copies = (3 * L2_BYTES).div_ceil(2 * (m + n) * k).max(2);
+            let up = |h: &[u16]| stream.clone_htod(h).map_err(|e| e.to_string());
+            let da: Vec<CudaSlice<u16>> = (0..copies).map(|_| up(&ha)).collect::<Result<_, _>>()?;
+            let db: Vec<CudaSlice<u16>> = (0..copies).map(|_| up(&hb)).collect::<Result<_, _>>()?;
+            let mut dc: Vec<CudaSlice<u16>> = (0..copies)
+                .map(|_| stream.alloc_zeros::<u16>(m * n).map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?;
+            self.gemm(stream, &da[0], &db[0], &mut dc[0], (m, n, k))?;
+            let got: Vec<f16> = stream
+                .clone_dtoh(&dc[0])
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(f16::from_bits)
+                .collect();
+            check_close(&got, want, 1e-3, 1e-3).map_err(|e| format!("cuBLAS f16 {m}x{n}x{k}: {e}"))?;
+            let ms = time_ms(device, repeats, |i| {
+                self.gemm(stream, &da[i % copies], &db[i % copies], &mut dc[i % copies], (m, n, k))
+            })?;
+            Ok(ms * 1e3)
+        }
+
+        /// Enqueues `c = a b^T` (f16 in and out, f32 accumulation).
+        fn gemm(
+            &self,
+            stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+            a: &CudaSlice<u16>,
+            b: &CudaSlice<u16>,
+            c: &mut CudaSlice<u16>,
+            (m, n, k): (usize, usize, usize),
+        ) -> Result<(), String> {
+            let (alpha, beta) = (1.0f32, 0.0f32);
+            let (pa, _ga) = a.device_ptr(stream);
+            let (pb, _gb) = b.device_ptr(stream);
+            let (pc, _gc) = c.device_ptr_mut(stream);
+            // C row-major [M][N] is C^T column-major = B (N x K, K-major,
+            // transposed) x A^T (K x M).
+            // SAFETY: the pointers are live allocations of K x N, K x M and
+            // N x M f16 values on this handle's stream; alpha and beta are
+            // f32 as the f32 compute type needs.
+            unsafe {
+                result::gemm_ex(
+                    *self.0.handle(),
+                    cublasOperation_t::CUBLAS_OP_T,
+                    cublasOperation_t::CUBLAS_OP_N,
+                    n as i32,
+                    m as i32,
+                    k as i32,
+                    (&alpha as *const f32).cast(),
+                    pb as *const _,
+                    cudaDataType::CUDA_R_16F,
+                    k as i32,
+                    pa as *const _,
+                    cudaDataType::CUDA_R_16F,
+                    k as i32,
+                    (&beta as *const f32).cast(),
+                    pc as *mut _,
+                    cudaDataType::CUDA_R_16F,
+                    n as i32,
+                    cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+            }
+            .map_err(|e| format!("cuBLAS GemmEx: {e}"))
+        }
+    }
 }
 
 /// The geometric mean over `kernel`'s shapes of each shape's fastest variant.
@@ -235,7 +385,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let gemm_runs = device.compute_capability() == (10, 0);
+    let gemm_runs = matches!(device.compute_capability(), (9, 0) | (10, 0));
     let run = || -> Result<(f64, Vec<Row>), String> {
         let ceiling = copy_bandwidth(&device, opts.repeats)?;
         let mut rows = gemv_rows(&device, &opts, ceiling)?;
@@ -253,7 +403,7 @@ fn main() -> ExitCode {
             .collect();
         let (major, minor) = device.compute_capability();
         format!(
-            "GEMM: no sm_100 device (this one is {major}.{minor}); not run: {}",
+            "GEMM: needs compute capability 9.0 or 10.0 (this device is {major}.{minor}); not run: {}",
             shapes.join(", ")
         )
     };
@@ -264,7 +414,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let geomeans: Vec<(&str, f64)> = ["gemv", "gemm"]
+    let geomeans: Vec<(&str, f64)> = ["gemv", "gemm", "cublas"]
         .into_iter()
         .filter_map(|kernel| geomean_of_best(&rows, kernel).map(|g| (kernel, g)))
         .collect();
@@ -272,8 +422,16 @@ fn main() -> ExitCode {
         let items: Vec<String> = rows
             .iter()
             .map(|r| {
+                let gemm = match (r.tflops, r.floor_us) {
+                    (Some(t), Some(f)) => format!(
+                        ",\"tflop_per_s\":{t:.1},\"percent_of_f16_peak\":{:.1},\"byte_floor_us\":{f:.3},\"percent_of_byte_floor\":{:.1}",
+                        100.0 * t * 1e12 / F16_PEAK,
+                        100.0 * f / r.us
+                    ),
+                    _ => String::new(),
+                };
                 format!(
-                    "{{\"kernel\":\"{}\",\"shape\":\"{}\",\"variant\":\"{}\",\"us\":{:.3},\"gb_per_s\":{:.1},\"percent_of_copy\":{:.1}}}",
+                    "{{\"kernel\":\"{}\",\"shape\":\"{}\",\"variant\":\"{}\",\"us\":{:.3},\"gb_per_s\":{:.1},\"percent_of_copy\":{:.1}{gemm}}}",
                     r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
                 )
             })
@@ -291,12 +449,20 @@ fn main() -> ExitCode {
         println!("device: {}", device.describe());
         println!("device-to-device copy: {:.1} GB/s (read + write)", ceiling / 1e9);
         println!(
-            "{:<6} {:<22} {:<26} {:>10} {:>10} {:>8}",
-            "kernel", "shape", "variant", "median us", "GB/s", "% copy"
+            "{:<6} {:<24} {:<22} {:>10} {:>8} {:>7} {:>8} {:>8} {:>9} {:>7}",
+            "kernel", "shape", "variant", "median us", "GB/s", "% copy", "TFLOP/s", "% f16pk", "floor us", "% floor"
         );
         for r in &rows {
+            let gemm = match (r.tflops, r.floor_us) {
+                (Some(t), Some(f)) => format!(
+                    " {t:>8.1} {:>7.1}% {f:>9.2} {:>6.1}%",
+                    100.0 * t * 1e12 / F16_PEAK,
+                    100.0 * f / r.us
+                ),
+                _ => String::new(),
+            };
             println!(
-                "{:<6} {:<22} {:<26} {:>10.2} {:>10.1} {:>7.1}%",
+                "{:<6} {:<24} {:<22} {:>10.2} {:>8.1} {:>6.1}%{gemm}",
                 r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
             );
         }

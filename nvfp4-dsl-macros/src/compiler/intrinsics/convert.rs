@@ -1,0 +1,671 @@
+//! Arithmetic methods, half precision, and the NVFP4/FP8 conversions.
+
+use super::*;
+
+pub(super) static TABLE: &[Intrinsic] = &[
+    Intrinsic {
+        name: "from_f32",
+        form: Form::Assoc("f16"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(F32)],
+        t_set: &[],
+        ret: RetTy::Is(F16),
+        min_target: Target::Sm80,
+        sig: "fn f16::from_f32(value: f32) -> f16",
+        lower: |l, c| {
+            let f = f32_reg(l, c, 0);
+            Ok(unary_op(l, "cvt.rn.f16.f32", RegClass::B16, f.into()))
+        },
+    },
+    Intrinsic {
+        name: "from_f32",
+        form: Form::Assoc("bf16"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(F32)],
+        t_set: &[],
+        ret: RetTy::Is(BF16),
+        min_target: Target::Sm80,
+        sig: "fn bf16::from_f32(value: f32) -> bf16",
+        lower: |l, c| {
+            let f = f32_reg(l, c, 0);
+            Ok(unary_op(l, "cvt.rn.bf16.f32", RegClass::B16, f.into()))
+        },
+    },
+    Intrinsic {
+        name: "to_f32",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T],
+        t_set: HALVES,
+        ret: RetTy::Is(F32),
+        min_target: Target::Sm80,
+        sig: "fn to_f32(self) -> f32",
+        lower: |l, c| {
+            let h = l.in_reg(&arg(c, 0), scalar(c, 0));
+            if scalar(c, 0) == Scalar::F16 {
+                return Ok(unary_op(l, "cvt.f32.f16", RegClass::F32, h.into()));
+            }
+            // bf16 is the top half of an f32: widen exactly with a shift.
+            let w = l.reg(RegClass::B32);
+            l.emit("cvt.u32.u16", vec![w.into(), h.into()]);
+            l.emit("shl.b32", vec![w.into(), w.into(), Operand::imm(16)]);
+            Ok(unary_op(l, "mov.b32", RegClass::F32, w.into()))
+        },
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("f16"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(U16)],
+        t_set: &[],
+        ret: RetTy::Is(F16),
+        min_target: Target::Sm80,
+        sig: "fn f16::from_bits(bits: u16) -> f16",
+        lower: |l, c| {
+            let r = l.in_reg(&arg(c, 0), Scalar::U16);
+            Ok(unary_op(l, "cvt.u16.u32", RegClass::B16, r.into()))
+        },
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("bf16"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(U16)],
+        t_set: &[],
+        ret: RetTy::Is(BF16),
+        min_target: Target::Sm80,
+        sig: "fn bf16::from_bits(bits: u16) -> bf16",
+        lower: |l, c| {
+            let r = l.in_reg(&arg(c, 0), Scalar::U16);
+            Ok(unary_op(l, "cvt.u16.u32", RegClass::B16, r.into()))
+        },
+    },
+    Intrinsic {
+        name: "to_bits",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T],
+        t_set: HALVES,
+        ret: RetTy::Is(U16),
+        min_target: Target::Sm80,
+        sig: "fn to_bits(self) -> u16",
+        lower: |l, c| {
+            let h = l.in_reg(&arg(c, 0), scalar(c, 0));
+            Ok(unary_op(l, "cvt.u32.u16", RegClass::B32, h.into()))
+        },
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("f32"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Is(F32),
+        min_target: Target::Sm80,
+        sig: "fn f32::from_bits(bits: u32) -> f32",
+        lower: |l, c| {
+            let r = l.in_reg(&arg(c, 0), Scalar::U32);
+            Ok(unary_op(l, "mov.b32", RegClass::F32, r.into()))
+        },
+    },
+    Intrinsic {
+        name: "to_bits",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(F32)],
+        t_set: &[],
+        ret: RetTy::Is(U32),
+        min_target: Target::Sm80,
+        sig: "fn to_bits(self) -> u32",
+        lower: |l, c| {
+            let r = l.in_reg(&arg(c, 0), Scalar::F32);
+            Ok(unary_op(l, "mov.b32", RegClass::B32, r.into()))
+        },
+    },
+    Intrinsic {
+        name: "mul_add",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T, ArgTy::T, ArgTy::T],
+        t_set: FLOATS,
+        ret: RetTy::T,
+        min_target: Target::Sm80,
+        sig: "fn mul_add(self, a: Self, b: Self) -> Self",
+        lower: |l, c| {
+            let s = scalar(c, 0);
+            let ops: Vec<Operand> = (0..3).map(|i| l.operand(&arg(c, i), s)).collect();
+            let d = l.reg(s.reg_class());
+            l.emit(format!("fma.rn.{}", s.ptx_arith()), [vec![d.into()], ops].concat());
+            Ok(Val::Reg(d))
+        },
+    },
+    Intrinsic {
+        name: "abs",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T],
+        t_set: FLOATS,
+        ret: RetTy::T,
+        min_target: Target::Sm80,
+        sig: "fn abs(self) -> Self",
+        lower: |l, c| {
+            let s = scalar(c, 0);
+            let a = l.operand(&arg(c, 0), s);
+            Ok(unary_op(l, &format!("abs.{}", s.ptx_arith()), s.reg_class(), a))
+        },
+    },
+    Intrinsic {
+        name: "sqrt",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T],
+        t_set: FLOATS,
+        ret: RetTy::T,
+        min_target: Target::Sm80,
+        sig: "fn sqrt(self) -> Self",
+        lower: |l, c| {
+            let s = scalar(c, 0);
+            let a = l.operand(&arg(c, 0), s);
+            Ok(unary_op(l, &format!("sqrt.rn.{}", s.ptx_arith()), s.reg_class(), a))
+        },
+    },
+    Intrinsic {
+        name: "min",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T, ArgTy::T],
+        t_set: &[F32, F64, U32, I32, U64, I64, USIZE],
+        ret: RetTy::T,
+        min_target: Target::Sm80,
+        sig: "fn min(self, other: Self) -> Self",
+        lower: |l, c| min_max(l, c, "min"),
+    },
+    Intrinsic {
+        name: "max",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::T, ArgTy::T],
+        t_set: &[F32, F64, U32, I32, U64, I64, USIZE],
+        ret: RetTy::T,
+        min_target: Target::Sm80,
+        sig: "fn max(self, other: Self) -> Self",
+        lower: |l, c| min_max(l, c, "max"),
+    },
+    Intrinsic {
+        name: "new",
+        form: Form::Assoc("f16x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(F16), ArgTy::Is(F16)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn f16x2::new(lo: f16, hi: f16) -> f16x2",
+        lower: |l, c| {
+            let lo = l.in_reg(&arg(c, 0), Scalar::F16);
+            let hi = l.in_reg(&arg(c, 1), Scalar::F16);
+            Ok(unary_op(
+                l,
+                "mov.b32",
+                RegClass::B32,
+                Operand::Vec(vec![lo.into(), hi.into()]),
+            ))
+        },
+    },
+    Intrinsic {
+        name: "splat",
+        form: Form::Assoc("f16x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(F16)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn f16x2::splat(value: f16) -> f16x2",
+        lower: |l, c| {
+            let h = l.in_reg(&arg(c, 0), Scalar::F16);
+            Ok(unary_op(
+                l,
+                "mov.b32",
+                RegClass::B32,
+                Operand::Vec(vec![h.into(), h.into()]),
+            ))
+        },
+    },
+    Intrinsic {
+        name: "from_f32s",
+        form: Form::Assoc("f16x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(F32), ArgTy::Is(F32)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn f16x2::from_f32s(lo: f32, hi: f32) -> f16x2",
+        lower: |l, c| {
+            let lo = f32_reg(l, c, 0);
+            let hi = f32_reg(l, c, 1);
+            let d = l.reg(RegClass::B32);
+            // The first source goes to the upper half.
+            l.emit("cvt.rn.f16x2.f32", vec![d.into(), hi.into(), lo.into()]);
+            Ok(Val::Reg(d))
+        },
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("f16x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn f16x2::from_bits(bits: u32) -> f16x2",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    Intrinsic {
+        name: "to_bits",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::F16x2)],
+        t_set: &[],
+        ret: RetTy::Is(U32),
+        min_target: Target::Sm80,
+        sig: "fn to_bits(self) -> u32",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    intrinsic!(
+        "new",
+        Form::Assoc("bf16x2"),
+        [ArgTy::Is(BF16), ArgTy::Is(BF16)],
+        RetTy::Is(Ty::Bf16x2),
+        Sm80,
+        "fn bf16x2::new(lo: bf16, hi: bf16) -> bf16x2",
+        |l, c| {
+            let lo = l.in_reg(&arg(c, 0), Scalar::Bf16);
+            let hi = l.in_reg(&arg(c, 1), Scalar::Bf16);
+            Ok(unary_op(
+                l,
+                "mov.b32",
+                RegClass::B32,
+                Operand::Vec(vec![lo.into(), hi.into()]),
+            ))
+        }
+    ),
+    intrinsic!(
+        "from_bits",
+        Form::Assoc("bf16x2"),
+        [ArgTy::Is(U32)],
+        RetTy::Is(Ty::Bf16x2),
+        Sm80,
+        "fn bf16x2::from_bits(bits: u32) -> bf16x2",
+        |_, c| Ok(arg(c, 0))
+    ),
+    intrinsic!(
+        "to_bits",
+        Form::Method,
+        [ArgTy::Is(Ty::Bf16x2)],
+        RetTy::Is(U32),
+        Sm80,
+        "fn to_bits(self) -> u32",
+        |_, c| Ok(arg(c, 0))
+    ),
+    Intrinsic {
+        name: "lo",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::F16x2)],
+        t_set: &[],
+        ret: RetTy::Is(F16),
+        min_target: Target::Sm80,
+        sig: "fn lo(self) -> f16",
+        lower: |l, c| half_of(l, c, false),
+    },
+    Intrinsic {
+        name: "hi",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::F16x2)],
+        t_set: &[],
+        ret: RetTy::Is(F16),
+        min_target: Target::Sm80,
+        sig: "fn hi(self) -> f16",
+        lower: |l, c| half_of(l, c, true),
+    },
+    Intrinsic {
+        name: "hadd2",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn hadd2(a: f16x2, b: f16x2) -> f16x2",
+        lower: |l, c| half2_op(l, c, "add.rn.f16x2"),
+    },
+    Intrinsic {
+        name: "hmul2",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn hmul2(a: f16x2, b: f16x2) -> f16x2",
+        lower: |l, c| half2_op(l, c, "mul.rn.f16x2"),
+    },
+    Intrinsic {
+        name: "hfma2",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn hfma2(a: f16x2, b: f16x2, c: f16x2) -> f16x2",
+        lower: |l, c| half2_op(l, c, "fma.rn.f16x2"),
+    },
+    Intrinsic {
+        name: "byte_perm",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Is(U32),
+        min_target: Target::Sm80,
+        sig: "fn byte_perm(a: u32, b: u32, selector: u32) -> u32",
+        lower: |l, c| {
+            let ops: Vec<Operand> = (0..3).map(|i| l.operand(&arg(c, i), Scalar::U32)).collect();
+            let d = l.reg(RegClass::B32);
+            l.emit("prmt.b32", [vec![d.into()], ops].concat());
+            Ok(Val::Reg(d))
+        },
+    },
+    Intrinsic {
+        name: "dp4a_s8",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
+        t_set: &[],
+        ret: RetTy::Is(I32),
+        min_target: Target::Sm80,
+        sig: "fn dp4a_s8(a: u32, b: u32, acc: i32) -> i32",
+        lower: |l, c| dp4a(l, c, "dp4a.s32.s32"),
+    },
+    Intrinsic {
+        name: "dp4a_u8_s8",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
+        t_set: &[],
+        ret: RetTy::Is(I32),
+        min_target: Target::Sm80,
+        sig: "fn dp4a_u8_s8(a: u32, b: u32, acc: i32) -> i32",
+        lower: |l, c| dp4a(l, c, "dp4a.u32.s32"),
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("Fp4x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Scalar(Scalar::U8))],
+        t_set: &[],
+        ret: RetTy::Is(Ty::Fp4x2),
+        min_target: Target::Sm80,
+        sig: "fn Fp4x2::from_bits(bits: u8) -> Fp4x2",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("E4m3"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Scalar(Scalar::U8))],
+        t_set: &[],
+        ret: RetTy::Is(Ty::E4m3),
+        min_target: Target::Sm80,
+        sig: "fn E4m3::from_bits(bits: u8) -> E4m3",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    Intrinsic {
+        name: "from_bits",
+        form: Form::Assoc("E4m3x2"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Scalar(Scalar::U16))],
+        t_set: &[],
+        ret: RetTy::Is(Ty::E4m3x2),
+        min_target: Target::Sm80,
+        sig: "fn E4m3x2::from_bits(bits: u16) -> E4m3x2",
+        lower: |_, c| Ok(arg(c, 0)),
+    },
+    Intrinsic {
+        name: "to_f16x2",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::Fp4x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm80,
+        sig: "fn to_f16x2(self) -> f16x2",
+        lower: |l, c| {
+            let byte = l.bits_reg(&arg(c, 0), RegClass::B32);
+            if l.target.has(Target::Sm100a) {
+                let b = l.reg(RegClass::B8);
+                l.emit(
+                    "mov.b32",
+                    vec![
+                        Operand::Vec(vec![b.into(), Operand::Sink, Operand::Sink, Operand::Sink]),
+                        byte.into(),
+                    ],
+                );
+                return Ok(unary_op(l, "cvt.rn.f16x2.e2m1x2", RegClass::B32, b.into()));
+            }
+            // Low nibble to bits 12..15, high nibble to bits 28..31.
+            let t = l.reg(RegClass::B32);
+            l.emit("mul.lo.u32", vec![t.into(), byte.into(), Operand::imm("0x01001000")]);
+            let scaled = e2m1_pair_sm90(l, t);
+            Ok(half2_times(l, scaled, F16X2_2_POW_14))
+        },
+    },
+    Intrinsic {
+        name: "decode_e2m1x8",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Array(Ty::F16x2, 4),
+        min_target: Target::Sm80,
+        sig: "fn decode_e2m1x8(word: u32) -> [f16x2; 4]",
+        lower: |l, c| decode_e2m1x8(l, c, false),
+    },
+    Intrinsic {
+        name: "decode_e2m1x8_scaled",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Array(Ty::F16x2, 4),
+        min_target: Target::Sm80,
+        sig: "fn decode_e2m1x8_scaled(word: u32) -> [f16x2; 4]",
+        lower: |l, c| decode_e2m1x8(l, c, true),
+    },
+    Intrinsic {
+        name: "to_f16x2",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::E4m3x2)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::F16x2),
+        min_target: Target::Sm90,
+        sig: "fn to_f16x2(self) -> f16x2",
+        lower: |l, c| {
+            let pair = l.bits_reg(&arg(c, 0), RegClass::B32);
+            Ok(Val::Reg(e4m3x2_to_f16x2(l, pair)))
+        },
+    },
+    Intrinsic {
+        name: "to_f32",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Is(Ty::E4m3)],
+        t_set: &[],
+        ret: RetTy::Is(F32),
+        min_target: Target::Sm90,
+        sig: "fn to_f32(self) -> f32",
+        lower: |l, c| {
+            let byte = l.bits_reg(&arg(c, 0), RegClass::B32);
+            let pair = e4m3x2_to_f16x2(l, byte);
+            let lo = l.reg(RegClass::B16);
+            l.emit(
+                "mov.b32",
+                vec![Operand::Vec(vec![lo.into(), Operand::Sink]), pair.into()],
+            );
+            Ok(unary_op(l, "cvt.f32.f16", RegClass::F32, lo.into()))
+        },
+    },
+    Intrinsic {
+        name: "new",
+        form: Form::Assoc("u32x4"),
+        generics: Generics::None,
+        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::Is(Ty::U32x4),
+        min_target: Target::Sm80,
+        sig: "fn u32x4::new(x: u32, y: u32, z: u32, w: u32) -> u32x4",
+        lower: |_, c| Ok(Val::Parts((0..4).map(|i| arg(c, i)).collect())),
+    },
+];
+
+/// Converts a constant f32 argument through a register (cvt takes one).
+fn f32_reg(l: &mut Lower<'_>, c: &Call, i: usize) -> ir::Reg {
+    l.in_reg(&arg(c, i), Scalar::F32)
+}
+
+/// 2^14 in both halves of an f16x2: the exponent bias difference between
+/// f16 (15) and e2m1 (1).
+const F16X2_2_POW_14: &str = "0x74007400";
+
+/// 2^-14 in both halves.
+const F16X2_2_POW_MINUS_14: &str = "0x04000400";
+
+/// sm_90 has no FP4 conversion. With an e2m1 code in bits 12..15 and another
+/// in bits 28..31 of `t`, sign and exponent-mantissa moved into f16 position
+/// (`sign << 15 | em << 9` per half) give each value times 2^-14, exactly
+/// (e2m1's subnormal 0.5 lands on an f16 subnormal).
+fn e2m1_pair_sm90(l: &mut Lower<'_>, t: ir::Reg) -> ir::Reg {
+    let shifted = l.reg(RegClass::B32);
+    l.emit("shr.b32", vec![shifted.into(), t.into(), Operand::imm(3)]);
+    let sign = l.reg(RegClass::B32);
+    l.emit("and.b32", vec![sign.into(), t.into(), Operand::imm("0x80008000")]);
+    // Exponent-mantissa, bits 12..14 of each half moved to 9..11.
+    let magnitude = l.reg(RegClass::B32);
+    l.emit(
+        "and.b32",
+        vec![magnitude.into(), shifted.into(), Operand::imm("0x0E000E00")],
+    );
+    let d = l.reg(RegClass::B32);
+    l.emit("or.b32", vec![d.into(), sign.into(), magnitude.into()]);
+    d
+}
+
+/// `v * factor` per half (f16x2 instructions take no immediates).
+fn half2_times(l: &mut Lower<'_>, v: ir::Reg, factor: &str) -> Val {
+    let f = l.reg(RegClass::B32);
+    l.emit("mov.b32", vec![f.into(), Operand::imm(factor)]);
+    let d = l.reg(RegClass::B32);
+    l.emit("mul.rn.f16x2", vec![d.into(), v.into(), f.into()]);
+    Val::Reg(d)
+}
+
+/// Eight e2m1 values of a word (byte j holds elements 2j, 2j+1) as four
+/// f16x2, element 2j in the low half of result j. `scaled`: times 2^-14.
+fn decode_e2m1x8(l: &mut Lower<'_>, c: &Call, scaled: bool) -> Result<Val> {
+    let word = l.bits_reg(&arg(c, 0), RegClass::B32);
+    let mut pairs = Vec::with_capacity(4);
+    if l.target.has(Target::Sm100a) {
+        let bytes: Vec<_> = (0..4).map(|_| l.reg(RegClass::B8)).collect();
+        l.emit(
+            "mov.b32",
+            vec![Operand::Vec(bytes.iter().map(|b| (*b).into()).collect()), word.into()],
+        );
+        for b in bytes {
+            let h = l.reg(RegClass::B32);
+            l.emit("cvt.rn.f16x2.e2m1x2", vec![h.into(), b.into()]);
+            pairs.push(if scaled {
+                half2_times(l, h, F16X2_2_POW_MINUS_14)
+            } else {
+                Val::Reg(h)
+            });
+        }
+        return Ok(Val::Parts(pairs));
+    }
+    // One byte permute per pair puts element 2j in bits 12..15 (from the
+    // word shifted left by 4) and element 2j+1 in bits 28..31.
+    let shifted = l.reg(RegClass::B32);
+    l.emit("shl.b32", vec![shifted.into(), word.into(), Operand::imm(4)]);
+    for j in 0..4u32 {
+        let selector = ((4 + j) << 12) | (j << 8) | (j << 4) | j;
+        let t = l.reg(RegClass::B32);
+        l.emit(
+            "prmt.b32",
+            vec![
+                t.into(),
+                shifted.into(),
+                word.into(),
+                Operand::Imm(format!("0x{selector:04X}")),
+            ],
+        );
+        let h = e2m1_pair_sm90(l, t);
+        pairs.push(if scaled {
+            Val::Reg(h)
+        } else {
+            half2_times(l, h, F16X2_2_POW_14)
+        });
+    }
+    Ok(Val::Parts(pairs))
+}
+
+/// `cvt.rn.f16x2.e4m3x2` of the low 16 bits of `pair` (low byte to the low half).
+fn e4m3x2_to_f16x2(l: &mut Lower<'_>, pair: ir::Reg) -> ir::Reg {
+    let h = l.reg(RegClass::B16);
+    l.emit(
+        "mov.b32",
+        vec![Operand::Vec(vec![h.into(), Operand::Sink]), pair.into()],
+    );
+    let d = l.reg(RegClass::B32);
+    l.emit("cvt.rn.f16x2.e4m3x2", vec![d.into(), h.into()]);
+    d
+}
+
+fn dp4a(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
+    let a = l.operand(&arg(c, 0), Scalar::U32);
+    let b = l.operand(&arg(c, 1), Scalar::U32);
+    let acc = l.operand(&arg(c, 2), Scalar::I32);
+    let d = l.reg(RegClass::B32);
+    l.emit(op, vec![d.into(), a, b, acc]);
+    Ok(Val::Reg(d))
+}
+
+fn min_max(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
+    let s = scalar(c, 0);
+    let a = l.operand(&arg(c, 0), s);
+    let b = l.operand(&arg(c, 1), s);
+    let d = l.reg(s.reg_class());
+    l.emit(format!("{op}.{}", s.ptx_arith()), vec![d.into(), a, b]);
+    Ok(Val::Reg(d))
+}
+
+fn half_of(l: &mut Lower<'_>, c: &Call, high: bool) -> Result<Val> {
+    let src = l.bits_reg(&arg(c, 0), RegClass::B32);
+    let d = l.reg(RegClass::B16);
+    let parts = if high {
+        vec![Operand::Sink, d.into()]
+    } else {
+        vec![d.into(), Operand::Sink]
+    };
+    l.emit("mov.b32", vec![Operand::Vec(parts), src.into()]);
+    Ok(Val::Reg(d))
+}
+
+fn half2_op(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
+    let ops: Vec<Operand> = (0..c.args.len())
+        .map(|i| Operand::Reg(l.bits_reg(&arg(c, i), RegClass::B32)))
+        .collect();
+    let d = l.reg(RegClass::B32);
+    l.emit(op, [vec![d.into()], ops].concat());
+    Ok(Val::Reg(d))
+}

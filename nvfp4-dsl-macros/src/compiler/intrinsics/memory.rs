@@ -1,0 +1,343 @@
+//! Memory: global and shared loads and stores, shared arrays, and the
+//! sm_90 asynchronous copies with their mbarriers and proxy fences.
+
+use super::*;
+
+pub(super) static TABLE: &[Intrinsic] = &[
+    Intrinsic {
+        name: "load",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Mem, ArgTy::Index, ArgTy::Hint],
+        t_set: &[],
+        ret: RetTy::Elem,
+        min_target: Target::Sm80,
+        sig: "fn load<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> M::Elem",
+        lower: lower_load,
+    },
+    Intrinsic {
+        name: "store",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::MemMut, ArgTy::Index, ArgTy::Elem, ArgTy::Hint],
+        t_set: &[],
+        ret: RetTy::Unit,
+        min_target: Target::Sm80,
+        sig: "fn store<M: MemoryMut, I: Index>(dst: &mut M, index: I, value: M::Elem, hint: Cache)",
+        lower: lower_store,
+    },
+    Intrinsic {
+        name: "load_v4",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::Mem, ArgTy::Index, ArgTy::Hint],
+        t_set: &[],
+        ret: RetTy::Is(Ty::U32x4),
+        min_target: Target::Sm80,
+        sig: "fn load_v4<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> u32x4",
+        lower: lower_load_v4,
+    },
+    Intrinsic {
+        name: "store_v4",
+        form: Form::Free,
+        generics: Generics::None,
+        params: &[ArgTy::MemMut, ArgTy::Index, ArgTy::Is(Ty::U32x4), ArgTy::Hint],
+        t_set: &[],
+        ret: RetTy::Unit,
+        min_target: Target::Sm80,
+        sig: "fn store_v4<M: MemoryMut, I: Index>(dst: &mut M, index: I, value: u32x4, hint: Cache)",
+        lower: lower_store_v4,
+    },
+    Intrinsic {
+        name: "len",
+        form: Form::Method,
+        generics: Generics::None,
+        params: &[ArgTy::Global],
+        t_set: &[],
+        ret: RetTy::Is(USIZE),
+        min_target: Target::Sm80,
+        sig: "fn len(&self) -> usize",
+        lower: |_, c| match mem(c, 0).len {
+            Some(len) => Ok(*len),
+            None => err(c.span, "the length of this view is not known"),
+        },
+    },
+    Intrinsic {
+        name: "shared_array",
+        form: Form::Free,
+        generics: Generics::TypeLen,
+        params: &[],
+        t_set: &[],
+        ret: RetTy::SharedArray,
+        min_target: Target::Sm80,
+        sig: "fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N>",
+        lower: |l, c| {
+            let elem = c.generic_ty.clone().expect("checked: a type argument");
+            let len = c.generic_len.unwrap_or(0);
+            if len == 0 {
+                return err(c.span, "a shared array needs at least one element");
+            }
+            Ok(Val::Mem(l.declare_shared(&elem, len, c.span)?))
+        },
+    },
+    Intrinsic {
+        name: "dynamic_shared",
+        form: Form::Free,
+        generics: Generics::Type,
+        params: &[ArgTy::Is(U32)],
+        t_set: &[],
+        ret: RetTy::SharedSlice,
+        min_target: Target::Sm80,
+        sig: "fn dynamic_shared<T: Element>(byte_offset: u32) -> &'static mut SharedSlice<T>",
+        lower: |l, c| {
+            let elem = c.generic_ty.clone().expect("checked: a type argument");
+            if let Val::Const(Const::Int(o)) = arg(c, 0) {
+                let align = elem.mem_layout().map_or(1, |m| m.bytes) as i128;
+                if o % align != 0 {
+                    return err(
+                        c.span,
+                        format!("byte offset {o} is not a multiple of the element size {align}"),
+                    );
+                }
+            }
+            Ok(Val::Mem(l.dynamic_shared(&elem, arg(c, 0))))
+        },
+    },
+    intrinsic!(
+        "shared_address",
+        Form::Free,
+        [ArgTy::Shared, ArgTy::Index],
+        RetTy::Is(U32),
+        Sm80,
+        "fn shared_address<M: SharedMemory, I: DeviceIndex>(mem: &M, index: I) -> u32",
+        |l, c| Ok(Val::Reg(shared_address_reg(l, c, 0, 1)?))
+    ),
+    intrinsic!(
+        "load_cluster",
+        Form::Free,
+        [ArgTy::Shared, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Elem,
+        Sm90,
+        "fn load_cluster<M: SharedMemory, I: DeviceIndex>(src: &M, index: I, cta_rank: u32) -> M::Elem",
+        |l, c| {
+            let local = shared_address_reg(l, c, 0, 1)?;
+            let rank = l.operand(&arg(c, 2), Scalar::U32);
+            let remote = l.reg(RegClass::B32);
+            l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
+            let m = MemRef {
+                space: Space::SharedCluster,
+                base: Operand::Reg(remote),
+                offset: 0,
+                len: None,
+                ..mem(c, 0)
+            };
+            l.load(&m, (Operand::Reg(remote), 0), CacheHint::Default, c.span)
+        }
+    ),
+    intrinsic!(
+        "mbarrier_init",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, count: u32)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            let count = l.operand(&arg(c, 2), Scalar::U32);
+            l.emit("mbarrier.init.shared::cta.b64", vec![addr, count]);
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "fence_mbarrier_init",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm90,
+        "fn fence_mbarrier_init()",
+        |l, _| simple(l, "fence.mbarrier_init.release.cluster", 80)
+    ),
+    intrinsic!(
+        "mbarrier_arrive",
+        Form::Free,
+        [BARS, ArgTy::Index],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_arrive<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            l.emit("mbarrier.arrive.shared::cta.b64", vec![Operand::Sink, addr]);
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "mbarrier_arrive_expect_tx",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_arrive_expect_tx<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, bytes: u32)",
+        |l, c| {
+            l.require_ptx(80);
+            let addr = shared_operand(l, c, 0, 1)?;
+            let bytes = l.operand(&arg(c, 2), Scalar::U32);
+            l.emit(
+                "mbarrier.arrive.expect_tx.shared::cta.b64",
+                vec![Operand::Sink, addr, bytes],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "mbarrier_try_wait_parity",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Is(Ty::Scalar(Scalar::Bool)),
+        Sm90,
+        "fn mbarrier_try_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) -> bool",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            let parity = l.operand(&arg(c, 2), Scalar::U32);
+            let p = l.reg(RegClass::Pred);
+            l.emit("mbarrier.try_wait.parity.shared::cta.b64", vec![p.into(), addr, parity]);
+            Ok(Val::Reg(p))
+        }
+    ),
+    intrinsic!(
+        "mbarrier_wait_parity",
+        Form::Free,
+        [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        RetTy::Unit,
+        Sm90,
+        "fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32)",
+        |l, c| {
+            let addr = shared_operand(l, c, 0, 1)?;
+            let parity = l.operand(&arg(c, 2), Scalar::U32);
+            let p = l.reg(RegClass::Pred);
+            let id = l.label();
+            let body = vec![
+                ir::Node::Inst(ir::Inst {
+                    guard: None,
+                    op: "mbarrier.try_wait.parity.shared::cta.b64".into(),
+                    args: vec![p.into(), addr, parity],
+                }),
+                ir::Node::If {
+                    cond: p,
+                    negate: false,
+                    then: vec![ir::Node::Break(id)],
+                    els: vec![],
+                },
+            ];
+            l.push(ir::Node::Loop {
+                id,
+                body,
+                continuing: vec![],
+            });
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "fence_proxy_async_shared",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm90,
+        "fn fence_proxy_async_shared()",
+        |l, _| simple(l, "fence.proxy.async.shared::cta", 80)
+    ),
+    intrinsic!(
+        "cp_async_bulk_global_to_shared",
+        Form::Free,
+        [
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Global,
+            ArgTy::Index,
+            ArgTy::Is(U32),
+            BARS,
+            ArgTy::Index
+        ],
+        RetTy::Unit,
+        Sm90,
+        "fn cp_async_bulk_global_to_shared<D: SharedMemory, I: DeviceIndex, T: Element, J: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, src: &[T], src_index: J, bytes: u32, bars: &B, bar_index: K)",
+        |l, c| {
+            l.require_ptx(80);
+            let dst = shared_operand(l, c, 0, 1)?;
+            let g = mem(c, 2);
+            let (base, offset) = l.element_addr(&g, arg(c, 3), &c.args[3].1, c.span)?;
+            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            let bar = shared_operand(l, c, 5, 6)?;
+            l.emit(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+                vec![dst, Operand::Addr(Box::new(base), offset), bytes, bar],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+    intrinsic!(
+        "cp_async_bulk_tensor_2d_global_to_shared",
+        Form::Free,
+        [
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Is(Ty::TensorMap),
+            ArgTy::Is(I32),
+            ArgTy::Is(I32),
+            BARS,
+            ArgTy::Index
+        ],
+        RetTy::Unit,
+        Sm90,
+        "fn cp_async_bulk_tensor_2d_global_to_shared<D: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, map: TensorMap, c0: i32, c1: i32, bars: &B, bar_index: K)",
+        |l, c| {
+            l.require_ptx(80);
+            let dst = shared_operand(l, c, 0, 1)?;
+            let Val::TensorMap(name) = arg(c, 2) else {
+                unreachable!("checked: a tensor map parameter")
+            };
+            let raw = l.reg(RegClass::B64);
+            l.emit("mov.b64", vec![raw.into(), Operand::Sym(name)]);
+            let map = l.reg(RegClass::B64);
+            l.emit("cvta.param.u64", vec![map.into(), raw.into()]);
+            let c0 = l.operand(&arg(c, 3), Scalar::I32);
+            let c1 = l.operand(&arg(c, 4), Scalar::I32);
+            let bar = shared_operand(l, c, 5, 6)?;
+            l.emit(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                vec![dst, Operand::TensorCoords(Box::new(map.into()), vec![c0, c1]), bar],
+            );
+            Ok(Val::Unit)
+        }
+    ),
+];
+
+fn lower_load(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    let m = mem(c, 0);
+    let addr = l.element_addr(&m, arg(c, 1), &c.args[1].1, c.span)?;
+    l.load(&m, addr, hint(c, 2), c.span)
+}
+
+fn lower_store(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    let m = mem(c, 0);
+    let addr = l.element_addr(&m, arg(c, 1), &c.args[1].1, c.span)?;
+    l.store(&m, addr, arg(c, 2), hint(c, 3), c.span)?;
+    Ok(Val::Unit)
+}
+
+/// The memory view re-typed as 16-byte vectors at the element's address.
+fn as_v4(l: &mut Lower<'_>, c: &Call) -> Result<(MemRef, (Operand, i64))> {
+    let m = mem(c, 0);
+    let addr = l.element_addr(&m, arg(c, 1), &c.args[1].1, c.span)?;
+    Ok((MemRef { elem: Ty::U32x4, ..m }, addr))
+}
+
+fn lower_load_v4(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    let (m, addr) = as_v4(l, c)?;
+    l.load(&m, addr, hint(c, 2), c.span)
+}
+
+fn lower_store_v4(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    let (m, addr) = as_v4(l, c)?;
+    l.store(&m, addr, arg(c, 2), hint(c, 3), c.span)?;
+    Ok(Val::Unit)
+}

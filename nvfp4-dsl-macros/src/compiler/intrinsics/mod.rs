@@ -1,0 +1,362 @@
+//! The one table of intrinsics: name, signature, minimum target, lowering,
+//! kept as one file per family ([`FAMILIES`]): thread indices,
+//! synchronisation and warp operations; memory and asynchronous copies;
+//! arithmetic and conversions; Blackwell tcgen05; Hopper wgmma.
+//!
+//! `check` types calls against the signatures; `lower` calls the lowering
+//! function, which may emit different PTX per target and raise the module's
+//! PTX version. `nvfp4_dsl::prelude` declares the same functions (with docs)
+//! so rustc type-checks kernel bodies; a test keeps the two in step.
+
+mod convert;
+mod memory;
+mod tcgen05;
+mod threads;
+mod wgmma;
+
+use super::lower::{Call, Const, Lower, MemRef, Result, Space, Val, err};
+use super::types::{CacheHint, RegClass, Scalar, Target, Ty};
+use super::{ast, ir};
+use ir::Operand;
+
+/// The table, one slice per family.
+pub static FAMILIES: &[&[Intrinsic]] = &[
+    threads::TABLE,
+    memory::TABLE,
+    convert::TABLE,
+    tcgen05::TABLE,
+    wgmma::TABLE,
+];
+
+/// Every intrinsic of every family.
+pub fn all() -> impl Iterator<Item = &'static Intrinsic> {
+    FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+/// How an intrinsic is called.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Form {
+    /// `name(args)`.
+    Free,
+    /// `Type::name(args)`.
+    Assoc(&'static str),
+    /// `receiver.name(args)`; the receiver is the first parameter.
+    Method,
+}
+
+/// Generic arguments given with a turbofish.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Generics {
+    None,
+    /// `::<T>`.
+    Type,
+    /// `::<T, N>`.
+    TypeLen,
+    /// `::<N>`, one of these lengths.
+    Len(&'static [u64]),
+}
+
+/// A parameter's type.
+#[derive(Clone, PartialEq, Debug)]
+pub enum ArgTy {
+    /// Exactly this type.
+    Is(Ty),
+    /// The intrinsic's type parameter, one of `t_set`; all `T`s are equal.
+    T,
+    /// An index: `u32`, `i32` or `usize`.
+    Index,
+    /// A slice or shared memory, read.
+    Mem,
+    /// A `&mut` slice or shared memory, written.
+    MemMut,
+    /// A global slice.
+    Global,
+    /// Shared memory of any element type.
+    Shared,
+    /// Shared memory of this element type.
+    SharedOf(Ty),
+    /// A `u32` known at compile time.
+    ConstU32,
+    /// A `Swizzle::...` constant.
+    SwizzleConst,
+    /// A value of the memory argument's element type.
+    Elem,
+    /// A `Cache::...` constant.
+    Hint,
+    /// A `Target::...` constant.
+    TargetConst,
+    /// A local array `[T; n]`.
+    ArrayOf(Ty, u64),
+    /// `&mut acc` of a `let mut acc: [f32; N]`: an MMA accumulator the
+    /// intrinsic updates in place (its registers are the instruction's).
+    AccumMut,
+}
+
+impl ArgTy {
+    /// Whether a receiver of type `t` fits (used to find methods).
+    pub fn matches(&self, t: &Ty, intr: &Intrinsic) -> bool {
+        match self {
+            ArgTy::Is(want) => want == t,
+            ArgTy::T => intr.t_set.contains(t),
+            ArgTy::Mem => t.is_memory(),
+            ArgTy::MemMut => matches!(
+                t,
+                Ty::Slice { mutable: true, .. } | Ty::SharedArray { .. } | Ty::SharedSlice { .. }
+            ),
+            ArgTy::Global => matches!(t, Ty::Slice { .. }),
+            ArgTy::Index => matches!(t, Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)),
+            ArgTy::ArrayOf(e, n) => *t == array_of(e, *n),
+            ArgTy::Elem | ArgTy::ConstU32 | ArgTy::SwizzleConst | ArgTy::AccumMut => false,
+            ArgTy::Shared => matches!(t, Ty::SharedArray { .. } | Ty::SharedSlice { .. }),
+            ArgTy::SharedOf(e) => matches!(t, Ty::SharedArray { elem, .. } | Ty::SharedSlice { elem } if **elem == *e),
+            ArgTy::Hint => *t == Ty::Cache,
+            ArgTy::TargetConst => *t == Ty::Target,
+        }
+    }
+}
+
+/// A result type.
+#[derive(Clone, PartialEq, Debug)]
+pub enum RetTy {
+    Unit,
+    Is(Ty),
+    T,
+    /// The element type of the memory argument.
+    Elem,
+    /// `SharedArray<T, N>` from the turbofish.
+    SharedArray,
+    /// `SharedSlice<T>` from the turbofish.
+    SharedSlice,
+    /// `[T; N]`.
+    Array(Ty, u64),
+    /// `[T; N]` with `N` from the turbofish.
+    ArrayOfGenericLen(Ty),
+}
+
+pub type LowerFn = fn(&mut Lower<'_>, &Call) -> Result<Val>;
+
+pub struct Intrinsic {
+    pub name: &'static str,
+    pub form: Form,
+    pub generics: Generics,
+    pub params: &'static [ArgTy],
+    pub t_set: &'static [Ty],
+    pub ret: RetTy,
+    pub min_target: Target,
+    /// The Rust signature, as `nvfp4_dsl::prelude` declares it.
+    pub sig: &'static str,
+    pub lower: LowerFn,
+}
+
+impl std::fmt::Debug for Intrinsic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.sig)
+    }
+}
+
+impl Intrinsic {
+    pub fn display_name(&self) -> String {
+        match self.form {
+            Form::Free => self.name.to_string(),
+            Form::Assoc(q) => format!("{q}::{}", self.name),
+            Form::Method => format!(".{}()", self.name),
+        }
+    }
+
+    pub fn signature(&self) -> &'static str {
+        self.sig
+    }
+}
+
+/// Special-register reads (the free intrinsics without arguments that
+/// return a `u32`): no effects, same value every call.
+pub fn is_pure_index(name: &str) -> bool {
+    all().any(|i| i.name == name && i.form == Form::Free && i.params.is_empty() && i.ret == RetTy::Is(U32))
+}
+
+pub(super) const U16: Ty = Ty::Scalar(Scalar::U16);
+pub(super) const U32: Ty = Ty::Scalar(Scalar::U32);
+pub(super) const I32: Ty = Ty::Scalar(Scalar::I32);
+pub(super) const U64: Ty = Ty::Scalar(Scalar::U64);
+pub(super) const I64: Ty = Ty::Scalar(Scalar::I64);
+pub(super) const USIZE: Ty = Ty::Scalar(Scalar::Usize);
+pub(super) const F16: Ty = Ty::Scalar(Scalar::F16);
+pub(super) const BF16: Ty = Ty::Scalar(Scalar::Bf16);
+pub(super) const F32: Ty = Ty::Scalar(Scalar::F32);
+pub(super) const F64: Ty = Ty::Scalar(Scalar::F64);
+
+pub(super) const SHFL_TYPES: &[Ty] = &[U32, I32, F32, Ty::F16x2];
+pub(super) const SUM_TYPES: &[Ty] = &[U32, I32, F32];
+pub(super) const FLOATS: &[Ty] = &[F32, F64];
+pub(super) const HALVES: &[Ty] = &[F16, BF16];
+pub(super) const BARS: ArgTy = ArgTy::SharedOf(Ty::Scalar(Scalar::U64));
+pub(super) const SLOT: ArgTy = ArgTy::SharedOf(U32);
+
+/// A special-register read (`%tid.x`, ...).
+macro_rules! sreg {
+    ($name:literal, $reg:literal) => {
+        Intrinsic {
+            name: $name,
+            form: Form::Free,
+            generics: Generics::None,
+            params: &[],
+            t_set: &[],
+            ret: RetTy::Is(U32),
+            min_target: Target::Sm80,
+            sig: concat!("fn ", $name, "() -> u32"),
+            lower: |l, _| Ok(Val::Reg(special(l, $reg))),
+        }
+    };
+}
+
+macro_rules! intrinsic {
+    ($name:literal, $form:expr, [$($p:expr),*], $ret:expr, $target:ident, $sig:literal, $lower:expr) => {
+        Intrinsic {
+            name: $name,
+            form: $form,
+            generics: Generics::None,
+            params: &[$($p),*],
+            t_set: &[],
+            ret: $ret,
+            min_target: Target::$target,
+            sig: $sig,
+            lower: $lower,
+        }
+    };
+}
+
+use {intrinsic, sreg};
+
+pub(super) fn arg(c: &Call, i: usize) -> Val {
+    c.args[i].0.clone()
+}
+
+pub(super) fn mem(c: &Call, i: usize) -> MemRef {
+    match &c.args[i].0 {
+        Val::Mem(m) => m.clone(),
+        other => unreachable!("checked: memory, not {other:?}"),
+    }
+}
+
+pub(super) fn hint(c: &Call, i: usize) -> CacheHint {
+    match &c.args[i].0 {
+        Val::Hint(h) => *h,
+        other => unreachable!("checked: a hint, not {other:?}"),
+    }
+}
+
+pub(super) fn scalar(c: &Call, i: usize) -> Scalar {
+    match &c.args[i].1 {
+        Ty::Scalar(s) => *s,
+        _ => Scalar::U32,
+    }
+}
+
+/// Operand for a 32-bit value of any single-register type.
+pub(super) fn b32(l: &mut Lower<'_>, c: &Call, i: usize) -> Operand {
+    match &c.args[i].1 {
+        Ty::Scalar(s) => l.operand(&c.args[i].0, *s),
+        _ => Operand::Reg(l.bits_reg(&c.args[i].0, RegClass::B32)),
+    }
+}
+
+pub(super) fn class_of(t: &Ty) -> RegClass {
+    match t {
+        Ty::Scalar(s) => s.reg_class(),
+        _ => RegClass::B32,
+    }
+}
+
+/// `op d, args...` into a fresh register of the result's class.
+pub(super) fn unary_op(l: &mut Lower<'_>, op: &str, class: RegClass, src: Operand) -> Val {
+    let d = l.reg(class);
+    l.emit(op, vec![d.into(), src]);
+    Val::Reg(d)
+}
+
+/// `[address]` of element `index` of the shared memory argument `mem`.
+pub(super) fn shared_operand(l: &mut Lower<'_>, c: &Call, mem_arg: usize, index_arg: usize) -> Result<Operand> {
+    let m = mem(c, mem_arg);
+    let (base, offset) = l.element_addr(&m, arg(c, index_arg), &c.args[index_arg].1, c.span)?;
+    Ok(Operand::Addr(Box::new(base), offset))
+}
+
+/// The 32-bit shared address of element `index` of `mem`, in a register.
+pub(super) fn shared_address_reg(l: &mut Lower<'_>, c: &Call, mem_arg: usize, index_arg: usize) -> Result<ir::Reg> {
+    let m = mem(c, mem_arg);
+    let (base, offset) = l.element_addr(&m, arg(c, index_arg), &c.args[index_arg].1, c.span)?;
+    let d = l.reg(RegClass::B32);
+    match base {
+        Operand::Sym(s) if offset == 0 => l.emit("mov.u32", vec![d.into(), Operand::Sym(s)]),
+        Operand::Sym(s) => {
+            l.emit("mov.u32", vec![d.into(), Operand::Sym(s)]);
+            l.emit("add.s32", vec![d.into(), d.into(), Operand::imm(offset)]);
+        }
+        other => l.emit("add.s32", vec![d.into(), other, Operand::imm(offset)]),
+    }
+    Ok(d)
+}
+
+pub(super) fn const_u32(c: &Call, i: usize, what: &str) -> Result<u32> {
+    match arg(c, i) {
+        Val::Const(Const::Int(v)) => u32::try_from(v).map_err(|_| c.span.error(format!("{what} is out of range"))),
+        _ => err(c.span, format!("{what} must be a compile-time constant")),
+    }
+}
+
+pub(super) fn simple(l: &mut Lower<'_>, op: &str, ptx: u32) -> Result<Val> {
+    l.require_ptx(ptx);
+    l.emit(op, vec![]);
+    Ok(Val::Unit)
+}
+
+pub(super) fn bin64(l: &mut Lower<'_>, c: &Call, op: ast::BinOp, a: Val, b: Val) -> Result<Val> {
+    l.binary(op, a, b, Scalar::U64, None, None, c.span)
+}
+
+pub(super) fn bin32(l: &mut Lower<'_>, c: &Call, op: ast::BinOp, a: Val, b: Val) -> Result<Val> {
+    l.binary(op, a, b, Scalar::U32, None, None, c.span)
+}
+
+pub(super) fn int(v: u64) -> Val {
+    Val::Const(Const::Int(i128::from(v)))
+}
+
+/// The type `[elem; n]`.
+pub fn array_of(elem: &Ty, n: u64) -> Ty {
+    Ty::Array {
+        elem: Box::new(elem.clone()),
+        len: super::types::Len::Lit(n),
+    }
+}
+
+/// The descriptor advanced by `bytes` (its start-address field, in units
+/// of 16 bytes, is the low field of both descriptor formats).
+pub(super) fn desc_offset(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    use ast::BinOp::*;
+    let units = bin32(l, c, Shr, arg(c, 1), int(4))?;
+    let wide = l.cast(units, Scalar::U32, Scalar::U64);
+    bin64(l, c, Add, arg(c, 0), wide)
+}
+
+/// Replaces the base-offset field (bits 49..52 in both descriptor formats).
+pub(super) fn set_base_offset(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    use ast::BinOp::*;
+    let cleared = bin64(l, c, BitAnd, arg(c, 0), int(!(7u64 << 49)))?;
+    let v = bin32(l, c, BitAnd, arg(c, 1), int(7))?;
+    let wide = l.cast(v, Scalar::U32, Scalar::U64);
+    let field = bin64(l, c, Shl, wide, int(49))?;
+    bin64(l, c, BitOr, cleared, field)
+}
+
+/// Replaces the 14-bit field at `shift` of a shared-memory descriptor (either format) with
+/// `bytes >> 4`.
+pub(super) fn set_desc_field(l: &mut Lower<'_>, c: &Call, desc: Val, bytes: Val, shift: u64) -> Result<Val> {
+    use ast::BinOp::*;
+    let cleared = bin64(l, c, BitAnd, desc, int(!(0x3FFFu64 << shift)))?;
+    let units = bin32(l, c, Shr, bytes, int(4))?;
+    let units = bin32(l, c, BitAnd, units, int(0x3FFF))?;
+    let wide = l.cast(units, Scalar::U32, Scalar::U64);
+    let field = bin64(l, c, Shl, wide, int(shift))?;
+    bin64(l, c, BitOr, cleared, field)
+}

@@ -1,0 +1,376 @@
+//! Block-scaled NVFP4 GEMM: `C[l][m][n] = f16(sum_k A(l, m, k) * B(l, n, k))`
+//! with A `[M, K, L]` and B `[N, K, L]` K-major NVFP4 and their e4m3 scales
+//! in the blocked 128x4 layout the tensor cores read (the task's
+//! `sfa_permuted`/`sfb_permuted`), consumed directly.
+//!
+//! Two kernels, one host API: [`gemm`] picks by compute capability.
+//! - Blackwell (compute capability 10.0): [`gemm_nvfp4`] (sm_100a,
+//!   `tcgen05` block-scaled MMAs on FP4). Verified by ptxas, its SASS and
+//!   the emulator; no Blackwell GPU was available to run it.
+//! - Hopper (compute capability 9.0): [`gemm_nvfp4_sm90`] (sm_90a, FP4
+//!   decoded exactly to f16, `wgmma` with f32 accumulation, K split over a
+//!   cluster with a deterministic reduction in distributed shared memory).
+
+mod sm100;
+mod sm90;
+
+pub use sm90::gemm_nvfp4_sm90;
+pub use sm100::gemm_nvfp4;
+
+use crate::Error;
+use crate::nvfp4::Nvfp4Tensor;
+use nvfp4_dsl::TileMap2d;
+use nvfp4_dsl::prelude::*;
+
+/// Rows of A per block of either kernel.
+pub const BM: usize = 128;
+/// K per pipeline stage of the sm_100a kernel: 4 MMAs of K = 64; 128 bytes
+/// per row (one 128-byte swizzle atom wide).
+pub const BK: usize = 256;
+/// Shared-memory pipeline depth of the sm_100a kernel (its `STAGES`).
+pub const STAGES: u32 = 4;
+
+/// Dynamic shared memory of an sm_100a block with `bn` columns.
+pub fn shared_bytes(bn: usize) -> u32 {
+    (STAGES as usize * (BM * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32
+}
+
+/// Which kernel computes a GEMM, with its tiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmKernel {
+    /// The sm_100a `tcgen05` kernel with tiles of 128 x `bn` (128 or 256).
+    Sm100 {
+        /// Columns of C (rows of B) per block.
+        bn: usize,
+    },
+    /// The sm_90a `wgmma` kernel (tiles of 128 rows of A x 256 rows of B)
+    /// with K split over `split` blocks of a cluster (1, 2, 4 or 8).
+    Sm90 {
+        /// Blocks sharing one tile's K.
+        split: u32,
+    },
+}
+
+impl GemmKernel {
+    /// The kernel [`gemm`] uses on `device` for this shape: the sm_100a
+    /// kernel with 128-column tiles on compute capability 10.0; on 9.0 the
+    /// sm_90a kernel with the largest power-of-two split (at most 8, and at
+    /// most the number of K stages of 128) whose blocks fit the
+    /// multiprocessors at one block each. `None` on other devices.
+    pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
+        match device.compute_capability() {
+            (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
+            (9, 0) => {
+                let tiles = (m / BM) * (n / sm90::BN) * l;
+                let stages = k / sm90::BK;
+                let sms = device.multiprocessors() as usize;
+                let mut split = 1;
+                while split < 8 && 2 * split <= stages && tiles * 2 * split <= sms {
+                    split *= 2;
+                }
+                Some(GemmKernel::Sm90 { split: split as u32 })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The tile a tensor map serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MapTile {
+    /// sm_100a: boxes of 128 bytes x `rows` rows, 128-byte swizzle.
+    Sm100 { rows: u32 },
+    /// sm_90a A: boxes of 64 bytes x 128 rows, 64-byte swizzle.
+    Sm90A,
+    /// sm_90a B: boxes of 64 bytes x 256 rows, no swizzle.
+    Sm90B,
+}
+
+impl MapTile {
+    fn map(self, t: &Nvfp4Tensor) -> TileMap2d {
+        let (box_bytes, box_rows, swizzle) = match self {
+            MapTile::Sm100 { rows } => (128, rows, Swizzle::B128),
+            MapTile::Sm90A => (64, 128, Swizzle::B64),
+            MapTile::Sm90B => (64, 256, Swizzle::None),
+        };
+        TileMap2d {
+            row_bytes: (t.k / 2) as u64,
+            rows: (t.rows * t.batches) as u64,
+            row_stride: (t.k / 2) as u64,
+            box_bytes,
+            box_rows,
+            swizzle,
+        }
+    }
+}
+
+/// An NVFP4 GEMM operand on the device: data `[L][rows][K/2]` bytes, its
+/// scales in the blocked layout, and the tensor maps over the data that the
+/// device's GEMM kernel reads.
+#[derive(Debug)]
+pub struct DeviceGemmOperand {
+    /// Rows per batch.
+    pub rows: usize,
+    /// Elements per row.
+    pub k: usize,
+    /// Batches (L).
+    pub batches: usize,
+    /// The packed data.
+    pub data: DeviceBuffer<Fp4x2>,
+    /// The scales, blocked (128 x 4) layout.
+    pub scales: DeviceBuffer<E4m3>,
+    maps: Vec<(MapTile, TensorMap)>,
+}
+
+impl DeviceGemmOperand {
+    /// Uploads `t` (rows a multiple of 128, K a multiple of 256) with the
+    /// tensor maps the device's kernel can use it through, as A or as B.
+    pub fn upload(device: &Device, t: &Nvfp4Tensor) -> Result<DeviceGemmOperand, Error> {
+        if t.rows == 0 || t.batches == 0 || !t.rows.is_multiple_of(BM) || t.k == 0 || !t.k.is_multiple_of(BK) {
+            return Err(Error::Shape(format!(
+                "a GEMM operand needs rows a positive multiple of {BM} and K a positive multiple of {BK}; got [{}, {}, {}]",
+                t.rows, t.k, t.batches
+            )));
+        }
+        let tiles: Vec<MapTile> = match device.compute_capability() {
+            (10, 0) => vec![MapTile::Sm100 { rows: 128 }, MapTile::Sm100 { rows: 256 }],
+            (9, 0) => vec![MapTile::Sm90A, MapTile::Sm90B],
+            _ => Vec::new(),
+        };
+        let data = device.upload(&t.data)?;
+        let scales = device.upload(&t.blocked_scales())?;
+        let mut maps = Vec::with_capacity(tiles.len());
+        for tile in tiles {
+            let rows = match tile {
+                MapTile::Sm100 { rows } => rows as usize,
+                MapTile::Sm90A => BM,
+                MapTile::Sm90B => sm90::BN,
+            };
+            if t.rows.is_multiple_of(rows) {
+                maps.push((tile, device.tensor_map_2d(&data, tile.map(t))?));
+            }
+        }
+        Ok(DeviceGemmOperand {
+            rows: t.rows,
+            k: t.k,
+            batches: t.batches,
+            data,
+            scales,
+            maps,
+        })
+    }
+
+    fn map(&self, tile: MapTile, role: &str) -> Result<TensorMap, Error> {
+        self.maps.iter().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
+            let need = match tile {
+                MapTile::Sm100 { rows } => format!("rows a multiple of {rows}"),
+                MapTile::Sm90A => format!("rows a multiple of {BM}"),
+                MapTile::Sm90B => format!("rows a multiple of {}", sm90::BN),
+            };
+            Error::Shape(format!(
+                "{role} ({} rows) cannot be used by this kernel on this device: it needs {need} and an upload to this device (compute capability 9.0 or 10.0)",
+                self.rows
+            ))
+        })
+    }
+}
+
+/// `c = a x b^T` per batch: a `[M, K, L]`, b `[N, K, L]`, c `[L][M][N]`
+/// f16 (its first `L * M * N` values; any beyond are left alone), with the
+/// kernel [`GemmKernel::for_device`] picks. Needs a compute
+/// capability 9.0 or 10.0 device (or the emulator of sm_90a or sm_100a).
+pub fn gemm(
+    device: &Device,
+    a: &DeviceGemmOperand,
+    b: &DeviceGemmOperand,
+    c: &mut DeviceBuffer<f16>,
+) -> Result<(), Error> {
+    let Some(kernel) = GemmKernel::for_device(device, a.rows, b.rows, a.k, a.batches) else {
+        let (major, minor) = device.compute_capability();
+        return Err(Error::Unsupported(format!(
+            "the block-scaled NVFP4 GEMM runs on Hopper (sm_90a, compute capability 9.0) and Blackwell (sm_100a, 10.0) tensor cores; {} is {major}.{minor}",
+            device.describe()
+        )));
+    };
+    gemm_with(device, a, b, c, kernel)
+}
+
+/// [`gemm`] with a chosen kernel and tiling (for tests and tuning).
+pub fn gemm_with(
+    device: &Device,
+    a: &DeviceGemmOperand,
+    b: &DeviceGemmOperand,
+    c: &mut DeviceBuffer<f16>,
+    kernel: GemmKernel,
+) -> Result<(), Error> {
+    if a.k != b.k || a.batches != b.batches {
+        return Err(Error::Shape(format!(
+            "a is [{}, {}, {}], b is [{}, {}, {}]: K and L must match",
+            a.rows, a.k, a.batches, b.rows, b.k, b.batches
+        )));
+    }
+    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    if c.len() < m * n * l {
+        return Err(Error::Shape(format!(
+            "c holds {} values; [{m}, {n}, {l}] needs {}",
+            c.len(),
+            m * n * l
+        )));
+    }
+    if u32::try_from(m * l).is_err() || u32::try_from(n * l).is_err() || i32::try_from(m * n * l).is_err() {
+        return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
+    }
+    let (mm, nn, kk) = (m as u32, n as u32, k as u32);
+    match kernel {
+        GemmKernel::Sm100 { bn } => {
+            let (major, minor) = device.compute_capability();
+            if (major, minor) != (10, 0) {
+                return Err(Error::Unsupported(format!(
+                    "the sm_100a GEMM kernel needs a compute capability 10.0 device; {} is {major}.{minor}",
+                    device.describe()
+                )));
+            }
+            if bn != 128 && bn != 256 {
+                return Err(Error::Shape(format!(
+                    "the sm_100a kernel's tiles are 128 or 256 columns, not {bn}"
+                )));
+            }
+            let map_a = a.map(MapTile::Sm100 { rows: 128 }, "a")?;
+            let map_b = b.map(MapTile::Sm100 { rows: bn as u32 }, "b")?;
+            let launch = LaunchConfig::new(((n / bn) as u32, (m / BM) as u32, l as u32), (128, 1, 1))
+                .with_shared_bytes(shared_bytes(bn));
+            // SAFETY: shapes checked above and by the maps: every tile is
+            // inside a and b (rows are multiples of the tiles, K of 256), the
+            // scale blocks exist for every (128 rows, 256 K) tile, and every
+            // row and column of c is in bounds.
+            unsafe {
+                if bn == 128 {
+                    gemm_nvfp4::Kernel::<128, STAGES>::launch(
+                        device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk,
+                    )?;
+                } else {
+                    gemm_nvfp4::Kernel::<256, STAGES>::launch(
+                        device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk,
+                    )?;
+                }
+            }
+        }
+        GemmKernel::Sm90 { split } => {
+            if device.compute_capability() != (9, 0) {
+                let (major, minor) = device.compute_capability();
+                return Err(Error::Unsupported(format!(
+                    "the sm_90a GEMM kernel needs a compute capability 9.0 device; {} is {major}.{minor}",
+                    device.describe()
+                )));
+            }
+            if !matches!(split, 1 | 2 | 4 | 8) || split as usize > k / sm90::BK {
+                return Err(Error::Shape(format!(
+                    "the sm_90a kernel splits K over 1, 2, 4 or 8 blocks, at most one per stage of {} ({} stages); not {split}",
+                    sm90::BK,
+                    k / sm90::BK
+                )));
+            }
+            let map_a = a.map(MapTile::Sm90A, "a")?;
+            let map_b = b.map(MapTile::Sm90B, "b")?;
+            let launch = LaunchConfig::new(
+                (split, (n / sm90::BN) as u32, ((m / BM) * l) as u32),
+                (sm90::THREADS, 1, 1),
+            )
+            .with_shared_bytes(sm90::SHARED_BYTES)
+            .with_cluster((split, 1, 1));
+            // SAFETY: shapes checked above and by the maps: every tile is
+            // inside a and b (rows are multiples of 128 and 256, K of 256),
+            // the scale blocks exist for every (128 rows, 64 K) block, and
+            // every row and column of c is in bounds.
+            unsafe {
+                gemm_nvfp4_sm90::Kernel::launch(device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The task's GEMM test shapes (M, N, K, L).
+pub const TEST_SHAPES: [(usize, usize, usize, usize); 10] = [
+    (128, 256, 256, 1),
+    (128, 1536, 7168, 1),
+    (128, 3072, 1536, 1),
+    (256, 7168, 256, 1),
+    (256, 7168, 2048, 1),
+    (2304, 4608, 7168, 1),
+    (384, 7168, 2304, 1),
+    (512, 512, 7168, 1),
+    (512, 4096, 512, 1),
+    (512, 1536, 7168, 1),
+];
+
+/// The task's GEMM benchmark shapes (M, N, K), L = 1.
+pub const BENCH_SHAPES: [(usize, usize, usize); 3] = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)];
+
+/// A change made to A's blocked scales after upload: tests use it to show
+/// that [`check_gemm`] is not blind.
+pub type ScaleTamper<'a> = &'a dyn Fn(&mut [E4m3]);
+
+/// Values after C in the buffers of [`gemm_outputs`]: they must stay as
+/// they were.
+const TAIL: usize = 64;
+
+/// Runs `c = a x b^T` on `device` with `kernel` (or the one [`gemm`]
+/// picks) into a buffer poisoned with NaN that extends 64 values beyond C,
+/// checks that those are untouched, and returns C.
+pub fn gemm_outputs(
+    device: &Device,
+    a: &Nvfp4Tensor,
+    b: &Nvfp4Tensor,
+    kernel: Option<GemmKernel>,
+    tamper: Option<ScaleTamper<'_>>,
+) -> Result<Vec<f16>, Error> {
+    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    let mut da = DeviceGemmOperand::upload(device, a)?;
+    if let Some(tamper) = tamper {
+        let mut scales = device.download(&da.scales)?;
+        tamper(&mut scales);
+        device.write(&mut da.scales, &scales)?;
+    }
+    let db = DeviceGemmOperand::upload(device, b)?;
+    let poison = f16::from_bits(0x7E5A);
+    let mut dc = device.upload(&vec![poison; m * n * l + TAIL])?;
+    let kernel = match kernel {
+        Some(kernel) => kernel,
+        None => GemmKernel::for_device(device, m, n, k, l)
+            .ok_or_else(|| Error::Unsupported(format!("no GEMM kernel runs on {}", device.describe())))?,
+    };
+    gemm_with(device, &da, &db, &mut dc, kernel)?;
+    let mut got = device.download(&dc)?;
+    if let Some(i) = got[m * n * l..].iter().position(|v| v.to_bits() != poison.to_bits()) {
+        return Err(Error::Mismatch(format!(
+            "GEMM M={m} N={n} K={k} L={l} ({kernel:?}) wrote {} values past the end of C (value {} after it)",
+            TAIL, i
+        )));
+    }
+    got.truncate(m * n * l);
+    Ok(got)
+}
+
+/// Runs one GEMM on random inputs (C poisoned with NaN first, values after
+/// C checked untouched) with `kernel` (or the one [`gemm`] picks) and checks
+/// every element against the f64 reference (rtol = atol = 1e-3). `tamper`
+/// lets a test corrupt A's blocked scales after upload, to show the check
+/// is not blind.
+pub fn check_gemm(
+    device: &Device,
+    rng: &mut crate::rng::Rng,
+    (m, n, k, l): (usize, usize, usize, usize),
+    kind: crate::nvfp4::Inputs,
+    kernel: Option<GemmKernel>,
+    tamper: Option<ScaleTamper<'_>>,
+) -> Result<(), Error> {
+    let (a, b) = crate::nvfp4::gemm_inputs(rng, m, n, k, l, kind)?;
+    let want = crate::nvfp4::gemm_reference(&a, &b);
+    let got = gemm_outputs(device, &a, &b, kernel, tamper)?;
+    crate::nvfp4::check_close(&got, &want, 1e-3, 1e-3).map_err(|e| {
+        Error::Mismatch(format!(
+            "GEMM M={m} N={n} K={k} L={l} ({kind:?} inputs, {kernel:?}): {e}"
+        ))
+    })
+}
