@@ -29,7 +29,7 @@
 //! let module = Module::parse(ptx)?;
 //! let mut mem = Memory::new();
 //! let out = mem.alloc(4 * 40, true);
-//! let launch = Launch { grid: (1, 1, 1), block: (64, 1, 1), shared_bytes: 0 };
+//! let launch = Launch::new((1, 1, 1), (64, 1, 1), 0);
 //! module.launch("twice", &launch, &[ParamValue::U64(out), ParamValue::U32(40)], &mut mem)?;
 //! let bytes = mem.read(out + 4 * 7, 4)?;
 //! assert_eq!(u32::from_le_bytes(bytes.try_into().unwrap()), 14);
@@ -39,7 +39,10 @@
 //! # Execution model
 //!
 //! Blocks run one after another; a block's warps of 32 threads take turns.
-//! Every thread has its own program counter; a warp executes the threads
+//! With thread-block clusters ([`Launch::cluster`]) the clusters run one
+//! after another and the turns rotate over every warp of every block of
+//! the cluster (block by block in rank order, warp by warp), so that blocks
+//! can wait for each other. Every thread has its own program counter; a warp executes the threads
 //! that are at the lowest program counter together, so divergent branches
 //! reconverge where their paths meet. Registers live per warp as
 //! `[register][lane]` arrays and each decoded instruction runs over the
@@ -83,6 +86,14 @@
 //! - `bar.sync`/`barrier.sync` without a thread count complete when every
 //!   thread of the block that has not exited has arrived (as on the H100);
 //!   an exit can complete one.
+//! - Clusters: each block keeps its own shared memory, mbarriers and
+//!   tensor memory. `mapa` maps a shared address to the same offset in
+//!   another block of the cluster; `ld`/`st`/`atom`/`red` with
+//!   `.shared::cluster` (or generic addresses) reach it. The cluster
+//!   barrier (`barrier.cluster.arrive`/`wait`) completes a phase when every
+//!   thread of the cluster that has not exited has arrived (exits count
+//!   as arrivals, as for `bar.sync`); a thread's wait waits for the phase
+//!   of its own last arrive. `fence.*.cluster` orders nothing here.
 //!
 //! # Fidelity
 //!
@@ -154,6 +165,16 @@
 //! of the kernel; a launch beyond the limits (1024 threads per block,
 //! `.maxntid`, `.reqntid`, 227 KiB of shared memory) or with parameters
 //! whose count or sizes do not match the `.param` declarations.
+//! Clusters: a grid that is not a multiple of the cluster, a cluster of
+//! more than 16 blocks, one that differs from `.reqnctapercluster` or
+//! exceeds `.maxclusterrank`; `mapa` to a rank outside the cluster; an
+//! access to the shared memory of a block of the cluster that has exited,
+//! or outside its shared variables; a `.shared::cta` access (or an
+//! mbarrier, bulk copy or `tcgen05` operand) through the address of
+//! another block; `barrier.cluster.wait` without a preceding
+//! `barrier.cluster.arrive`, two arrives without a wait, `.aligned` with
+//! a diverged warp, and a cluster barrier that can never complete (naming
+//! a thread that has not arrived and what it waits at).
 
 //! # Memory layout
 //!
@@ -162,7 +183,13 @@
 //! zero-filled; its window starts at `0x400` (static variables in
 //! declaration order, then the dynamic `.extern .shared` block at its
 //! declared alignment, sized by [`Launch::shared_bytes`]). Generic
-//! addresses of shared memory are `0x7ff000000000 + offset`. A kernel
+//! addresses of shared memory are `0x7ff000000000 + offset`. A
+//! shared::cluster address is a shared::cta address with the rank of the
+//! block it is in, plus one, in bits 24 and up: `((rank + 1) << 24) |
+//! offset`, what `mapa` returns; bits 24 and up zero (every plain shared
+//! address) mean the executing block, as the PTX ISA guarantees. Generic
+//! addresses of other blocks' shared memory are `0x7ff000000000` plus
+//! that. A kernel
 //! parameter's name is its `.param` address (its offset in the parameter
 //! buffer); `cvta.param` turns that into the generic address
 //! `0x7ffe00000000 + offset`, which loads (and the tensor copy's map
@@ -199,6 +226,24 @@ pub struct Launch {
     pub block: (u32, u32, u32),
     /// Bytes of dynamic shared memory (the `.extern .shared` block).
     pub shared_bytes: u32,
+    /// Blocks in a thread-block cluster, `(x, y, z)`: every dimension of
+    /// the grid must be a multiple of it, and a cluster has at most 16
+    /// blocks. `(1, 1, 1)` launches without clusters (each block is a
+    /// cluster of one).
+    pub cluster: (u32, u32, u32),
+}
+
+impl Launch {
+    /// A launch of `grid` blocks of `block` threads with `shared_bytes` of
+    /// dynamic shared memory, without clusters.
+    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u32) -> Launch {
+        Launch {
+            grid,
+            block,
+            shared_bytes,
+            cluster: (1, 1, 1),
+        }
+    }
 }
 
 /// One kernel argument, in `.param` order. Its size must match the

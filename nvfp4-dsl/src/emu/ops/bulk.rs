@@ -10,7 +10,7 @@
 //! reported.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, MBAR_WAIT, SHARED_WINDOW, lanes};
+use crate::emu::exec::{Ctx, MBAR_WAIT, SHARED_BASE, SHARED_WINDOW, lanes};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
@@ -20,8 +20,9 @@ use super::mem::address_values;
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
 
-/// The shared-window address and the offset in the block's shared buffer
-/// of `[v, v + len)`, given as a `.shared` address (`space` Shared) or a
+/// The shared::cta address and the offset in the block's shared buffer of
+/// `[v, v + len)`, given as a `.shared` address (`space` Shared; a
+/// shared::cluster address of the executing block is one too) or a
 /// generic one; checks alignment and bounds.
 pub(super) fn shared_operand(
     c: &mut Ctx<'_>,
@@ -50,7 +51,7 @@ pub(super) fn shared_operand(
         ));
     }
     let off = c.shared_at(lane, a, len, what)?;
-    Ok((a as u32, off))
+    Ok((off as u32 + SHARED_BASE, off))
 }
 
 /// Removes memory-order and scope qualifiers (nothing to order here).

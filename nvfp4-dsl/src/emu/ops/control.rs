@@ -50,10 +50,11 @@ pub(super) fn bar(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     cta_barrier(d, m)
 }
 
-/// `barrier{.cta}.sync{.aligned} a{, b}`, `barrier{.cta}.arrive{.aligned} a, b`.
+/// `barrier{.cta}.sync{.aligned} a{, b}`, `barrier{.cta}.arrive{.aligned} a, b`,
+/// and the cluster barrier (`barrier.cluster.*`, in `cluster`).
 pub(super) fn barrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     if m.take("cluster") {
-        return Err("cluster barriers are not supported by the emulator".into());
+        return super::cluster::barrier_cluster(d, m);
     }
     m.take("aligned");
     cta_barrier(d, m)

@@ -11,6 +11,7 @@ use super::exec::Ctx;
 use super::inst::{Fault, Flow, Inst, Mods, Ty};
 
 mod bulk;
+mod cluster;
 mod cmp;
 mod control;
 mod cvt;
@@ -94,6 +95,8 @@ static TABLE: &[(&str, Decoder)] = &[
     ("nanosleep", control::nanosleep),
     ("trap", control::trap),
     ("griddepcontrol", control::griddepcontrol),
+    // Thread-block clusters.
+    ("mapa", cluster::mapa),
     // Asynchronous copies, mbarriers, tensor memory and tensor cores.
     ("mbarrier", bulk::mbarrier),
     ("cp", bulk::cp),
