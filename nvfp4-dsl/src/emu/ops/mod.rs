@@ -15,6 +15,7 @@ mod cluster;
 mod cmp;
 mod control;
 mod cvt;
+mod desc;
 mod float;
 mod int;
 mod mem;
