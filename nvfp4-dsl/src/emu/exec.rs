@@ -17,6 +17,7 @@ use super::error::EmuError;
 use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
 use super::mbar::{Mbar, MbarWait};
 use super::memory::Memory;
+use super::pending::{SharedReads, WgState};
 use super::tmem::Tmem;
 use super::{Launch, LaunchStats, ParamValue};
 
@@ -93,6 +94,8 @@ pub(crate) struct Warp {
     pub cl_armed: u32,
     /// The cluster-barrier phase each armed lane arrived in.
     pub cl_phase: [u32; 32],
+    /// The warp's `wgmma` state, from its first `wgmma` instruction on.
+    pub wg: Option<Box<WgState>>,
 }
 
 impl Warp {
@@ -117,6 +120,7 @@ impl Warp {
             index,
             cl_armed: 0,
             cl_phase: [0; 32],
+            wg: None,
         }
     }
 
@@ -129,6 +133,7 @@ impl Warp {
         self.timeout = 0;
         self.exists = 0;
         self.cl_armed = 0;
+        self.wg = None;
         let total = ntid[0] * ntid[1] * ntid[2];
         for l in 0..32 {
             let t = self.index * 32 + l;
@@ -212,6 +217,8 @@ pub(crate) struct Block {
     pub timeout_epoch: Option<u64>,
     /// Tensor memory, created by the first `tcgen05` instruction.
     pub tmem: Option<Box<Tmem>>,
+    /// Shared bytes that pending `wgmma.mma_async` operations will read.
+    pub reads: SharedReads,
 }
 
 impl Block {
@@ -232,6 +239,7 @@ impl Block {
             epoch: 0,
             timeout_epoch: None,
             tmem: None,
+            reads: SharedReads::default(),
         }
     }
 
@@ -251,6 +259,7 @@ impl Block {
         if let Some(t) = &mut self.tmem {
             t.reset();
         }
+        self.reads.clear();
     }
 
     /// The block index, for messages: `(x,y,z)`.
@@ -404,6 +413,25 @@ impl Ctx<'_> {
 
     fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
         let lane = (self.exec & !init).trailing_zeros() as usize;
+        if !pred
+            && let Some(wg) = self.w.wg.as_deref()
+            && let Some((m, committed)) = wg.holder(idx)
+        {
+            let name = &self.env.entry.reg_names[idx as usize];
+            let line = self.env.entry.lines[m.pc as usize];
+            let msg = if m.writes(idx) {
+                format!(
+                    "read of wgmma accumulator {name} before the wgmma.wait_group that completes the wgmma.mma_async at line {line}{}",
+                    uncommitted(committed)
+                )
+            } else {
+                format!(
+                    "read of register {name}, an A operand of the pending wgmma.mma_async at line {line}, before the wgmma.wait_group that completes it{}",
+                    uncommitted(committed)
+                )
+            };
+            return Fault::lane(lane, msg);
+        }
         let names = if pred {
             &self.env.entry.pred_names
         } else {
@@ -435,11 +463,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// Writes the executing lanes' values of a destination.
+    /// Writes the executing lanes' values of a destination. Fails if a
+    /// pending `wgmma.mma_async` holds the register.
     #[inline]
-    pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) {
+    pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
         match *d {
             Operand::Reg { idx, bits } => {
+                let pc = self.w.group_pc;
+                if let Some(wg) = self.w.wg.as_deref_mut() {
+                    if wg.is_held(idx) {
+                        return Err(self.held_write(idx));
+                    }
+                    wg.note_write(idx, pc);
+                }
                 let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
                 let i = idx as usize;
                 let regs = &mut self.w.regs[i * 32..i * 32 + 32];
@@ -471,6 +507,77 @@ impl Ctx<'_> {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// The error for a write of a register that a pending
+    /// `wgmma.mma_async` holds.
+    #[cold]
+    fn held_write(&self, idx: u32) -> Fault {
+        let wg = self.w.wg.as_deref().expect("a wgmma state");
+        let (m, committed) = wg.holder(idx).expect("a holder");
+        let name = &self.env.entry.reg_names[idx as usize];
+        let what = if m.writes(idx) {
+            "the accumulator"
+        } else {
+            "an A operand"
+        };
+        Fault::new(format!(
+            "register {name}, {what} of the pending wgmma.mma_async at line {}, overwritten before the wgmma.wait_group that completes it{}",
+            self.env.entry.lines[m.pc as usize],
+            uncommitted(committed)
+        ))
+    }
+
+    /// Fails if the executing lanes exit while the warp has `wgmma.mma_async`
+    /// operations that no `wgmma.wait_group` has completed.
+    pub fn check_exit(&self) -> Result<(), Fault> {
+        let Some((m, committed)) = self.w.wg.as_deref().and_then(|wg| wg.pending().next()) else {
+            return Ok(());
+        };
+        Err(Fault::new(format!(
+            "the warp exits with the wgmma.mma_async at line {} never waited for ({}; its registers would be written after the exit)",
+            self.env.entry.lines[m.pc as usize],
+            if committed {
+                "committed, but no wgmma.wait_group completes it"
+            } else {
+                "never committed by a wgmma.commit_group, nor completed by a wgmma.wait_group"
+            }
+        )))
+    }
+
+    /// Writes `data` for `lane` at offset `off` of the shared buffer of the
+    /// executing block (`rank` None) or of block `rank` of the cluster.
+    /// Fails if a pending asynchronous operation reads any of those bytes.
+    #[inline]
+    pub fn shared_write(&mut self, lane: usize, rank: Option<u32>, off: usize, data: &[u8]) -> Result<(), Fault> {
+        let (env, pc) = (self.env, self.w.group_pc);
+        let b = match rank {
+            None => &mut *self.b,
+            Some(r) => self.peer(r),
+        };
+        if b.reads.active()
+            && let Some((lo, hi, read_pc)) = b.reads.conflict(off, data.len())
+        {
+            let base = SHARED_BASE as usize;
+            let whose = if rank.is_some() {
+                format!(" of block {}", b.id())
+            } else {
+                String::new()
+            };
+            return Err(Fault::lane(
+                lane,
+                format!(
+                    "shared memory {:#x}..{:#x}{whose} is read by the pending wgmma.mma_async at line {} and was overwritten at line {} before the wgmma.wait_group that completes it",
+                    base + lo,
+                    base + hi,
+                    env.entry.lines[read_pc as usize],
+                    env.entry.lines[pc as usize]
+                ),
+            ));
+        }
+        b.shared[off..off + data.len()].copy_from_slice(data);
+        Ok(())
     }
 
     /// Writes a predicate for the executing lanes.
@@ -738,6 +845,15 @@ impl Ctx<'_> {
                 describe_regions(&self.env.regions, &self.env.entry.shared_names)
             ),
         ))
+    }
+}
+
+/// The note for a pending operation that is not committed yet.
+fn uncommitted(committed: bool) -> &'static str {
+    if committed {
+        ""
+    } else {
+        " (no wgmma.commit_group has committed it yet)"
     }
 }
 

@@ -243,7 +243,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                     arrive_on(c, l, a, n)?;
                 }
             }
-            c.write(&i.d[0], &state, Ext::Zero);
+            c.write(&i.d[0], &state, Ext::Zero)?;
             Ok(Flow::Next)
         }
         EXPECT_TX | COMPLETE_TX => {
@@ -447,7 +447,7 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
             let (_, off) = shared_operand(c, l, dst[l], Space::Shared, n, 16, "cp.async.bulk destination")?;
             c.global_read(l, src[l], &mut buf, "cp.async.bulk source read")?;
-            c.b.shared[off..off + n as usize].copy_from_slice(&buf);
+            c.shared_write(l, None, off, &buf)?;
             let b = mbar_at_shared(c, l, bar[l])?;
             complete_tx_on(c, l, b, u64::from(n))?;
         } else {
@@ -540,7 +540,7 @@ fn exec_tensor(c: &mut Ctx<'_>, i: &Inst) -> X {
                 let a = swizzle(lin, u32::from(map.swizzle));
                 let off = c.shared_at(l, u64::from(a), 16, "tensor copy write")?;
                 let k = (chunk * 16) as usize;
-                c.b.shared[off..off + 16].copy_from_slice(&row[k..k + 16]);
+                c.shared_write(l, None, off, &row[k..k + 16])?;
             }
         }
         let b = mbar_at_shared(c, l, bar[l])?;

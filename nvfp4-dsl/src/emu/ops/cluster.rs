@@ -70,7 +70,7 @@ fn exec_mapa(c: &mut Ctx<'_>, i: &Inst) -> X {
             tag | (a[l] & low)
         };
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     Ok(Flow::Next)
 }
 

@@ -29,6 +29,7 @@ pub(super) fn ret(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 fn exec_exit(c: &mut Ctx<'_>, _: &Inst) -> X {
+    c.check_exit()?;
     c.exit();
     Ok(Flow::Jump)
 }

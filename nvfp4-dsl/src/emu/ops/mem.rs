@@ -226,14 +226,8 @@ pub(super) fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what:
 pub(super) fn write(c: &mut Ctx<'_>, lane: usize, loc: Loc, data: &[u8], what: &str) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_write(lane, a, data, what),
-        Loc::Shared(o) => {
-            c.b.shared[o..o + data.len()].copy_from_slice(data);
-            Ok(())
-        }
-        Loc::Remote(r, o) => {
-            c.peer(r).shared[o..o + data.len()].copy_from_slice(data);
-            Ok(())
-        }
+        Loc::Shared(o) => c.shared_write(lane, None, o, data),
+        Loc::Remote(r, o) => c.shared_write(lane, Some(r), o, data),
         Loc::Param(o) => Err(Fault::lane(
             lane,
             format!(
@@ -323,7 +317,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
     }
     for (k, d) in i.v.iter().enumerate() {
-        c.write(d, &vals[k], i.ext);
+        c.write(d, &vals[k], i.ext)?;
     }
     Ok(Flow::Next)
 }
@@ -512,7 +506,7 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
         write(c, l, loc, &new.to_le_bytes()[..esz], "atomic")?;
         old[l] = o;
     }
-    c.write(&i.d[0], &old, Ext::Zero);
+    c.write(&i.d[0], &old, Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -546,6 +540,6 @@ fn exec_nop(_: &mut Ctx<'_>, _: &Inst) -> X {
 }
 
 fn exec_zero(c: &mut Ctx<'_>, i: &Inst) -> X {
-    c.write(&i.d[0], &[0; 32], Ext::Zero);
+    c.write(&i.d[0], &[0; 32], Ext::Zero)?;
     Ok(Flow::Next)
 }

@@ -22,6 +22,7 @@ mod mem;
 mod mov;
 mod tcgen05;
 mod warp;
+mod wgmma;
 
 /// Opcode name -> decoder.
 static TABLE: &[(&str, Decoder)] = &[
@@ -102,6 +103,8 @@ static TABLE: &[(&str, Decoder)] = &[
     ("mbarrier", bulk::mbarrier),
     ("cp", bulk::cp),
     ("tcgen05", tcgen05::tcgen05),
+    ("wgmma", wgmma::wgmma),
+    ("setmaxnreg", wgmma::setmaxnreg),
     // Warp-level.
     ("shfl", warp::shfl),
     ("elect", warp::elect),
@@ -172,7 +175,7 @@ fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow
     for ((d, a), b) in d.iter_mut().zip(&a).zip(&b) {
         *d = f(*a, *b);
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 
@@ -184,7 +187,7 @@ fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fau
     for (d, a) in d.iter_mut().zip(&a) {
         *d = f(*a);
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 
@@ -198,7 +201,7 @@ fn lanes3(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64, u64) -> u64) -> Result
     for l in 0..32 {
         d[l] = f(a[l], b[l], x[l]);
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 

@@ -192,7 +192,7 @@ fn exec_tcgen05(c: &mut Ctx<'_>, i: &Inst) -> X {
 }
 
 /// `.sync.aligned` instructions: the whole warp, converged.
-fn whole_warp(c: &Ctx<'_>, what: &str) -> Result<(), Fault> {
+pub(super) fn whole_warp(c: &Ctx<'_>, what: &str) -> Result<(), Fault> {
     if c.exec != u32::MAX {
         return Err(Fault::new(format!(
             "{what} is `.sync.aligned`: all 32 lanes of the warp must execute it together (executing lanes: {:#010x})",
@@ -217,7 +217,7 @@ fn exec_alloc(c: &mut Ctx<'_>, i: &Inst) -> X {
             let thread = c.thread_of(first);
             let pc = c.w.group_pc;
             let col = c.b.tmem().alloc(ncols, thread, pc).map_err(Fault::new)?;
-            c.b.shared[off..off + 4].copy_from_slice(&col.to_le_bytes());
+            c.shared_write(first, None, off, &col.to_le_bytes())?;
         }
         DEALLOC => {
             let t = uniform(c, &i.s[0], "the tensor-memory address")? as u32;
@@ -557,7 +557,7 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
         }
         for (d, vk) in i.v.iter().zip(&vals) {
-            c.write(d, vk, Ext::Zero);
+            c.write(d, vk, Ext::Zero)?;
         }
     } else {
         let mut vals = Vec::with_capacity(n as usize);
