@@ -425,11 +425,7 @@ fn warp_sync_with_an_exited_lane_and_inconsistent_elect_are_reported() {
     );
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
-    let l = Launch {
-        grid: (1, 1, 2),
-        block: (32, 2, 1),
-        shared_bytes: 0,
-    };
+    let l = Launch::new((1, 1, 2), (32, 2, 1), 0);
     let e = m.launch("k", &l, &[ParamValue::U64(0)], &mut mem).unwrap_err();
     assert_names(&e, &src, "bar.warp.sync", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("lane 5 has exited"), "{e}");
@@ -451,11 +447,7 @@ fn store_to_read_only_allocation_is_reported() {
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
     let ro = mem.alloc(16, false);
-    let l = Launch {
-        grid: (1, 2, 1),
-        block: (2, 3, 1),
-        shared_bytes: 0,
-    };
+    let l = Launch::new((1, 2, 1), (2, 3, 1), 0);
     let e = m.launch("k", &l, &[ParamValue::U64(ro)], &mut mem).unwrap_err();
     assert_names(&e, &src, "st.global.u32", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("read-only"), "{e}");

@@ -130,11 +130,11 @@ fn run_gemm(src: &str, entry: &str, bn: usize, a: &Operand, b: &Operand, sfa: &[
         ParamValue::U32(n as u32),
         ParamValue::U32(k as u32),
     ];
-    let launch = Launch {
-        grid: ((n / bn) as u32, (m / 128) as u32, l as u32),
-        block: (128, 1, 1),
-        shared_bytes: (4 * (128 * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32,
-    };
+    let launch = Launch::new(
+        ((n / bn) as u32, (m / 128) as u32, l as u32),
+        (128, 1, 1),
+        (4 * (128 * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32,
+    );
     let stats = module
         .launch(entry, &launch, &params, &mut mem)
         .unwrap_or_else(|e| panic!("{e}"));

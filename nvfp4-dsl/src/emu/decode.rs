@@ -39,6 +39,9 @@ pub(crate) struct Entry {
     pub dyn_base: Option<u32>,
     pub maxntid: Option<(u32, u32, u32)>,
     pub reqntid: Option<(u32, u32, u32)>,
+    pub reqnctapercluster: Option<(u32, u32, u32)>,
+    pub maxclusterrank: Option<u32>,
+    pub explicitcluster: bool,
 }
 
 /// How an opcode's decoder is called: the operands through `Dec`, the
@@ -453,6 +456,9 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         dyn_base: None,
         maxntid: ast.maxntid,
         reqntid: ast.reqntid,
+        reqnctapercluster: ast.reqnctapercluster,
+        maxclusterrank: ast.maxclusterrank,
+        explicitcluster: ast.explicitcluster,
     };
     let mut names = Names {
         scopes: vec![Scope::default()],

@@ -7,15 +7,17 @@
 //! waiting at a barrier); lanes that branch elsewhere are parked until the
 //! group reaches their PC and merges with them. A straight run of
 //! instructions costs one comparison per instruction to know whether a
-//! merge is due. Warps of a block run in turns (until they block, exit or
-//! use up a time slice) so that barriers and spinning on shared memory
-//! work; blocks run one after another.
+//! merge is due. Warps run in turns (until they block, exit or use up a
+//! time slice) so that barriers and spinning on shared memory work: the
+//! turns rotate over every warp of every block of a thread-block cluster;
+//! clusters (blocks, in a launch without clusters) run one after another.
 
 use super::decode::Entry;
 use super::error::EmuError;
 use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
 use super::mbar::{Mbar, MbarWait};
 use super::memory::Memory;
+use super::pending::{SharedReads, WgState};
 use super::tmem::Tmem;
 use super::{Launch, LaunchStats, ParamValue};
 
@@ -38,6 +40,14 @@ const SLICE: u32 = 4096;
 pub(crate) const WARP_SYNC: u8 = 0xFF;
 /// `bar_of` value of a lane blocked in `mbarrier.try_wait`/`test_wait`.
 pub(crate) const MBAR_WAIT: u8 = 0xFE;
+/// `bar_of` value of a lane waiting in `barrier.cluster.wait`.
+pub(crate) const CLUSTER_WAIT: u8 = 0xFD;
+/// Shared::cluster addresses hold the rank of the block they name, plus
+/// one, from this bit up (0: the executing block); the bits below are the
+/// shared::cta address in that block.
+pub(crate) const CLUSTER_SHIFT: u32 = 24;
+/// Most blocks in a cluster (the H100's non-portable limit).
+const MAX_CLUSTER: u32 = 16;
 
 /// Iterates over the set bits of a lane mask.
 #[inline]
@@ -80,6 +90,12 @@ pub(crate) struct Warp {
     pub timeout: u32,
     pub tid: [[u32; 32]; 3],
     pub index: u32,
+    /// Lanes that have arrived at the cluster barrier and not yet waited.
+    pub cl_armed: u32,
+    /// The cluster-barrier phase each armed lane arrived in.
+    pub cl_phase: [u32; 32],
+    /// The warp's `wgmma` state, from its first `wgmma` instruction on.
+    pub wg: Option<Box<WgState>>,
 }
 
 impl Warp {
@@ -102,6 +118,9 @@ impl Warp {
             timeout: 0,
             tid: [[0; 32]; 3],
             index,
+            cl_armed: 0,
+            cl_phase: [0; 32],
+            wg: None,
         }
     }
 
@@ -113,6 +132,8 @@ impl Warp {
         self.waiting = 0;
         self.timeout = 0;
         self.exists = 0;
+        self.cl_armed = 0;
+        self.wg = None;
         let total = ntid[0] * ntid[1] * ntid[2];
         for l in 0..32 {
             let t = self.index * 32 + l;
@@ -175,6 +196,10 @@ pub(crate) struct Bar {
 pub(crate) struct Block {
     pub shared: Vec<u8>,
     pub ctaid: [u32; 3],
+    /// The block's rank in its cluster.
+    pub rank: u32,
+    /// Every thread has exited (its shared memory no longer exists).
+    pub exited: bool,
     pub bars: [Bar; 16],
     /// Barriers that completed and whose waiting lanes must be released.
     pub release: u32,
@@ -192,9 +217,56 @@ pub(crate) struct Block {
     pub timeout_epoch: Option<u64>,
     /// Tensor memory, created by the first `tcgen05` instruction.
     pub tmem: Option<Box<Tmem>>,
+    /// Shared bytes that pending `wgmma.mma_async` operations will read.
+    pub reads: SharedReads,
 }
 
 impl Block {
+    fn new(env: &Env<'_>, rank: u32) -> Block {
+        let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
+        Block {
+            shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
+            ctaid: [0; 3],
+            rank,
+            exited: false,
+            bars: [Bar::default(); 16],
+            release: 0,
+            threads,
+            live: threads,
+            clock: 0,
+            mbars: Vec::new(),
+            mbar_done: false,
+            epoch: 0,
+            timeout_epoch: None,
+            tmem: None,
+            reads: SharedReads::default(),
+        }
+    }
+
+    /// A fresh block `ctaid`: zeroed shared memory, no barrier, mbarrier
+    /// or allocation.
+    fn reset(&mut self, ctaid: [u32; 3]) {
+        self.ctaid = ctaid;
+        self.exited = false;
+        self.shared.fill(0);
+        self.bars = [Bar::default(); 16];
+        self.release = 0;
+        self.live = self.threads;
+        self.mbars.clear();
+        self.mbar_done = false;
+        self.epoch = 0;
+        self.timeout_epoch = None;
+        if let Some(t) = &mut self.tmem {
+            t.reset();
+        }
+        self.reads.clear();
+    }
+
+    /// The block index, for messages: `(x,y,z)`.
+    pub fn id(&self) -> String {
+        format!("({},{},{})", self.ctaid[0], self.ctaid[1], self.ctaid[2])
+    }
+
     /// Completes every "all threads" barrier that all non-exited threads
     /// have reached (after threads exited).
     fn recheck_barriers(&mut self) {
@@ -245,12 +317,49 @@ impl Block {
     }
 }
 
+/// The cluster barrier (`barrier.cluster.arrive`/`wait`) of the running
+/// cluster.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cluster {
+    /// Completed phases.
+    pub phase: u32,
+    /// Threads that arrived in this phase and have not exited.
+    pub arrived: u32,
+    /// Threads of the cluster that have not exited.
+    pub live: u32,
+    /// A phase completed: its waiting lanes must be released.
+    pub release: bool,
+}
+
+impl Cluster {
+    /// Completes the phase if every thread that has not exited arrived.
+    pub fn complete_if_due(&mut self) {
+        if self.arrived > 0 && self.arrived == self.live {
+            self.arrived = 0;
+            self.phase = self.phase.wrapping_add(1);
+            self.release = true;
+        }
+    }
+}
+
+/// The other blocks of the running cluster (those before and after the
+/// executing one, in rank order).
+pub(crate) struct Peers<'a> {
+    pub before: &'a mut [Block],
+    pub after: &'a mut [Block],
+}
+
 /// Launch-wide, read-only state.
 pub(crate) struct Env<'a> {
     pub entry: &'a Entry,
     pub params: Vec<u8>,
     pub ntid: [u32; 3],
     pub nctaid: [u32; 3],
+    /// Blocks per cluster and their product.
+    pub cluster: [u32; 3],
+    pub cluster_size: u32,
+    /// `%is_explicit_cluster`.
+    pub explicit_cluster: bool,
     /// Shared-memory regions `[start, end)` (static variables, then the
     /// dynamic block), in the shared window.
     pub regions: Vec<(u32, u32)>,
@@ -262,6 +371,8 @@ pub(crate) struct Env<'a> {
 pub(crate) struct Ctx<'a> {
     pub w: &'a mut Warp,
     pub b: &'a mut Block,
+    pub peers: Peers<'a>,
+    pub cl: &'a mut Cluster,
     pub mem: &'a mut Memory,
     pub env: &'a Env<'a>,
     /// The lanes executing this instruction (group and guard).
@@ -302,6 +413,25 @@ impl Ctx<'_> {
 
     fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
         let lane = (self.exec & !init).trailing_zeros() as usize;
+        if !pred
+            && let Some(wg) = self.w.wg.as_deref()
+            && let Some((m, committed)) = wg.holder(idx)
+        {
+            let name = &self.env.entry.reg_names[idx as usize];
+            let line = self.env.entry.lines[m.pc as usize];
+            let msg = if m.writes(idx) {
+                format!(
+                    "read of wgmma accumulator {name} before the wgmma.wait_group that completes the wgmma.mma_async at line {line}{}",
+                    uncommitted(committed)
+                )
+            } else {
+                format!(
+                    "read of register {name}, an A operand of the pending wgmma.mma_async at line {line}, before the wgmma.wait_group that completes it{}",
+                    uncommitted(committed)
+                )
+            };
+            return Fault::lane(lane, msg);
+        }
         let names = if pred {
             &self.env.entry.pred_names
         } else {
@@ -333,11 +463,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// Writes the executing lanes' values of a destination.
+    /// Writes the executing lanes' values of a destination. Fails if a
+    /// pending `wgmma.mma_async` holds the register.
     #[inline]
-    pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) {
+    pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
         match *d {
             Operand::Reg { idx, bits } => {
+                let pc = self.w.group_pc;
+                if let Some(wg) = self.w.wg.as_deref_mut() {
+                    if wg.is_held(idx) {
+                        return Err(self.held_write(idx));
+                    }
+                    wg.note_write(idx, pc);
+                }
                 let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
                 let i = idx as usize;
                 let regs = &mut self.w.regs[i * 32..i * 32 + 32];
@@ -369,6 +507,77 @@ impl Ctx<'_> {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// The error for a write of a register that a pending
+    /// `wgmma.mma_async` holds.
+    #[cold]
+    fn held_write(&self, idx: u32) -> Fault {
+        let wg = self.w.wg.as_deref().expect("a wgmma state");
+        let (m, committed) = wg.holder(idx).expect("a holder");
+        let name = &self.env.entry.reg_names[idx as usize];
+        let what = if m.writes(idx) {
+            "the accumulator"
+        } else {
+            "an A operand"
+        };
+        Fault::new(format!(
+            "register {name}, {what} of the pending wgmma.mma_async at line {}, overwritten before the wgmma.wait_group that completes it{}",
+            self.env.entry.lines[m.pc as usize],
+            uncommitted(committed)
+        ))
+    }
+
+    /// Fails if the executing lanes exit while the warp has `wgmma.mma_async`
+    /// operations that no `wgmma.wait_group` has completed.
+    pub fn check_exit(&self) -> Result<(), Fault> {
+        let Some((m, committed)) = self.w.wg.as_deref().and_then(|wg| wg.pending().next()) else {
+            return Ok(());
+        };
+        Err(Fault::new(format!(
+            "the warp exits with the wgmma.mma_async at line {} never waited for ({}; its registers would be written after the exit)",
+            self.env.entry.lines[m.pc as usize],
+            if committed {
+                "committed, but no wgmma.wait_group completes it"
+            } else {
+                "never committed by a wgmma.commit_group, nor completed by a wgmma.wait_group"
+            }
+        )))
+    }
+
+    /// Writes `data` for `lane` at offset `off` of the shared buffer of the
+    /// executing block (`rank` None) or of block `rank` of the cluster.
+    /// Fails if a pending asynchronous operation reads any of those bytes.
+    #[inline]
+    pub fn shared_write(&mut self, lane: usize, rank: Option<u32>, off: usize, data: &[u8]) -> Result<(), Fault> {
+        let (env, pc) = (self.env, self.w.group_pc);
+        let b = match rank {
+            None => &mut *self.b,
+            Some(r) => self.peer(r),
+        };
+        if b.reads.active()
+            && let Some((lo, hi, read_pc)) = b.reads.conflict(off, data.len())
+        {
+            let base = SHARED_BASE as usize;
+            let whose = if rank.is_some() {
+                format!(" of block {}", b.id())
+            } else {
+                String::new()
+            };
+            return Err(Fault::lane(
+                lane,
+                format!(
+                    "shared memory {:#x}..{:#x}{whose} is read by the pending wgmma.mma_async at line {} and was overwritten at line {} before the wgmma.wait_group that completes it",
+                    base + lo,
+                    base + hi,
+                    env.entry.lines[read_pc as usize],
+                    env.entry.lines[pc as usize]
+                ),
+            ));
+        }
+        b.shared[off..off + data.len()].copy_from_slice(data);
+        Ok(())
     }
 
     /// Writes a predicate for the executing lanes.
@@ -389,6 +598,7 @@ impl Ctx<'_> {
     }
 
     pub fn sreg(&self, s: Sreg) -> [u64; 32] {
+        let cdim = self.env.cluster;
         let mut v = [0u64; 32];
         for (l, x) in v.iter_mut().enumerate() {
             *x = match s {
@@ -410,6 +620,13 @@ impl Ctx<'_> {
                 Sreg::Clock64 => self.b.clock,
                 Sreg::DynSmem => u64::from(self.env.dyn_bytes),
                 Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
+                Sreg::ClusterCtaRank => u64::from(self.b.rank),
+                Sreg::ClusterNctaRank => u64::from(self.env.cluster_size),
+                Sreg::ClusterCtaid(d) => u64::from(self.b.ctaid[d as usize] % cdim[d as usize]),
+                Sreg::ClusterNctaid(d) => u64::from(cdim[d as usize]),
+                Sreg::ClusterId(d) => u64::from(self.b.ctaid[d as usize] / cdim[d as usize]),
+                Sreg::NclusterId(d) => u64::from(self.env.nctaid[d as usize] / cdim[d as usize]),
+                Sreg::IsExplicitCluster => u64::from(self.env.explicit_cluster),
             };
         }
         v
@@ -438,7 +655,17 @@ impl Ctx<'_> {
         if self.b.bars.iter().any(|b| b.arrived > 0) {
             self.b.recheck_barriers();
         }
+        // The cluster barrier likewise: an exit stands for the arrivals of
+        // the phases to come.
+        let phase = self.cl.phase;
+        let armed = lanes(self.exec & self.w.cl_armed)
+            .filter(|&l| self.w.cl_phase[l] == phase)
+            .count() as u32;
+        self.cl.live -= self.exec.count_ones();
+        self.cl.arrived -= armed;
+        self.cl.complete_if_due();
         let w = &mut *self.w;
+        w.cl_armed &= !self.exec;
         w.exited |= self.exec;
         let next = w.group_pc + 1;
         for l in lanes(w.group & !self.exec) {
@@ -510,33 +737,123 @@ impl Ctx<'_> {
         }
     }
 
-    /// The offset in the block's shared buffer of `[addr, addr + len)`,
-    /// which must lie inside one shared variable (or the dynamic block).
+    /// Another block of the cluster, by rank.
+    pub fn peer(&mut self, rank: u32) -> &mut Block {
+        let me = self.b.rank;
+        if rank < me {
+            &mut self.peers.before[rank as usize]
+        } else {
+            &mut self.peers.after[(rank - me - 1) as usize]
+        }
+    }
+
+    /// Whether `[addr, addr + len)` lies in the shared region that the
+    /// last access found.
+    #[inline]
+    fn hint_fits(&self, addr: u64, len: u32) -> bool {
+        self.env
+            .regions
+            .get(self.region_hint)
+            .is_some_and(|&(s, e)| addr >= u64::from(s) && addr + u64::from(len) <= u64::from(e))
+    }
+
+    /// The offset in the executing block's shared buffer of `[addr, addr +
+    /// len)` (a shared::cta address, or a shared::cluster address of this
+    /// block), which must lie inside one shared variable (or the dynamic
+    /// block).
     #[inline]
     pub fn shared_at(&mut self, lane: usize, addr: u64, len: u32, what: &str) -> Result<usize, Fault> {
-        let regions = &self.env.regions;
-        let fits = |&(s, e): &(u32, u32)| addr >= u64::from(s) && addr + u64::from(len) <= u64::from(e);
-        if regions.get(self.region_hint).is_some_and(fits) {
+        if self.hint_fits(addr, len) {
             return Ok((addr - u64::from(SHARED_BASE)) as usize);
         }
+        match self.shared_find(lane, addr, len, what)? {
+            (None, off) => Ok(off),
+            (Some(r), _) => {
+                let id = self.peer(r).id();
+                Err(Fault::lane(
+                    lane,
+                    format!(
+                        "{what} at shared::cluster address {addr:#x} is in block {id} of the cluster; the emulator reaches another block's shared memory only through ld, st, atom and red (.shared::cluster or generic)"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Where `[addr, addr + len)` of the shared::cluster window lives:
+    /// `(None, offset)` in the executing block, `(Some(rank), offset)` in
+    /// the shared buffer of another block of the cluster.
+    #[inline]
+    pub fn cluster_shared_at(
+        &mut self,
+        lane: usize,
+        addr: u64,
+        len: u32,
+        what: &str,
+    ) -> Result<(Option<u32>, usize), Fault> {
+        if self.hint_fits(addr, len) {
+            return Ok((None, (addr - u64::from(SHARED_BASE)) as usize));
+        }
+        self.shared_find(lane, addr, len, what)
+    }
+
+    #[cold]
+    fn shared_find(&mut self, lane: usize, addr: u64, len: u32, what: &str) -> Result<(Option<u32>, usize), Fault> {
+        let tag = addr >> CLUSTER_SHIFT;
+        let (rank, a) = if (1..=u64::from(self.env.cluster_size)).contains(&tag) {
+            let r = tag as u32 - 1;
+            let a = addr & ((1 << CLUSTER_SHIFT) - 1);
+            if r == self.b.rank {
+                (None, a)
+            } else {
+                let p = self.peer(r);
+                if p.exited {
+                    return Err(Fault::lane(
+                        lane,
+                        format!(
+                            "{what} of {len} bytes at shared::cluster address {addr:#x}: block {} of the cluster has exited; its shared memory no longer exists",
+                            p.id()
+                        ),
+                    ));
+                }
+                (Some(r), a)
+            }
+        } else {
+            (None, addr)
+        };
+        let regions = &self.env.regions;
+        let fits = |&(s, e): &(u32, u32)| a >= u64::from(s) && a + u64::from(len) <= u64::from(e);
         if let Some(k) = regions.iter().position(fits) {
             self.region_hint = k;
-            return Ok((addr - u64::from(SHARED_BASE)) as usize);
+            return Ok((rank, (a - u64::from(SHARED_BASE)) as usize));
         }
         let names = &self.env.entry.shared_names;
         let near = regions
             .iter()
             .zip(names.iter())
-            .find(|((s, e), _)| addr >= u64::from(*s) && addr < u64::from(*e))
+            .find(|((s, e), _)| a >= u64::from(*s) && a < u64::from(*e))
             .map(|((s, e), n)| format!(" (it starts inside `{n}`, {:#x}..{e:#x})", s))
             .unwrap_or_default();
+        let whose = match rank {
+            Some(r) => format!(" (offset {a:#x} in block {} of the cluster)", self.peer(r).id()),
+            None => String::new(),
+        };
         Err(Fault::lane(
             lane,
             format!(
-                "{what} of {len} bytes at shared address {addr:#x} is out of bounds{near}; shared variables: {}",
-                describe_regions(regions, names)
+                "{what} of {len} bytes at shared address {addr:#x}{whose} is out of bounds{near}; shared variables: {}",
+                describe_regions(&self.env.regions, &self.env.entry.shared_names)
             ),
         ))
+    }
+}
+
+/// The note for a pending operation that is not committed yet.
+fn uncommitted(committed: bool) -> &'static str {
+    if committed {
+        ""
+    } else {
+        " (no wgmma.commit_group has committed it yet)"
     }
 }
 
@@ -596,6 +913,35 @@ fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValue]) -> Resu
     {
         return fail(format!("the block {b:?} differs from the kernel's .reqntid {r:?}"));
     }
+    let c = launch.cluster;
+    if c.0 == 0 || c.1 == 0 || c.2 == 0 {
+        return fail(format!("cluster {c:?} must have every dimension at least 1"));
+    }
+    let cluster_size = u64::from(c.0) * u64::from(c.1) * u64::from(c.2);
+    if cluster_size > u64::from(MAX_CLUSTER) {
+        return fail(format!(
+            "a cluster of {c:?} has {cluster_size} blocks; at most {MAX_CLUSTER} are allowed"
+        ));
+    }
+    if g.0 % c.0 != 0 || g.1 % c.1 != 0 || g.2 % c.2 != 0 {
+        return fail(format!(
+            "the grid {g:?} is not a multiple of the cluster {c:?} in every dimension"
+        ));
+    }
+    if let Some(r) = entry.reqnctapercluster
+        && r != c
+    {
+        return fail(format!(
+            "the cluster {c:?} differs from the kernel's .reqnctapercluster {r:?} (set Launch::cluster to it)"
+        ));
+    }
+    if let Some(n) = entry.maxclusterrank
+        && cluster_size > u64::from(n)
+    {
+        return fail(format!(
+            "a cluster of {cluster_size} blocks exceeds the kernel's .maxclusterrank {n}"
+        ));
+    }
     let static_bytes = u64::from(entry.static_end - SHARED_BASE);
     let dyn_base = entry.dyn_base.map_or(u64::from(entry.static_end), u64::from);
     let total = dyn_base - u64::from(SHARED_BASE) + u64::from(launch.shared_bytes);
@@ -646,6 +992,9 @@ fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValue]) -> Resu
         params: buf,
         ntid: [b.0, b.1, b.2],
         nctaid: [g.0, g.1, g.2],
+        cluster: [c.0, c.1, c.2],
+        cluster_size: cluster_size as u32,
+        explicit_cluster: cluster_size > 1 || entry.explicitcluster || entry.reqnctapercluster.is_some(),
         regions,
         shared_end,
         dyn_bytes: launch.shared_bytes,
@@ -662,43 +1011,29 @@ pub(crate) fn launch(
     let env = prepare(entry, launch, params)?;
     let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
     let nwarps = threads.div_ceil(32);
-    let mut warps: Vec<Warp> = (0..nwarps).map(|w| Warp::new(entry, w)).collect();
-    let mut block = Block {
-        shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
-        ctaid: [0; 3],
-        bars: [Bar::default(); 16],
-        release: 0,
-        threads,
-        live: threads,
-        clock: 0,
-        mbars: Vec::new(),
-        mbar_done: false,
-        epoch: 0,
-        timeout_epoch: None,
-        tmem: None,
-    };
+    let size = env.cluster_size;
+    let mut blocks: Vec<Block> = (0..size).map(|rank| Block::new(&env, rank)).collect();
+    let mut warps: Vec<Vec<Warp>> = (0..size)
+        .map(|_| (0..nwarps).map(|w| Warp::new(entry, w)).collect())
+        .collect();
     let mut stats = LaunchStats::default();
+    let [cx, cy, cz] = env.cluster;
     let (gx, gy, gz) = launch.grid;
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                block.ctaid = [x, y, z];
-                block.shared.fill(0);
-                block.bars = [Bar::default(); 16];
-                block.release = 0;
-                block.live = threads;
-                block.mbars.clear();
-                block.mbar_done = false;
-                block.epoch = 0;
-                block.timeout_epoch = None;
-                if let Some(t) = &mut block.tmem {
-                    t.reset();
+    for z in (0..gz).step_by(cz as usize) {
+        for y in (0..gy).step_by(cy as usize) {
+            for x in (0..gx).step_by(cx as usize) {
+                for (b, r) in blocks.iter_mut().zip(0u32..) {
+                    b.reset([x + r % cx, y + r / cx % cy, z + r / (cx * cy)]);
                 }
-                for w in &mut warps {
+                for w in warps.iter_mut().flatten() {
                     w.reset(env.ntid);
                 }
-                run_block(&env, &mut block, &mut warps, mem, &mut stats)?;
-                stats.blocks += 1;
+                let mut cl = Cluster {
+                    live: threads * size,
+                    ..Cluster::default()
+                };
+                run_cluster(&env, &mut blocks, &mut warps, &mut cl, mem, &mut stats)?;
+                stats.blocks += u64::from(size);
             }
         }
     }
@@ -706,10 +1041,13 @@ pub(crate) fn launch(
     Ok(stats)
 }
 
-fn run_block(
+/// Runs the blocks of one cluster (their warps in turns) until every
+/// thread has exited.
+fn run_cluster(
     env: &Env<'_>,
-    block: &mut Block,
-    warps: &mut [Warp],
+    blocks: &mut [Block],
+    warps: &mut [Vec<Warp>],
+    cl: &mut Cluster,
     mem: &mut Memory,
     stats: &mut LaunchStats,
 ) -> Result<(), EmuError> {
@@ -717,37 +1055,61 @@ fn run_block(
     loop {
         let mut ran = false;
         let mut done = true;
-        for wi in 0..warps.len() {
-            let w = &mut warps[wi];
-            if w.done() {
+        for bi in 0..blocks.len() {
+            if blocks[bi].exited {
                 continue;
             }
-            done = false;
-            if w.runnable() == 0 {
-                continue;
+            let (before, rest) = blocks.split_at_mut(bi);
+            let (block, after) = rest.split_first_mut().expect("a block");
+            for wi in 0..warps[bi].len() {
+                let w = &mut warps[bi][wi];
+                if w.runnable() == 0 {
+                    continue;
+                }
+                ran = true;
+                let peers = Peers {
+                    before: &mut *before,
+                    after: &mut *after,
+                };
+                run_warp(env, block, peers, cl, w, mem, stats, &mut hint)?;
+                if block.release != 0 {
+                    release(block, &mut warps[bi]);
+                }
+                if block.mbar_done {
+                    release_mbar(block, &mut warps[bi]);
+                }
+                if cl.release {
+                    release_cluster(cl, warps);
+                }
             }
-            ran = true;
-            run_warp(env, block, w, mem, stats, &mut hint)?;
-            if block.release != 0 {
-                release(block, warps);
-            }
-            if block.mbar_done {
-                release_mbar(block, warps);
+            // A block ends when its last thread exits, before the other
+            // blocks' next turn.
+            if warps[bi].iter().all(Warp::done) {
+                tmem_freed(env, block)?;
+                block.exited = true;
+            } else {
+                done = false;
             }
         }
         if done {
-            return tmem_freed(env, block);
+            return Ok(());
         }
         if !ran {
             // Nothing can run. Lanes blocked in an mbarrier wait may have
             // other work after a failed wait: let their waits fail once;
-            // if that changes no mbarrier, the block is stuck for good.
-            if warps.iter().any(|w| mbar_waiters(w) != 0) {
+            // if that changes no mbarrier, their block is stuck for good.
+            let mut timed_out = false;
+            let mut stuck = None;
+            for (bi, (block, ws)) in blocks.iter_mut().zip(warps.iter_mut()).enumerate() {
+                if !ws.iter().any(|w| mbar_waiters(w) != 0) {
+                    continue;
+                }
                 if block.timeout_epoch == Some(block.epoch) {
-                    return Err(mbar_deadlock(env, block, warps));
+                    stuck.get_or_insert(bi);
+                    continue;
                 }
                 block.timeout_epoch = Some(block.epoch);
-                for w in warps.iter_mut() {
+                for w in ws.iter_mut() {
                     let m = mbar_waiters(w);
                     if m != 0 {
                         w.waiting &= !m;
@@ -755,9 +1117,15 @@ fn run_block(
                         w.reschedule();
                     }
                 }
+                timed_out = true;
+            }
+            if timed_out {
                 continue;
             }
-            return Err(deadlock(env, block, warps));
+            if let Some(bi) = stuck {
+                return Err(mbar_deadlock(env, &blocks[bi], &warps[bi]));
+            }
+            return Err(deadlock(env, blocks, warps, cl));
         }
     }
 }
@@ -863,8 +1231,92 @@ fn release(block: &mut Block, warps: &mut [Warp]) {
     }
 }
 
+/// Lets the lanes waiting in `barrier.cluster.wait` for a phase that has
+/// completed go on.
+fn release_cluster(cl: &mut Cluster, warps: &mut [Vec<Warp>]) {
+    cl.release = false;
+    for w in warps.iter_mut().flatten() {
+        let done = lanes(w.waiting)
+            .filter(|&l| w.bar_of[l] == CLUSTER_WAIT && w.cl_phase[l] != cl.phase)
+            .fold(0u32, |m, l| m | 1 << l);
+        if done != 0 {
+            for l in lanes(done) {
+                w.pc[l] += 1;
+            }
+            w.waiting &= !done;
+            w.cl_armed &= !done;
+            w.reschedule();
+        }
+    }
+}
+
+/// Thread index of lane `l` of `w`, for messages.
+fn tid_of(w: &Warp, l: usize) -> String {
+    format!("({},{},{})", w.tid[0][l], w.tid[1][l], w.tid[2][l])
+}
+
+/// What a waiting lane waits at, for messages.
+fn waits_at(env: &Env<'_>, w: &Warp, l: usize) -> String {
+    let what = match w.bar_of[l] {
+        WARP_SYNC => "bar.warp.sync".to_string(),
+        MBAR_WAIT => "an mbarrier".to_string(),
+        CLUSTER_WAIT => "barrier.cluster.wait".to_string(),
+        b => format!("barrier {b}"),
+    };
+    format!("{what} (line {})", env.entry.lines[w.pc[l] as usize])
+}
+
+/// Explains why no thread of the cluster can run: the first waiting
+/// thread, in rank and warp order, names what it waits for.
+fn deadlock(env: &Env<'_>, blocks: &[Block], warps: &[Vec<Warp>], cl: &Cluster) -> EmuError {
+    let (bi, wi, lane) = blocks
+        .iter()
+        .zip(warps)
+        .enumerate()
+        .filter(|(_, (b, _))| !b.exited)
+        .find_map(|(bi, (_, ws))| {
+            ws.iter()
+                .enumerate()
+                .find_map(|(wi, w)| (w.waiting != 0).then(|| (bi, wi, w.waiting.trailing_zeros() as usize)))
+        })
+        .expect("a blocked cluster has a waiting lane");
+    let w = &warps[bi][wi];
+    if w.bar_of[lane] != CLUSTER_WAIT {
+        return block_deadlock(env, &blocks[bi], &warps[bi]);
+    }
+    // A thread that has not arrived in this phase, and where it waits.
+    let missing = blocks.iter().zip(warps).filter(|(b, _)| !b.exited).find_map(|(b, ws)| {
+        ws.iter().find_map(|w2| {
+            lanes(w2.exists & !w2.exited)
+                .find(|&l| w2.cl_armed >> l & 1 == 0 || w2.cl_phase[l] != cl.phase)
+                .map(|l| {
+                    format!(
+                        "thread {} of block {} has not arrived: it waits at {}",
+                        tid_of(w2, l),
+                        b.id(),
+                        waits_at(env, w2, l)
+                    )
+                })
+        })
+    });
+    err_at(
+        env,
+        &blocks[bi],
+        w,
+        w.pc[lane],
+        lane,
+        format!(
+            "barrier.cluster.wait can never complete: {} of the {} threads of the cluster that have not exited arrived in phase {}; {}",
+            cl.arrived,
+            cl.live,
+            cl.phase,
+            missing.unwrap_or_else(|| "the missing threads can never arrive".into())
+        ),
+    )
+}
+
 /// Explains why no thread of the block can run.
-fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
+fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
     let (wi, lane) = warps
         .iter()
         .enumerate()
@@ -873,7 +1325,6 @@ fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
     let w = &warps[wi];
     let pc = w.pc[lane];
     let id = w.bar_of[lane];
-    let tid = |w: &Warp, l: usize| format!("({},{},{})", w.tid[0][l], w.tid[1][l], w.tid[2][l]);
     let line_of = |pc: u32| env.entry.lines[pc as usize];
     if id == WARP_SYNC {
         let mask = w.wsync_mask[lane];
@@ -882,9 +1333,9 @@ fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
             .next()
             .map(|l| {
                 if w.exited >> l & 1 != 0 {
-                    format!("lane {l} (thread {}) exited", tid(w, l))
+                    format!("lane {l} (thread {}) exited", tid_of(w, l))
                 } else {
-                    format!("lane {l} (thread {}) waits at line {}", tid(w, l), line_of(w.pc[l]))
+                    format!("lane {l} (thread {}) waits at line {}", tid_of(w, l), line_of(w.pc[l]))
                 }
             })
             .unwrap_or_else(|| "its lanes wait with different masks".into());
@@ -906,18 +1357,13 @@ fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
         for l in lanes(w2.exists) {
             if w2.exited >> l & 1 != 0 {
                 if bar.count != 0 {
-                    why = format!("thread {} exited", tid(w2, l));
+                    why = format!("thread {} exited", tid_of(w2, l));
                     break 'find;
                 }
                 continue;
             }
             if w2.waiting >> l & 1 != 0 && w2.bar_of[l] != id {
-                let other = match w2.bar_of[l] {
-                    WARP_SYNC => "bar.warp.sync".to_string(),
-                    MBAR_WAIT => "an mbarrier".to_string(),
-                    b => format!("barrier {b}"),
-                };
-                why = format!("thread {} waits at {other} (line {})", tid(w2, l), line_of(w2.pc[l]));
+                why = format!("thread {} waits at {}", tid_of(w2, l), waits_at(env, w2, l));
                 break 'find;
             }
         }
@@ -938,9 +1384,12 @@ fn deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_warp(
     env: &Env<'_>,
     block: &mut Block,
+    peers: Peers<'_>,
+    cl: &mut Cluster,
     w: &mut Warp,
     mem: &mut Memory,
     stats: &mut LaunchStats,
@@ -950,6 +1399,8 @@ fn run_warp(
     let mut ctx = Ctx {
         w,
         b: block,
+        peers,
+        cl,
         mem,
         env,
         exec: 0,

@@ -654,6 +654,83 @@ pub(crate) fn fma_half(a: u64, b: u64, c: u64, f: Fmt) -> u64 {
     fma(a, b, c, f, Rnd::Rn)
 }
 
+/// The exact sum of the terms `m * 2^e` (at most 64 terms, each `|m| <
+/// 2^62`), rounded once to nearest even in format `f`; an exact zero is
+/// +0. Sums whose terms
+/// span at most 120 bits are added in an `i128`, wider ones in a
+/// fixed-point integer of as many 64-bit limbs as the span needs.
+pub(crate) fn sum_exact(terms: &[(i64, i32)], f: Fmt) -> u64 {
+    let mut nz = terms.iter().filter(|t| t.0 != 0);
+    let Some(&(m0, e0)) = nz.next() else {
+        return f.zero(false);
+    };
+    let bits = |m: i64| 64 - m.unsigned_abs().leading_zeros() as i32;
+    let (mut lo, mut hi) = (e0, e0 + bits(m0));
+    for &(m, e) in nz {
+        lo = lo.min(e);
+        hi = hi.max(e + bits(m));
+    }
+    if hi - lo <= 120 {
+        let acc: i128 = terms
+            .iter()
+            .filter(|t| t.0 != 0)
+            .map(|&(m, e)| i128::from(m) << (e - lo))
+            .sum();
+        return round(acc < 0, acc.unsigned_abs(), lo, Rnd::Rn, f, false);
+    }
+    // Two's complement limbs, bit 0 worth 2^lo, with two limbs to spare
+    // for the carries and the sign.
+    let n = ((hi - lo) as usize).div_ceil(64) + 2;
+    let mut limbs = vec![0u64; n];
+    for &(m, e) in terms.iter().filter(|t| t.0 != 0) {
+        let p = (e - lo) as usize;
+        let v = i128::from(m) << (p % 64);
+        let mut carry = false;
+        let ext = if v < 0 { u64::MAX } else { 0 };
+        for (k, limb) in limbs.iter_mut().enumerate().skip(p / 64) {
+            let add = match k - p / 64 {
+                0 => v as u64,
+                1 => (v >> 64) as u64,
+                _ => ext,
+            };
+            let (s1, c1) = limb.overflowing_add(add);
+            let (s2, c2) = s1.overflowing_add(u64::from(carry));
+            *limb = s2;
+            carry = c1 || c2;
+            if k > p / 64 && ((ext == 0 && !carry) || (ext == u64::MAX && carry)) {
+                // The rest of the addition changes nothing.
+                break;
+            }
+        }
+    }
+    let neg = limbs[n - 1] >> 63 != 0;
+    if neg {
+        let mut carry = true;
+        for limb in limbs.iter_mut() {
+            let (v, c) = (!*limb).overflowing_add(u64::from(carry));
+            *limb = v;
+            carry = c;
+        }
+    }
+    let Some(top) = limbs.iter().rposition(|&l| l != 0) else {
+        return f.zero(false);
+    };
+    // The highest 128 bits, with every lower bit jammed into the last.
+    let msb = 64 * top + 63 - limbs[top].leading_zeros() as usize;
+    if msb < 128 {
+        let m = u128::from(limbs[0]) | u128::from(limbs[1]) << 64;
+        return round(neg, m, lo, Rnd::Rn, f, false);
+    }
+    let shift = msb - 127;
+    let bit = |i: usize| limbs[i / 64] >> (i % 64) & 1;
+    let mut m = 0u128;
+    for i in (shift..=msb).rev() {
+        m = m << 1 | u128::from(bit(i));
+    }
+    let sticky = limbs[..shift / 64].iter().any(|&l| l != 0) || limbs[shift / 64] & ((1u64 << (shift % 64)) - 1) != 0;
+    round(neg, m | u128::from(sticky), lo + shift as i32, Rnd::Rn, f, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

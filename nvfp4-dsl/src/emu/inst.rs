@@ -151,6 +151,13 @@ pub(crate) enum Sreg {
     Clock64,
     DynSmem,
     TotalSmem,
+    ClusterCtaRank,
+    ClusterNctaRank,
+    ClusterCtaid(u8),
+    ClusterNctaid(u8),
+    ClusterId(u8),
+    NclusterId(u8),
+    IsExplicitCluster,
 }
 
 impl Sreg {
@@ -168,6 +175,10 @@ impl Sreg {
                 "%ntid" => Sreg::Ntid(d),
                 "%ctaid" => Sreg::Ctaid(d),
                 "%nctaid" => Sreg::Nctaid(d),
+                "%cluster_ctaid" => Sreg::ClusterCtaid(d),
+                "%cluster_nctaid" => Sreg::ClusterNctaid(d),
+                "%clusterid" => Sreg::ClusterId(d),
+                "%nclusterid" => Sreg::NclusterId(d),
                 _ => return None,
             });
         }
@@ -187,6 +198,9 @@ impl Sreg {
             "%clock64" => Sreg::Clock64,
             "%dynamic_smem_size" => Sreg::DynSmem,
             "%total_smem_size" => Sreg::TotalSmem,
+            "%cluster_ctarank" => Sreg::ClusterCtaRank,
+            "%cluster_nctarank" => Sreg::ClusterNctaRank,
+            "%is_explicit_cluster" => Sreg::IsExplicitCluster,
             _ => return None,
         })
     }
@@ -226,7 +240,11 @@ pub(crate) enum Ext {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Space {
     Global,
+    /// `.shared` / `.shared::cta`: the executing block's shared memory.
     Shared,
+    /// `.shared::cluster` (loads, stores, atomics): any block of the
+    /// cluster, through `mapa` addresses.
+    SharedCluster,
     Param,
     /// No space given: the address picks global or shared.
     Generic,

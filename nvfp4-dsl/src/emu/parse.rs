@@ -243,6 +243,12 @@ pub(crate) struct EntryAst {
     pub params: Vec<ParamDecl>,
     pub maxntid: Option<(u32, u32, u32)>,
     pub reqntid: Option<(u32, u32, u32)>,
+    /// `.reqnctapercluster x, y, z`.
+    pub reqnctapercluster: Option<(u32, u32, u32)>,
+    /// `.maxclusterrank n`.
+    pub maxclusterrank: Option<u32>,
+    /// `.explicitcluster`.
+    pub explicitcluster: bool,
     pub body: Vec<Stmt>,
     /// Module-scope `.shared` variables declared before this entry.
     pub shared: Vec<VarDecl>,
@@ -516,6 +522,9 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl]) -> R<EntryAst> {
     }
     let mut maxntid = None;
     let mut reqntid = None;
+    let mut reqnctapercluster = None;
+    let mut maxclusterrank = None;
+    let mut explicitcluster = false;
     loop {
         match p.peek() {
             Some(Tok::P('{')) => break,
@@ -525,13 +534,13 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl]) -> R<EntryAst> {
                 match w.as_str() {
                     ".maxntid" => maxntid = Some(dims3(p)?),
                     ".reqntid" => reqntid = Some(dims3(p)?),
-                    ".minnctapersm" | ".maxnreg" | ".maxclusterrank" => {
+                    ".minnctapersm" | ".maxnreg" => {
                         p.uint()?;
                     }
-                    ".reqnctapercluster" => {
-                        dims3(p)?;
-                    }
-                    ".explicitcluster" | ".noreturn" => {}
+                    ".maxclusterrank" => maxclusterrank = Some(p.uint()? as u32),
+                    ".reqnctapercluster" => reqnctapercluster = Some(dims3(p)?),
+                    ".explicitcluster" => explicitcluster = true,
+                    ".noreturn" => {}
                     ".pragma" => p.skip_to_semi()?,
                     other => return p.err(format!("unknown entry directive `{other}`")),
                 }
@@ -612,6 +621,9 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl]) -> R<EntryAst> {
         params,
         maxntid,
         reqntid,
+        reqnctapercluster,
+        maxclusterrank,
+        explicitcluster,
         body,
         shared: shared.to_vec(),
     })

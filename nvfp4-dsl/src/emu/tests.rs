@@ -47,11 +47,7 @@ fn try_run(body: &str, inputs: &[[u32; 8]]) -> Result<(Vec<[u32; 2]>, LaunchStat
     let inp = mem.alloc(bytes.len(), false);
     mem.write(inp, &bytes)?;
     let out = mem.alloc(inputs.len() * 8, true);
-    let launch = Launch {
-        grid: (1, 1, 1),
-        block: (inputs.len() as u32, 1, 1),
-        shared_bytes: 0,
-    };
+    let launch = Launch::new((1, 1, 1), (inputs.len() as u32, 1, 1), 0);
     let stats = module.launch("t", &launch, &[ParamValue::U64(inp), ParamValue::U64(out)], &mut mem)?;
     let got = mem.read(out, inputs.len() * 8)?;
     let words: Vec<u32> = got
@@ -1454,11 +1450,7 @@ fn param_space_of_every_size() {
     }
     m.launch(
         "p",
-        &Launch {
-            grid: (1, 1, 1),
-            block: (1, 1, 1),
-            shared_bytes: 0,
-        },
+        &Launch::new((1, 1, 1), (1, 1, 1), 0),
         &[
             ParamValue::U64(out),
             ParamValue::U8(200),

@@ -91,11 +91,7 @@ pub fn e4m3(b: u8) -> f64 {
 /// `grid` blocks of `threads` threads in x, with `shared` bytes of dynamic
 /// shared memory.
 pub fn linear(grid: u32, threads: u32, shared: u32) -> Launch {
-    Launch {
-        grid: (grid, 1, 1),
-        block: (threads, 1, 1),
-        shared_bytes: shared,
-    }
+    Launch::new((grid, 1, 1), (threads, 1, 1), shared)
 }
 
 /// Words as little-endian bytes.

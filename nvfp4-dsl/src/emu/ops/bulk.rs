@@ -10,7 +10,7 @@
 //! reported.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, MBAR_WAIT, SHARED_WINDOW, lanes};
+use crate::emu::exec::{Ctx, MBAR_WAIT, SHARED_BASE, SHARED_WINDOW, lanes};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
@@ -20,8 +20,9 @@ use super::mem::address_values;
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
 
-/// The shared-window address and the offset in the block's shared buffer
-/// of `[v, v + len)`, given as a `.shared` address (`space` Shared) or a
+/// The shared::cta address and the offset in the block's shared buffer of
+/// `[v, v + len)`, given as a `.shared` address (`space` Shared; a
+/// shared::cluster address of the executing block is one too) or a
 /// generic one; checks alignment and bounds.
 pub(super) fn shared_operand(
     c: &mut Ctx<'_>,
@@ -50,7 +51,7 @@ pub(super) fn shared_operand(
         ));
     }
     let off = c.shared_at(lane, a, len, what)?;
-    Ok((a as u32, off))
+    Ok((off as u32 + SHARED_BASE, off))
 }
 
 /// Removes memory-order and scope qualifiers (nothing to order here).
@@ -242,7 +243,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                     arrive_on(c, l, a, n)?;
                 }
             }
-            c.write(&i.d[0], &state, Ext::Zero);
+            c.write(&i.d[0], &state, Ext::Zero)?;
             Ok(Flow::Next)
         }
         EXPECT_TX | COMPLETE_TX => {
@@ -446,7 +447,7 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
             let (_, off) = shared_operand(c, l, dst[l], Space::Shared, n, 16, "cp.async.bulk destination")?;
             c.global_read(l, src[l], &mut buf, "cp.async.bulk source read")?;
-            c.b.shared[off..off + n as usize].copy_from_slice(&buf);
+            c.shared_write(l, None, off, &buf)?;
             let b = mbar_at_shared(c, l, bar[l])?;
             complete_tx_on(c, l, b, u64::from(n))?;
         } else {
@@ -539,7 +540,7 @@ fn exec_tensor(c: &mut Ctx<'_>, i: &Inst) -> X {
                 let a = swizzle(lin, u32::from(map.swizzle));
                 let off = c.shared_at(l, u64::from(a), 16, "tensor copy write")?;
                 let k = (chunk * 16) as usize;
-                c.b.shared[off..off + 16].copy_from_slice(&row[k..k + 16]);
+                c.shared_write(l, None, off, &row[k..k + 16])?;
             }
         }
         let b = mbar_at_shared(c, l, bar[l])?;

@@ -29,6 +29,7 @@ pub(super) fn ret(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 fn exec_exit(c: &mut Ctx<'_>, _: &Inst) -> X {
+    c.check_exit()?;
     c.exit();
     Ok(Flow::Jump)
 }
@@ -50,10 +51,11 @@ pub(super) fn bar(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     cta_barrier(d, m)
 }
 
-/// `barrier{.cta}.sync{.aligned} a{, b}`, `barrier{.cta}.arrive{.aligned} a, b`.
+/// `barrier{.cta}.sync{.aligned} a{, b}`, `barrier{.cta}.arrive{.aligned} a, b`,
+/// and the cluster barrier (`barrier.cluster.*`, in `cluster`).
 pub(super) fn barrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     if m.take("cluster") {
-        return Err("cluster barriers are not supported by the emulator".into());
+        return super::cluster::barrier_cluster(d, m);
     }
     m.take("aligned");
     cta_barrier(d, m)

@@ -287,7 +287,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             }
         }
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 

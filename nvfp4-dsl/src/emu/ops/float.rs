@@ -258,7 +258,7 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
         }
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -518,6 +518,6 @@ fn exec_minmax(c: &mut Ctx<'_>, i: &Inst) -> X {
             d[l] = min_max_one(d[l], x[l], fmt, max, flags);
         }
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     Ok(Flow::Next)
 }

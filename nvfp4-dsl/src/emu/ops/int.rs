@@ -497,7 +497,7 @@ fn exec_bfi(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         d[k] = r;
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -778,7 +778,7 @@ fn exec_selp(c: &mut Ctx<'_>, i: &Inst) -> X {
     for (l, d) in d.iter_mut().enumerate() {
         *d = if p >> l & 1 != 0 { a[l] } else { b[l] };
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     Ok(Flow::Next)
 }
 

@@ -1,8 +1,11 @@
-//! Memory: `ld`/`ldu`/`st` in the global, shared, param and generic spaces
-//! (scalars and `.v2`/`.v4`/`.v8`), `atom`/`red`, `cvta`, and hints that do
-//! nothing here (`prefetch`, `createpolicy`). Cache and eviction qualifiers
-//! are accepted and ignored. Every access is checked: alignment (the whole
-//! access, vectors included), bounds, writability.
+//! Memory: `ld`/`ldu`/`st` in the global, shared (`::cta` and `::cluster`),
+//! param and generic spaces (scalars and `.v2`/`.v4`/`.v8`), `atom`/`red`,
+//! `cvta`, and hints that do nothing here (`prefetch`, `createpolicy`).
+//! Cache and eviction qualifiers are accepted and ignored. Every access is
+//! checked: alignment (the whole access, vectors included), bounds,
+//! writability. `.shared::cluster` and generic accesses reach the shared
+//! memory of any block of the cluster through `mapa` addresses; `.shared`
+//! and `.shared::cta` only the executing block's.
 
 use crate::emu::decode::Dec;
 use crate::emu::exec::{Ctx, PARAM_WINDOW, SHARED_WINDOW, lanes};
@@ -48,8 +51,10 @@ fn drop_hints(m: &mut Mods<'_>) -> bool {
 fn space(m: &mut Mods<'_>, param: bool) -> Result<Space, String> {
     if m.take("global") {
         Ok(Space::Global)
-    } else if m.take("shared") || m.take("shared::cta") || m.take("shared::cluster") {
+    } else if m.take("shared") || m.take("shared::cta") {
         Ok(Space::Shared)
+    } else if m.take("shared::cluster") {
+        Ok(Space::SharedCluster)
     } else if param && (m.take("param") || m.take("param::entry")) {
         Ok(Space::Param)
     } else if m.take("local") || m.take("const") || m.take("param::func") || m.take("param") {
@@ -141,6 +146,9 @@ pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 pub(super) enum Loc {
     Global(u64),
     Shared(usize),
+    /// An offset in the shared buffer of another block of the cluster
+    /// (by rank).
+    Remote(u32, usize),
     /// An offset in the kernel's parameter buffer (read-only).
     Param(usize),
 }
@@ -172,10 +180,11 @@ pub(super) fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u3
     match sp {
         Space::Global => Ok(Loc::Global(addr)),
         Space::Shared => Ok(Loc::Shared(c.shared_at(lane, addr, len, what)?)),
+        Space::SharedCluster => cluster_loc(c, lane, addr, len, what),
         Space::Param => Ok(Loc::Param(param_at(c, lane, addr, len, what)?)),
         Space::Generic => {
             if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&addr) {
-                Ok(Loc::Shared(c.shared_at(lane, addr - SHARED_WINDOW, len, what)?))
+                cluster_loc(c, lane, addr - SHARED_WINDOW, len, what)
             } else if (PARAM_WINDOW..PARAM_WINDOW + (1 << 32)).contains(&addr) {
                 Ok(Loc::Param(param_at(c, lane, addr - PARAM_WINDOW, len, what)?))
             } else {
@@ -185,12 +194,25 @@ pub(super) fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u3
     }
 }
 
+/// A shared::cluster access: the executing block's or another's.
+#[inline]
+fn cluster_loc(c: &mut Ctx<'_>, lane: usize, addr: u64, len: u32, what: &str) -> Result<Loc, Fault> {
+    Ok(match c.cluster_shared_at(lane, addr, len, what)? {
+        (None, off) => Loc::Shared(off),
+        (Some(rank), off) => Loc::Remote(rank, off),
+    })
+}
+
 #[inline]
 pub(super) fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what: &str) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_read(lane, a, buf, what),
         Loc::Shared(o) => {
             buf.copy_from_slice(&c.b.shared[o..o + buf.len()]);
+            Ok(())
+        }
+        Loc::Remote(r, o) => {
+            buf.copy_from_slice(&c.peer(r).shared[o..o + buf.len()]);
             Ok(())
         }
         Loc::Param(o) => {
@@ -204,10 +226,8 @@ pub(super) fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what:
 pub(super) fn write(c: &mut Ctx<'_>, lane: usize, loc: Loc, data: &[u8], what: &str) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_write(lane, a, data, what),
-        Loc::Shared(o) => {
-            c.b.shared[o..o + data.len()].copy_from_slice(data);
-            Ok(())
-        }
+        Loc::Shared(o) => c.shared_write(lane, None, o, data),
+        Loc::Remote(r, o) => c.shared_write(lane, Some(r), o, data),
         Loc::Param(o) => Err(Fault::lane(
             lane,
             format!(
@@ -252,6 +272,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     let what = match i.space {
         Space::Global => "global load",
         Space::Shared => "shared load",
+        Space::SharedCluster => "shared::cluster load",
         Space::Param => "param load",
         Space::Generic => "generic load",
     };
@@ -296,7 +317,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
     }
     for (k, d) in i.v.iter().enumerate() {
-        c.write(d, &vals[k], i.ext);
+        c.write(d, &vals[k], i.ext)?;
     }
     Ok(Flow::Next)
 }
@@ -307,6 +328,7 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
     let total = esz * n;
     let what = match i.space {
         Space::Shared => "shared store",
+        Space::SharedCluster => "shared::cluster store",
         Space::Generic => "generic store",
         _ => "global store",
     };
@@ -484,7 +506,7 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
         write(c, l, loc, &new.to_le_bytes()[..esz], "atomic")?;
         old[l] = o;
     }
-    c.write(&i.d[0], &old, Ext::Zero);
+    c.write(&i.d[0], &old, Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -518,6 +540,6 @@ fn exec_nop(_: &mut Ctx<'_>, _: &Inst) -> X {
 }
 
 fn exec_zero(c: &mut Ctx<'_>, i: &Inst) -> X {
-    c.write(&i.d[0], &[0; 32], Ext::Zero);
+    c.write(&i.d[0], &[0; 32], Ext::Zero)?;
     Ok(Flow::Next)
 }

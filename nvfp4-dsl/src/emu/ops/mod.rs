@@ -11,15 +11,18 @@ use super::exec::Ctx;
 use super::inst::{Fault, Flow, Inst, Mods, Ty};
 
 mod bulk;
+mod cluster;
 mod cmp;
 mod control;
 mod cvt;
+mod desc;
 mod float;
 mod int;
 mod mem;
 mod mov;
 mod tcgen05;
 mod warp;
+mod wgmma;
 
 /// Opcode name -> decoder.
 static TABLE: &[(&str, Decoder)] = &[
@@ -94,10 +97,14 @@ static TABLE: &[(&str, Decoder)] = &[
     ("nanosleep", control::nanosleep),
     ("trap", control::trap),
     ("griddepcontrol", control::griddepcontrol),
+    // Thread-block clusters.
+    ("mapa", cluster::mapa),
     // Asynchronous copies, mbarriers, tensor memory and tensor cores.
     ("mbarrier", bulk::mbarrier),
     ("cp", bulk::cp),
     ("tcgen05", tcgen05::tcgen05),
+    ("wgmma", wgmma::wgmma),
+    ("setmaxnreg", wgmma::setmaxnreg),
     // Warp-level.
     ("shfl", warp::shfl),
     ("elect", warp::elect),
@@ -168,7 +175,7 @@ fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow
     for ((d, a), b) in d.iter_mut().zip(&a).zip(&b) {
         *d = f(*a, *b);
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 
@@ -180,7 +187,7 @@ fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fau
     for (d, a) in d.iter_mut().zip(&a) {
         *d = f(*a);
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 
@@ -194,7 +201,7 @@ fn lanes3(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64, u64) -> u64) -> Result
     for l in 0..32 {
         d[l] = f(a[l], b[l], x[l]);
     }
-    c.write(&i.d[0], &d, i.ext);
+    c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
 

@@ -92,7 +92,7 @@ pub(super) fn mov(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
 
 fn exec_mov(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     let a = c.src(&i.s[0])?;
-    c.write(&i.d[0], &a, Ext::Zero);
+    c.write(&i.d[0], &a, Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -112,7 +112,7 @@ fn exec_pack(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             *d |= (v & mask) << (k as u32 * w);
         }
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -125,7 +125,7 @@ fn exec_unpack(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
         for (d, a) in d.iter_mut().zip(&a) {
             *d = (a >> (k as u32 * w)) & mask;
         }
-        c.write(op, &d, Ext::Zero);
+        c.write(op, &d, Ext::Zero)?;
     }
     Ok(Flow::Next)
 }

@@ -18,12 +18,12 @@
 
 use super::bulk::{arrive_on, shared_operand};
 use super::control::uniform;
+use super::desc::SmemDesc;
 use super::mem::address_values;
 use crate::emu::decode::Dec;
 use crate::emu::exec::{Ctx, lanes};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
-use crate::emu::tensormap::swizzle;
 use crate::emu::tmem::Tmem;
 
 type R = Result<Inst, String>;
@@ -192,7 +192,7 @@ fn exec_tcgen05(c: &mut Ctx<'_>, i: &Inst) -> X {
 }
 
 /// `.sync.aligned` instructions: the whole warp, converged.
-fn whole_warp(c: &Ctx<'_>, what: &str) -> Result<(), Fault> {
+pub(super) fn whole_warp(c: &Ctx<'_>, what: &str) -> Result<(), Fault> {
     if c.exec != u32::MAX {
         return Err(Fault::new(format!(
             "{what} is `.sync.aligned`: all 32 lanes of the warp must execute it together (executing lanes: {:#010x})",
@@ -217,7 +217,7 @@ fn exec_alloc(c: &mut Ctx<'_>, i: &Inst) -> X {
             let thread = c.thread_of(first);
             let pc = c.w.group_pc;
             let col = c.b.tmem().alloc(ncols, thread, pc).map_err(Fault::new)?;
-            c.b.shared[off..off + 4].copy_from_slice(&col.to_le_bytes());
+            c.shared_write(first, None, off, &col.to_le_bytes())?;
         }
         DEALLOC => {
             let t = uniform(c, &i.s[0], "the tensor-memory address")? as u32;
@@ -237,64 +237,6 @@ fn tmem<'a>(c: &'a mut Ctx<'_>, lane: usize, what: &str) -> Result<&'a mut Tmem,
             lane,
             format!("{what}: this block has not allocated tensor memory (tcgen05.alloc)"),
         )),
-    }
-}
-
-/// A decoded shared-memory matrix descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SmemDesc {
-    pub start: u32,
-    pub lbo: u32,
-    pub sbo: u32,
-    /// Swizzle span in bytes (0: none).
-    pub swizzle: u32,
-}
-
-impl SmemDesc {
-    /// Decodes and checks a descriptor (`what` names the operand).
-    pub(crate) fn decode(bits: u64, what: &str) -> Result<SmemDesc, String> {
-        let bad = |m: String| Err(format!("{what} shared-memory descriptor {bits:#018x}: {m}"));
-        if (bits >> 46) & 7 != 1 {
-            return bad(format!("bits 46..49 are {:#b}, must be 0b001", (bits >> 46) & 7));
-        }
-        let base = (bits >> 49) & 7;
-        if base != 0 {
-            return bad(format!("matrix base offset {base} is not supported (only 0)"));
-        }
-        if bits >> 52 & 1 != 0 {
-            return bad("the absolute leading-byte-offset mode (bit 52) is not supported".into());
-        }
-        let reserved = bits & (0xC000 | (0xC000 << 16) | (0xFF << 53));
-        if reserved != 0 {
-            return bad(format!("reserved bits set ({reserved:#x})"));
-        }
-        let swizzle = match bits >> 61 {
-            0 => 0,
-            2 => 128,
-            4 => 64,
-            6 => 32,
-            1 => return bad("128-byte swizzle with 32-byte atoms (mode 1) is unsupported".into()),
-            s => return bad(format!("swizzle mode {s} is not a valid layout")),
-        };
-        Ok(SmemDesc {
-            start: ((bits & 0x3FFF) << 4) as u32,
-            lbo: (((bits >> 16) & 0x3FFF) << 4) as u32,
-            sbo: (((bits >> 32) & 0x3FFF) << 4) as u32,
-            swizzle,
-        })
-    }
-
-    /// The shared address of bytes `16 * half .. 16 * half + 16` of row
-    /// `r` of a K-major operand (32 bytes = 64 E2M1 values per row);
-    /// swizzling only permutes 16-byte chunks, so they stay contiguous.
-    pub(crate) fn chunk(&self, r: u32, half: u32) -> u32 {
-        let kb = 16 * half;
-        if self.swizzle == 0 {
-            self.start + (r / 8) * self.sbo + (kb / 16) * self.lbo + (r % 8) * 16
-        } else {
-            let a = self.start + (r / 8) * self.sbo + (r % 8) * self.swizzle + kb;
-            swizzle(a, self.swizzle)
-        }
     }
 }
 
@@ -376,7 +318,7 @@ fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
     let desc = c.src(&i.s[0])?;
     for l in lanes(c.exec) {
         let f = |m: String| Fault::lane(l, m);
-        let sd = SmemDesc::decode(desc[l], "tcgen05.cp source").map_err(f)?;
+        let sd = SmemDesc::sm100(desc[l], "tcgen05.cp source").map_err(f)?;
         if sd.swizzle != 0 {
             return Err(f(format!(
                 "tcgen05.cp.32x128b source with a {}-byte swizzle is not supported (only no swizzle)",
@@ -525,8 +467,8 @@ fn operand_bytes(c: &mut Ctx<'_>, lane: usize, sd: &SmemDesc, rows: u32, what: &
 fn mma(c: &mut Ctx<'_>, l: usize, t: [u32; 3], adesc: u64, bdesc: u64, idesc: u32, acc: bool) -> Result<(), Fault> {
     let f = |m: String| Fault::lane(l, m);
     let n = idesc_n(idesc).map_err(f)?;
-    let ad = SmemDesc::decode(adesc, "A").map_err(f)?;
-    let bd = SmemDesc::decode(bdesc, "B").map_err(f)?;
+    let ad = SmemDesc::sm100(adesc, "A").map_err(f)?;
+    let bd = SmemDesc::sm100(bdesc, "B").map_err(f)?;
     let a = operand_bytes(c, l, &ad, 128, "tcgen05.mma A operand read")?;
     let b = operand_bytes(c, l, &bd, n, "tcgen05.mma B operand read")?;
     for (k, name) in [(0, "D"), (1, "scale factor A"), (2, "scale factor B")] {
@@ -615,7 +557,7 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
         }
         for (d, vk) in i.v.iter().zip(&vals) {
-            c.write(d, vk, Ext::Zero);
+            c.write(d, vk, Ext::Zero)?;
         }
     } else {
         let mut vals = Vec::with_capacity(n as usize);

@@ -124,7 +124,7 @@ fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
         d[l] = a[j];
         p |= u32::from(ok) << l;
     }
-    c.write(&i.d[0], &d, Ext::Zero);
+    c.write(&i.d[0], &d, Ext::Zero)?;
     c.write_pred(&i.d[1], p);
     Ok(Flow::Next)
 }
@@ -150,7 +150,7 @@ pub(super) fn elect(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 fn exec_elect(c: &mut Ctx<'_>, i: &Inst) -> X {
     members(c, &i.s[0], "elect.sync")?;
     let leader = c.exec.trailing_zeros();
-    c.write(&i.d[0], &[u64::from(leader); 32], Ext::Zero);
+    c.write(&i.d[0], &[u64::from(leader); 32], Ext::Zero)?;
     c.write_pred(&i.d[1], 1 << leader);
     Ok(Flow::Next)
 }
@@ -192,7 +192,7 @@ fn exec_vote(c: &mut Ctx<'_>, i: &Inst) -> X {
         ALL => c.write_pred(&i.d[0], if p == e { u32::MAX } else { 0 }),
         ANY => c.write_pred(&i.d[0], if p != 0 { u32::MAX } else { 0 }),
         UNI => c.write_pred(&i.d[0], if p == 0 || p == e { u32::MAX } else { 0 }),
-        _ => c.write(&i.d[0], &[u64::from(p); 32], Ext::Zero),
+        _ => c.write(&i.d[0], &[u64::from(p); 32], Ext::Zero)?,
     }
     Ok(Flow::Next)
 }
@@ -209,7 +209,7 @@ pub(super) fn activemask(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 fn exec_activemask(c: &mut Ctx<'_>, i: &Inst) -> X {
     let g = c.w.group;
-    c.write(&i.d[0], &[u64::from(g); 32], Ext::Zero);
+    c.write(&i.d[0], &[u64::from(g); 32], Ext::Zero)?;
     Ok(Flow::Next)
 }
 
@@ -262,6 +262,6 @@ fn exec_redux(c: &mut Ctx<'_>, i: &Inst) -> X {
             },
         });
     }
-    c.write(&i.d[0], &[acc.unwrap_or(0); 32], Ext::Zero);
+    c.write(&i.d[0], &[acc.unwrap_or(0); 32], Ext::Zero)?;
     Ok(Flow::Next)
 }

@@ -1,0 +1,557 @@
+//! Hopper warpgroup MMA (`wgmma.*`, sm_90a): `fence`, `commit_group`,
+//! `wait_group` and `mma_async` with shapes `m64nNk16` (N a multiple of 8
+//! in 8..=256), `.f32` accumulators and `.f16.f16` or `.bf16.bf16`
+//! operands, A from registers or shared memory and B from shared memory
+//! through sm_90 descriptors, K-major only; and `setmaxnreg`, whose
+//! register limits are not modelled (it checks its operand and that the
+//! warp is converged, and does nothing).
+//!
+//! # The asynchronous model
+//!
+//! A warpgroup is four consecutive warps, the first a multiple of 4; warp
+//! `w % 4` of it owns rows `16 (w % 4) ..+ 16` of A and D, and its part of
+//! D depends only on its rows of A, so each warp's part is computed on its
+//! own (the four warps need not be co-scheduled; each uses its own
+//! descriptors). `wgmma.mma_async` checks its operands and records the
+//! operation (`pending::Mma`) without touching D; `wgmma.commit_group`
+//! puts the warp's uncommitted operations into a group; `wgmma.wait_group
+//! N` completes the oldest groups until at most N are pending, in issue
+//! order: each reads its shared operands then, computes and writes D.
+//! Until then its D and A registers are held (a read or write by another
+//! instruction is an error; a later `wgmma.mma_async` may accumulate into
+//! the same D or read the same A) and the shared bytes it reads may not be
+//! stored to (by any store, atomic or copy, from any block of the
+//! cluster). Every `wgmma.mma_async` must follow a `wgmma.fence` of its
+//! warp with no write of its D or A registers by another instruction in
+//! between (reads in between are not checked); a warp may not exit with
+//! operations pending.
+//!
+//! # Numerics
+//!
+//! Each element of D becomes `round(D + sum)` when scale-d is true and
+//! `round(sum)` when it is false, where `sum` is the exact sum of its 16
+//! products (exact: f16 and bf16 products are) and `round` one rounding to
+//! the nearest f32, ties to even (`fp::sum_exact`); an exact zero is +0.
+//! NaN operands give the canonical NaN `0x7FFFFFFF`, as do `0 * inf` and
+//! `inf - inf`; infinities otherwise follow IEEE. This is a model: how the
+//! H100's tensor cores accumulate is not public, and they do not sum
+//! exactly (on random inputs about a third of the results differed from
+//! this model in the last bits; the module docs of `emu` give the
+//! figures).
+
+use super::control::uniform;
+use super::desc::SmemDesc;
+use super::tcgen05::whole_warp;
+use crate::emu::decode::Dec;
+use crate::emu::exec::Ctx;
+use crate::emu::fp::{self, BF16, F16, F32, Val};
+use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
+use crate::emu::parse::{Arg, Lit};
+use crate::emu::pending::{Mma, WgState};
+
+type R = Result<Inst, String>;
+type X = Result<Flow, Fault>;
+
+const FENCE: u8 = 0;
+const COMMIT: u8 = 1;
+const WAIT: u8 = 2;
+const MMA: u8 = 3;
+
+/// `flags` bits of `mma_async`.
+const F_SS: u32 = 1;
+const F_NEG_A: u32 = 2;
+const F_NEG_B: u32 = 4;
+const F_BF16: u32 = 8;
+
+pub(super) fn wgmma(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let ops = ["fence", "commit_group", "wait_group", "mma_async"];
+    let k = m
+        .take_any(&ops)
+        .ok_or("unsupported wgmma operation (supported: fence, commit_group, wait_group, mma_async)")?;
+    let (sync, aligned) = (m.take("sync"), m.take("aligned"));
+    if !(sync && aligned) {
+        return Err(format!("`wgmma.{}` needs `.sync.aligned`", ops[k]));
+    }
+    let mut i = Inst::new(exec_wgmma);
+    i.sub = [FENCE, COMMIT, WAIT, MMA][k];
+    match i.sub {
+        FENCE | COMMIT => d.count(0)?,
+        WAIT => {
+            d.count(1)?;
+            i.imm = imm(
+                d,
+                0,
+                |v| (0..=7).contains(&v),
+                "the group count of wgmma.wait_group must be an immediate in 0..=7",
+            )? as u64;
+        }
+        _ => decode_mma(d, m, &mut i)?,
+    }
+    Ok(i)
+}
+
+/// Integer immediate operand `k`, which `ok` must accept (`rule` says
+/// what it must be).
+fn imm(d: &Dec<'_>, k: usize, ok: fn(i128) -> bool, rule: &str) -> Result<i128, String> {
+    match d.arg(k)? {
+        Arg::Lit(Lit::Int(v)) if ok(*v) => Ok(*v),
+        Arg::Lit(Lit::Int(v)) => Err(format!("{rule}, found {v}")),
+        _ => Err(format!("{rule}, found a non-constant operand")),
+    }
+}
+
+/// A register operand's index (the decoder admits registers only).
+fn reg(op: &Operand) -> u32 {
+    match *op {
+        Operand::Reg { idx, .. } => idx,
+        _ => unreachable!("wgmma register operands are 32-bit registers"),
+    }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16.f16,bf16.bf16} d, a, b-desc,
+/// scale-d, imm-scale-a, imm-scale-b{, imm-trans-a}, imm-trans-b`: `v` holds
+/// the D registers, then the A registers (A from registers); `s[0]` the A
+/// descriptor (A from shared memory), `s[1]` the B descriptor, `s[2]`
+/// scale-d; `imm` is N.
+fn decode_mma(d: &Dec<'_>, m: &mut Mods<'_>, i: &mut Inst) -> Result<(), String> {
+    if m.take("sp") {
+        return Err("sparse wgmma (`.sp`) is not supported by the emulator".into());
+    }
+    let shape = m
+        .rest()
+        .iter()
+        .copied()
+        .find(|p| p.starts_with('m') && p.contains('n') && p.contains('k'))
+        .ok_or("missing the shape `.m64nNk16`")?;
+    m.take(shape);
+    let n = shape
+        .strip_prefix("m64n")
+        .and_then(|r| r.strip_suffix("k16"))
+        .and_then(|n| n.parse::<u32>().ok())
+        .filter(|n| n % 8 == 0 && (8..=256).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "shape `.{shape}` is not supported: the emulator supports m64nNk16 with N a multiple of 8 in 8..=256"
+            )
+        })?;
+    let rest = m.rest();
+    if rest.len() < 3 {
+        return Err("missing the types `.f32.f16.f16` or `.f32.bf16.bf16`".into());
+    }
+    let [dt, at, bt] = [rest[rest.len() - 3], rest[rest.len() - 2], rest[rest.len() - 1]];
+    for t in [dt, at, bt] {
+        m.take(t);
+    }
+    if dt == "f16" {
+        return Err("`.f16` accumulators are not supported by the emulator (only .f32)".into());
+    }
+    if dt != "f32" {
+        return Err(format!("accumulator type `.{dt}` is not supported (only .f32)"));
+    }
+    i.flags = match (at, bt) {
+        ("f16", "f16") => 0,
+        ("bf16", "bf16") => F_BF16,
+        _ => {
+            return Err(format!(
+                "A and B types `.{at}.{bt}` are not supported by the emulator (supported: .f16.f16 and .bf16.bf16)"
+            ));
+        }
+    };
+    let ss = !matches!(d.arg(1)?, Arg::Vec(_));
+    d.count(if ss { 8 } else { 7 })?;
+    let dregs = d.vec(0)?;
+    if dregs.len() != n as usize / 2 {
+        return Err(format!(
+            "N = {n} needs {} accumulator registers, found {}",
+            n / 2,
+            dregs.len()
+        ));
+    }
+    let mut v = dregs.iter().map(|r| d.dst_arg(r)).collect::<Result<Vec<_>, _>>()?;
+    if ss {
+        i.flags |= F_SS;
+        i.s[0] = d.src(1, Ty::B64)?;
+    } else {
+        let aregs = d.vec(1)?;
+        if aregs.len() != 4 {
+            return Err(format!("A from registers takes 4 registers, found {}", aregs.len()));
+        }
+        for r in aregs {
+            v.push(d.src_arg(r, Ty::B32)?);
+        }
+    }
+    if v.iter().any(|o| !matches!(o, Operand::Reg { bits: 32, .. })) {
+        return Err("the D and A operands of wgmma.mma_async must be 32-bit registers".into());
+    }
+    i.v = v.into_boxed_slice();
+    i.s[1] = d.src(2, Ty::B64)?;
+    i.s[2] = d.src(3, Ty::Pred)?;
+    let unit = |v: i128| v == 1 || v == -1;
+    if imm(d, 4, unit, "imm-scale-a must be 1 or -1")? == -1 {
+        i.flags |= F_NEG_A;
+    }
+    if imm(d, 5, unit, "imm-scale-b must be 1 or -1")? == -1 {
+        i.flags |= F_NEG_B;
+    }
+    let trans: &[(usize, &str)] = if ss {
+        &[(6, "imm-trans-a"), (7, "imm-trans-b")]
+    } else {
+        &[(6, "imm-trans-b")]
+    };
+    for &(k, what) in trans {
+        if imm(d, k, |v| v == 0 || v == 1, &format!("{what} must be 0 or 1"))? == 1 {
+            return Err(format!(
+                "{what} = 1 (a transposed, MN-major operand) is not supported by the emulator; only K-major operands (0)"
+            ));
+        }
+    }
+    i.imm = u64::from(n);
+    Ok(())
+}
+
+/// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`.
+pub(super) fn setmaxnreg(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if m.take_any(&["inc", "dec"]).is_none() {
+        return Err("expected `setmaxnreg.inc` or `setmaxnreg.dec`".into());
+    }
+    let (sync, aligned) = (m.take("sync"), m.take("aligned"));
+    if !(sync && aligned) {
+        return Err("`setmaxnreg` needs `.sync.aligned`".into());
+    }
+    if m.ty()? != Ty::U32 {
+        return Err("`setmaxnreg` needs `.u32`".into());
+    }
+    d.count(1)?;
+    imm(
+        d,
+        0,
+        |v| v % 8 == 0 && (24..=256).contains(&v),
+        "the register count of setmaxnreg must be an immediate multiple of 8 in 24..=256",
+    )?;
+    Ok(Inst::new(exec_setmaxnreg))
+}
+
+fn exec_setmaxnreg(c: &mut Ctx<'_>, _: &Inst) -> X {
+    whole_warp(c, "setmaxnreg")?;
+    Ok(Flow::Next)
+}
+
+const NAMES: [&str; 4] = [
+    "wgmma.fence",
+    "wgmma.commit_group",
+    "wgmma.wait_group",
+    "wgmma.mma_async",
+];
+
+fn exec_wgmma(c: &mut Ctx<'_>, i: &Inst) -> X {
+    whole_warp(c, NAMES[i.sub as usize])?;
+    let nregs = c.env.entry.nregs as usize;
+    let pc = c.w.group_pc;
+    let wg = c.w.wg.get_or_insert_with(|| Box::new(WgState::new(nregs)));
+    match i.sub {
+        FENCE => wg.fence(pc),
+        COMMIT => {
+            let group = std::mem::take(&mut wg.open);
+            wg.groups.push_back(group);
+        }
+        WAIT => wait(c, i.imm as usize),
+        _ => issue(c, i)?,
+    }
+    Ok(Flow::Next)
+}
+
+/// `wgmma.wait_group keep`: completes the oldest groups, in issue order,
+/// until at most `keep` are pending.
+fn wait(c: &mut Ctx<'_>, keep: usize) {
+    loop {
+        let wg = c.w.wg.as_deref_mut().expect("a wgmma state");
+        if wg.groups.len() <= keep {
+            return;
+        }
+        let group = wg.groups.pop_front().expect("a group");
+        for m in &group {
+            complete(c, m);
+        }
+    }
+}
+
+/// `wgmma.mma_async`: checks and records the operation.
+fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
+    let threads = c.b.threads;
+    let w = c.w.index;
+    let base = w & !3;
+    if (base + 4) * 32 > threads {
+        return Err(Fault::new(format!(
+            "wgmma.mma_async needs a whole warpgroup: warp {w} belongs to warps {base}..{}, but the block has {threads} threads",
+            base + 4
+        )));
+    }
+    let n = i.imm as u32;
+    let (d, a) = i.v.split_at(n as usize / 2);
+    let (d, a): (Box<[u32]>, Box<[u32]>) = (d.iter().map(reg).collect(), a.iter().map(reg).collect());
+    let env = c.env;
+    let (names, lines) = (&env.entry.reg_names, &env.entry.lines);
+    let pc = c.w.group_pc;
+    let wg = c.w.wg.as_deref().expect("a wgmma state");
+    let Some(fence) = wg.fence else {
+        return Err(Fault::new(
+            "missing wgmma.fence: this warp executes no wgmma.fence before its first wgmma.mma_async",
+        ));
+    };
+    for &r in d.iter().chain(a.iter()) {
+        if let Some(at) = wg.written_since_fence(r) {
+            return Err(Fault::new(format!(
+                "missing wgmma.fence: {} was written at line {} after the last wgmma.fence (line {}), before this wgmma.mma_async",
+                names[r as usize], lines[at as usize], lines[fence as usize]
+            )));
+        }
+    }
+    // A register of a pending operation may be shared only as the same
+    // role: an A operand may not be a pending accumulator, an accumulator
+    // not a pending A operand (either would access it before that
+    // operation's wait).
+    for &r in a.iter() {
+        if let Some((m, _)) = wg.holder(r).filter(|(m, _)| m.writes(r)) {
+            return Err(Fault::new(format!(
+                "A operand {} is the accumulator of the pending wgmma.mma_async at line {}: read before the wgmma.wait_group that completes it",
+                names[r as usize], lines[m.pc as usize]
+            )));
+        }
+        if wg.init_of(&c.w.init, r) != u32::MAX {
+            return Err(Fault::new(format!(
+                "read of uninitialised register {} (an A operand)",
+                names[r as usize]
+            )));
+        }
+    }
+    for &r in d.iter() {
+        if let Some((m, _)) = wg.holder(r).filter(|(m, _)| !m.writes(r)) {
+            return Err(Fault::new(format!(
+                "register {}, an A operand of the pending wgmma.mma_async at line {}, is this wgmma.mma_async's accumulator: overwritten before the wgmma.wait_group that completes it",
+                names[r as usize], lines[m.pc as usize]
+            )));
+        }
+    }
+    let p = c.pred(&i.s[2])?;
+    if p != 0 && p != u32::MAX {
+        return Err(Fault::new(format!(
+            "scale-d differs between the lanes of the warp ({p:#010x}); it must be the same for the whole warpgroup"
+        )));
+    }
+    let scale_d = p != 0;
+    if scale_d {
+        let wg = c.w.wg.as_deref().expect("a wgmma state");
+        let pending_d = |r: u32| wg.pending().any(|(m, _)| m.writes(r));
+        if let Some(&r) = d
+            .iter()
+            .find(|&&r| wg.init_of(&c.w.init, r) != u32::MAX && !pending_d(r))
+        {
+            return Err(Fault::new(format!(
+                "read of uninitialised register {}: wgmma.mma_async accumulates into it (scale-d is true)",
+                names[r as usize]
+            )));
+        }
+    }
+    // The shared operands: this warp's 16 rows of A, N rows of B.
+    let mut chunks = Vec::with_capacity(2 * (16 + n as usize));
+    let operands = [(&i.s[0], "A", 16 * (w % 4), 16), (&i.s[1], "B", 0, n)];
+    for &(op, name, first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
+        let bits = uniform(c, op, &format!("the {name} descriptor"))?;
+        let desc = SmemDesc::sm90(bits, &format!("wgmma.mma_async {name}")).map_err(Fault::new)?;
+        let what = format!("wgmma.mma_async {name} operand read");
+        for r in first..first + rows {
+            for h in 0..2 {
+                let off = c.shared_at(0, u64::from(desc.chunk(r, h)), 16, &what)?;
+                chunks.push(off as u32);
+            }
+        }
+    }
+    let size = c.b.shared.len();
+    let read = c.b.reads.add(pc, &chunks, size);
+    let wg = c.w.wg.as_deref_mut().expect("a wgmma state");
+    for &r in d.iter().chain(a.iter()) {
+        wg.hold(&mut c.w.init, r);
+    }
+    wg.open.push(Mma {
+        pc,
+        n,
+        d,
+        a,
+        chunks: chunks.into_boxed_slice(),
+        bf16: i.flags & F_BF16 != 0,
+        neg_a: i.flags & F_NEG_A != 0,
+        neg_b: i.flags & F_NEG_B != 0,
+        scale_d,
+        read,
+    });
+    Ok(())
+}
+
+/// An operand value: `m * 2^e` (`m` signed, 0 for zeros), an infinity
+/// (negative or not) or NaN.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Fin(i64, i32),
+    Inf(bool),
+    Nan,
+}
+
+impl Op {
+    fn of(bits: u64, f: fp::Fmt, neg: bool) -> Op {
+        match fp::unpack(bits, f) {
+            Val::Nan => Op::Nan,
+            Val::Inf(s) => Op::Inf(s != neg),
+            Val::Zero(_) => Op::Fin(0, 0),
+            Val::Fin { s, m, e } => Op::Fin(if s != neg { -(m as i64) } else { m as i64 }, e),
+        }
+    }
+}
+
+/// One element of D: the 16 products of `a` and `b`, plus `old` (f32
+/// bits) when accumulating, rounded once.
+fn dot(a: &[Op; 16], b: &[Op; 16], old: Option<u32>) -> u32 {
+    let mut terms = [(0i64, 0i32); 17];
+    let mut k = 0;
+    let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
+    for (x, y) in a.iter().zip(b) {
+        match (*x, *y) {
+            (Op::Fin(mx, ex), Op::Fin(my, ey)) => {
+                terms[k] = (mx * my, ex + ey);
+                k += 1;
+            }
+            (Op::Nan, _) | (_, Op::Nan) | (Op::Inf(_), Op::Fin(0, _)) | (Op::Fin(0, _), Op::Inf(_)) => nan = true,
+            (Op::Inf(s), Op::Fin(m, _)) | (Op::Fin(m, _), Op::Inf(s)) => {
+                if s != (m < 0) {
+                    neg_inf = true;
+                } else {
+                    pos_inf = true;
+                }
+            }
+            (Op::Inf(s), Op::Inf(t)) => {
+                if s != t {
+                    neg_inf = true;
+                } else {
+                    pos_inf = true;
+                }
+            }
+        }
+    }
+    if let Some(bits) = old {
+        match Op::of(u64::from(bits), F32, false) {
+            Op::Fin(m, e) => {
+                terms[k] = (m, e);
+                k += 1;
+            }
+            Op::Inf(s) => {
+                if s {
+                    neg_inf = true;
+                } else {
+                    pos_inf = true;
+                }
+            }
+            Op::Nan => nan = true,
+        }
+    }
+    if nan || (pos_inf && neg_inf) {
+        return 0x7FFF_FFFF;
+    }
+    if pos_inf || neg_inf {
+        return F32.inf(neg_inf) as u32;
+    }
+    fp::sum_exact(&terms[..k], F32) as u32
+}
+
+/// Completes a pending `wgmma.mma_async`: reads its operands, writes this
+/// warp's 16 rows of D and lets go of its registers and shared bytes.
+fn complete(c: &mut Ctx<'_>, m: &Mma) {
+    let f = if m.bf16 { BF16 } else { F16 };
+    let n = m.n as usize;
+    let half = |bytes: &[u8], j: usize| u64::from(u16::from_le_bytes([bytes[2 * j], bytes[2 * j + 1]]));
+    // A: 16 rows x 16 values; B: N rows x 16 values (K-major).
+    let mut a = [[Op::Fin(0, 0); 16]; 16];
+    let b_chunks = if m.a.is_empty() {
+        for (r, row) in a.iter_mut().enumerate() {
+            for h in 0..2 {
+                let off = m.chunks[2 * r + h] as usize;
+                let bytes = &c.b.shared[off..off + 16];
+                for j in 0..8 {
+                    row[8 * h + j] = Op::of(half(bytes, j), f, m.neg_a);
+                }
+            }
+        }
+        &m.chunks[32..]
+    } else {
+        for l in 0..32 {
+            let (g, t) = (l / 4, l % 4);
+            for (q, &r) in m.a.iter().enumerate() {
+                let word = c.w.regs[r as usize * 32 + l];
+                let (row, col) = (g + 8 * (q % 2), 2 * t + 8 * (q / 2));
+                a[row][col] = Op::of(word & 0xFFFF, f, m.neg_a);
+                a[row][col + 1] = Op::of(word >> 16 & 0xFFFF, f, m.neg_a);
+            }
+        }
+        &m.chunks[..]
+    };
+    let mut b = vec![[Op::Fin(0, 0); 16]; n];
+    for (r, row) in b.iter_mut().enumerate() {
+        for h in 0..2 {
+            let off = b_chunks[2 * r + h] as usize;
+            let bytes = &c.b.shared[off..off + 16];
+            for j in 0..8 {
+                row[8 * h + j] = Op::of(half(bytes, j), f, m.neg_b);
+            }
+        }
+    }
+    // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
+    // 8i + 2t + q % 2.
+    for (j, &r) in m.d.iter().enumerate() {
+        let (chunk, q) = (j / 4, j % 4);
+        for l in 0..32 {
+            let (g, t) = (l / 4, l % 4);
+            let (row, col) = (g + 8 * (q / 2), 8 * chunk + 2 * t + q % 2);
+            let cell = &mut c.w.regs[r as usize * 32 + l];
+            let old = m.scale_d.then_some(*cell as u32);
+            *cell = u64::from(dot(&a[row], &b[col], old));
+        }
+    }
+    let wg = c.w.wg.as_deref_mut().expect("a wgmma state");
+    for &r in m.d.iter() {
+        wg.release(&mut c.w.init, r, true);
+    }
+    for &r in m.a.iter() {
+        wg.release(&mut c.w.init, r, false);
+    }
+    c.b.reads.remove(m.read);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_products_round_once() {
+        let f = |x: f32| Op::of(u64::from(half::f16::from_f32(x).to_bits()), F16, false);
+        let mut a = [f(0.0); 16];
+        let mut b = [f(0.0); 16];
+        // 1 + 2^-24 + 2^-24: two half-ulps that only the exact sum keeps.
+        a[0] = f(1.0);
+        b[0] = f(1.0);
+        a[1] = f(2f32.powi(-12));
+        b[1] = f(2f32.powi(-12));
+        a[2] = f(2f32.powi(-12));
+        b[2] = f(2f32.powi(-12));
+        assert_eq!(dot(&a, &b, None), (1.0f32 + 2f32.powi(-23)).to_bits());
+        assert_eq!(dot(&a, &b, Some((-1.0f32).to_bits())), 2f32.powi(-23).to_bits());
+        // inf * 0 and inf - inf are NaN; an infinity otherwise wins.
+        a[3] = Op::Inf(false);
+        assert_eq!(dot(&a, &b, None), 0x7FFF_FFFF, "inf * 0");
+        b[3] = f(-2.0);
+        assert_eq!(dot(&a, &b, None), f32::NEG_INFINITY.to_bits());
+        assert_eq!(dot(&a, &b, Some(f32::INFINITY.to_bits())), 0x7FFF_FFFF);
+        a[4] = Op::Nan;
+        assert_eq!(dot(&a, &b, None), 0x7FFF_FFFF);
+        // An exact zero is +0, even from -0 + -0.
+        let z = [f(-0.0); 16];
+        assert_eq!(dot(&z, &z, Some((-0.0f32).to_bits())), 0);
+    }
+}

@@ -1,0 +1,1087 @@
+//! Hopper warpgroup MMA (`wgmma`) on hand-written sm_90a kernels: every
+//! shape class, f16 and bf16, A from registers and from shared memory,
+//! every shared-memory layout over a K loop, negated operands, scale-d
+//! false and true, compared bit for bit with exact sums rounded once,
+//! computed here; and every error of the asynchronous model with its
+//! kernel, block, thread and line.
+
+use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, ParamValue};
+
+mod common;
+use common::{Rng, assert_error, download_u32, line_of, upload};
+
+const HEAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+
+/// Shared address of the dynamic block: after the reserved KiB and the
+/// 8-byte `mbar`, at the next 1024-byte boundary.
+const DYN: u32 = 0x800;
+
+// ----- the reference -----
+
+/// `x` (finite, nonzero) as `(negative, m, e)` with `|x| = m * 2^e`.
+fn parts(x: f64) -> (bool, u64, i64) {
+    let b = x.to_bits();
+    let be = ((b >> 52) & 0x7FF) as i64;
+    let frac = b & ((1 << 52) - 1);
+    if be == 0 {
+        (b >> 63 != 0, frac, -1074)
+    } else {
+        (b >> 63 != 0, frac | 1 << 52, be - 1075)
+    }
+}
+
+/// Adds `m << sh` to a little-endian number of 32-bit limbs.
+fn add_shifted(v: &mut [u32], m: u64, sh: usize) {
+    let mut carry = u128::from(m) << (sh % 32);
+    let mut i = sh / 32;
+    while carry != 0 {
+        let s = u128::from(v[i]) + (carry & 0xFFFF_FFFF);
+        v[i] = s as u32;
+        carry = (carry >> 32) + (s >> 32);
+        i += 1;
+    }
+}
+
+/// `a - b` for `a >= b`.
+fn sub(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = vec![0u32; a.len()];
+    let mut borrow = 0i64;
+    for i in 0..a.len() {
+        let d = i64::from(a[i]) - i64::from(b[i]) - borrow;
+        out[i] = d.rem_euclid(1 << 32) as u32;
+        borrow = i64::from(d < 0);
+    }
+    out
+}
+
+/// The exact sum of `xs` (products of f16/bf16 values and an f32, all
+/// exact in f64) rounded once to the nearest f32, ties to even, as bits:
+/// NaN (`0x7FFFFFFF`) if any term is NaN or infinities of both signs
+/// meet, an infinity if one does, and +0 for an exact zero.
+fn round_sum(xs: &[f64]) -> u32 {
+    if xs.iter().any(|x| x.is_nan()) {
+        return 0x7FFF_FFFF;
+    }
+    let (pinf, ninf) = (xs.contains(&f64::INFINITY), xs.contains(&f64::NEG_INFINITY));
+    if pinf && ninf {
+        return 0x7FFF_FFFF;
+    }
+    if pinf || ninf {
+        return if pinf { 0x7F80_0000 } else { 0xFF80_0000 };
+    }
+    let terms: Vec<(bool, u64, i64)> = xs.iter().filter(|x| **x != 0.0).map(|&x| parts(x)).collect();
+    let Some(emin) = terms.iter().map(|t| t.2).min() else {
+        return 0;
+    };
+    let width = terms.iter().map(|t| (t.2 - emin) as usize + 64).max().unwrap() + 64;
+    let (mut pos, mut neg) = (vec![0u32; width / 32 + 2], vec![0u32; width / 32 + 2]);
+    for &(n, m, e) in &terms {
+        add_shifted(if n { &mut neg } else { &mut pos }, m, (e - emin) as usize);
+    }
+    let cmp = pos.iter().rev().cmp(neg.iter().rev());
+    let (negative, mag) = match cmp {
+        std::cmp::Ordering::Equal => return 0,
+        std::cmp::Ordering::Greater => (false, sub(&pos, &neg)),
+        std::cmp::Ordering::Less => (true, sub(&neg, &pos)),
+    };
+    let bit = |i: i64| i >= 0 && (i as usize) < 32 * mag.len() && mag[i as usize / 32] >> (i % 32) & 1 != 0;
+    let msb = (0..32 * mag.len() as i64).rev().find(|&i| bit(i)).unwrap();
+    // Keep 24 bits, or fewer below 2^-126 (the quantum is 2^-149 there).
+    let sh = if msb + emin >= -126 { msb - 23 } else { -149 - emin };
+    let mut q: u64 = (0..25).filter(|&j| bit(sh + j)).map(|j| 1u64 << j).sum();
+    let round = bit(sh - 1);
+    let sticky = (0..sh - 1).any(bit);
+    if round && (sticky || q & 1 == 1) {
+        q += 1;
+    }
+    let v = (q as f64 * 2f64.powi((emin + sh) as i32)) as f32;
+    (if negative { -v } else { v }).to_bits()
+}
+
+#[test]
+fn the_reference_rounds_exactly() {
+    assert_eq!(round_sum(&[1.0, 2f64.powi(-24)]), 1f32.to_bits(), "a tie to even");
+    assert_eq!(
+        round_sum(&[1.0, 2f64.powi(-24), 2f64.powi(-80)]),
+        (1.0f32 + 2f32.powi(-23)).to_bits()
+    );
+    assert_eq!(round_sum(&[2f64.powi(200), -2f64.powi(200), 3.0]), 3f32.to_bits());
+    assert_eq!(round_sum(&[2f64.powi(-149) * 1.5]), 2, "a subnormal tie to even");
+    assert_eq!(round_sum(&[2f64.powi(128)]), 0x7F80_0000);
+    assert_eq!(round_sum(&[f64::from(f32::MAX), -2f64.powi(-200)]), f32::MAX.to_bits());
+    assert_eq!(round_sum(&[-5.0, 5.0]), 0);
+    // Sums that f64 holds exactly round like the f64 sum.
+    let mut r = Rng(3);
+    for _ in 0..2000 {
+        let (x, y) = (f64::from(r.uniform(-1e6, 1e6)), f64::from(r.uniform(-1.0, 1.0)));
+        assert_eq!(round_sum(&[x, y]), ((x + y) as f32).to_bits(), "{x} + {y}");
+    }
+}
+
+// ----- inputs -----
+
+/// f16 or bf16 bits.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    F16,
+    Bf16,
+}
+
+impl Kind {
+    fn value(self, h: u16) -> f64 {
+        match self {
+            Kind::F16 => f64::from(half::f16::from_bits(h).to_f32()),
+            Kind::Bf16 => f64::from(half::bf16::from_bits(h).to_f32()),
+        }
+    }
+
+    /// Random finite bits: mostly moderate magnitudes, one in eight
+    /// subnormal, one in eight anywhere in the range.
+    fn random(self, r: &mut Rng) -> u16 {
+        let x = r.next_u64();
+        let (ebits, mbits) = if self == Kind::F16 { (5, 10) } else { (8, 7) };
+        let bias = (1u64 << (ebits - 1)) - 1;
+        let max_e = (1u64 << ebits) - 2;
+        let e = match x % 8 {
+            0 => 0,
+            1 => (x >> 8) % (max_e + 1),
+            _ => bias - 6 + (x >> 8) % 12,
+        };
+        let m = (x >> 20) & ((1 << mbits) - 1);
+        ((x >> 40 & 1) << 15 | e << mbits | m) as u16
+    }
+}
+
+/// One wgmma configuration.
+#[derive(Clone, Copy)]
+struct Cfg {
+    n: u32,
+    kind: Kind,
+    /// A from shared memory (else registers).
+    ss: bool,
+    /// 0 (no swizzle) or the swizzle span.
+    layout: u32,
+    steps: u32,
+    neg_a: bool,
+    neg_b: bool,
+    /// The first step accumulates into D loaded from memory (else scale-d
+    /// is false there).
+    acc: bool,
+    /// scale-d of the first step as a predicate register (else an
+    /// immediate).
+    pred: bool,
+    warpgroups: u32,
+}
+
+impl Cfg {
+    fn new(n: u32, kind: Kind, ss: bool, layout: u32, steps: u32) -> Cfg {
+        Cfg {
+            n,
+            kind,
+            ss,
+            layout,
+            steps,
+            neg_a: false,
+            neg_b: false,
+            acc: false,
+            pred: false,
+            warpgroups: 1,
+        }
+    }
+
+    fn m(&self) -> u32 {
+        64 * self.warpgroups
+    }
+
+    fn k(&self) -> u32 {
+        16 * self.steps
+    }
+
+    /// Bytes per row of a tile (the swizzle span; 32 without a swizzle).
+    fn span(&self) -> u32 {
+        if self.layout == 0 { 32 } else { self.layout }
+    }
+
+    /// SBO: bytes between 8-row groups.
+    fn sbo(&self) -> u32 {
+        if self.layout == 0 { 128 } else { 8 * self.layout }
+    }
+
+    /// The byte offset of element `(r, k)` of a K-major operand of `rows`
+    /// rows: tiles of `span` bytes per row one after another along K;
+    /// without a swizzle, 8 x 16-byte core matrices, LBO = `rows * 16`
+    /// apart along K, SBO apart along the rows.
+    fn offset(&self, rows: u32, r: u32, k: u32) -> u32 {
+        if self.layout == 0 {
+            let (s, h, j) = (k / 16, k % 16 / 8, k % 8);
+            return s * rows * 32 + (r / 8) * 128 + h * rows * 16 + (r % 8) * 16 + 2 * j;
+        }
+        let per = self.layout / 2;
+        let lin = r * self.layout + 2 * (k % per);
+        let mask = self.layout / 16 - 1;
+        (k / per) * rows * self.layout + (lin ^ (((lin >> 7) & mask) << 4))
+    }
+
+    /// The descriptor's bits above the start address for an operand of
+    /// `rows` rows.
+    fn desc_hi(&self, rows: u32) -> u64 {
+        let (code, lbo) = match self.layout {
+            0 => (0u64, rows * 16),
+            128 => (1, 16),
+            64 => (2, 16),
+            _ => (3, 16),
+        };
+        (code << 62) | (u64::from(self.sbo() >> 4) << 32) | (u64::from(lbo >> 4) << 16)
+    }
+
+    /// Bytes of an operand of `rows` rows: whole tiles.
+    fn region_bytes(&self, rows: u32) -> u32 {
+        rows * self.span() * (2 * self.k()).div_ceil(self.span())
+    }
+
+    /// The offset of B in the shared image.
+    fn b_region(&self) -> u32 {
+        self.region_bytes(self.m()).div_ceil(1024) * 1024
+    }
+
+    /// The offset from an operand's start of its tile for step `s`: K
+    /// steps of 16 values are 32 bytes apart inside a tile.
+    fn step_offset(&self, rows: u32, s: u32) -> u32 {
+        let per = self.span() / 32;
+        (s / per) * rows * self.span() + 32 * (s % per)
+    }
+}
+
+/// Inputs of one run.
+struct Data {
+    a: Vec<u16>,
+    b: Vec<u16>,
+    d: Vec<f32>,
+}
+
+impl Data {
+    /// Random operands; rows of A with `m % 4 == 0` repeat their first 8
+    /// values in each step, rows of B with `n % 3 == 0` negate them, so
+    /// those dot products cancel (all but the last pair, off by one unit).
+    fn random(c: &Cfg, seed: u64) -> Data {
+        let mut r = Rng(seed);
+        let (m, n, k) = (c.m() as usize, c.n as usize, c.k() as usize);
+        let mut a: Vec<u16> = (0..m * k).map(|_| c.kind.random(&mut r)).collect();
+        let mut b: Vec<u16> = (0..n * k).map(|_| c.kind.random(&mut r)).collect();
+        for s in 0..k / 16 {
+            for j in 0..8 {
+                for row in (0..m).step_by(4) {
+                    a[row * k + 16 * s + 8 + j] = a[row * k + 16 * s + j];
+                }
+                for row in (0..n).step_by(3) {
+                    let x = b[row * k + 16 * s + j] ^ 0x8000;
+                    b[row * k + 16 * s + 8 + j] = if j == 7 { x.wrapping_add(1) } else { x };
+                }
+            }
+        }
+        let d = (0..m * n)
+            .map(|_| {
+                let x = r.next_u64();
+                let e = match x % 8 {
+                    0 => 0,
+                    1 => 0,
+                    _ => 100 + (x >> 8) % 50,
+                } as u32;
+                f32::from_bits(((x >> 32) as u32 & 0x807F_FFFF) | e << 23)
+            })
+            .collect();
+        Data { a, b, d }
+    }
+
+    /// The shared image: A (for A from shared memory) at 0, B at
+    /// `b_region`, each in the layout of `c`.
+    fn image(&self, c: &Cfg) -> Vec<u8> {
+        let (m, n, k) = (c.m(), c.n, c.k());
+        let mut img = vec![0u8; (c.b_region() + c.region_bytes(n)) as usize];
+        let mut put = |base: u32, rows: u32, vals: &[u16]| {
+            for r in 0..rows {
+                for kk in 0..k {
+                    let o = (base + c.offset(rows, r, kk)) as usize;
+                    img[o..o + 2].copy_from_slice(&vals[(r * k + kk) as usize].to_le_bytes());
+                }
+            }
+        };
+        if c.ss {
+            put(0, m, &self.a);
+        }
+        put(c.b_region(), n, &self.b);
+        img
+    }
+
+    /// D after every step, as f32 bits, row-major `m x n`.
+    fn reference(&self, c: &Cfg) -> Vec<u32> {
+        let (m, n, k) = (c.m() as usize, c.n as usize, c.k() as usize);
+        let sa = if c.neg_a { -1.0 } else { 1.0 };
+        let sb = if c.neg_b { -1.0 } else { 1.0 };
+        let mut d: Vec<u32> = self.d.iter().map(|x| x.to_bits()).collect();
+        for s in 0..c.steps as usize {
+            for i in 0..m {
+                for j in 0..n {
+                    let mut xs: Vec<f64> = (16 * s..16 * s + 16)
+                        .map(|kk| sa * c.kind.value(self.a[i * k + kk]) * sb * c.kind.value(self.b[j * k + kk]))
+                        .collect();
+                    if s > 0 || c.acc {
+                        xs.push(f64::from(f32::from_bits(d[i * n + j])));
+                    }
+                    d[i * n + j] = round_sum(&xs);
+                }
+            }
+        }
+        d
+    }
+}
+
+// ----- the kernel -----
+
+/// The PTX of `c`: `threads = 128 * warpgroups` threads copy the shared
+/// image from global memory, load their A fragments (A from registers)
+/// and initial D (when accumulating), run the K loop (a commit after every
+/// other step, then `wait_group 1` and `wait_group 0`) and store D.
+/// `// @name` comments mark where the error tests insert instructions.
+fn kernel(c: &Cfg) -> String {
+    let (n, k) = (c.n, c.k());
+    let nd = n / 2;
+    let threads = 128 * c.warpgroups;
+    let ty = if c.kind == Kind::F16 { "f16.f16" } else { "bf16.bf16" };
+    let mut s = format!(
+        "{HEAD}.shared .align 8 .b8 mbar[8];\n.extern .shared .align 1024 .b8 dyn[];\n.visible .entry k(.param .u64 img, .param .u32 img_bytes, .param .u64 in_a, .param .u64 d_in, .param .u64 out, .param .u64 a_hi, .param .u64 b_hi)\n{{\n\t.reg .pred %p<8>;\n\t.reg .b32 %r<320>;\n\t.reg .b64 %rd<64>;\n\t.reg .f32 %f<{nd}>;\n\t.reg .b32 %a<{}>;\n",
+        4 * c.steps
+    );
+    s += "\tld.param.u64 %rd1, [img];\n\tld.param.u32 %r1, [img_bytes];\n\tld.param.u64 %rd2, [in_a];\n\tld.param.u64 %rd3, [d_in];\n\tld.param.u64 %rd4, [out];\n\tld.param.u64 %rd5, [a_hi];\n\tld.param.u64 %rd6, [b_hi];\n\tmov.u32 %r2, %tid.x;\n\tmov.u32 %r3, dyn;\n\tsetmaxnreg.inc.sync.aligned.u32 240;\n\t// @start\n";
+    // Copy the image, 16 bytes per thread and turn.
+    s += &format!(
+        "\tshl.b32 %r4, %r2, 4;\n$L_copy:\n\tsetp.ge.u32 %p1, %r4, %r1;\n\t@%p1 bra $L_copied;\n\tcvt.u64.u32 %rd7, %r4;\n\tadd.s64 %rd8, %rd1, %rd7;\n\tld.global.v4.u32 {{%r5, %r6, %r7, %r8}}, [%rd8];\n\tadd.u32 %r9, %r3, %r4;\n\tst.shared.v4.u32 [%r9], {{%r5, %r6, %r7, %r8}};\n\tadd.u32 %r4, %r4, {};\n\tbra $L_copy;\n$L_copied:\n\tbar.sync 0;\n\tfence.proxy.async.shared::cta;\n",
+        16 * threads
+    );
+    // Warp, warpgroup, lane quad g and t, and the lane's first row.
+    s += "\tshr.u32 %r10, %r2, 5;\n\tand.b32 %r11, %r10, 3;\n\tshr.u32 %r12, %r10, 2;\n\tand.b32 %r13, %r2, 31;\n\tshr.u32 %r14, %r13, 2;\n\tand.b32 %r15, %r13, 3;\n\tmul.lo.u32 %r16, %r12, 64;\n\tmad.lo.u32 %r16, %r11, 16, %r16;\n\tadd.u32 %r16, %r16, %r14;\n";
+    if !c.ss {
+        // A fragment q of step s: row g + 8 (q % 2), columns 16 s + 2 t +
+        // 8 (q / 2) and the next.
+        s += &format!(
+            "\tmul.lo.u32 %r17, %r16, {k};\n\tshl.b32 %r18, %r15, 1;\n\tadd.u32 %r17, %r17, %r18;\n\tmul.wide.u32 %rd9, %r17, 2;\n\tadd.s64 %rd9, %rd2, %rd9;\n"
+        );
+        for st in 0..c.steps {
+            for q in 0..4 {
+                let off = 2 * (8 * (q % 2) * k + 16 * st + 8 * (q / 2));
+                s += &format!("\tld.global.u32 %a{}, [%rd9+{off}];\n", 4 * st + q);
+            }
+        }
+    }
+    // D register 4 i + q: row g + 8 (q / 2), column 8 i + 2 t + q % 2.
+    s += &format!(
+        "\tmul.lo.u32 %r19, %r16, {n};\n\tshl.b32 %r18, %r15, 1;\n\tadd.u32 %r19, %r19, %r18;\n\tmul.wide.u32 %rd10, %r19, 4;\n\tadd.s64 %rd11, %rd3, %rd10;\n\tadd.s64 %rd12, %rd4, %rd10;\n"
+    );
+    let d_off = |j: u32| 4 * (8 * (j % 4 / 2) * n + 8 * (j / 4) + j % 2);
+    if c.acc {
+        for j in 0..nd {
+            s += &format!("\tld.global.f32 %f{j}, [%rd11+{}];\n", d_off(j));
+        }
+    }
+    // Descriptors: start address >> 4 | the high bits. This warpgroup's
+    // rows of A start 8 SBO into A.
+    s += &format!(
+        "\tmul.lo.u32 %r20, %r12, {};\n\tadd.u32 %r20, %r20, %r3;\n\tadd.u32 %r21, %r3, {};\n",
+        8 * c.sbo(),
+        c.b_region()
+    );
+    let dregs = (0..nd).map(|j| format!("%f{j}")).collect::<Vec<_>>().join(", ");
+    s += "\t// @before_fence\n\twgmma.fence.sync.aligned;\n\t// @after_fence\n";
+    if c.pred {
+        // No thread has index 100000: true when accumulating.
+        s += &format!("\tsetp.{}.u32 %p2, %r2, 100000;\n", if c.acc { "ne" } else { "eq" });
+    }
+    for st in 0..c.steps {
+        let operands = [(30, "%r20", c.m(), "%rd5"), (31, "%r21", n, "%rd6")];
+        for &(reg, base, rows, hi) in &operands[usize::from(!c.ss)..] {
+            s += &format!(
+                "\tadd.u32 %r{reg}, {base}, {};\n\tshr.u32 %r{reg}, %r{reg}, 4;\n\tand.b32 %r{reg}, %r{reg}, 16383;\n\tcvt.u64.u32 %rd{reg}, %r{reg};\n\tor.b64 %rd{reg}, %rd{reg}, {hi};\n",
+                c.step_offset(rows, st)
+            );
+        }
+        let a = if c.ss {
+            "%rd30".to_string()
+        } else {
+            format!("{{%a{}, %a{}, %a{}, %a{}}}", 4 * st, 4 * st + 1, 4 * st + 2, 4 * st + 3)
+        };
+        let scale_d = match (st, c.pred) {
+            (0, true) => "%p2".to_string(),
+            (0, false) => u32::from(c.acc).to_string(),
+            _ => "1".to_string(),
+        };
+        let sa = if c.neg_a { -1 } else { 1 };
+        let sb = if c.neg_b { -1 } else { 1 };
+        let trans = if c.ss { "0, 0" } else { "0" };
+        s += &format!(
+            "\twgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty} {{{dregs}}}, {a}, %rd31, {scale_d}, {sa}, {sb}, {trans};\n"
+        );
+        if st % 2 == 1 && st + 1 < c.steps {
+            s += "\twgmma.commit_group.sync.aligned;\n";
+        }
+    }
+    s += "\t// @after_mma\n\twgmma.commit_group.sync.aligned;\n\t// @before_wait\n\twgmma.wait_group.sync.aligned 1;\n\twgmma.wait_group.sync.aligned 0;\n\t// @after_wait\n";
+    for j in 0..nd {
+        s += &format!("\tst.global.f32 [%rd12+{}], %f{j};\n", d_off(j));
+    }
+    s += "\tret;\n}\n";
+    s
+}
+
+/// Runs `src` (the kernel of `c`, possibly altered) on `d` with the
+/// descriptors' high bits `a_hi`, `b_hi`: D (`m x n` f32 bits) or the
+/// error.
+fn run_with(c: &Cfg, d: &Data, src: &str, a_hi: u64, b_hi: u64, threads: u32) -> Result<Vec<u32>, EmuError> {
+    let module = Module::parse(src)?;
+    let mut mem = Memory::new();
+    let img = d.image(c);
+    let img_at = upload(&mut mem, &img, false);
+    let a_bytes: Vec<u8> = d.a.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let a_at = upload(&mut mem, &a_bytes, false);
+    let d_bytes: Vec<u8> = d.d.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let d_at = upload(&mut mem, &d_bytes, false);
+    let out = mem.alloc(d_bytes.len(), true);
+    let params = [
+        ParamValue::U64(img_at),
+        ParamValue::U32(img.len() as u32),
+        ParamValue::U64(a_at),
+        ParamValue::U64(d_at),
+        ParamValue::U64(out),
+        ParamValue::U64(a_hi),
+        ParamValue::U64(b_hi),
+    ];
+    let shared = img.len() as u32;
+    module.launch("k", &Launch::new((1, 1, 1), (threads, 1, 1), shared), &params, &mut mem)?;
+    Ok(download_u32(&mem, out, d.d.len()))
+}
+
+fn run(c: &Cfg, d: &Data) -> Result<Vec<u32>, EmuError> {
+    run_with(c, d, &kernel(c), c.desc_hi(c.m()), c.desc_hi(c.n), 128 * c.warpgroups)
+}
+
+fn check(c: &Cfg, seed: u64) {
+    let d = Data::random(c, seed);
+    let got = run(c, &d).unwrap_or_else(|e| panic!("{e}"));
+    let want = d.reference(c);
+    let n = c.n as usize;
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g,
+            w,
+            "N={} {:?} ss={} layout={} steps={}: D[{}][{}] = {:e}, want {:e}",
+            c.n,
+            if c.kind == Kind::F16 { "f16" } else { "bf16" },
+            c.ss,
+            c.layout,
+            c.steps,
+            i / n,
+            i % n,
+            f32::from_bits(*g),
+            f32::from_bits(*w)
+        );
+    }
+}
+
+#[test]
+fn wgmma_matches_exact_sums_in_every_layout() {
+    let f = Kind::F16;
+    let b = Kind::Bf16;
+    for (k, c) in [
+        Cfg::new(8, f, false, 128, 4),
+        Cfg::new(8, b, true, 0, 3),
+        Cfg::new(64, b, true, 64, 3),
+        Cfg::new(64, f, false, 32, 2),
+        Cfg::new(128, f, true, 32, 2),
+        Cfg::new(128, b, false, 128, 8),
+        Cfg::new(256, b, false, 0, 2),
+        Cfg::new(256, f, true, 128, 2),
+        Cfg::new(24, f, true, 64, 5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        check(&c, 100 + k as u64);
+    }
+}
+
+#[test]
+fn wgmma_negation_accumulation_and_two_warpgroups() {
+    let mut c = Cfg::new(64, Kind::F16, true, 128, 3);
+    c.neg_a = true;
+    c.acc = true;
+    check(&c, 7);
+    let mut c = Cfg::new(32, Kind::Bf16, false, 64, 2);
+    c.neg_b = true;
+    c.pred = true;
+    check(&c, 8);
+    c.acc = true;
+    check(&c, 9);
+    let mut c = Cfg::new(16, Kind::F16, true, 0, 2);
+    c.warpgroups = 2;
+    c.acc = true;
+    check(&c, 10);
+    let mut c = Cfg::new(40, Kind::Bf16, false, 32, 3);
+    c.warpgroups = 2;
+    c.neg_a = true;
+    c.neg_b = true;
+    check(&c, 11);
+}
+
+#[test]
+fn wgmma_special_values() {
+    // NaN, infinities (inf * 0, inf - inf) and the largest values.
+    let c = Cfg::new(16, Kind::F16, false, 128, 2);
+    let mut d = Data::random(&c, 12);
+    let k = c.k() as usize;
+    d.a[0] = 0x7E00; // NaN in row 0
+    d.a[k + 3] = 0x7C00; // +inf in rows 1 and 2 at k = 3
+    d.a[2 * k + 3] = 0x7C00;
+    d.b[3] = 0; // ... times 0 in column 0
+    d.b[k + 3] = 0x3C00; // ... times 1 in column 1
+    d.b[2 * k + 3] = 0xBC00; // ... times -1 in column 2
+    d.a[2 * k + 20] = 0xFC00; // -inf in row 2 at k = 20 (step 1)
+    d.b[2 * k + 20] = 0xBC00; // ... times -1 in column 2: +inf
+    d.a[3 * k] = 0x7BFF; // 65504 in row 3
+    d.b[0] = 0x7BFF;
+    let got = run(&c, &d).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got, d.reference(&c));
+    assert_eq!(got[0], 0x7FFF_FFFF, "NaN");
+    assert_eq!(got[16], 0x7FFF_FFFF, "inf * 0");
+    assert_eq!(got[17], 0x7F80_0000, "inf");
+    assert_eq!(got[18], 0xFF80_0000, "-inf");
+    assert_eq!(got[34], 0x7FFF_FFFF, "-inf, then + inf");
+}
+
+/// Two pending wgmmas read the same A registers and write different
+/// accumulators.
+#[test]
+fn pending_wgmmas_may_share_a_registers() {
+    let c = Cfg::new(8, Kind::F16, false, 128, 1);
+    let d = Data::random(&c, 13);
+    let src = kernel(&c).replace(
+        "\t// @after_mma\n",
+        "\t.reg .f32 %g<4>;\n\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%g0, %g1, %g2, %g3}, {%a0, %a1, %a2, %a3}, %rd31, 0, -1, 1, 0;\n\t// @after_mma\n",
+    );
+    let src = src.replace(
+        "\t// @after_wait\n",
+        "\tadd.f32 %f0, %f0, %g0;\n\tadd.f32 %f1, %f1, %g1;\n\tadd.f32 %f2, %f2, %g2;\n\tadd.f32 %f3, %f3, %g3;\n\t// @after_wait\n",
+    );
+    let got = run_with(&c, &d, &src, c.desc_hi(64), c.desc_hi(8), 128).unwrap_or_else(|e| panic!("{e}"));
+    // round(A B) + round(-A B) = +0.
+    assert!(got.iter().all(|&x| x == 0), "{got:x?}");
+}
+
+// ----- errors -----
+
+/// The kernel of `c` with `text` inserted at marker `at`, and the error it
+/// must produce.
+fn fail_at(c: &Cfg, at: &str, text: &str) -> (EmuError, String) {
+    let marker = format!("\t// @{at}\n");
+    let src = kernel(c).replace(&marker, &format!("{text}{marker}"));
+    (fail_src(c, &src, c.desc_hi(c.m()), c.desc_hi(c.n), 128), src)
+}
+
+fn fail_src(c: &Cfg, src: &str, a_hi: u64, b_hi: u64, threads: u32) -> EmuError {
+    match run_with(c, &Data::random(c, 1), src, a_hi, b_hi, threads) {
+        Ok(_) => panic!("the kernel ran:\n{src}"),
+        Err(e) => e,
+    }
+}
+
+/// The line of the `k`-th `wgmma.mma_async` (0-based).
+fn mma_line(src: &str, k: usize) -> u32 {
+    src.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("wgmma.mma_async"))
+        .nth(k)
+        .expect("an mma")
+        .0 as u32
+        + 1
+}
+
+const MMA: &str = "wgmma.mma_async";
+
+#[test]
+fn register_hazards_are_reported() {
+    let c = Cfg::new(8, Kind::F16, false, 128, 2);
+    // The accumulator read before the wait: named with the last wgmma
+    // that writes it.
+    let (e, src) = fail_at(&c, "before_wait", "\tmov.b32 %r300, %f1;\n");
+    assert_error(
+        &e,
+        &src,
+        "mov.b32 %r300, %f1",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "read of wgmma accumulator %f1 before the wgmma.wait_group that completes the wgmma.mma_async at line {}",
+            mma_line(&src, 1)
+        ),
+    );
+    // ... before it is even committed.
+    let (e, src) = fail_at(&c, "after_mma", "\tst.global.f32 [%rd12], %f3;\n");
+    assert_error(
+        &e,
+        &src,
+        "st.global.f32 [%rd12], %f3",
+        (0, 0, 0),
+        (0, 0, 0),
+        "no wgmma.commit_group has committed it yet",
+    );
+    // An A register overwritten.
+    let (e, src) = fail_at(&c, "before_wait", "\tmov.b32 %a2, 0;\n");
+    assert_error(
+        &e,
+        &src,
+        "mov.b32 %a2, 0",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "register %a2, an A operand of the pending wgmma.mma_async at line {}, overwritten before the wgmma.wait_group that completes it",
+            mma_line(&src, 0)
+        ),
+    );
+    // ... and read.
+    let (e, src) = fail_at(&c, "before_wait", "\tadd.u32 %r300, %a5, 1;\n");
+    assert_error(
+        &e,
+        &src,
+        "add.u32 %r300",
+        (0, 0, 0),
+        (0, 0, 0),
+        "read of register %a5, an A operand of the pending wgmma.mma_async",
+    );
+    // The accumulator overwritten.
+    let (e, src) = fail_at(&c, "before_wait", "\tmov.f32 %f2, 0f3F800000;\n");
+    assert_error(
+        &e,
+        &src,
+        "mov.f32 %f2",
+        (0, 0, 0),
+        (0, 0, 0),
+        "register %f2, the accumulator of the pending wgmma.mma_async",
+    );
+    // Three steps in two groups: after wait_group 1 the first group
+    // (steps 0 and 1) is complete, the second (step 2) is not.
+    let c3 = Cfg::new(8, Kind::F16, false, 128, 3);
+    let (e, src) = fail_at(
+        &c3,
+        "before_wait",
+        "\twgmma.wait_group.sync.aligned 1;\n\tmov.b32 %a1, 0;\n\tmov.b32 %a5, 0;\n\tmov.b32 %a9, 0;\n",
+    );
+    assert_error(
+        &e,
+        &src,
+        "mov.b32 %a9, 0",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "register %a9, an A operand of the pending wgmma.mma_async at line {}",
+            mma_line(&src, 2)
+        ),
+    );
+}
+
+#[test]
+fn operand_errors_are_reported() {
+    let c = Cfg::new(8, Kind::F16, false, 128, 1);
+    let g = "\t.reg .f32 %g<4>;\n\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 ";
+    // A pending accumulator as A, a pending A operand as D.
+    let (e, src) = fail_at(
+        &c,
+        "after_mma",
+        &format!("{g}{{%g0, %g1, %g2, %g3}}, {{%f0, %f1, %f2, %f3}}, %rd31, 0, 1, 1, 0;\n"),
+    );
+    assert_error(
+        &e,
+        &src,
+        "{%g0",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "A operand %f0 is the accumulator of the pending wgmma.mma_async at line {}",
+            mma_line(&src, 0)
+        ),
+    );
+    let (e, src) = fail_at(
+        &c,
+        "after_mma",
+        &format!("{g}{{%a0, %a1, %g2, %g3}}, {{%a0, %a1, %a2, %a3}}, %rd31, 0, 1, 1, 0;\n"),
+    );
+    assert_error(
+        &e,
+        &src,
+        "{%a0, %a1, %g2",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "register %a0, an A operand of the pending wgmma.mma_async at line {}, is this wgmma.mma_async's accumulator",
+            mma_line(&src, 0)
+        ),
+    );
+    // An A register never written.
+    let src = kernel(&c).replace("\tld.global.u32 %a2, ", "\t// ld.global.u32 %a2, ");
+    let e = fail_src(&c, &src, c.desc_hi(64), c.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        "read of uninitialised register %a2 (an A operand)",
+    );
+    // scale-d and the descriptors must be the same in every lane.
+    let mut p = c;
+    p.pred = true;
+    let src = kernel(&p).replace("setp.eq.u32 %p2, %r2, 100000;", "setp.lt.u32 %p2, %r2, 5;");
+    let e = fail_src(&p, &src, p.desc_hi(64), p.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        "scale-d differs between the lanes of the warp (0x0000001f)",
+    );
+    let src = kernel(&c).replacen(
+        "\twgmma.mma_async",
+        "\tcvt.u64.u32 %rd40, %r13;\n\tadd.s64 %rd31, %rd31, %rd40;\n\twgmma.mma_async",
+        1,
+    );
+    let e = fail_src(&c, &src, c.desc_hi(64), c.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (1, 0, 0),
+        "the B descriptor differs between lanes 0",
+    );
+}
+
+#[test]
+fn shared_memory_overwritten_while_read_is_reported() {
+    let c = Cfg::new(8, Kind::F16, false, 128, 2);
+    let b = DYN + c.b_region();
+    // Thread 37 alone (warp 1, whose wgmmas are pending; warp 0's are
+    // complete by then) stores into B.
+    let (e, src) = fail_at(
+        &c,
+        "before_wait",
+        "\tsetp.eq.u32 %p7, %r2, 37;\n\t@%p7 st.shared.u32 [%r21+4], %r2;\n",
+    );
+    assert_error(
+        &e,
+        &src,
+        "st.shared.u32 [%r21+4]",
+        (0, 0, 0),
+        (37, 0, 0),
+        &format!(
+            "shared memory {:#x}..{:#x} is read by the pending wgmma.mma_async at line {} and was overwritten at line {} before the wgmma.wait_group that completes it",
+            b + 4,
+            b + 8,
+            mma_line(&src, 0),
+            line_of(&src, "st.shared.u32 [%r21+4]")
+        ),
+    );
+    // A bulk copy into B's second step (32 bytes in).
+    let copy = "\tsetp.eq.u32 %p7, %r2, 0;\n\t@%p7 mbarrier.init.shared::cta.b64 [mbar], 1;\n\t@%p7 mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], 16;\n\tadd.u32 %r40, %r21, 32;\n\tmov.u32 %r41, mbar;\n\t@%p7 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r40], [%rd1], 16, [%r41];\n";
+    let (e, src) = fail_at(&c, "before_wait", copy);
+    assert_error(
+        &e,
+        &src,
+        "cp.async.bulk",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "shared memory {:#x}..{:#x} is read by the pending wgmma.mma_async at line {} and was overwritten at line {}",
+            b + 32,
+            b + 48,
+            mma_line(&src, 1),
+            line_of(&src, "cp.async.bulk")
+        ),
+    );
+    // After the wait, the same stores are fine.
+    let src = kernel(&c).replace(
+        "\t// @after_wait\n",
+        "\tst.shared.u32 [%r21+4], %r2;\n\t// @after_wait\n",
+    );
+    run_with(&c, &Data::random(&c, 1), &src, c.desc_hi(64), c.desc_hi(8), 128).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_store_from_another_block_of_the_cluster_is_reported() {
+    // Rank 0 issues the wgmma and waits at the cluster barrier; rank 1
+    // stores into rank 0's B before arriving.
+    let c = Cfg::new(8, Kind::F16, true, 64, 1);
+    let src = kernel(&c)
+        .replace(
+            "\t// @before_fence\n",
+            "\tmov.u32 %r50, %cluster_ctarank;\n\tsetp.ne.u32 %p5, %r50, 0;\n\t@%p5 bra $L_remote;\n\t// @before_fence\n",
+        )
+        .replace(
+            "\t// @before_wait\n",
+            "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\t// @before_wait\n",
+        )
+        .replace(
+            "\tret;\n}\n",
+            "\tret;\n$L_remote:\n\tmapa.shared::cluster.u32 %r51, %r21, 0;\n\tst.shared::cluster.u32 [%r51+16], %r2;\n\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\tret;\n}\n",
+        );
+    let d = Data::random(&c, 2);
+    let module = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut mem = Memory::new();
+    let img = d.image(&c);
+    let img_at = upload(&mut mem, &img, false);
+    let out = mem.alloc(4 * 64 * 8, true);
+    let params = [
+        ParamValue::U64(img_at),
+        ParamValue::U32(img.len() as u32),
+        ParamValue::U64(img_at),
+        ParamValue::U64(img_at),
+        ParamValue::U64(out),
+        ParamValue::U64(c.desc_hi(64)),
+        ParamValue::U64(c.desc_hi(8)),
+    ];
+    let launch = Launch {
+        cluster: (2, 1, 1),
+        ..Launch::new((2, 1, 1), (128, 1, 1), img.len() as u32)
+    };
+    let e = module.launch("k", &launch, &params, &mut mem).unwrap_err();
+    let b = DYN + c.b_region();
+    assert_error(
+        &e,
+        &src,
+        "st.shared::cluster",
+        (1, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "shared memory {:#x}..{:#x} of block (0,0,0) is read by the pending wgmma.mma_async at line {}",
+            b + 16,
+            b + 20,
+            mma_line(&src, 0)
+        ),
+    );
+}
+
+#[test]
+fn fence_and_completion_errors_are_reported() {
+    let c = Cfg::new(8, Kind::F16, false, 32, 2);
+    // A write of D after the fence.
+    let (e, src) = fail_at(&c, "after_fence", "\tmov.f32 %f3, 0f00000000;\n");
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "missing wgmma.fence: %f3 was written at line {} after the last wgmma.fence (line {})",
+            line_of(&src, "mov.f32 %f3"),
+            line_of(&src, "wgmma.fence")
+        ),
+    );
+    // ... of A.
+    let (e, src) = fail_at(&c, "after_fence", "\tld.global.u32 %a1, [%rd9];\n");
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        "missing wgmma.fence: %a1 was written at line",
+    );
+    // No fence at all.
+    let src = kernel(&c).replace("\twgmma.fence.sync.aligned;\n", "");
+    let e = fail_src(&c, &src, c.desc_hi(64), c.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        "no wgmma.fence before its first wgmma.mma_async",
+    );
+    // Exit with the operations pending (committed or not).
+    let (e, src) = fail_at(&c, "before_wait", "\tret;\n");
+    assert_error(
+        &e,
+        &src,
+        "ret;",
+        (0, 0, 0),
+        (0, 0, 0),
+        &format!(
+            "the warp exits with the wgmma.mma_async at line {} never waited for",
+            mma_line(&src, 0)
+        ),
+    );
+    let (e, src) = fail_at(&c, "after_mma", "\tret;\n");
+    assert_error(&e, &src, "ret;", (0, 0, 0), (0, 0, 0), "never waited for");
+    // scale-d true with D never written.
+    let mut acc = c;
+    acc.acc = true;
+    let src = kernel(&acc).replace("\tld.global.f32 %f2, ", "\t// ld.global.f32 %f2, ");
+    let e = fail_src(&acc, &src, acc.desc_hi(64), acc.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        "read of uninitialised register %f2: wgmma.mma_async accumulates into it (scale-d is true)",
+    );
+}
+
+#[test]
+fn warp_and_warpgroup_errors_are_reported() {
+    let c = Cfg::new(8, Kind::F16, true, 128, 1);
+    // A diverged warp.
+    let src = kernel(&c).replace(
+        "\twgmma.fence.sync.aligned;\n",
+        "\tsetp.lt.u32 %p6, %r13, 16;\n\t@%p6 wgmma.fence.sync.aligned;\n",
+    );
+    let e = fail_src(&c, &src, c.desc_hi(64), c.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        "wgmma.fence",
+        (0, 0, 0),
+        (0, 0, 0),
+        "wgmma.fence is `.sync.aligned`: all 32 lanes of the warp must execute it together (executing lanes: 0x0000ffff)",
+    );
+    let src = kernel(&c).replace("\tsetmaxnreg.inc", "\tsetp.lt.u32 %p6, %r2, 8;\n\t@%p6 setmaxnreg.inc");
+    let e = fail_src(&c, &src, c.desc_hi(64), c.desc_hi(8), 128);
+    assert_error(
+        &e,
+        &src,
+        "setmaxnreg",
+        (0, 0, 0),
+        (0, 0, 0),
+        "setmaxnreg is `.sync.aligned`",
+    );
+    // Half a warpgroup.
+    let e = fail_src(&c, &kernel(&c), c.desc_hi(64), c.desc_hi(8), 64);
+    assert_error(
+        &e,
+        &kernel(&c),
+        MMA,
+        (0, 0, 0),
+        (0, 0, 0),
+        "wgmma.mma_async needs a whole warpgroup: warp 0 belongs to warps 0..4, but the block has 64 threads",
+    );
+}
+
+#[test]
+fn bad_descriptors_are_reported() {
+    let c = Cfg::new(8, Kind::F16, true, 64, 1);
+    let src = kernel(&c);
+    let (a_hi, b_hi) = (c.desc_hi(64), c.desc_hi(8));
+    for (a, b, msg) in [
+        (a_hi, b_hi | 1 << 46, "wgmma.mma_async B shared-memory descriptor"),
+        (
+            a_hi,
+            b_hi | 1 << 46,
+            "reserved bits 46..49 are set (0b001 at bits 46..49 is the sm_100 tcgen05 encoding",
+        ),
+        (a_hi | 3 << 49, b_hi, "wgmma.mma_async A shared-memory descriptor"),
+        (
+            a_hi | 3 << 49,
+            b_hi,
+            "matrix base offset 3 (bits 49..52) is not supported (only 0)",
+        ),
+        (a_hi, b_hi | 1 << 61, "reserved bits 52..62 are set"),
+        (a_hi | 1 << 30, b_hi, "reserved bits 30..32 are set"),
+        // An SBO that puts A's second 8-row group far outside shared
+        // memory: row 8 at 0x800 + 0x3fff0, its first chunk swizzled.
+        (
+            a_hi | 0x3FFF << 32,
+            b_hi,
+            "wgmma.mma_async A operand read of 16 bytes at shared address 0x407c0",
+        ),
+        (a_hi | 0x3FFF << 32, b_hi, "is out of bounds"),
+    ] {
+        let e = fail_src(&c, &src, a, b, 128);
+        assert_error(&e, &src, MMA, (0, 0, 0), (0, 0, 0), msg);
+    }
+}
+
+#[test]
+fn unsupported_forms_are_rejected_when_parsed() {
+    let c = Cfg::new(8, Kind::F16, false, 128, 1);
+    let good = kernel(&c);
+    let mma = |src: &str| src.lines().find(|l| l.contains(MMA)).unwrap().to_string();
+    let rejects = |src: String, needle: &str, msg: &str| {
+        let e = Module::parse(&src).unwrap_err();
+        assert_eq!(e.kernel(), Some("k"), "{e}");
+        assert_eq!(e.line(), Some(line_of(&src, needle)), "{e}");
+        assert!(e.message().contains(msg), "expected `{msg}` in: {e}");
+    };
+    let line = mma(&good);
+    rejects(
+        good.replace(&line, &line.replace(", 1, 1, 0;", ", 1, 1, 1;")),
+        MMA,
+        "imm-trans-b = 1 (a transposed, MN-major operand) is not supported by the emulator; only K-major operands (0)",
+    );
+    rejects(
+        good.replace(&line, &line.replace(".f32.f16.f16", ".f16.f16.f16")),
+        MMA,
+        "`.f16` accumulators are not supported by the emulator (only .f32)",
+    );
+    rejects(
+        good.replace(&line, &line.replace(".f32.f16.f16", ".f32.e4m3.e4m3")),
+        MMA,
+        "A and B types `.e4m3.e4m3` are not supported by the emulator",
+    );
+    rejects(
+        good.replace(&line, &line.replace("m64n8k16", "m64n12k16")),
+        MMA,
+        "shape `.m64n12k16` is not supported",
+    );
+    rejects(
+        good.replace(&line, &line.replace(", 1, 1, 0;", ", 2, 1, 0;")),
+        MMA,
+        "imm-scale-a must be 1 or -1, found 2",
+    );
+    rejects(
+        good.replace(&line, &line.replace(", 1, 1, 0;", ", 1, %r2, 0;")),
+        MMA,
+        "imm-scale-b must be 1 or -1, found a non-constant operand",
+    );
+    rejects(
+        good.replace("wait_group.sync.aligned 1;", "wait_group.sync.aligned %r2;"),
+        "wait_group.sync.aligned %r2",
+        "must be an immediate in 0..=7",
+    );
+    rejects(
+        good.replace("wait_group.sync.aligned 1;", "wait_group.sync.aligned 8;"),
+        "wait_group.sync.aligned 8",
+        "found 8",
+    );
+    rejects(
+        good.replace("wgmma.fence.sync.aligned;", "wgmma.fence.aligned;"),
+        "wgmma.fence",
+        "needs `.sync.aligned`",
+    );
+    for bad in ["20", "244", "264", "%r2"] {
+        let src = good.replace(
+            "setmaxnreg.inc.sync.aligned.u32 240;",
+            &format!("setmaxnreg.dec.sync.aligned.u32 {bad};"),
+        );
+        rejects(
+            src,
+            "setmaxnreg",
+            "the register count of setmaxnreg must be an immediate multiple of 8 in 24..=256",
+        );
+    }
+    let ss = Cfg::new(8, Kind::F16, true, 128, 1);
+    let good = kernel(&ss);
+    let line = mma(&good);
+    rejects(
+        good.replace(&line, &line.replace(", 1, 1, 0, 0;", ", 1, 1, 1, 0;")),
+        MMA,
+        "imm-trans-a = 1",
+    );
+}
