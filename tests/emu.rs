@@ -86,6 +86,45 @@ fn the_gemm_matches_the_reference_on_the_sm100a_emulator() {
 }
 
 #[test]
+fn the_hopper_gemm_matches_the_reference_on_the_sm90a_emulator() {
+    let device = Device::emulator(Target::Sm90a);
+    let mut rng = Rng::new(45);
+    // Two tiles of A and of B rows with K of 10 stages of 128 (the 4-stage
+    // ring wraps twice, the 3 decoded tiles three times); K split over
+    // clusters of 2 and of 4 (10 stages: 2, 3, 2, 3 per block); a batch of
+    // 2 with the task's generator.
+    for (shape, split, kind) in [
+        ((256, 512, 1280, 1), 1, Inputs::Wide),
+        ((128, 256, 768, 1), 2, Inputs::Wide),
+        ((128, 256, 1280, 1), 4, Inputs::Wide),
+        ((128, 256, 512, 2), 2, Inputs::Task),
+    ] {
+        gemm::check_gemm(&device, &mut rng, shape, kind, Some(GemmKernel::Sm90 { split }), None)
+            .unwrap_or_else(|e| panic!("{shape:?} split {split}: {e}"));
+    }
+}
+
+#[test]
+fn the_hopper_gemm_check_fails_when_a_scales_are_permuted() {
+    let device = Device::emulator(Target::Sm90a);
+    let mut rng = Rng::new(46);
+    let permute = |scales: &mut [E4m3]| {
+        let (first, rest) = scales.split_at_mut(512);
+        first.swap_with_slice(&mut rest[..512]);
+    };
+    let err = gemm::check_gemm(
+        &device,
+        &mut rng,
+        (128, 256, 512, 1),
+        Inputs::Wide,
+        None,
+        Some(&permute),
+    )
+    .expect_err("permuted scales must not match the reference");
+    assert!(matches!(err, Error::Mismatch(_)), "{err}");
+}
+
+#[test]
 fn the_gemm_check_fails_when_a_scales_are_permuted() {
     let device = Device::emulator(Target::Sm100a);
     let mut rng = Rng::new(42);
@@ -240,6 +279,20 @@ fn a_faulting_launch_is_an_error_naming_kernel_block_thread_and_line() {
     };
     assert_eq!(e.kernel(), Some("barrier_in_a_branch"));
     assert!(e.instruction().is_some_and(|t| t.starts_with("bar")), "{err}");
+}
+
+#[test]
+#[ignore = "minutes in a debug build; run with `cargo test --release -p nvfp4-tests --test emu -- --ignored`"]
+fn the_hopper_gemm_matches_the_reference_on_the_task_shapes_on_the_emulator() {
+    let device = Device::emulator(Target::Sm90a);
+    let mut rng = Rng::new(47);
+    let bench = gemm::BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1));
+    for (m, n, k, l) in gemm::TEST_SHAPES.into_iter().chain(bench) {
+        let kernel = GemmKernel::for_device(&device, m, n, k, l);
+        gemm::check_gemm(&device, &mut rng, (m, n, k, l), Inputs::Wide, kernel, None)
+            .unwrap_or_else(|e| panic!("{m}x{n}x{k}x{l} {kernel:?}: {e}"));
+        println!("GEMM M={m} N={n} K={k} L={l} {kernel:?}: every output within 1e-3 of the f64 reference");
+    }
 }
 
 #[test]

@@ -767,6 +767,23 @@ fn parallel_rows(out: &mut [f64], row_len: usize, work: impl Fn(Range<usize>, &m
     });
 }
 
+/// The largest `|got - want| / (atol + rtol * |want|)` over all values
+/// (infinite where either is not finite): at most 1 when [`check_close`]
+/// passes.
+pub fn worst_error_ratio(got: &[f16], want: &[f64], rtol: f64, atol: f64) -> f64 {
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| {
+            let g = g.to_f64();
+            if g.is_finite() && w.is_finite() {
+                (g - w).abs() / (atol + rtol * w.abs())
+            } else {
+                f64::INFINITY
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
 /// Checks every element: `|got - want| <= atol + rtol * |want|` (NaN and
 /// infinities never pass, on either side). `Err` names the first failing
 /// index with its value and reference, the worst absolute error and how

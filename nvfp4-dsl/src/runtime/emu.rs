@@ -188,7 +188,10 @@ impl EmuDevice {
                 Arg::Scalar(bytes, len) => params.push(scalar_param(bytes, *len)?),
             }
         }
-        let launch = emu::Launch::new(config.grid, config.block, config.shared_bytes);
+        let launch = emu::Launch {
+            cluster: config.cluster,
+            ..emu::Launch::new(config.grid, config.block, config.shared_bytes)
+        };
         // A store through a `&[T]` parameter is a fault on the emulator (on
         // a GPU it would race with the caller's other borrows of the
         // buffer). The borrow rules keep a buffer from being passed both as

@@ -15,13 +15,15 @@
 //! accumulation) on the decoded operands, loaded at run time ("cuBLAS not
 //! found" when the library is absent).
 //!
-//! `bench [--json] [--repeats N] [--all-variants]`
+//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm]`
 
 use cudarc::driver::sys::CUevent_flags;
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
 use nvfp4_kernels::gemm::{self, DeviceGemmOperand, GemmKernel};
 use nvfp4_kernels::gemv::{DeviceNvfp4, GemvConfig, gemv_with};
-use nvfp4_kernels::nvfp4::{Inputs, check_close, gemm_inputs, gemm_reference, gemv_inputs, gemv_reference};
+use nvfp4_kernels::nvfp4::{
+    Inputs, check_close, gemm_inputs, gemm_reference, gemv_inputs, gemv_reference, worst_error_ratio,
+};
 use nvfp4_kernels::rng::Rng;
 use std::process::ExitCode;
 
@@ -38,6 +40,8 @@ struct Options {
     json: bool,
     repeats: usize,
     all_variants: bool,
+    /// `--only gemv` / `--only gemm`: one kernel's rows.
+    only: Option<String>,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -45,12 +49,20 @@ fn parse_args() -> Result<Options, String> {
         json: false,
         repeats: 30,
         all_variants: false,
+        only: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => o.json = true,
             "--all-variants" => o.all_variants = true,
+            "--only" => {
+                o.only = Some(
+                    args.next()
+                        .filter(|k| k == "gemv" || k == "gemm")
+                        .ok_or("--only takes gemv or gemm")?,
+                )
+            }
             "--repeats" => {
                 o.repeats = args
                     .next()
@@ -60,7 +72,7 @@ fn parse_args() -> Result<Options, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --json, --repeats N, --all-variants"
+                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm"
                 ));
             }
         }
@@ -124,6 +136,9 @@ struct Row {
     /// GEMM only: TFLOP/s and the time the bytes take at the copy bandwidth.
     tflops: Option<f64>,
     floor_us: Option<f64>,
+    /// GEMM only: the worst |error| / (1e-3 + 1e-3 |want|) of the checked run
+    /// (at most 1 within the tolerance).
+    error_ratio: Option<f64>,
 }
 
 fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, String> {
@@ -174,6 +189,7 @@ fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 percent: 100.0 * gbps * 1e9 / ceiling,
                 tflops: None,
                 floor_us: None,
+                error_ratio: None,
             });
         }
     }
@@ -189,7 +205,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
         let want = gemm_reference(&a, &b);
         let bytes = (m + n) * (k / 2 + k / 16) + m * n * 2;
         let flops = 2.0 * (m * n * k) as f64;
-        let row = |kernel: &'static str, variant: String, us: f64| {
+        let row = |kernel: &'static str, variant: String, us: f64, error_ratio: f64| {
             let gbps = bytes as f64 / (us * 1e-6) / 1e9;
             Row {
                 kernel,
@@ -200,6 +216,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 percent: 100.0 * gbps * 1e9 / ceiling,
                 tflops: Some(flops / (us * 1e-6) / 1e12),
                 floor_us: Some(bytes as f64 / ceiling * 1e6),
+                error_ratio: Some(error_ratio),
             }
         };
         let copies = (3 * L2_BYTES).div_ceil(bytes).max(2);
@@ -231,7 +248,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             }
             gemm::gemm_with(device, &da[0], &db[0], &mut dc[0], kernel).map_err(|e| e.to_string())?;
             let got = device.download(&dc[0]).map_err(|e| e.to_string())?;
-            check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("GEMM {m}x{n}x{k} {kernel:?}: {e}"))?;
+            let ratio = checked_ratio(&got, &want, &format!("GEMM {m}x{n}x{k} {kernel:?}"))?;
             let ms = time_ms(device, opts.repeats, |i| {
                 let j = i % copies;
                 gemm::gemm_with(device, &da[j], &db[j], &mut dc[j], kernel).map_err(|e| e.to_string())
@@ -240,11 +257,11 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 GemmKernel::Sm100 { bn } => format!("sm_100a BN={bn}"),
                 GemmKernel::Sm90 { split } => format!("sm_90a split={split}"),
             };
-            rows.push(row("gemm", variant, ms * 1e3));
+            rows.push(row("gemm", variant, ms * 1e3, ratio));
         }
         if let Some(blas) = &blas {
-            let us = blas.time_f16_gemm(device, opts.repeats, &a, &b, &want)?;
-            rows.push(row("cublas", "f16 GemmEx, decoded".into(), us));
+            let (us, ratio) = blas.time_f16_gemm(device, opts.repeats, &a, &b, &want)?;
+            rows.push(row("cublas", "f16 GemmEx, decoded".into(), us, ratio));
         }
     }
     if blas.is_none() {
@@ -253,15 +270,27 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
     Ok(rows)
 }
 
+/// The worst error ratio of a GEMM's output (see `Row::error_ratio`): a
+/// ratio over 1 is reported in the table, one over 64 (or a NaN) means the
+/// kernel is broken and stops the bench before it is timed.
+fn checked_ratio(got: &[f16], want: &[f64], what: &str) -> Result<f64, String> {
+    let ratio = worst_error_ratio(got, want, 1e-3, 1e-3);
+    if ratio > 64.0 {
+        let detail = check_close(got, want, 1e-3, 1e-3).err().unwrap_or_default();
+        return Err(format!("{what}: {detail}"));
+    }
+    Ok(ratio)
+}
+
 /// cuBLAS's f16 GEMM (f32 accumulation) on the decoded operands: the
 /// anchor of the GEMM rows.
 mod cublas {
-    use super::{L2_BYTES, time_ms};
+    use super::{L2_BYTES, checked_ratio, time_ms};
     use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
     use cudarc::cublas::{CudaBlas, result};
     use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
     use nvfp4_dsl::{Device, f16};
-    use nvfp4_kernels::nvfp4::{Nvfp4Tensor, check_close};
+    use nvfp4_kernels::nvfp4::Nvfp4Tensor;
 
     pub struct Blas(CudaBlas);
 
@@ -278,7 +307,8 @@ mod cublas {
         }
 
         /// Checks `C = A B^T` in f16 against `want`, then returns its median
-        /// microseconds, rotating input copies like the kernels' rows.
+        /// microseconds, rotating input copies like the kernels' rows, and
+        /// its worst error ratio.
         pub fn time_f16_gemm(
             &self,
             device: &Device,
@@ -286,7 +316,7 @@ mod cublas {
             a: &Nvfp4Tensor,
             b: &Nvfp4Tensor,
             want: &[f64],
-        ) -> Result<f64, String> {
+        ) -> Result<(f64, f64), String> {
             let stream = device.as_cuda().ok_or("cuBLAS needs a CUDA device")?.stream();
             let (m, n, k) = (a.rows, b.rows, a.k);
             let bits = |t: &Nvfp4Tensor| t.to_f16().into_iter().map(f16::to_bits).collect::<Vec<u16>>();
@@ -305,11 +335,11 @@ mod cublas {
                 .into_iter()
                 .map(f16::from_bits)
                 .collect();
-            check_close(&got, want, 1e-3, 1e-3).map_err(|e| format!("cuBLAS f16 {m}x{n}x{k}: {e}"))?;
+            let ratio = checked_ratio(&got, want, &format!("cuBLAS f16 {m}x{n}x{k}"))?;
             let ms = time_ms(device, repeats, |i| {
                 self.gemm(stream, &da[i % copies], &db[i % copies], &mut dc[i % copies], (m, n, k))
             })?;
-            Ok(ms * 1e3)
+            Ok((ms * 1e3, ratio))
         }
 
         /// Enqueues `c = a b^T` (f16 in and out, f32 accumulation).
@@ -388,8 +418,11 @@ fn main() -> ExitCode {
     let gemm_runs = matches!(device.compute_capability(), (9, 0) | (10, 0));
     let run = || -> Result<(f64, Vec<Row>), String> {
         let ceiling = copy_bandwidth(&device, opts.repeats)?;
-        let mut rows = gemv_rows(&device, &opts, ceiling)?;
-        if gemm_runs {
+        let mut rows = Vec::new();
+        if opts.only.as_deref() != Some("gemm") {
+            rows.extend(gemv_rows(&device, &opts, ceiling)?);
+        }
+        if gemm_runs && opts.only.as_deref() != Some("gemv") {
             rows.extend(gemm_rows(&device, &opts, ceiling)?);
         }
         Ok((ceiling, rows))
@@ -422,9 +455,9 @@ fn main() -> ExitCode {
         let items: Vec<String> = rows
             .iter()
             .map(|r| {
-                let gemm = match (r.tflops, r.floor_us) {
-                    (Some(t), Some(f)) => format!(
-                        ",\"tflop_per_s\":{t:.1},\"percent_of_f16_peak\":{:.1},\"byte_floor_us\":{f:.3},\"percent_of_byte_floor\":{:.1}",
+                let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
+                    (Some(t), Some(f), Some(e)) => format!(
+                        ",\"tflop_per_s\":{t:.1},\"percent_of_f16_peak\":{:.1},\"byte_floor_us\":{f:.3},\"percent_of_byte_floor\":{:.1},\"worst_error_over_tolerance\":{e:.3}",
                         100.0 * t * 1e12 / F16_PEAK,
                         100.0 * f / r.us
                     ),
@@ -449,13 +482,23 @@ fn main() -> ExitCode {
         println!("device: {}", device.describe());
         println!("device-to-device copy: {:.1} GB/s (read + write)", ceiling / 1e9);
         println!(
-            "{:<6} {:<24} {:<22} {:>10} {:>8} {:>7} {:>8} {:>8} {:>9} {:>7}",
-            "kernel", "shape", "variant", "median us", "GB/s", "% copy", "TFLOP/s", "% f16pk", "floor us", "% floor"
+            "{:<6} {:<24} {:<22} {:>10} {:>8} {:>7} {:>8} {:>8} {:>9} {:>7} {:>7}",
+            "kernel",
+            "shape",
+            "variant",
+            "median us",
+            "GB/s",
+            "% copy",
+            "TFLOP/s",
+            "% f16pk",
+            "floor us",
+            "% floor",
+            "err/tol"
         );
         for r in &rows {
-            let gemm = match (r.tflops, r.floor_us) {
-                (Some(t), Some(f)) => format!(
-                    " {t:>8.1} {:>7.1}% {f:>9.2} {:>6.1}%",
+            let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
+                (Some(t), Some(f), Some(e)) => format!(
+                    " {t:>8.1} {:>7.1}% {f:>9.2} {:>6.1}% {e:>7.2}",
                     100.0 * t * 1e12 / F16_PEAK,
                     100.0 * f / r.us
                 ),

@@ -158,7 +158,10 @@ pub fn gemm_nvfp4_sm90(
                 cp_async_bulk_global_to_shared(smem, stage + SFA_RAW, sfa, (sfa_block + 2 * kt) * 512, 1024, bars, s);
             }
         }
-        // The consumers' two cluster barriers (partials written, partials read).
+        // Converge warp 0 (the `.aligned` cluster barrier needs the whole
+        // warp), then the consumers' two cluster barriers (partials written,
+        // partials read).
+        sync_warp();
         cluster_sync();
         cluster_sync();
     } else {
