@@ -112,7 +112,7 @@ fn gemm_matches_the_reference_on_every_task_shape() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
-fn every_gemm_split_matches_and_repeats_bit_for_bit() {
+fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
     let device = device();
     if device.compute_capability() != (9, 0) {
         return;
@@ -121,17 +121,17 @@ fn every_gemm_split_matches_and_repeats_bit_for_bit() {
     for (m, n, k) in [(128, 4096, 7168), (256, 512, 2048)] {
         let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs");
         let want = nvfp4_kernels::nvfp4::gemm_reference(&a, &b);
-        for split in [1, 2, 4, 8] {
-            let kernel = Some(GemmKernel::Sm90 { split });
+        for (blocks, split) in [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (2, 4)] {
+            let kernel = Some(GemmKernel::Sm90 { blocks, split });
             let first = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
             nvfp4_kernels::nvfp4::check_close(&first, &want, 1e-3, 1e-3)
-                .unwrap_or_else(|e| panic!("{m}x{n}x{k} split {split}: {e}"));
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k} {kernel:?}: {e}"));
             for run in 0..3 {
                 let again = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
                 let same = first.iter().zip(&again).all(|(x, y)| x.to_bits() == y.to_bits());
-                assert!(same, "{m}x{n}x{k} split {split}: run {run} gave other bits");
+                assert!(same, "{m}x{n}x{k} {kernel:?}: run {run} gave other bits");
             }
-            println!("GEMM M={m} N={n} K={k} split {split}: within 1e-3 of the reference, the same bits in 4 runs");
+            println!("GEMM M={m} N={n} K={k} {kernel:?}: within 1e-3 of the reference, the same bits in 4 runs");
         }
     }
 }

@@ -107,7 +107,8 @@ fn run(device: &Device, small: bool) -> Result<(), nvfp4_kernels::Error> {
             "gemm",
             format!("M={m} N={n} K={k} L={l}"),
             match kernel {
-                Some(gemm::GemmKernel::Sm90 { split }) => format!("sm_90a wgmma, K split {split}"),
+                Some(gemm::GemmKernel::Sm90 { blocks, split }) =>
+                    format!("sm_90a wgmma, {}-row tiles, K split {split}", 128 * blocks),
                 Some(gemm::GemmKernel::Sm100 { bn }) => format!("sm_100a tcgen05, BN={bn}"),
                 None => "no kernel".into(),
             }

@@ -236,10 +236,10 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
         let kernels = match chosen {
             _ if !opts.all_variants => vec![chosen],
             GemmKernel::Sm100 { .. } => [128, 256].map(|bn| GemmKernel::Sm100 { bn }).to_vec(),
-            GemmKernel::Sm90 { .. } => [1, 2, 4, 8]
+            GemmKernel::Sm90 { .. } => [1, 2]
                 .into_iter()
-                .filter(|s| *s as usize <= k / 128)
-                .map(|split| GemmKernel::Sm90 { split })
+                .flat_map(|blocks| [1, 2, 4].map(|split| GemmKernel::Sm90 { blocks, split }))
+                .filter(|k9| matches!(k9, GemmKernel::Sm90 { split, .. } if *split as usize <= k / 128))
                 .collect(),
         };
         for kernel in kernels {
@@ -255,7 +255,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             })?;
             let variant = match kernel {
                 GemmKernel::Sm100 { bn } => format!("sm_100a BN={bn}"),
-                GemmKernel::Sm90 { split } => format!("sm_90a split={split}"),
+                GemmKernel::Sm90 { blocks, split } => format!("sm_90a rows={} split={split}", 128 * blocks),
             };
             rows.push(row("gemm", variant, ms * 1e3, ratio));
         }

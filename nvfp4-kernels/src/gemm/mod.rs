@@ -43,9 +43,12 @@ pub enum GemmKernel {
         /// Columns of C (rows of B) per block.
         bn: usize,
     },
-    /// The sm_90a `wgmma` kernel (tiles of 128 rows of A x 256 rows of B)
-    /// with K split over `split` blocks of a cluster (1, 2, 4 or 8).
+    /// The sm_90a `wgmma` kernel: tiles of 128 rows of A x `128 * blocks`
+    /// rows of B (`blocks` 1 or 2), K split over `split` blocks of a
+    /// cluster (1, 2 or 4).
     Sm90 {
+        /// m64 blocks of B rows per consumer warpgroup.
+        blocks: u32,
         /// Blocks sharing one tile's K.
         split: u32,
     },
@@ -54,21 +57,37 @@ pub enum GemmKernel {
 impl GemmKernel {
     /// The kernel [`gemm`] uses on `device` for this shape: the sm_100a
     /// kernel with 128-column tiles on compute capability 10.0; on 9.0 the
-    /// sm_90a kernel with the largest power-of-two split (at most 8, and at
-    /// most the number of K stages of 128) whose blocks fit the
-    /// multiprocessors at one block each. `None` on other devices.
+    /// sm_90a kernel with the tiling that fills the most multiprocessors at
+    /// one block each (splitting K over up to 4 blocks, at most one per K
+    /// stage of 128), 256-row tiles when they fill at least as many.
+    /// `None` on other devices.
     pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
         match device.compute_capability() {
             (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
             (9, 0) => {
-                let tiles = (m / BM) * (n / sm90::BN) * l;
-                let stages = k / sm90::BK;
                 let sms = device.multiprocessors() as usize;
-                let mut split = 1;
-                while split < 8 && 2 * split <= stages && tiles * 2 * split <= sms {
-                    split *= 2;
+                let stages = k / sm90::BK;
+                let fill = |blocks: u32| {
+                    let tiles = (m / BM) * (n / (128 * blocks as usize)).max(1) * l;
+                    let mut split = 1;
+                    while split < 4 && 2 * split <= stages && tiles * 2 * split <= sms {
+                        split *= 2;
+                    }
+                    (tiles * split, split)
+                };
+                let (wide, wide_split) = fill(2);
+                let (narrow, narrow_split) = fill(1);
+                if n.is_multiple_of(256) && wide.min(sms) >= narrow.min(sms) {
+                    Some(GemmKernel::Sm90 {
+                        blocks: 2,
+                        split: wide_split as u32,
+                    })
+                } else {
+                    Some(GemmKernel::Sm90 {
+                        blocks: 1,
+                        split: narrow_split as u32,
+                    })
                 }
-                Some(GemmKernel::Sm90 { split: split as u32 })
             }
             _ => None,
         }
@@ -82,8 +101,8 @@ enum MapTile {
     Sm100 { rows: u32 },
     /// sm_90a A: boxes of 64 bytes x 128 rows, 64-byte swizzle.
     Sm90A,
-    /// sm_90a B: boxes of 64 bytes x 256 rows, no swizzle.
-    Sm90B,
+    /// sm_90a B: boxes of 64 bytes x `rows` (128 or 256) rows, no swizzle.
+    Sm90B { rows: u32 },
 }
 
 impl MapTile {
@@ -91,7 +110,7 @@ impl MapTile {
         let (box_bytes, box_rows, swizzle) = match self {
             MapTile::Sm100 { rows } => (128, rows, Swizzle::B128),
             MapTile::Sm90A => (64, 128, Swizzle::B64),
-            MapTile::Sm90B => (64, 256, Swizzle::None),
+            MapTile::Sm90B { rows } => (64, rows, Swizzle::None),
         };
         TileMap2d {
             row_bytes: (t.k / 2) as u64,
@@ -134,7 +153,11 @@ impl DeviceGemmOperand {
         }
         let tiles: Vec<MapTile> = match device.compute_capability() {
             (10, 0) => vec![MapTile::Sm100 { rows: 128 }, MapTile::Sm100 { rows: 256 }],
-            (9, 0) => vec![MapTile::Sm90A, MapTile::Sm90B],
+            (9, 0) => vec![
+                MapTile::Sm90A,
+                MapTile::Sm90B { rows: 128 },
+                MapTile::Sm90B { rows: 256 },
+            ],
             _ => Vec::new(),
         };
         let data = device.upload(&t.data)?;
@@ -142,9 +165,8 @@ impl DeviceGemmOperand {
         let mut maps = Vec::with_capacity(tiles.len());
         for tile in tiles {
             let rows = match tile {
-                MapTile::Sm100 { rows } => rows as usize,
+                MapTile::Sm100 { rows } | MapTile::Sm90B { rows } => rows as usize,
                 MapTile::Sm90A => BM,
-                MapTile::Sm90B => sm90::BN,
             };
             if t.rows.is_multiple_of(rows) {
                 maps.push((tile, device.tensor_map_2d(&data, tile.map(t))?));
@@ -163,9 +185,8 @@ impl DeviceGemmOperand {
     fn map(&self, tile: MapTile, role: &str) -> Result<TensorMap, Error> {
         self.maps.iter().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
             let need = match tile {
-                MapTile::Sm100 { rows } => format!("rows a multiple of {rows}"),
+                MapTile::Sm100 { rows } | MapTile::Sm90B { rows } => format!("rows a multiple of {rows}"),
                 MapTile::Sm90A => format!("rows a multiple of {BM}"),
-                MapTile::Sm90B => format!("rows a multiple of {}", sm90::BN),
             };
             Error::Shape(format!(
                 "{role} ({} rows) cannot be used by this kernel on this device: it needs {need} and an upload to this device (compute capability 9.0 or 10.0)",
@@ -255,7 +276,7 @@ pub fn gemm_with(
                 }
             }
         }
-        GemmKernel::Sm90 { split } => {
+        GemmKernel::Sm90 { blocks, split } => {
             if device.compute_capability() != (9, 0) {
                 let (major, minor) = device.compute_capability();
                 return Err(Error::Unsupported(format!(
@@ -263,27 +284,41 @@ pub fn gemm_with(
                     device.describe()
                 )));
             }
-            if !matches!(split, 1 | 2 | 4 | 8) || split as usize > k / sm90::BK {
+            if !matches!(blocks, 1 | 2) || !matches!(split, 1 | 2 | 4) || split as usize > k / sm90::BK {
                 return Err(Error::Shape(format!(
-                    "the sm_90a kernel splits K over 1, 2, 4 or 8 blocks, at most one per stage of {} ({} stages); not {split}",
+                    "the sm_90a kernel takes 1 or 2 blocks of 64 B rows per warpgroup and splits K over 1, 2 or 4 blocks, at most one per stage of {} ({} stages); not {blocks} and {split}",
                     sm90::BK,
                     k / sm90::BK
                 )));
             }
             let map_a = a.map(MapTile::Sm90A, "a")?;
-            let map_b = b.map(MapTile::Sm90B, "b")?;
+            let map_b = b.map(MapTile::Sm90B { rows: 128 * blocks }, "b")?;
             let launch = LaunchConfig::new(
-                (split, (n / sm90::BN) as u32, ((m / BM) * l) as u32),
+                (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32),
                 (sm90::THREADS, 1, 1),
             )
-            .with_shared_bytes(sm90::SHARED_BYTES)
+            .with_shared_bytes(sm90::shared_bytes(blocks))
             .with_cluster((split, 1, 1));
             // SAFETY: shapes checked above and by the maps: every tile is
-            // inside a and b (rows are multiples of 128 and 256, K of 256),
-            // the scale blocks exist for every (128 rows, 64 K) block, and
-            // every row and column of c is in bounds.
+            // inside a and b (rows are multiples of 128 and of the tile, K
+            // of 256), the scale blocks exist for every (128 rows, 64 K)
+            // block, and every row and column of c is in bounds.
             unsafe {
-                gemm_nvfp4_sm90::Kernel::launch(device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk)?;
+                macro_rules! launch {
+                    ($b:literal, $s:literal) => {
+                        gemm_nvfp4_sm90::Kernel::<$b, $s>::launch(
+                            device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk,
+                        )?
+                    };
+                }
+                match (blocks, split) {
+                    (1, 1) => launch!(1, 1),
+                    (1, 2) => launch!(1, 2),
+                    (1, 4) => launch!(1, 4),
+                    (2, 1) => launch!(2, 1),
+                    (2, 2) => launch!(2, 2),
+                    _ => launch!(2, 4),
+                }
             }
         }
     }

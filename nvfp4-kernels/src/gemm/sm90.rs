@@ -1,44 +1,53 @@
 //! The block-scaled NVFP4 GEMM kernel for Hopper (sm_90a): FP4 decoded
 //! exactly to f16 in registers and shared memory, multiplied by the
-//! warpgroup tensor cores (`wgmma`) with f32 accumulation.
+//! warpgroup tensor cores (`wgmma`), accumulated in f32.
 //!
 //! Hopper has no FP4 tensor cores, so both operands are decoded to f16:
-//! `e2m1 * e4m3` is exact in f16 (at most 6 significant bits), the products
-//! of two such values are exact in f32, and the only roundings are the f32
-//! accumulation and the final f16. Each e2m1 code is moved into an f16 bit
-//! pattern that reads as its value times 2^-14 (sign to bit 15, exponent
-//! and mantissa to bits 9..12; the subnormal 0.5 lands on an f16 subnormal)
-//! and multiplied by its block's scale in one `mul.f16x2`, exact as well;
-//! the accumulator is scaled back by 2^28 in the epilogue.
+//! `e2m1 * e4m3` is exact in f16 (at most 6 significant bits), and the
+//! products of two such values are exact in f32. Each e2m1 code is moved
+//! into an f16 bit pattern that reads as its value times 2^-14 (sign to bit
+//! 15, exponent and mantissa to bits 9..12; the subnormal 0.5 lands on an
+//! f16 subnormal) and multiplied by its block's scale in one `mul.f16x2`,
+//! exact as well; the result is scaled back by 2^28 in the epilogue.
+//!
+//! The tensor cores add a wgmma's products into f32 by truncating (their
+//! internal sum is aligned to the largest term and rounded toward zero),
+//! so a long chain of wgmmas into one accumulator drifts toward zero by up
+//! to an ulp of the running sum per step; over K = 16384 that exceeds
+//! rtol = atol = 1e-3 on inputs whose products cancel (cuBLAS's f16 GEMM
+//! does). The kernel therefore runs each K stage of 128 as its own chain of
+//! 8 wgmmas into a scratch accumulator and adds the stage's result into the
+//! f32 accumulator with a correctly rounded `add.rn.f32` (the promotion
+//! DeepGEMM uses for FP8).
 //!
 //! The kernel computes `C^T = B x A^T` per tile: B (the `N` rows, the
 //! weights of a linear layer) is the wgmma's A operand, decoded straight
 //! into register fragments; A (the `M` rows, 128 tokens per tile) is the
 //! wgmma's B operand, decoded once per K stage into 128-byte-swizzled
-//! shared memory. A block of 384 threads computes 256 rows of B x 128 rows
-//! of A over a range of K:
-//! - warpgroup 0 (registers lowered to 40) is the producer: one elected
-//!   thread streams K in stages of 128 through a four-stage ring — B's
-//!   256 x 64-byte tile and A's 128 x 64-byte tile (64-byte swizzle) by the
-//!   tensor copy engine, their 1 KiB blocks of scales by bulk copies — each
-//!   completing on the stage's `full` mbarrier;
-//! - warpgroups 1 and 2 (registers raised to 232) are the consumers, each
-//!   owning 128 rows of B (two m64 accumulators of 64 f32 per thread). Per
-//!   stage a thread loads its rows' 32 B values and scales into registers
-//!   and releases the stage (`empty`); then for each of the 8 K steps of 16
-//!   it decodes its A fragments, issues two `wgmma.m64n128k16` and, while
-//!   they run, decodes one sixteenth of the next stage's A tile into the
-//!   next of three f16 buffers. A named barrier between the two consumer
-//!   warpgroups and a proxy fence publish each decoded tile to the tensor
-//!   cores; three buffers let a warpgroup run one stage ahead of the other's
-//!   last MMA.
+//! shared memory. A block of 384 threads computes `128 * BLOCKS` rows of B
+//! x 128 rows of A over a range of K:
+//! - warpgroup 0 is the producer (its registers lowered with
+//!   `setmaxnreg`): one elected thread streams K in stages of 128 through a
+//!   four-stage ring — B's `128 * BLOCKS` x 64-byte tile and A's 128 x
+//!   64-byte tile (64-byte swizzle) by the tensor copy engine, their 1 KiB
+//!   blocks of scales by bulk copies — each completing on the stage's
+//!   `full` mbarrier;
+//! - warpgroups 1 and 2 are the consumers (registers raised), each owning
+//!   `BLOCKS` m64 blocks of B rows. Per stage and block a thread loads its
+//!   two rows' 32 values and scales into registers, then for each of the 8
+//!   K steps of 16 decodes its fragment and issues a `wgmma.m64n128k16`;
+//!   meanwhile it decodes its share of the next stage's A tile into the
+//!   next of three f16 buffers. After the block's 8 steps it waits and
+//!   promotes the scratch accumulator. A named barrier between the two
+//!   consumer warpgroups and a proxy fence publish each decoded tile to the
+//!   tensor cores; three buffers let a warpgroup run a stage ahead.
 //!
-//! K is split among the blocks of a cluster (`cluster_size()` blocks along
-//! grid x), each taking a contiguous range of stages. Every block writes
-//! its f32 partial tile to its shared memory; after a cluster barrier,
-//! block `r` sums the partials of its share of the tile's rows of C from
-//! all blocks of the cluster in rank order (distributed shared memory), so
-//! the result is the same bits on every run, and stores f16 C.
+//! K is split among the `SPLIT` blocks of a cluster (along grid x), each
+//! taking a contiguous range of stages. Every block writes its f32 partial
+//! tile to its shared memory; after a cluster barrier, block `r` sums the
+//! partials of its share of the tile's rows of C from all blocks of the
+//! cluster in rank order (distributed shared memory), so the result is the
+//! same bits on every run, and stores f16 C.
 //!
 //! K inside a 128-wide stage is permuted the same way for both operands
 //! (a dot product does not depend on the order of K): a thread of the
@@ -49,25 +58,38 @@
 
 use nvfp4_dsl::prelude::*;
 
-/// Rows of B per block (two consumer warpgroups of two m64 MMAs).
-pub const BN: usize = 256;
 /// K per pipeline stage.
 pub const BK: usize = 128;
-/// Dynamic shared memory per block: three decoded A tiles and four raw
-/// stages.
-pub const SHARED_BYTES: u32 = 3 * 32768 + 4 * 27648;
 
-/// Threads per block: the producer warpgroup and two consumer warpgroups.
-pub const THREADS: u32 = 384;
+/// Threads per block: two warpgroups.
+pub const THREADS: u32 = 256;
 
-/// NVFP4 GEMM tile kernel (sm_90a). `map_a`: tensor map over A `[L*M
-/// rows][K/2 bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle;
-/// `map_b`: over B `[L*N rows][K/2 bytes]`, boxes of 64 bytes x 256 rows,
-/// no swizzle; `sfa`, `sfb`: the blocked scale layouts; `c`: `[L][M][N]`.
-/// Grid: (blocks per cluster, N / 256, L * M / 128), clusters along x.
-#[kernel(targets(sm_90a), launch_bounds(384, 1))]
+/// Bytes of one raw stage: B's `128 * blocks` x 64 bytes and their scales
+/// (1 KiB per 128 rows), A's 128 x 64 bytes and their scales.
+const fn raw_bytes(blocks: u32) -> u32 {
+    9216 * blocks + 9216
+}
+
+/// Dynamic shared memory per block: three decoded A tiles of 32 KiB and
+/// four raw stages.
+pub const fn shared_bytes(blocks: u32) -> u32 {
+    3 * 32768 + 4 * raw_bytes(blocks)
+}
+
+/// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
+/// per consumer warpgroup, K split over the `SPLIT` (1, 2, 4) blocks of a
+/// cluster. `map_a`: tensor map over A `[L*M rows][K/2 bytes]`, boxes of 64
+/// bytes x 128 rows, 64-byte swizzle; `map_b`: over B `[L*N rows][K/2
+/// bytes]`, boxes of 64 bytes x `128 * BLOCKS` rows, no swizzle; `sfa`,
+/// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`. Grid: (SPLIT,
+/// N / (128 * BLOCKS), L * M / 128), clusters of (SPLIT, 1, 1).
+#[kernel(
+    targets(sm_90a),
+    specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4]),
+    launch_bounds(256, 1)
+)]
 #[allow(clippy::too_many_arguments)]
-pub fn gemm_nvfp4_sm90(
+pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     map_a: TensorMap,
     map_b: TensorMap,
     sfa: &[E4m3],
@@ -79,20 +101,19 @@ pub fn gemm_nvfp4_sm90(
 ) {
     // Dynamic shared memory: three decoded A tiles (f16, 128 rows x 128 K,
     // two 128-byte-swizzled 64-wide halves of 16 KiB), then four raw
-    // stages: B 256 x 64 bytes, B's scales (two 128-row blocks x 1 KiB), A
-    // 128 x 64 bytes (64-byte swizzle), A's scales (1 KiB).
+    // stages of B, B's scales, A (64-byte swizzle) and A's scales.
     const DEC_BYTES: u32 = 32768;
     const RAW_BASE: u32 = 3 * DEC_BYTES;
-    const RAW_BYTES: u32 = 27648;
-    const B_RAW: u32 = 0;
-    const SFB_RAW: u32 = 16384;
-    const A_RAW: u32 = 18432;
-    const SFA_RAW: u32 = 26624;
-    // The partial tile, f32 [128 rows of A][256 rows of B] with rows of
-    // 260 values (the padding spreads a warp's stores over all banks).
+    // The partial tile, f32 [128 rows of A][rows of B] with rows of 260
+    // values (the padding spreads a warp's stores over all banks).
     const PITCH: u32 = 260;
     // 2^28: the decoded operands are their values times 2^-14 each.
     const UNSCALE: f32 = 268435456.0;
+    let raw_bytes = 9216 * BLOCKS + 9216;
+    let sfb_raw = 8192 * BLOCKS;
+    let a_raw = 9216 * BLOCKS;
+    let sfa_raw = a_raw + 8192;
+    let b_rows = 128 * BLOCKS;
 
     let smem = dynamic_shared::<u8>(0);
     let words = dynamic_shared::<u32x4>(0);
@@ -102,19 +123,25 @@ pub fn gemm_nvfp4_sm90(
     let partial = dynamic_shared::<f32>(0);
     // mbarriers: full[s] (stage s landed), empty[4 + s] (stage s consumed).
     let bars = shared_array::<u64, 8>();
+    // The tile's first rows of A (and C) and of B, for the producer and the
+    // epilogue (kept in shared memory rather than in registers through the
+    // main loop).
+    let rows0 = shared_array::<u32, 2>();
 
+    // The next kernel in the stream may start launching now; this one
+    // waits for the previous one before its first load.
+    launch_dependents();
     let tid = thread_idx_x();
     let warp = tid / 32;
     let lane = lane_id();
-    let rank = cluster_cta_rank();
-    let ranks = cluster_size();
-    let n0 = block_idx_y() * 256;
+    let rank = if SPLIT > 1 { cluster_cta_rank() } else { 0 };
+    let n0 = block_idx_y() * b_rows;
     let m_tiles = m / 128;
     let batch = block_idx_z() / m_tiles;
     let m0 = block_idx_z() % m_tiles * 128;
     let k_stages = k / 128;
-    let first = rank * k_stages / ranks;
-    let stages = (rank + 1) * k_stages / ranks - first;
+    let first = rank * k_stages / SPLIT;
+    let stages = (rank + 1) * k_stages / SPLIT - first;
     let k_blocks = k / 64;
 
     if tid == 0 {
@@ -124,131 +151,134 @@ pub fn gemm_nvfp4_sm90(
             mbarrier_init(bars, 4 + s, 256);
         }
         fence_mbarrier_init();
+        rows0[0u32] = batch * m + m0;
+        rows0[1u32] = batch * n + n0;
     }
     sync_threads();
 
-    if warp < 4 {
-        setmaxnreg_dec(40);
-        if warp == 0 && elect_sync() {
-            let a_row = (batch * m + m0) as i32;
-            let b_row = (batch * n + n0) as i32;
-            let sfa_block = (batch * m_tiles + m0 / 128) * k_blocks;
-            let sfb_block = (batch * (n / 128) + n0 / 128) * k_blocks;
-            for i in 0..stages {
-                let kt = first + i;
-                let s = i % 4;
-                mbarrier_wait_parity(bars, 4 + s, (i / 4 & 1) ^ 1);
-                mbarrier_arrive_expect_tx(bars, s, RAW_BYTES);
-                let stage = RAW_BASE + s * RAW_BYTES;
-                let k_byte = (kt * 64) as i32;
-                cp_async_bulk_tensor_2d_global_to_shared(smem, stage + B_RAW, map_b, k_byte, b_row, bars, s);
-                cp_async_bulk_tensor_2d_global_to_shared(smem, stage + A_RAW, map_a, k_byte, a_row, bars, s);
-                #[unroll]
-                for rb in 0..2u32 {
-                    cp_async_bulk_global_to_shared(
-                        smem,
-                        stage + SFB_RAW + rb * 1024,
-                        sfb,
-                        (sfb_block + rb * k_blocks + 2 * kt) * 512,
-                        1024,
-                        bars,
-                        s,
-                    );
-                }
-                cp_async_bulk_global_to_shared(smem, stage + SFA_RAW, sfa, (sfa_block + 2 * kt) * 512, 1024, bars, s);
-            }
-        }
-        // Converge warp 0 (the `.aligned` cluster barrier needs the whole
-        // warp), then the consumers' two cluster barriers (partials written,
-        // partials read).
-        sync_warp();
-        cluster_sync();
-        cluster_sync();
-    } else {
-        setmaxnreg_inc(232);
-        let ct = tid - 128;
-        // Fragment layout: warpgroup `wg` owns B rows 128 wg .. 128 wg + 128.
+    {
+        let ct = tid;
+        // Fragment layout: warpgroup `wg` owns B rows 64 BLOCKS wg ..
+        // 64 BLOCKS (wg + 1).
         let wg = ct / 128;
         let w = warp % 4;
         let g = lane / 4;
         let t = lane % 4;
-        // A decoding: row `ar` of the tile, K words 2 ah and 2 ah + 1 of
+        // The part of a B row's scale offset that depends on the lane only.
+        let b_scale_lane = t / 2 * 512 + (16 * (w % 2) + g) * 16 + w / 2 * 4 + 2 * (t % 2);
+        // Decoding A: row `ar` of the tile, K words 2 ah and 2 ah + 1 of
         // each 16-byte chunk (so warpgroup `ah` fills the `ah`-th 64-wide
-        // half of the decoded tile).
+        // half of the decoded tile). Where those words are (64-byte
+        // swizzle: chunk c of row r sits at chunk c ^ (r / 2 % 4)), and
+        // where their values go (128-byte swizzle).
         let ar = ct % 128;
         let ah = ct / 128;
-        let mut acc0 = [0.0f32; 64];
-        let mut acc1 = [0.0f32; 64];
-
-        // Where row `ar`'s K words 2 ah, 2 ah + 1 of raw chunk c are (64-byte
-        // swizzle: chunk c of row r sits at chunk c ^ (r / 2 % 4)), and where
-        // its decoded values go: the `ah`-th 64-wide half, 128-byte swizzle.
-        let a_raw_row = A_RAW + ar * 64 + 8 * ah;
+        let a_raw_row = a_raw + ar * 64 + 8 * ah;
         let a_swz = ar / 2 % 4;
         let a_dec_row = ah * 16384 + ar / 8 * 1024 + ar % 8 * 128;
-        // A's raw words and scales (f16, both halves) of the stage being decoded.
+        // The f32 accumulators of the thread's m64 blocks, and the scratch
+        // accumulator of the stage's wgmma chain.
+        let mut acc0 = [0.0f32; 64];
+        let mut acc1 = [0.0f32; 64];
+        let mut chain = [0.0f32; 64];
+        // A's raw words and scales (f16 in both halves) of the stage being
+        // decoded.
         let mut aw = [0u32; 8];
         let mut asc = [f16x2::from_bits(0); 4];
-        mbarrier_wait_parity(bars, 0u32, 0u32);
-        #[unroll]
-        for chunk in 0..4usize {
-            let p = pairs[(RAW_BASE + a_raw_row + 16 * (chunk as u32 ^ a_swz)) / 8];
-            aw[2 * chunk] = p as u32;
-            aw[2 * chunk + 1] = (p >> 32) as u32;
-        }
-        #[unroll]
-        for half in 0..2usize {
-            // Scales of groups 4 half + ah and 4 half + 2 + ah (bytes ah, 2 + ah).
-            let sw = scale_words[(RAW_BASE + SFA_RAW + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
-            let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-            let two = E4m3x2::from_bits(byte_perm(sw, 0, sel) as u16).to_f16x2().to_bits();
-            asc[2 * half] = f16x2::from_bits(byte_perm(two, 0, 0x1010));
-            asc[2 * half + 1] = f16x2::from_bits(byte_perm(two, 0, 0x3232));
-        }
-        #[unroll]
-        for job in 0..8usize {
-            let j = job as u32 % 4;
-            let mut out = [0u32; 4];
-            #[unroll]
-            for chunk in 0..4usize {
-                let word = aw[2 * chunk + job / 4];
-                let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
-                let sign = word << (12 - 4 * j);
-                let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
-                out[chunk] = hmul2(f16x2::from_bits(bits), asc[chunk]).to_bits();
-            }
-            // The 16-byte column of logical K 32 q + 16 (j / 2) + 8 (j % 2)
-            // within the half (q = 2 ah + job / 4).
-            let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
-            words[(a_dec_row + (column ^ (ar % 8)) * 16) / 16] = u32x4::new(out[0], out[1], out[2], out[3]);
-        }
-        fence_proxy_async_shared();
-        named_barrier_sync(1, 256);
-
         for i in 0..stages {
-            let s = i % 4;
-            let stage = RAW_BASE + s * RAW_BYTES;
-            // This thread's B rows: r and r + 8 of each m64 block; 32 values
-            // (16 bytes) and the two scales of each.
-            let mut bw = [u32x4::new(0, 0, 0, 0); 4];
-            let mut bsc = [f16x2::from_bits(0); 4];
-            #[unroll]
-            for q in 0..4usize {
-                let row = 128 * wg + 64 * (q as u32 / 2) + 16 * w + g + 8 * (q as u32 % 2);
-                bw[q] = words[(stage + B_RAW + row * 64 + 16 * t) / 16];
-                let sf =
-                    stage + SFB_RAW + row / 128 * 1024 + t / 2 * 512 + row % 32 * 16 + row % 128 / 32 * 4 + 2 * (t % 2);
-                bsc[q] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2();
+            // Thread 0 is also the producer: the first four stages at the
+            // start, then stage i + 3 into the slot stage i - 1 used (every
+            // thread released it before the last barrier).
+            if tid == 0 {
+                if i == 0 {
+                    grid_dependency_wait();
+                }
+                let a_row = rows0[0u32];
+                let b_row = rows0[1u32];
+                // Blocked scales: 512 bytes per (128 rows, 64 K).
+                let sfa_block = a_row / 128 * k_blocks;
+                let sfb_block = b_row / 128 * k_blocks;
+                let to = (i + 4).min(stages);
+                for j in (if i == 0 { 0 } else { i + 3 })..to {
+                    let slot = j % 4;
+                    let kt = first + j;
+                    mbarrier_wait_parity(bars, 4 + slot, (j / 4 & 1) ^ 1);
+                    mbarrier_arrive_expect_tx(bars, slot, raw_bytes);
+                    let at = RAW_BASE + slot * raw_bytes;
+                    let k_byte = (kt * 64) as i32;
+                    cp_async_bulk_tensor_2d_global_to_shared(smem, at, map_b, k_byte, b_row as i32, bars, slot);
+                    cp_async_bulk_tensor_2d_global_to_shared(smem, at + a_raw, map_a, k_byte, a_row as i32, bars, slot);
+                    #[unroll]
+                    for rb in 0..BLOCKS {
+                        cp_async_bulk_global_to_shared(
+                            smem,
+                            at + sfb_raw + rb * 1024,
+                            sfb,
+                            (sfb_block + rb * k_blocks + 2 * kt) * 512,
+                            1024,
+                            bars,
+                            slot,
+                        );
+                    }
+                    cp_async_bulk_global_to_shared(
+                        smem,
+                        at + sfa_raw,
+                        sfa,
+                        (sfa_block + 2 * kt) * 512,
+                        1024,
+                        bars,
+                        slot,
+                    );
+                }
             }
-            mbarrier_arrive(bars, 4 + s);
-            // The next stage's A, decoded during this stage's MMAs.
-            let next = i + 1 < stages;
-            let ns = (i + 1) % 4;
-            let next_stage = RAW_BASE + ns * RAW_BYTES;
-            let dec = (i % 3) * DEC_BYTES;
-            let next_dec = ((i + 1) % 3) * DEC_BYTES;
-            if next {
-                mbarrier_wait_parity(bars, ns, (i + 1) / 4 & 1);
+            if i == 0 {
+                // Decode A of stage 0 (the steps below decode the next one).
+                mbarrier_wait_parity(bars, 0u32, 0u32);
+                #[unroll]
+                for chunk in 0..4usize {
+                    let p = pairs[(RAW_BASE + a_raw_row + 16 * (chunk as u32 ^ a_swz)) / 8];
+                    aw[2 * chunk] = p as u32;
+                    aw[2 * chunk + 1] = (p >> 32) as u32;
+                }
+                #[unroll]
+                for half in 0..2usize {
+                    // Scales of groups 4 half + ah and 4 half + 2 + ah (bytes ah, 2 + ah).
+                    let sw = scale_words[(RAW_BASE + sfa_raw + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
+                    let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
+                    let two = E4m3x2::from_bits(byte_perm(sw, 0, sel) as u16).to_f16x2().to_bits();
+                    asc[2 * half] = f16x2::from_bits(byte_perm(two, 0, 0x1010));
+                    asc[2 * half + 1] = f16x2::from_bits(byte_perm(two, 0, 0x3232));
+                }
+                #[unroll]
+                for job in 0..8usize {
+                    let j = job as u32 % 4;
+                    let mut out = [0u32; 4];
+                    #[unroll]
+                    for chunk in 0..4usize {
+                        let word = aw[2 * chunk + job / 4];
+                        let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
+                        let sign = word << (12 - 4 * j);
+                        let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
+                        out[chunk] = hmul2(f16x2::from_bits(bits), asc[chunk]).to_bits();
+                    }
+                    // The 16-byte column of logical K 32 q + 16 (j / 2) + 8
+                    // (j % 2) within the half (q = 2 ah + job / 4).
+                    let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
+                    words[(a_dec_row + (column ^ (ar % 8)) * 16) / 16] = u32x4::new(out[0], out[1], out[2], out[3]);
+                }
+                fence_proxy_async_shared();
+                named_barrier_sync(1, 256);
+            }
+            let s = i % 4;
+            let stage = RAW_BASE + s * raw_bytes;
+            let next_stage = RAW_BASE + (i + 1) % 4 * raw_bytes;
+            let dec = i % 3 * DEC_BYTES;
+            let next_dec = (i + 1) % 3 * DEC_BYTES;
+            // The next stage's A, decoded during this stage's MMAs (after
+            // the last stage, stale words into an unused buffer: the step
+            // loop has no branches).
+            if i + 1 < stages {
+                mbarrier_wait_parity(bars, (i + 1) % 4, (i + 1) / 4 & 1);
                 #[unroll]
                 for chunk in 0..4usize {
                     let p = pairs[(next_stage + a_raw_row + 16 * (chunk as u32 ^ a_swz)) / 8];
@@ -257,7 +287,7 @@ pub fn gemm_nvfp4_sm90(
                 }
                 #[unroll]
                 for half in 0..2usize {
-                    let sw = scale_words[(next_stage + SFA_RAW + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
+                    let sw = scale_words[(next_stage + sfa_raw + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
                     let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
                     let two = E4m3x2::from_bits(byte_perm(sw, 0, sel) as u16).to_f16x2().to_bits();
                     asc[2 * half] = f16x2::from_bits(byte_perm(two, 0, 0x1010));
@@ -265,88 +295,130 @@ pub fn gemm_nvfp4_sm90(
                 }
             }
             #[unroll]
-            for step in 0..8usize {
-                // Fragments: word step / 2 of each row, nibble pairs
-                // (j0, j0 + 4) and (j0 + 1, j0 + 5).
-                let j0 = 2 * (step as u32 % 2);
-                let mut frag0 = [f16x2::from_bits(0); 4];
-                let mut frag1 = [f16x2::from_bits(0); 4];
+            for blk in 0..BLOCKS as usize {
+                // The block's rows g and g + 8 of the thread: 32 values
+                // (16 bytes) and the two scales of each.
+                let mut bw = [u32x4::new(0, 0, 0, 0); 2];
+                let mut bsc = [0u32; 2];
+                // Row 64 mb + 16 w + g + 8 r of the tile (mb = BLOCKS wg +
+                // blk): its 16 bytes at row * 64 + 16 t, its scales of groups
+                // 2 t, 2 t + 1 in the blocked layout at (row / 128) KiB +
+                // (t / 2) 512 + (row % 32) 16 + (row % 128 / 32) 4 + 2 (t % 2),
+                // written out for row % 32 = 16 (w % 2) + g + 8 r and
+                // row % 128 / 32 = 2 (mb % 2) + w / 2 (16 w + g + 8 r < 64).
+                let mb = BLOCKS * wg + blk as u32;
                 #[unroll]
-                for r in 0..8usize {
-                    // r: m64 block (r / 4), row (r % 2: g or g + 8), pair (r / 2 % 2).
-                    let row = 2 * (r / 4) + r % 2;
-                    let j = j0 + r as u32 / 2 % 2;
-                    let v = bw[row];
-                    let vw = [v.x, v.y, v.z, v.w];
-                    let word = vw[step / 2];
-                    let sc = bsc[row].to_bits();
-                    let sel = if step / 4 == 0 { 0x1010u32 } else { 0x3232u32 };
-                    let scale = f16x2::from_bits(byte_perm(sc, 0, sel));
-                    let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
-                    let sign = word << (12 - 4 * j);
-                    let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
-                    let value = hmul2(f16x2::from_bits(bits), scale);
-                    if r / 4 == 0 {
-                        frag0[r % 4] = value;
-                    } else {
-                        frag1[r % 4] = value;
-                    }
+                for r in 0..2usize {
+                    let rr = r as u32;
+                    bw[r] = words[(stage + (64 * mb + 16 * w + g + 8 * rr) * 64 + 16 * t) / 16];
+                    let sf = stage + sfb_raw + mb / 2 * 1024 + b_scale_lane + 128 * rr + 8 * (mb % 2);
+                    bsc[r] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2().to_bits();
                 }
-                let desc = WgmmaDesc::new(shared_address(smem, dec + step as u32 / 4 * 16384))
-                    .with_leading_byte_offset(16)
-                    .with_stride_byte_offset(1024)
-                    .with_swizzle(Swizzle::B128)
-                    .offset(step as u32 % 4 * 32);
-                let accumulate = step > 0 || i > 0;
-                wgmma_fence();
-                wgmma_f16_rs(&mut acc0, frag0, desc, accumulate);
-                wgmma_f16_rs(&mut acc1, frag1, desc, accumulate);
-                wgmma_commit_group();
-                if next {
-                    let j = step as u32 % 4;
-                    let mut out = [0u32; 4];
+                if blk as u32 + 1 == BLOCKS {
+                    // Everything this thread reads of raw stage s is in registers.
+                    mbarrier_arrive(bars, 4 + s);
+                }
+                #[unroll]
+                for step in 0..8usize {
+                    // Word step / 2 of each row, nibble pairs (j0, j0 + 4)
+                    // and (j0 + 1, j0 + 5); the scale of group 2 t + step / 4.
+                    let j0 = 2 * (step as u32 % 2);
+                    let sel = if step / 4 == 0 { 0x1010u32 } else { 0x3232u32 };
+                    let mut frag = [f16x2::from_bits(0); 4];
                     #[unroll]
-                    for chunk in 0..4usize {
-                        let word = aw[2 * chunk + step / 4];
+                    for f in 0..4usize {
+                        // f: row (f % 2: g or g + 8), pair (f / 2).
+                        let v = bw[f % 2];
+                        let vw = [v.x, v.y, v.z, v.w];
+                        let word = vw[step / 2];
+                        let j = j0 + f as u32 / 2;
                         let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
                         let sign = word << (12 - 4 * j);
                         let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
-                        out[chunk] = hmul2(f16x2::from_bits(bits), asc[chunk]).to_bits();
+                        frag[f] = hmul2(f16x2::from_bits(bits), f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
                     }
-                    let column = 4 * (step as u32 / 4) + 2 * (j / 2) + j % 2;
-                    words[(next_dec + a_dec_row + (column ^ (ar % 8)) * 16) / 16] =
-                        u32x4::new(out[0], out[1], out[2], out[3]);
+                    let desc = WgmmaDesc::new(shared_address(smem, dec + step as u32 / 4 * 16384))
+                        .with_leading_byte_offset(16)
+                        .with_stride_byte_offset(1024)
+                        .with_swizzle(Swizzle::B128)
+                        .offset(step as u32 % 4 * 32);
+                    wgmma_fence();
+                    wgmma_f16_rs(&mut chain, frag, desc, step > 0);
+                    wgmma_commit_group();
+                    // One of the 8 jobs of decoding the next stage's A every
+                    // BLOCKS steps.
+                    let slot = 8 * blk + step;
+                    if slot % BLOCKS as usize == 0 {
+                        let job = slot / BLOCKS as usize;
+                        let j = job as u32 % 4;
+                        let mut out = [0u32; 4];
+                        #[unroll]
+                        for chunk in 0..4usize {
+                            let word = aw[2 * chunk + job / 4];
+                            let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
+                            let sign = word << (12 - 4 * j);
+                            let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
+                            out[chunk] = hmul2(f16x2::from_bits(bits), asc[chunk]).to_bits();
+                        }
+                        let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
+                        words[(next_dec + a_dec_row + (column ^ (ar % 8)) * 16) / 16] =
+                            u32x4::new(out[0], out[1], out[2], out[3]);
+                    }
+                    wgmma_wait_group(1);
                 }
-                wgmma_wait_group(1);
+                // Promote the chain: one correctly rounded f32 add per value.
+                wgmma_wait_group(0);
+                #[unroll]
+                for e in 0..64usize {
+                    if blk == 0 {
+                        acc0[e] += chain[e];
+                    } else {
+                        acc1[e] += chain[e];
+                    }
+                }
             }
             fence_proxy_async_shared();
             named_barrier_sync(1, 256);
         }
-        wgmma_wait_group(0);
-        // Both warpgroups' MMAs are done with the decoded tiles before the
-        // partial tile overwrites them.
-        named_barrier_sync(1, 256);
+        // Both warpgroups' MMAs are done with the decoded tiles (the last
+        // barrier), so the partial tile may overwrite them.
         #[unroll]
-        for x in 0..128usize {
+        for x in 0..64 * BLOCKS as usize {
             let blk = x / 64;
             let i = x % 64;
-            let b_row = 128 * wg + 64 * blk as u32 + 16 * w + g + 8 * (i as u32 % 4 / 2);
+            let b_row = 64 * (BLOCKS * wg + blk as u32) + 16 * w + g + 8 * (i as u32 % 4 / 2);
             let a_row = 8 * (i as u32 / 4) + 2 * t + i as u32 % 2;
             let v = if blk == 0 { acc0[i] } else { acc1[i] };
             partial[a_row * PITCH + b_row] = v * UNSCALE;
         }
-        cluster_sync();
-        // Block `rank` sums A rows [rank * rows, (rank + 1) * rows) of the
-        // tile over the cluster, 8 values (B rows) per thread and item.
-        let rows = 128 / ranks;
-        for item in (ct..rows * 32).step_by(256) {
-            let a_row = rank * rows + item / 32;
-            let b_row = item % 32 * 8;
+        if SPLIT > 1 {
+            cluster_sync();
+        } else {
+            named_barrier_sync(1, 256);
+        }
+        // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) * 128 /
+        // SPLIT of the tile over the cluster in rank order, 8 B rows per
+        // item, items spread over the 256 consumer threads (the loads of
+        // one item from all blocks are in flight together).
+        let items_per_row = 16 * BLOCKS;
+        for it in 0..8 * BLOCKS / SPLIT {
+            let item = ct + 256 * it;
+            let a_row = rank * (128 / SPLIT) + item / items_per_row;
+            let b_row = item % items_per_row * 8;
             let at = (a_row * PITCH + b_row) / 4;
             let mut sum = [0.0f32; 8];
-            for src in 0..ranks {
-                let lo = load_cluster(words, at, src);
-                let hi = load_cluster(words, at + 1, src);
+            #[unroll]
+            for src in 0..SPLIT {
+                let lo = if SPLIT > 1 {
+                    load_cluster(words, at, src)
+                } else {
+                    words[at]
+                };
+                let hi = if SPLIT > 1 {
+                    load_cluster(words, at + 1, src)
+                } else {
+                    words[at + 1]
+                };
                 let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
                 #[unroll]
                 for e in 0..8 {
@@ -358,9 +430,12 @@ pub fn gemm_nvfp4_sm90(
             for e in 0..4 {
                 h[e] = f16x2::from_f32s(sum[2 * e], sum[2 * e + 1]).to_bits();
             }
-            let out = ((batch * m + m0 + a_row) * n + n0 + b_row) as usize;
+            let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
             store_v4(c, out, u32x4::new(h[0], h[1], h[2], h[3]), Cache::Default);
         }
-        cluster_sync();
+        if SPLIT > 1 {
+            // The other blocks read this one's partial tile until here.
+            cluster_sync();
+        }
     }
 }
