@@ -1046,6 +1046,11 @@ fn unsupported_forms_are_rejected_when_parsed() {
         "imm-scale-a must be 1 or -1, found 2",
     );
     rejects(
+        good.replace(&line, &line.replace(", 0, 1, 1, 0;", ", 2, 1, 1, 0;")),
+        MMA,
+        "scale-d must be a predicate or 0 or 1, found 2",
+    );
+    rejects(
         good.replace(&line, &line.replace(", 1, 1, 0;", ", 1, %r2, 0;")),
         MMA,
         "imm-scale-b must be 1 or -1, found a non-constant operand",

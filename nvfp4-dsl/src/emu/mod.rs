@@ -116,6 +116,9 @@
 //!   thread of the cluster that has not exited has arrived (exits count
 //!   as arrivals, as for `bar.sync`); a thread's wait waits for the phase
 //!   of its own last arrive. `fence.*.cluster` orders nothing here.
+//!   `%is_explicit_cluster` is true when the cluster has more than one
+//!   block or the kernel declares `.explicitcluster` or
+//!   `.reqnctapercluster`.
 //!
 //! # Fidelity
 //!
@@ -214,9 +217,11 @@
 //! descriptor bits (base offset other than 0) and operands outside the
 //! shared variables; at parse time, shapes other than `m64nNk16`, `.f16`
 //! accumulators, other operand types, transposed (MN-major) operands,
-//! imm-scale other than 1/-1, a `wait_group` count that is not an
-//! immediate in 0..=7 and a `setmaxnreg` count that is not an immediate
-//! multiple of 8 in 24..=256.
+//! imm-scale other than 1/-1, a constant scale-d other than 0/1, a
+//! `wait_group` count that is not an immediate in 0..=7 and a
+//! `setmaxnreg` count that is not an immediate multiple of 8 in
+//! 24..=256. Operands that differ between the lanes of a warp (the
+//! descriptors, scale-d) are errors too.
 
 //! # Memory layout
 //!

@@ -185,6 +185,9 @@ fn decode_mma(d: &Dec<'_>, m: &mut Mods<'_>, i: &mut Inst) -> Result<(), String>
     }
     i.v = v.into_boxed_slice();
     i.s[1] = d.src(2, Ty::B64)?;
+    if let Arg::Lit(_) = d.arg(3)? {
+        imm(d, 3, |v| v == 0 || v == 1, "scale-d must be a predicate or 0 or 1")?;
+    }
     i.s[2] = d.src(3, Ty::Pred)?;
     let unit = |v: i128| v == 1 || v == -1;
     if imm(d, 4, unit, "imm-scale-a must be 1 or -1")? == -1 {
