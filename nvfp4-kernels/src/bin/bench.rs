@@ -15,7 +15,10 @@
 //! accumulation) on the decoded operands, loaded at run time ("cuBLAS not
 //! found" when the library is absent).
 //!
-//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm]`
+//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm] [--shape I]`
+//!
+//! `--shape I` runs only the I-th (1-based) benchmark shape of each kernel,
+//! so a profiler (`ncu`) sees the launches of one shape.
 
 use cudarc::driver::sys::CUevent_flags;
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
@@ -42,6 +45,8 @@ struct Options {
     all_variants: bool,
     /// `--only gemv` / `--only gemm`: one kernel's rows.
     only: Option<String>,
+    /// `--shape I`: only the I-th benchmark shape (1-based).
+    shape: Option<usize>,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -50,6 +55,7 @@ fn parse_args() -> Result<Options, String> {
         repeats: 30,
         all_variants: false,
         only: None,
+        shape: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -63,6 +69,14 @@ fn parse_args() -> Result<Options, String> {
                         .ok_or("--only takes gemv or gemm")?,
                 )
             }
+            "--shape" => {
+                o.shape = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|i| (1..=3).contains(i))
+                        .ok_or("--shape takes 1, 2 or 3")?,
+                )
+            }
             "--repeats" => {
                 o.repeats = args
                     .next()
@@ -72,7 +86,7 @@ fn parse_args() -> Result<Options, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm"
+                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm, --shape I"
                 ));
             }
         }
@@ -144,7 +158,10 @@ struct Row {
 fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     let mut rng = Rng::new(0x5eed);
-    for (m, k, l) in GEMV_SHAPES {
+    for (i, (m, k, l)) in GEMV_SHAPES.into_iter().enumerate() {
+        if opts.shape.is_some_and(|only| only != i + 1) {
+            continue;
+        }
         let (a, b) = gemv_inputs(&mut rng, m, k, l, Inputs::Wide).map_err(|e| e.to_string())?;
         let want = gemv_reference(&a, &b);
         let bytes = m * l * (k / 2 + k / 16) + l * (k / 2 + k / 16) + m * l * 2;
@@ -200,7 +217,10 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
     let mut rows = Vec::new();
     let mut rng = Rng::new(0x6e33);
     let blas = cublas::Blas::new(device)?;
-    for (m, n, k) in gemm::BENCH_SHAPES {
+    for (i, (m, n, k)) in gemm::BENCH_SHAPES.into_iter().enumerate() {
+        if opts.shape.is_some_and(|only| only != i + 1) {
+            continue;
+        }
         let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).map_err(|e| e.to_string())?;
         let want = gemm_reference(&a, &b);
         let bytes = (m + n) * (k / 2 + k / 16) + m * n * 2;
