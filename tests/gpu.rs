@@ -191,3 +191,139 @@ fn the_gemm_on_the_gpu_matches_the_emulator() {
         }
     }
 }
+
+/// Random GEMV operands as the caller's cudarc memory: packed e2m1 and e4m3
+/// bytes in `CudaSlice<u8>`s, as a PyTorch checkpoint holds them.
+fn cudarc_operand(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    t: &nvfp4_kernels::nvfp4::Nvfp4Tensor,
+) -> (cudarc::driver::CudaSlice<u8>, cudarc::driver::CudaSlice<u8>) {
+    let data: Vec<u8> = t.data.iter().map(|b| b.0).collect();
+    let scales: Vec<u8> = t.scales.iter().map(|s| s.0).collect();
+    (
+        stream.clone_htod(&data).expect("upload"),
+        stream.clone_htod(&scales).expect("upload"),
+    )
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn kernels_run_on_the_callers_context_stream_and_cudarc_buffers() {
+    use cudarc::driver::CudaContext;
+    use nvfp4_dsl::LaunchConfig;
+    use nvfp4_kernels::gemv::Nvfp4View;
+    use nvfp4_kernels::samples::saxpy;
+    // cudarc's defaults: event tracking on, a stream of the caller's.
+    let ctx = CudaContext::new(0).expect("context");
+    let stream = ctx.new_stream().expect("stream");
+    let device = Device::from_cuda_stream(stream.clone()).expect("device");
+    let mut rng = Rng::new(81);
+
+    let x: Vec<f32> = (0..300).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let y: Vec<f32> = (0..300).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let dx = stream.clone_htod(&x).expect("upload");
+    let mut dy = stream.clone_htod(&y).expect("upload");
+    let xs = dx.slice(37..137);
+    let mut ys = dy.slice_mut(100..200);
+    // SAFETY: one thread per element of ys; xs has as many.
+    unsafe { saxpy::Kernel::launch(&device, LaunchConfig::linear(1, 128), &xs, &mut ys, 2.0) }.expect("saxpy");
+    let got = stream.clone_dtoh(&dy).expect("download");
+    for (i, (&g, &old)) in got.iter().zip(&y).enumerate() {
+        let want = if (100..200).contains(&i) {
+            2.0 * x[i - 63] + old
+        } else {
+            old
+        };
+        assert_eq!(g.to_bits(), want.to_bits(), "y[{i}]");
+    }
+
+    let (a, b) = nvfp4_kernels::nvfp4::gemv_inputs(&mut rng, 512, 1536, 2, Inputs::Wide).expect("inputs");
+    let want = nvfp4_kernels::nvfp4::gemv_reference(&a, &b);
+    let (ad, asc) = cudarc_operand(&stream, &a);
+    let (bd, bsc) = cudarc_operand(&stream, &b);
+    let va = Nvfp4View::new(512, 1536, 2, &ad, &asc).expect("a").assume_constant();
+    let vb = Nvfp4View::new(b.rows, 1536, 2, &bd, &bsc).expect("b");
+    let mut c = stream.clone_htod(&vec![nvfp4_dsl::f16::NAN; 1024]).expect("upload");
+    // Twice in a row: the second GEMV reads a before the first finishes.
+    for _ in 0..2 {
+        gemv::gemv(&device, va, vb, &mut c).expect("gemv");
+    }
+    let got = stream.clone_dtoh(&c).expect("download");
+    nvfp4_kernels::nvfp4::check_close(&got, &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("{e}"));
+
+    // The first 4 rows of a, 8 bytes off: lengths right, alignment wrong.
+    let (data, scales) = (ad.slice(8..8 + 6144), asc.slice(0..768));
+    let misaligned = Nvfp4View::new(4, 1536, 2, &data, &scales).expect("lengths");
+    let mut c4 = stream.alloc_zeros::<nvfp4_dsl::f16>(8).expect("alloc");
+    let err = gemv::gemv(&device, misaligned, vb, &mut c4).expect_err("misaligned");
+    assert!(err.to_string().contains("16 bytes"), "{err}");
+    println!("saxpy on cudarc views, the GEMV on cudarc bytes on the caller's stream: every output matches");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_gemm_runs_on_cudarc_buffers() {
+    use nvfp4_kernels::gemm::GemmOperand;
+    let device = device();
+    let Some(kernel) = GemmKernel::for_device(&device, 256, 512, 2048, 1) else {
+        println!("no GEMM kernel for {}", device.describe());
+        return;
+    };
+    let stream = device.as_cuda().expect("cuda").stream().clone();
+    let (a, b) = gemm_inputs(&mut Rng::new(82), 256, 512, 2048, 1, Inputs::Wide).expect("inputs");
+    let want = nvfp4_kernels::nvfp4::gemm_reference(&a, &b);
+    let bytes = |t: &nvfp4_kernels::nvfp4::Nvfp4Tensor| {
+        let data: Vec<u8> = t.data.iter().map(|b| b.0).collect();
+        let scales: Vec<u8> = t.blocked_scales().iter().map(|s| s.0).collect();
+        (
+            stream.clone_htod(&data).expect("upload"),
+            stream.clone_htod(&scales).expect("upload"),
+        )
+    };
+    let ((ad, asc), (bd, bsc)) = (bytes(&a), bytes(&b));
+    let va = GemmOperand::new(&device, 256, 2048, 1, &ad, &asc).expect("a");
+    let vb = GemmOperand::new(&device, 512, 2048, 1, &bd, &bsc).expect("b");
+    let mut c = stream
+        .clone_htod(&vec![nvfp4_dsl::f16::NAN; 256 * 512])
+        .expect("upload");
+    gemm::gemm_with(&device, va, vb, &mut c, kernel).expect("gemm");
+    let got = stream.clone_dtoh(&c).expect("download");
+    nvfp4_kernels::nvfp4::check_close(&got, &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("{e}"));
+    println!("GEMM 256x512x2048 {kernel:?} on cudarc buffers: every output within 1e-3");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn eight_threads_on_their_own_streams_get_their_results_and_load_the_kernel_once() {
+    let device = device();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let threads: Vec<_> = (0..8u64)
+        .map(|i| {
+            let (device, start) = (device.new_stream().expect("stream"), start.clone());
+            std::thread::spawn(move || -> Result<(), String> {
+                let mut rng = Rng::new(90 + i);
+                let (a, b) = nvfp4_kernels::nvfp4::gemv_inputs(&mut rng, 2432, 4608, 2, Inputs::Wide)
+                    .map_err(|e| e.to_string())?;
+                let want = nvfp4_kernels::nvfp4::gemv_reference(&a, &b);
+                let da = gemv::DeviceNvfp4::upload(&device, &a).map_err(|e| e.to_string())?;
+                let db = gemv::DeviceNvfp4::upload(&device, &b).map_err(|e| e.to_string())?;
+                let mut c = device
+                    .upload(&vec![nvfp4_dsl::f16::NAN; 2432 * 2])
+                    .map_err(|e| e.to_string())?;
+                device.synchronize().map_err(|e| e.to_string())?;
+                start.wait();
+                // 50 launches per thread, all threads at once.
+                for _ in 0..50 {
+                    gemv::gemv(&device, &da, &db, &mut c).map_err(|e| e.to_string())?;
+                }
+                let got = device.download(&c).map_err(|e| e.to_string())?;
+                nvfp4_kernels::nvfp4::check_close(&got, &want, 1e-3, 1e-3)
+            })
+        })
+        .collect();
+    for (i, t) in threads.into_iter().enumerate() {
+        t.join().expect("thread").unwrap_or_else(|e| panic!("thread {i}: {e}"));
+    }
+    assert_eq!(device.module_loads(), 1, "the GEMV module must be loaded once");
+    println!("8 threads x 50 GEMVs on their own streams: every output matches; the module was loaded once");
+}

@@ -27,8 +27,8 @@
 
 use crate::Error;
 use crate::nvfp4::Nvfp4Tensor;
-use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
+use nvfp4_dsl::{DeviceCopy, DeviceView, DeviceViewMut};
 
 /// Batched NVFP4 GEMV. `a`/`sfa`: `[L][M][K/32]` units and scale pairs; `b`
 /// /`sfb`: `[L][b_rows][K/32]` (row 0 of each batch is the vector); `c`:
@@ -254,6 +254,88 @@ pub struct DeviceNvfp4 {
     pub scales: DeviceBuffer<E4m3x2>,
 }
 
+/// An NVFP4 tensor in device memory as the GEMV reads it: a
+/// [`DeviceNvfp4`] (`Nvfp4View::from(&t)`), or the caller's own memory
+/// ([`Nvfp4View::new`], for instance cudarc `CudaSlice<u8>`s), without a
+/// copy.
+#[derive(Clone, Copy, Debug)]
+pub struct Nvfp4View<'a> {
+    /// Rows per batch.
+    pub rows: usize,
+    /// Elements per row.
+    pub k: usize,
+    /// Batches (L).
+    pub batches: usize,
+    data: DeviceView<'a, u32x4>,
+    scales: DeviceView<'a, E4m3x2>,
+    constant: bool,
+}
+
+impl<'a> Nvfp4View<'a> {
+    /// The caller's tensor of `batches` x `rows` x `k` (K a positive
+    /// multiple of 32): `data` the packed e2m1 bytes `[L][rows][k/2]` (the
+    /// even element in the low nibble, as PyTorch's `float4_e2m1fn_x2`),
+    /// `scales` the e4m3 bytes `[L][rows][k/16]`. `Err` unless the lengths
+    /// match; the views must start at multiples of 16 (`data`) and 2
+    /// (`scales`) bytes, which the launch checks.
+    pub fn new(
+        rows: usize,
+        k: usize,
+        batches: usize,
+        data: impl Into<DeviceView<'a, u8>>,
+        scales: impl Into<DeviceView<'a, u8>>,
+    ) -> Result<Nvfp4View<'a>, Error> {
+        let (data, scales) = (data.into(), scales.into());
+        if k == 0 || !k.is_multiple_of(32) {
+            return Err(Error::Shape(format!("K = {k} must be a positive multiple of 32")));
+        }
+        let elements = rows
+            .checked_mul(k)
+            .and_then(|n| n.checked_mul(batches))
+            .ok_or_else(|| Error::Shape(format!("[{rows}, {k}, {batches}] NVFP4 is too large")))?;
+        for (what, len, want) in [
+            ("data", data.len(), elements / 2),
+            ("scale", scales.len(), elements / 16),
+        ] {
+            if len != want {
+                return Err(Error::Shape(format!(
+                    "[{rows}, {k}, {batches}] NVFP4 needs {want} {what} bytes, the view has {len}"
+                )));
+            }
+        }
+        Ok(Nvfp4View {
+            rows,
+            k,
+            batches,
+            data: data.cast()?,
+            scales: scales.cast()?,
+            constant: false,
+        })
+    }
+
+    /// Promises that no kernel writes this tensor while GEMVs read it (a
+    /// weight matrix): the GEMV may then load it before the kernel before
+    /// it on the stream has finished (programmatic dependent launch). Without
+    /// it, the caller's memory is read only after that kernel completes,
+    /// since a kernel launched outside this crate may have written it.
+    pub fn assume_constant(self) -> Nvfp4View<'a> {
+        Nvfp4View { constant: true, ..self }
+    }
+}
+
+impl<'a> From<&'a DeviceNvfp4> for Nvfp4View<'a> {
+    fn from(t: &'a DeviceNvfp4) -> Nvfp4View<'a> {
+        Nvfp4View {
+            rows: t.rows,
+            k: t.k,
+            batches: t.batches,
+            data: t.data.view(),
+            scales: t.scales.view(),
+            constant: false,
+        }
+    }
+}
+
 /// Reinterprets plain bytes as `U` elements (same bytes, no conversion).
 fn bytes_as<T: DeviceCopy, U: DeviceCopy + Default>(src: &[T]) -> Vec<U> {
     let bytes = std::mem::size_of_val(src);
@@ -314,19 +396,30 @@ impl GemvConfig {
 }
 
 /// `c = a x b` for every batch: a `[M, K, L]`, b the vector `[b_rows, K, L]`
-/// (row 0), c `[L][M]` f16. Validates every shape and length.
-pub fn gemv(device: &Device, a: &DeviceNvfp4, b: &DeviceNvfp4, c: &mut DeviceBuffer<f16>) -> Result<(), Error> {
+/// (row 0), c `[L][M]` f16, launched on `device`'s stream (asynchronous, no
+/// synchronisation). The operands are [`DeviceNvfp4`]s or [`Nvfp4View`]s of
+/// the caller's memory; c a `&mut DeviceBuffer<f16>` or any
+/// [`DeviceViewMut`] (a cudarc `&mut CudaSlice<f16>`). Validates every shape
+/// and length.
+pub fn gemv<'a, 'b, 'c>(
+    device: &Device,
+    a: impl Into<Nvfp4View<'a>>,
+    b: impl Into<Nvfp4View<'b>>,
+    c: impl Into<DeviceViewMut<'c, f16>>,
+) -> Result<(), Error> {
+    let a = a.into();
     gemv_with(device, GemvConfig::choose(a.k), a, b, c)
 }
 
 /// [`gemv`] with an explicit kernel variant.
-pub fn gemv_with(
+pub fn gemv_with<'a, 'b, 'c>(
     device: &Device,
     cfg: GemvConfig,
-    a: &DeviceNvfp4,
-    b: &DeviceNvfp4,
-    c: &mut DeviceBuffer<f16>,
+    a: impl Into<Nvfp4View<'a>>,
+    b: impl Into<Nvfp4View<'b>>,
+    c: impl Into<DeviceViewMut<'c, f16>>,
 ) -> Result<(), Error> {
+    let (a, b, mut c) = (a.into(), b.into(), c.into());
     let (m, k, l) = (a.rows, a.k, a.batches);
     if b.k != k || b.batches != l {
         return Err(Error::Shape(format!(
@@ -383,11 +476,21 @@ pub fn gemv_with(
     let (mm, br, un) = (m as u32, b.rows as u32, units as u32);
     // The kernel may read a before waiting for the previous kernel when that
     // kernel was not given a to write.
-    let a_ready = !device.written_by_last_launch(&a.data) && !device.written_by_last_launch(&a.scales);
+    let a_ready = a.constant || (!device.written_by_last_launch(a.data) && !device.written_by_last_launch(a.scales));
     macro_rules! launch {
         ($rows:literal, $ksplit:literal) => {
             gemv_nvfp4::Kernel::<$rows, $ksplit>::launch(
-                device, launch, &a.data, &a.scales, &b.data, &b.scales, c, mm, br, un, a_ready,
+                device,
+                launch,
+                a.data,
+                a.scales,
+                b.data,
+                b.scales,
+                c.reborrow(),
+                mm,
+                br,
+                un,
+                a_ready,
             )
         };
     }

@@ -82,7 +82,10 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 #[doc = #doc]
                 ///
                 /// Picks the PTX for the device's compute capability, loads the
-                /// module once, and launches on the device's stream.
+                /// module once, and launches on the device's stream. Slices are
+                /// anything that converts into a `DeviceView` (`&mut [T]`:
+                /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one, or cudarc's
+                /// `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
                 ///
                 /// # Safety
                 ///
@@ -90,7 +93,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 /// configuration and the arguments must keep every access of the
                 /// kernel inside its buffers.
                 #[allow(clippy::too_many_arguments)]
-                pub unsafe fn launch(
+                pub unsafe fn launch<'a>(
                     device: &::nvfp4_dsl::Device,
                     config: ::nvfp4_dsl::LaunchConfig,
                     #(#launch_params),*
@@ -150,7 +153,8 @@ fn spec_tokens(v: SpecValue) -> TokenStream {
     }
 }
 
-/// Launcher parameters (`&DeviceBuffer<T>` for `&[T]`) and the argument list.
+/// Launcher parameters (`impl Into<DeviceView<'a, T>>` for `&[T]`,
+/// `DeviceViewMut` for `&mut [T]`) and the argument list.
 fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let mut params = Vec::new();
     let mut args = Vec::new();
@@ -162,12 +166,13 @@ fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
             syn::Type::Reference(r) => {
                 let syn::Type::Slice(s) = &*r.elem else { continue };
                 let elem = &s.elem;
-                if r.mutability.is_some() {
-                    params.push(quote!(#id: &mut ::nvfp4_dsl::DeviceBuffer<#elem>));
+                let view = if r.mutability.is_some() {
+                    quote!(::nvfp4_dsl::DeviceViewMut<'a, #elem>)
                 } else {
-                    params.push(quote!(#id: &::nvfp4_dsl::DeviceBuffer<#elem>));
-                }
-                args.push(quote!(::nvfp4_dsl::KernelArg::from(#id)));
+                    quote!(::nvfp4_dsl::DeviceView<'a, #elem>)
+                };
+                params.push(quote!(#id: impl ::core::convert::Into<#view>));
+                args.push(quote!(::nvfp4_dsl::KernelArg::from(::core::convert::Into::<#view>::into(#id))));
             }
             ty => {
                 params.push(quote!(#id: #ty));

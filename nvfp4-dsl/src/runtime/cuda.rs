@@ -1,31 +1,43 @@
-//! The CUDA backend: cudarc's driver API, one context and one stream.
+//! The CUDA backend: cudarc's driver API; a context's loaded kernels shared
+//! by every handle, each handle launching on its own stream.
 
-use super::{Arg, Error, KernelArg, LaunchConfig, Result, Storage};
+use super::view::{BufferArg, Memory, MemoryMut};
+use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage};
 use crate::target::{Target, Variant};
 use cudarc::driver::sys::{self, CUfunction, CUfunction_attribute, CUjit_option, CUmodule};
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, SyncOnDrop};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 
 /// Static shared memory plus up to this much dynamic shared memory needs no
 /// opt-in.
 const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 
-/// A CUDA GPU with its context, stream and loaded kernels.
+/// A CUDA GPU: its context and loaded kernels (shared by clones and by the
+/// handles of other streams) and the stream this handle launches on.
+#[derive(Clone)]
 pub struct CudaDevice {
-    ctx: Arc<CudaContext>,
+    shared: Arc<Shared>,
     stream: Arc<CudaStream>,
+}
+
+/// What every handle of one context shares.
+struct Shared {
+    ctx: Arc<CudaContext>,
     name: String,
     compute_capability: (u32, u32),
     max_shared_optin: u32,
     multiprocessors: u32,
     /// Loaded modules, keyed by the address of their PTX text (each is a
-    /// `&'static str` in the binary): each module is loaded once.
-    modules: Mutex<HashMap<usize, Loaded>>,
-    /// Device address ranges the most recent launch could write (its
-    /// `&mut` buffers).
-    last_writes: Mutex<Vec<(u64, u64)>>,
+    /// `&'static str` in the binary). A module is loaded under the write
+    /// lock, so threads racing to launch a kernel first load it once;
+    /// launches of loaded kernels only take the read lock.
+    modules: RwLock<HashMap<usize, Loaded>>,
+    /// Modules loaded so far.
+    loads: AtomicUsize,
+    last_writes: LastWrites,
 }
 
 struct Loaded {
@@ -36,14 +48,17 @@ struct Loaded {
 }
 
 // SAFETY: module and function handles are plain driver handles, valid in the
-// context from any thread (the context is bound before each use).
+// context from any thread (the context is bound before each use); the map
+// that holds them is behind a lock.
 unsafe impl Send for Loaded {}
+// SAFETY: as above; a shared `Loaded` is only read.
+unsafe impl Sync for Loaded {}
 
 impl std::fmt::Debug for CudaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaDevice")
-            .field("name", &self.name)
-            .field("compute_capability", &self.compute_capability)
+            .field("name", &self.shared.name)
+            .field("compute_capability", &self.shared.compute_capability)
             .finish_non_exhaustive()
     }
 }
@@ -54,7 +69,8 @@ fn driver(during: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
 }
 
 impl CudaDevice {
-    /// Opens device `ordinal`; `Err` when there is no driver or device.
+    /// Opens device `ordinal` with a context of its own and launches on its
+    /// default stream; `Err` when there is no driver or device.
     pub fn new(ordinal: usize) -> Result<CudaDevice> {
         // SAFETY: only probes whether the library can be opened.
         if !unsafe { sys::is_culib_present() } {
@@ -66,11 +82,18 @@ impl CudaDevice {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver("creating a context"))?;
-        // One stream orders all work, so cudarc's cross-stream events are
-        // not needed.
-        // SAFETY: every operation of this device goes through `stream`.
+        // Each handle orders its work on its stream, so cudarc's
+        // cross-stream events are not needed.
+        // SAFETY: every operation of this device goes through a handle's
+        // stream; buffers are not shared across streams without the user
+        // ordering them (as with any CUDA streams).
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        CudaDevice::from_stream(ctx.default_stream())
+    }
+
+    /// A device on the caller's context, launching on `stream`.
+    pub fn from_stream(stream: Arc<CudaStream>) -> Result<CudaDevice> {
+        let ctx = stream.context().clone();
         let name = ctx.name().map_err(driver("reading the device name"))?;
         let (major, minor) = ctx
             .compute_capability()
@@ -81,51 +104,86 @@ impl CudaDevice {
         let multiprocessors = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver("reading the multiprocessor count"))?;
-        Ok(CudaDevice {
+        let shared = Shared {
             ctx,
-            stream,
             name,
             compute_capability: (major as u32, minor as u32),
             max_shared_optin: max_shared_optin as u32,
             multiprocessors: multiprocessors as u32,
-            modules: Mutex::new(HashMap::new()),
-            last_writes: Mutex::new(Vec::new()),
+            modules: RwLock::new(HashMap::new()),
+            loads: AtomicUsize::new(0),
+            last_writes: LastWrites::default(),
+        };
+        Ok(CudaDevice {
+            shared: Arc::new(shared),
+            stream,
         })
+    }
+
+    /// This device on the caller's `stream` (of the same context).
+    pub(super) fn with_stream(&self, stream: Arc<CudaStream>) -> Result<CudaDevice> {
+        if stream.context() != &self.shared.ctx {
+            return Err(Error::InvalidLaunch(
+                "the stream belongs to another CUDA context than this device's".into(),
+            ));
+        }
+        Ok(CudaDevice {
+            shared: self.shared.clone(),
+            stream,
+        })
+    }
+
+    /// This device on a new stream of its context.
+    pub(super) fn new_stream(&self) -> Result<CudaDevice> {
+        let stream = self.shared.ctx.new_stream().map_err(driver("creating a stream"))?;
+        self.with_stream(stream)
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
-        &self.name
+        &self.shared.name
     }
 
     /// Compute capability `(major, minor)`.
     pub fn compute_capability(&self) -> (u32, u32) {
-        self.compute_capability
+        self.shared.compute_capability
     }
 
     /// Streaming multiprocessors.
     pub fn multiprocessors(&self) -> u32 {
-        self.multiprocessors
+        self.shared.multiprocessors
     }
 
     /// The cudarc context.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        &self.shared.ctx
     }
 
-    /// The stream every launch and copy of this device uses.
+    /// The stream this handle's launches and copies use.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
-    pub(super) fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
-        self.stream.clone_htod(bytes).map_err(driver("copying to the device"))
+    pub(super) fn module_loads(&self) -> usize {
+        self.shared.loads.load(Ordering::Relaxed)
     }
 
-    pub(super) fn alloc_zeroed(&self, bytes: usize) -> Result<CudaSlice<u8>> {
-        self.stream
+    fn storage(&self, slice: CudaSlice<u8>) -> Storage {
+        let addr = slice.device_ptr(&self.stream).0;
+        Storage::Cuda { slice, addr }
+    }
+
+    pub(super) fn upload(&self, bytes: &[u8]) -> Result<Storage> {
+        let slice = self.stream.clone_htod(bytes).map_err(driver("copying to the device"))?;
+        Ok(self.storage(slice))
+    }
+
+    pub(super) fn alloc_zeroed(&self, bytes: usize) -> Result<Storage> {
+        let slice = self
+            .stream
             .alloc_zeros::<u8>(bytes)
-            .map_err(driver("allocating device memory"))
+            .map_err(driver("allocating device memory"))?;
+        Ok(self.storage(slice))
     }
 
     pub(super) fn download(&self, s: &CudaSlice<u8>) -> Result<Vec<u8>> {
@@ -138,20 +196,63 @@ impl CudaDevice {
             .map_err(driver("copying to the device"))
     }
 
-    /// Whether the most recent launch was given `s` as a writable buffer.
-    pub(super) fn written_by_last_launch(&self, s: &CudaSlice<u8>) -> bool {
-        let (ptr, _sync) = s.device_ptr(&self.stream);
-        let end = ptr + s.num_bytes() as u64;
-        let writes = self.last_writes.lock().unwrap_or_else(|p| p.into_inner());
-        writes.iter().any(|&(start, stop)| start < end && ptr < stop)
+    fn stream_key(&self) -> u64 {
+        self.stream.cu_stream() as u64
     }
 
-    pub(super) fn tensor_map_2d(&self, s: &CudaSlice<u8>, map: &super::TileMap2d) -> Result<crate::types::TensorMap> {
+    /// Whether the most recent launch on this stream was given a writable
+    /// view overlapping `range`.
+    pub(super) fn written_by_last_launch(&self, range: (u64, u64)) -> bool {
+        self.shared.last_writes.overlaps(self.stream_key(), range)
+    }
+
+    fn foreign(&self, what: &str) -> Error {
+        Error::InvalidLaunch(format!("{what} belongs to another device or CUDA context"))
+    }
+
+    /// The address of `memory` for a read on this stream, and cudarc's
+    /// guard that records the read when dropped.
+    fn read_ptr<'s>(&'s self, memory: Memory<'s>) -> Result<(u64, Option<SyncOnDrop<'s>>)> {
+        match memory {
+            Memory::Buffer(Storage::Cuda { slice, .. }) if slice.context() == &self.shared.ctx => {
+                let (ptr, sync) = slice.device_ptr(&self.stream);
+                Ok((ptr, Some(sync)))
+            }
+            Memory::Cuda(c) if c.context() == &self.shared.ctx => {
+                let (ptr, sync) = c.read_ptr(&self.stream);
+                Ok((ptr, Some(sync)))
+            }
+            _ => Err(self.foreign("a buffer")),
+        }
+    }
+
+    /// As [`read_ptr`](Self::read_ptr), for a write.
+    fn write_ptr<'s>(&'s self, memory: &'s mut MemoryMut<'_>) -> Result<(u64, SyncOnDrop<'s>)> {
+        match memory {
+            MemoryMut::Buffer(Storage::Cuda { slice, .. }) if slice.context() == &self.shared.ctx => {
+                Ok(slice.device_ptr_mut(&self.stream))
+            }
+            MemoryMut::Cuda(c) if c.context() == &self.shared.ctx => Ok(c.write_ptr(&self.stream)),
+            _ => Err(self.foreign("a buffer")),
+        }
+    }
+
+    pub(super) fn tensor_map_2d(
+        &self,
+        view: &BufferArg<Memory<'_>>,
+        map: &super::TileMap2d,
+    ) -> Result<crate::types::TensorMap> {
         use sys::{
             CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
             CUtensorMapSwizzle,
         };
-        let (ptr, _sync) = s.device_ptr(&self.stream);
+        let (base, _sync) = self.read_ptr(view.memory)?;
+        let ptr = view.address(0, base, view.memory_bytes())?;
+        if !ptr.is_multiple_of(16) {
+            return Err(Error::InvalidLaunch(format!(
+                "a tensor map's memory must start at a multiple of 16 bytes, not at {ptr:#x}"
+            )));
+        }
         let swizzle = match map.swizzle {
             crate::types::Swizzle::None => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
             crate::types::Swizzle::B32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -165,7 +266,7 @@ impl CudaDevice {
         // SAFETY: an all-zero CUtensorMap is plain data the call overwrites.
         let mut out: sys::CUtensorMap = unsafe { std::mem::zeroed() };
         // SAFETY: valid pointers to arrays of the rank's length; the address
-        // is a live allocation of this context.
+        // is inside a live allocation of this context.
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 &mut out,
@@ -195,7 +296,47 @@ impl CudaDevice {
         self.stream.synchronize().map_err(driver("waiting for the device"))
     }
 
-    /// Loads (once) and launches.
+    /// The function of `variant`'s module for `target`, loaded once, with
+    /// its dynamic shared memory limit raised to `shared_bytes`.
+    fn function(&self, variant: &Variant, target: Target, ptx: &'static str, shared_bytes: u32) -> Result<CUfunction> {
+        let key = ptx.as_ptr() as usize;
+        {
+            let modules = self.shared.modules.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(loaded) = modules.get(&key)
+                && shared_bytes <= loaded.shared_limit
+            {
+                return Ok(loaded.function);
+            }
+        }
+        let mut modules = self.shared.modules.write().unwrap_or_else(|p| p.into_inner());
+        let loaded = match modules.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let loaded = load(ptx, variant.entry, target)?;
+                self.shared.loads.fetch_add(1, Ordering::Relaxed);
+                e.insert(loaded)
+            }
+        };
+        if shared_bytes > loaded.shared_limit {
+            // SAFETY: a valid function handle of this context.
+            unsafe {
+                sys::cuFuncSetAttribute(
+                    loaded.function,
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as i32,
+                )
+            }
+            .result()
+            .map_err(driver(format!(
+                "allowing {shared_bytes} bytes of shared memory for `{}`",
+                variant.entry
+            )))?;
+            loaded.shared_limit = shared_bytes;
+        }
+        Ok(loaded.function)
+    }
+
+    /// Loads (once) and launches on this handle's stream.
     ///
     /// # Safety
     ///
@@ -206,66 +347,50 @@ impl CudaDevice {
         config: LaunchConfig,
         args: &mut [KernelArg<'_>],
     ) -> Result<()> {
-        let (major, minor) = self.compute_capability;
+        let (major, minor) = self.shared.compute_capability;
         let Some((target, ptx)) = variant.select(major, minor) else {
             return Err(Error::NoTarget {
                 entry: variant.entry.to_string(),
-                compute_capability: self.compute_capability,
+                compute_capability: self.shared.compute_capability,
                 targets: variant.ptx.iter().map(|(t, _)| *t).collect(),
             });
         };
-        if config.shared_bytes > self.max_shared_optin {
+        if config.shared_bytes > self.shared.max_shared_optin {
             return Err(Error::InvalidLaunch(format!(
                 "{} bytes of dynamic shared memory requested; this device allows {}",
-                config.shared_bytes, self.max_shared_optin
+                config.shared_bytes, self.shared.max_shared_optin
             )));
         }
-        self.ctx.bind_to_thread().map_err(driver("binding the context"))?;
-        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-        let key = ptx.as_ptr() as usize;
-        let loaded = match modules.entry(key) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(load(ptx, variant.entry, target)?),
-        };
-        if config.shared_bytes > DEFAULT_SHARED_LIMIT && config.shared_bytes > loaded.shared_limit {
-            // SAFETY: a valid function handle of this context.
-            unsafe {
-                sys::cuFuncSetAttribute(
-                    loaded.function,
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    config.shared_bytes as i32,
-                )
-            }
-            .result()
-            .map_err(driver(format!(
-                "allowing {} bytes of shared memory for `{}`",
-                config.shared_bytes, variant.entry
-            )))?;
-            loaded.shared_limit = config.shared_bytes;
-        }
+        self.shared
+            .ctx
+            .bind_to_thread()
+            .map_err(driver("binding the context"))?;
+        let function = self.function(variant, target, ptx, config.shared_bytes)?;
 
-        // Each parameter's value lives in a 16-byte slot; the driver reads
-        // through the pointers during `cuLaunchKernel`.
+        // Each parameter's value lives in a 128-byte slot; the driver reads
+        // through the pointers during the launch call. cudarc's guards stay
+        // alive until after it, so that (with event tracking on) the reads
+        // and writes are recorded after the launch, as cudarc's own launches
+        // do.
         let mut slots: Vec<[u64; 16]> = Vec::with_capacity(args.len() * 2);
         let mut writes = Vec::new();
-        for arg in args.iter_mut() {
+        let mut guards = Vec::with_capacity(args.len());
+        for (index, arg) in args.iter_mut().enumerate() {
             match &mut arg.0 {
-                Arg::Buffer(Storage::Cuda(s), len) => {
-                    let (ptr, _sync) = s.device_ptr(&self.stream);
-                    slots.push(slot(ptr));
-                    slots.push(slot(*len as u64));
+                Arg::Buffer(b) => {
+                    let (base, sync) = self.read_ptr(b.memory)?;
+                    guards.extend(sync);
+                    slots.push(slot(b.address(index, base, b.memory_bytes())?));
+                    slots.push(slot(b.len as u64));
                 }
-                Arg::BufferMut(Storage::Cuda(s), len) => {
-                    let bytes = s.num_bytes() as u64;
-                    let (ptr, _sync) = s.device_ptr_mut(&self.stream);
-                    writes.push((ptr, ptr + bytes));
-                    slots.push(slot(ptr));
-                    slots.push(slot(*len as u64));
-                }
-                Arg::Buffer(Storage::Emu(_), _) | Arg::BufferMut(Storage::Emu(_), _) => {
-                    return Err(Error::InvalidLaunch(
-                        "an emulator buffer was passed to a CUDA launch".into(),
-                    ));
+                Arg::BufferMut(b) => {
+                    let (memory_bytes, placement, len) = (b.memory_bytes(), b.placement(), b.len);
+                    let (base, sync) = self.write_ptr(&mut b.memory)?;
+                    guards.push(sync);
+                    let addr = placement.address(index, base, memory_bytes)?;
+                    writes.push((addr, addr + b.bytes as u64));
+                    slots.push(slot(addr));
+                    slots.push(slot(len as u64));
                 }
                 Arg::Scalar(bytes, _) => {
                     let mut s = [0u64; 16];
@@ -276,30 +401,50 @@ impl CudaDevice {
                 }
             }
         }
-        *self.last_writes.lock().unwrap_or_else(|p| p.into_inner()) = writes;
         let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr().cast::<c_void>()).collect();
-        let during = format!("launching `{}`", variant.entry);
+        // SAFETY: forwarded contract; `params` holds one slot per kernel
+        // parameter and outlives the call.
+        let launched = unsafe { self.launch_function(function, variant, config, &mut params) };
+        self.shared.last_writes.record(self.stream_key(), writes);
+        drop(guards);
+        launched
+    }
+
+    /// `cuLaunchKernel`, or `cuLaunchKernelEx` with the attributes a
+    /// programmatic (PDL) kernel or a cluster launch needs.
+    ///
+    /// # Safety
+    ///
+    /// `function` belongs to this context and `params` points at one slot
+    /// per kernel parameter, matching the kernel's parameter types.
+    unsafe fn launch_function(
+        &self,
+        function: CUfunction,
+        variant: &Variant,
+        config: LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        let during = || format!("launching `{}`", variant.entry);
         if !variant.programmatic && config.cluster == (1, 1, 1) {
-            // SAFETY: the function belongs to this context, `params` points
-            // at one slot per kernel parameter (the caller guarantees the
-            // argument list matches), and the slots outlive the call.
+            // SAFETY: the caller's contract.
             return unsafe {
                 cudarc::driver::result::launch_kernel(
-                    loaded.function,
+                    function,
                     config.grid,
                     config.block,
                     config.shared_bytes,
                     self.stream.cu_stream(),
-                    &mut params,
+                    params,
                 )
             }
-            .map_err(driver(during));
+            .map_err(driver(during()));
         }
         let mut attributes = Vec::with_capacity(2);
         if variant.programmatic {
             // The kernel waits for its predecessor itself
             // (`griddepcontrol.wait`), so it may start while the predecessor
-            // finishes.
+            // finishes. Under stream capture this becomes a programmatic
+            // edge of the graph (CUDA 12.3 and newer), with the same rules.
             // SAFETY: an all-zero attribute is valid plain data; the fields
             // that matter are set here.
             let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
@@ -328,19 +473,21 @@ impl CudaDevice {
             attrs: attributes.as_mut_ptr(),
             numAttrs: attributes.len() as u32,
         };
-        // SAFETY: as above; `launch` and `attributes` outlive the call.
-        unsafe { sys::cuLaunchKernelEx(&launch, loaded.function, params.as_mut_ptr(), std::ptr::null_mut()) }
+        // SAFETY: the caller's contract; `launch` and `attributes` outlive
+        // the call.
+        unsafe { sys::cuLaunchKernelEx(&launch, function, params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
-            .map_err(driver(during))
+            .map_err(driver(during()))
     }
 }
 
-impl Drop for CudaDevice {
+impl Drop for Shared {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_err() {
             return;
         }
-        let _ = self.stream.synchronize();
+        // No launch of these modules may still be pending on any stream.
+        let _ = self.ctx.synchronize();
         let modules = self.modules.get_mut().unwrap_or_else(|p| p.into_inner());
         for (_, m) in modules.drain() {
             // SAFETY: the module was loaded in this context and no work

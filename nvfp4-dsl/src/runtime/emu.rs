@@ -1,22 +1,30 @@
 //! The emulator backend: kernels run on `crate::emu`, the PTX interpreter,
 //! with host memory as device memory.
 
-use super::{Arg, Error, KernelArg, LaunchConfig, Result, Storage};
+use super::view::{BufferArg, Memory as View, MemoryMut as ViewMut};
+use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage};
 use crate::emu::{self, EmuError, Memory, Module, ParamValue, TensorMap2d};
 use crate::target::{Target, Variant};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A device that runs kernels on the PTX emulator, as a GPU of `target`
 /// would (it reports that target's compute capability and runs that
-/// target's PTX).
+/// target's PTX). Clones and [`new_stream`](super::Device::new_stream)
+/// handles share its memory and modules.
+#[derive(Clone)]
 pub struct EmuDevice {
     target: Target,
     memory: Arc<Mutex<Memory>>,
-    /// Parsed modules, keyed by the address of their PTX text.
-    modules: Mutex<HashMap<usize, Arc<Module>>>,
-    /// Address ranges the most recent launch could write.
-    last_writes: Mutex<Vec<(u64, u64)>>,
+    /// Parsed modules, keyed by the address of their PTX text; a module is
+    /// parsed under the lock, so once.
+    modules: Arc<Mutex<HashMap<usize, Arc<Module>>>>,
+    loads: Arc<AtomicUsize>,
+    last_writes: Arc<LastWrites>,
+    /// This handle's stream, and the last stream number given out.
+    stream: u64,
+    streams: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for EmuDevice {
@@ -33,6 +41,16 @@ pub struct EmuAlloc {
     memory: Arc<Mutex<Memory>>,
     addr: u64,
     bytes: usize,
+}
+
+impl EmuAlloc {
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub(super) fn address(&self) -> u64 {
+        self.addr
+    }
 }
 
 impl Drop for EmuAlloc {
@@ -55,9 +73,24 @@ impl EmuDevice {
         EmuDevice {
             target,
             memory: Arc::new(Mutex::new(Memory::new())),
-            modules: Mutex::new(HashMap::new()),
-            last_writes: Mutex::new(Vec::new()),
+            modules: Arc::default(),
+            loads: Arc::default(),
+            last_writes: Arc::default(),
+            stream: 0,
+            streams: Arc::default(),
         }
+    }
+
+    /// A handle on a new stream (launches still run on the calling thread).
+    pub(super) fn new_stream(&self) -> EmuDevice {
+        EmuDevice {
+            stream: self.streams.fetch_add(1, Ordering::Relaxed) + 1,
+            ..self.clone()
+        }
+    }
+
+    pub(super) fn module_loads(&self) -> usize {
+        self.loads.load(Ordering::Relaxed)
     }
 
     /// The target whose PTX this device runs.
@@ -113,18 +146,40 @@ impl EmuDevice {
         lock(&self.memory).write(a.addr, bytes).map_err(emulator)
     }
 
-    pub(super) fn written_by_last_launch(&self, a: &EmuAlloc) -> bool {
-        let end = a.addr + a.bytes as u64;
-        lock(&self.last_writes)
-            .iter()
-            .any(|&(start, stop)| start < end && a.addr < stop)
+    pub(super) fn written_by_last_launch(&self, range: (u64, u64)) -> bool {
+        self.last_writes.overlaps(self.stream, range)
+    }
+
+    /// The emulator allocation behind a view, if it is in this device's
+    /// memory.
+    fn alloc<'a>(&self, storage: &'a Storage) -> Result<&'a EmuAlloc> {
+        match storage {
+            Storage::Emu(a) if Arc::ptr_eq(&a.memory, &self.memory) => Ok(a),
+            _ => Err(Error::InvalidLaunch(
+                "a buffer of another device was passed to the emulator".into(),
+            )),
+        }
     }
 
     /// An emulator tensor map (the emulator's own encoding, which its
-    /// tensor copy reads) over `a`; `map` is already validated.
-    pub(super) fn tensor_map_2d(&self, a: &EmuAlloc, map: &super::TileMap2d) -> crate::types::TensorMap {
+    /// tensor copy reads) over `view`; `map` is already validated.
+    pub(super) fn tensor_map_2d(
+        &self,
+        view: &BufferArg<View<'_>>,
+        map: &super::TileMap2d,
+    ) -> Result<crate::types::TensorMap> {
+        let View::Buffer(storage) = view.memory else {
+            return Err(cudarc_buffer());
+        };
+        let a = self.alloc(storage)?;
+        let base = view.address(0, a.addr, a.bytes)?;
+        if !base.is_multiple_of(16) {
+            return Err(Error::InvalidLaunch(format!(
+                "a tensor map's memory must start at a multiple of 16 bytes, not at {base:#x}"
+            )));
+        }
         let encoded = TensorMap2d {
-            base: a.addr,
+            base,
             row_bytes: map.row_bytes,
             rows: map.rows,
             row_stride: map.row_stride,
@@ -137,7 +192,7 @@ impl EmuDevice {
                 crate::types::Swizzle::B128 => 128,
             },
         };
-        crate::types::TensorMap(encoded.encode())
+        Ok(crate::types::TensorMap(encoded.encode()))
     }
 
     fn module(&self, ptx: &'static str) -> Result<Arc<Module>> {
@@ -147,6 +202,7 @@ impl EmuDevice {
             return Ok(m.clone());
         }
         let m = Arc::new(Module::parse(ptx).map_err(emulator)?);
+        self.loads.fetch_add(1, Ordering::Relaxed);
         modules.insert(key, m.clone());
         Ok(m)
     }
@@ -169,24 +225,30 @@ impl EmuDevice {
         let mut params = Vec::with_capacity(args.len() * 2);
         let mut writes = Vec::new();
         let mut read_only = Vec::new();
-        for arg in args.iter() {
-            match &arg.0 {
-                Arg::Buffer(Storage::Emu(a), len) | Arg::BufferMut(Storage::Emu(a), len) => {
-                    if matches!(arg.0, Arg::BufferMut(..)) {
-                        writes.push((a.addr, a.addr + a.bytes as u64));
-                    } else {
-                        read_only.push(a.addr);
-                    }
-                    params.push(ParamValue::U64(a.addr));
-                    params.push(ParamValue::U64(*len as u64));
+        for (index, arg) in args.iter().enumerate() {
+            let (storage, placement, len) = match &arg.0 {
+                Arg::Buffer(b) => match b.memory {
+                    View::Buffer(s) => (s, b.placement(), b.len),
+                    View::Cuda(_) => return Err(cudarc_buffer()),
+                },
+                Arg::BufferMut(b) => match &b.memory {
+                    ViewMut::Buffer(s) => (&**s, b.placement(), b.len),
+                    ViewMut::Cuda(_) => return Err(cudarc_buffer()),
+                },
+                Arg::Scalar(bytes, len) => {
+                    params.push(scalar_param(bytes, *len)?);
+                    continue;
                 }
-                Arg::Buffer(..) | Arg::BufferMut(..) => {
-                    return Err(Error::InvalidLaunch(
-                        "a buffer of another device was passed to the emulator".into(),
-                    ));
-                }
-                Arg::Scalar(bytes, len) => params.push(scalar_param(bytes, *len)?),
+            };
+            let a = self.alloc(storage)?;
+            let addr = placement.address(index, a.addr, a.bytes)?;
+            if let Arg::BufferMut(b) = &arg.0 {
+                writes.push((addr, addr + b.bytes as u64));
+            } else {
+                read_only.push(a.addr);
             }
+            params.push(ParamValue::U64(addr));
+            params.push(ParamValue::U64(len as u64));
         }
         let launch = emu::Launch {
             cluster: config.cluster,
@@ -204,9 +266,13 @@ impl EmuDevice {
         for &addr in &read_only {
             memory.set_writable(addr, true).map_err(emulator)?;
         }
-        *lock(&self.last_writes) = writes;
+        self.last_writes.record(self.stream, writes);
         result.map(drop).map_err(emulator)
     }
+}
+
+fn cudarc_buffer() -> Error {
+    Error::InvalidLaunch("a cudarc buffer was passed to the emulator, which runs on host memory".into())
 }
 
 fn scalar_param(bytes: &[u8; 128], len: usize) -> Result<ParamValue> {

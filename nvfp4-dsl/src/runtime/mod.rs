@@ -1,12 +1,17 @@
 //! Running kernels: a device, buffers on it, and `launch`.
 //!
 //! A [`Device`] is a CUDA GPU (through cudarc's driver API, loaded at run
-//! time: nothing here needs CUDA to build). Buffers are typed
-//! [`DeviceBuffer`]s; the launchers that `#[kernel]` generates take them in
+//! time: nothing here needs CUDA to build) or the PTX emulator, plus the
+//! stream its launches go to. It can be built on the caller's own cudarc
+//! context and stream ([`Device::from_cuda_stream`]); clones and
+//! [`Device::with_cuda_stream`] share one module cache. Buffers are
+//! [`DeviceView`]s of this crate's [`DeviceBuffer`]s or of the caller's
+//! cudarc slices; the launchers that `#[kernel]` generates take them in
 //! parameter order and call [`launch`].
 
 mod cuda;
 mod emu;
+mod view;
 
 use crate::target::{Target, Variant};
 use std::fmt;
@@ -14,6 +19,8 @@ use std::marker::PhantomData;
 
 pub use cuda::CudaDevice;
 pub use emu::EmuDevice;
+use view::{BufferArg, Memory, MemoryMut};
+pub use view::{DeviceView, DeviceViewMut};
 
 /// What can go wrong when running kernels.
 #[derive(Debug)]
@@ -229,7 +236,7 @@ impl LaunchConfig {
 ///
 /// Implementors have no padding, no pointers, and every bit pattern is a
 /// valid value.
-pub unsafe trait DeviceCopy: Copy + 'static {}
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy {
     ($($t:ty),*) => { $(
@@ -281,8 +288,18 @@ fn from_bytes<T: DeviceCopy>(bytes: &[u8]) -> Vec<T> {
     out
 }
 
-/// Where kernels run.
-#[derive(Debug)]
+/// Where kernels run: a CUDA GPU or the PTX emulator, and the stream this
+/// handle's launches and copies go to. Launches are asynchronous and
+/// ordered on that stream like any cudarc work.
+///
+/// A `Device` is `Send + Sync`: threads may share one, or each take its own
+/// stream with [`new_stream`](Self::new_stream) or
+/// [`with_cuda_stream`](Self::with_cuda_stream). Clones and those handles
+/// share the module cache: each kernel's module is loaded once per context,
+/// also when threads race to launch it first. The modules are unloaded when
+/// the last handle is dropped (after waiting for the context's work), so
+/// keep one alive while a CUDA graph that holds its kernels may run.
+#[derive(Clone, Debug)]
 pub enum Device {
     /// A CUDA GPU.
     Cuda(CudaDevice),
@@ -291,10 +308,54 @@ pub enum Device {
 }
 
 impl Device {
-    /// The CUDA device `ordinal`. An `Err` (never a panic) when there is no
-    /// driver or no such device.
+    /// The CUDA device `ordinal`, with a context and stream of its own. An
+    /// `Err` (never a panic) when there is no driver or no such device.
     pub fn cuda(ordinal: usize) -> Result<Device> {
         Ok(Device::Cuda(CudaDevice::new(ordinal)?))
+    }
+
+    /// A device on the caller's cudarc context, launching on `stream` (and
+    /// allocating there). Nothing of the context's settings is changed:
+    /// with cudarc's event tracking on, buffers passed to kernels are
+    /// synchronised across streams as cudarc does for its own launches.
+    pub fn from_cuda_stream(stream: std::sync::Arc<cudarc::driver::CudaStream>) -> Result<Device> {
+        Ok(Device::Cuda(CudaDevice::from_stream(stream)?))
+    }
+
+    /// A device on the caller's cudarc context, launching on its default
+    /// stream.
+    pub fn from_cuda_context(context: std::sync::Arc<cudarc::driver::CudaContext>) -> Result<Device> {
+        Device::from_cuda_stream(context.default_stream())
+    }
+
+    /// This device launching on the caller's `stream` instead, sharing the
+    /// module cache. `Err` on the emulator and for a stream of another
+    /// context.
+    pub fn with_cuda_stream(&self, stream: std::sync::Arc<cudarc::driver::CudaStream>) -> Result<Device> {
+        match self {
+            Device::Cuda(d) => Ok(Device::Cuda(d.with_stream(stream)?)),
+            Device::Emulator(_) => Err(Error::InvalidLaunch(
+                "the emulator has no CUDA streams; use Device::new_stream".into(),
+            )),
+        }
+    }
+
+    /// This device on a new stream of its own, sharing the module cache (on
+    /// the emulator: the memory too; its launches run on the calling thread).
+    pub fn new_stream(&self) -> Result<Device> {
+        match self {
+            Device::Cuda(d) => Ok(Device::Cuda(d.new_stream()?)),
+            Device::Emulator(d) => Ok(Device::Emulator(d.new_stream())),
+        }
+    }
+
+    /// How many kernel modules this device's cache has loaded (parsed, on
+    /// the emulator) so far: each kernel variant counts once.
+    pub fn module_loads(&self) -> usize {
+        match self {
+            Device::Cuda(d) => d.module_loads(),
+            Device::Emulator(d) => d.module_loads(),
+        }
     }
 
     /// The PTX emulator standing in for a GPU of `target`: it runs a
@@ -345,7 +406,8 @@ impl Device {
         }
     }
 
-    /// The CUDA device, when this is one (for events and other cudarc APIs).
+    /// The CUDA device, when this is one (for its context, stream, events
+    /// and other cudarc APIs).
     pub fn as_cuda(&self) -> Option<&CudaDevice> {
         match self {
             Device::Cuda(d) => Some(d),
@@ -356,7 +418,7 @@ impl Device {
     /// Copies `data` to a new buffer on the device.
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let storage = match self {
-            Device::Cuda(d) => Storage::Cuda(d.upload(as_bytes(data))?),
+            Device::Cuda(d) => d.upload(as_bytes(data))?,
             Device::Emulator(d) => Storage::Emu(d.upload(as_bytes(data))?),
         };
         Ok(DeviceBuffer::new(storage, data.len()))
@@ -364,21 +426,26 @@ impl Device {
 
     /// A new buffer of `len` zeroed elements.
     pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let bytes = len * std::mem::size_of::<T>();
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::InvalidLaunch(format!("a buffer of {len} elements is too large")))?;
         let storage = match self {
-            Device::Cuda(d) => Storage::Cuda(d.alloc_zeroed(bytes)?),
+            Device::Cuda(d) => d.alloc_zeroed(bytes)?,
             Device::Emulator(d) => Storage::Emu(d.alloc_zeroed(bytes)?),
         };
         Ok(DeviceBuffer::new(storage, len))
     }
 
-    /// Copies a buffer back to the host (waits for the work before it).
+    /// Copies a buffer back to the host (waits for the work before it on
+    /// this device's stream).
     pub fn download<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
-        match (self, &buf.storage) {
-            (Device::Cuda(d), Storage::Cuda(s)) => Ok(from_bytes(&d.download(s)?)),
-            (Device::Emulator(d), Storage::Emu(s)) => Ok(from_bytes(&d.download(s)?)),
-            _ => Err(foreign_buffer()),
-        }
+        let bytes = buf.len * std::mem::size_of::<T>();
+        let all = match (self, &buf.storage) {
+            (Device::Cuda(d), Storage::Cuda { slice, .. }) => d.download(slice)?,
+            (Device::Emulator(d), Storage::Emu(s)) => d.download(s)?,
+            _ => return Err(foreign_buffer()),
+        };
+        Ok(from_bytes(&all[..bytes]))
     }
 
     /// Overwrites a buffer with `data` (same length).
@@ -391,43 +458,55 @@ impl Device {
             )));
         }
         match (self, &mut buf.storage) {
-            (Device::Cuda(d), Storage::Cuda(s)) => d.write(s, as_bytes(data)),
+            (Device::Cuda(d), Storage::Cuda { slice, .. }) => d.write(slice, as_bytes(data)),
             (Device::Emulator(d), Storage::Emu(s)) => d.write(s, as_bytes(data)),
             _ => Err(foreign_buffer()),
         }
     }
 
-    /// Whether the most recent kernel launched on this device was given `buf`
-    /// as a writable (`&mut`) argument. A kernel that starts before its
-    /// predecessor finishes (see
+    /// Whether the most recent kernel launched on this device's stream (by
+    /// any handle) was given (part of) `view` as a writable (`&mut`)
+    /// argument. A kernel that starts before its predecessor finishes (see
     /// [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)) may
     /// read a buffer early only when this is false.
-    pub fn written_by_last_launch<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> bool {
-        match (self, &buf.storage) {
-            (Device::Cuda(d), Storage::Cuda(s)) => d.written_by_last_launch(s),
-            (Device::Emulator(d), Storage::Emu(s)) => d.written_by_last_launch(s),
-            _ => true,
+    ///
+    /// Only this crate's launches are seen. A view of the caller's cudarc
+    /// memory is always reported as possibly written (kernels the caller
+    /// launches on the stream could have written it); kernels the caller
+    /// launches on this crate's [`DeviceBuffer`]s are not seen.
+    pub fn written_by_last_launch<'a, T: DeviceCopy>(&self, view: impl Into<DeviceView<'a, T>>) -> bool {
+        let view = view.into();
+        let (Memory::Buffer(storage), bytes) = (view.memory, view.len() * std::mem::size_of::<T>()) else {
+            return true;
+        };
+        let start = storage.address() + view.offset as u64;
+        let range = (start, start + bytes as u64);
+        match self {
+            Device::Cuda(d) => d.written_by_last_launch(range),
+            Device::Emulator(d) => d.written_by_last_launch(range),
         }
     }
 
-    /// A tensor map over `buf` for bulk tensor copies
+    /// A tensor map over `view` for bulk tensor copies
     /// ([`cp_async_bulk_tensor_2d_global_to_shared`](crate::intrinsics::cp_async_bulk_tensor_2d_global_to_shared)).
-    /// The map holds `buf`'s address: launch kernels with it only while `buf`
-    /// lives.
-    pub fn tensor_map_2d<T: DeviceCopy>(
+    /// The map holds the view's address: launch kernels with it only while
+    /// the memory lives. `Err` unless the view starts at a multiple of 16
+    /// bytes.
+    pub fn tensor_map_2d<'a, T: DeviceCopy>(
         &self,
-        buf: &DeviceBuffer<T>,
+        view: impl Into<DeviceView<'a, T>>,
         map: TileMap2d,
     ) -> Result<crate::types::TensorMap> {
-        map.validate((buf.len * std::mem::size_of::<T>()) as u64)?;
-        match (self, &buf.storage) {
-            (Device::Cuda(d), Storage::Cuda(s)) => d.tensor_map_2d(s, &map),
-            (Device::Emulator(d), Storage::Emu(s)) => Ok(d.tensor_map_2d(s, &map)),
-            _ => Err(foreign_buffer()),
+        let view = view.into();
+        map.validate((view.len() * std::mem::size_of::<T>()) as u64)?;
+        let arg = BufferArg::from(view);
+        match self {
+            Device::Cuda(d) => d.tensor_map_2d(&arg, &map),
+            Device::Emulator(d) => d.tensor_map_2d(&arg, &map),
         }
     }
 
-    /// Waits until all launched work has finished.
+    /// Waits until all work launched on this device's stream has finished.
     pub fn synchronize(&self) -> Result<()> {
         match self {
             Device::Cuda(d) => d.synchronize(),
@@ -436,14 +515,54 @@ impl Device {
     }
 }
 
+/// The memory of a [`DeviceBuffer`].
 #[derive(Debug)]
 enum Storage {
-    Cuda(cudarc::driver::CudaSlice<u8>),
+    /// A cudarc allocation and its device address.
+    Cuda {
+        slice: cudarc::driver::CudaSlice<u8>,
+        addr: u64,
+    },
     Emu(emu::EmuAlloc),
+}
+
+impl Storage {
+    fn bytes(&self) -> usize {
+        match self {
+            Storage::Cuda { slice, .. } => slice.len(),
+            Storage::Emu(a) => a.bytes(),
+        }
+    }
+
+    fn address(&self) -> u64 {
+        match self {
+            Storage::Cuda { addr, .. } => *addr,
+            Storage::Emu(a) => a.address(),
+        }
+    }
 }
 
 fn foreign_buffer() -> Error {
     Error::InvalidLaunch("the buffer belongs to another device".into())
+}
+
+/// The address ranges a launch may write, by stream: what
+/// [`Device::written_by_last_launch`] reads. Shared by every handle of a
+/// device, so handles made for the same stream see each other's launches.
+#[derive(Debug, Default)]
+struct LastWrites(std::sync::Mutex<std::collections::HashMap<u64, Vec<(u64, u64)>>>);
+
+impl LastWrites {
+    fn record(&self, stream: u64, writes: Vec<(u64, u64)>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(stream, writes);
+    }
+
+    fn overlaps(&self, stream: u64, (start, end): (u64, u64)) -> bool {
+        let streams = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        streams
+            .get(&stream)
+            .is_some_and(|writes| writes.iter().any(|&(s, e)| s < end && start < e))
+    }
 }
 
 /// A typed buffer in device memory.
@@ -473,41 +592,87 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.len == 0
     }
 
+    /// The buffer as a read-only view.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        DeviceView::from(self)
+    }
+
+    /// The buffer as a writable view.
+    pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut::from(self)
+    }
+
+    /// Elements `range`, read-only; `Err` when the range is not inside.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Result<DeviceView<'_, T>> {
+        self.view().slice(range)
+    }
+
+    /// Elements `range`, writable; `Err` when the range is not inside.
+    pub fn slice_mut(&mut self, range: std::ops::Range<usize>) -> Result<DeviceViewMut<'_, T>> {
+        self.view_mut().slice(range)
+    }
+
+    /// Keeps the first `len` elements (at most the current length): the
+    /// memory stays allocated, no copy is made.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     /// The cudarc allocation (bytes), when the buffer lives on a CUDA device.
     pub fn as_cuda(&self) -> Option<&cudarc::driver::CudaSlice<u8>> {
         match &self.storage {
-            Storage::Cuda(s) => Some(s),
+            Storage::Cuda { slice, .. } => Some(slice),
             Storage::Emu(_) => None,
         }
     }
 }
 
-/// One kernel argument: a buffer (passed as pointer and length) or a
-/// scalar. Made with `KernelArg::from(&buffer)`, `from(&mut buffer)` or
-/// `from(scalar)`.
-#[derive(Debug)]
+/// One kernel argument: a buffer view (passed as pointer and length) or a
+/// scalar. Made with `KernelArg::from` of a [`DeviceView`], a
+/// [`DeviceViewMut`], `&buffer`, `&mut buffer` or a scalar.
 pub struct KernelArg<'a>(Arg<'a>);
 
-#[derive(Debug)]
+impl std::fmt::Debug for KernelArg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Arg::Buffer(b) => write!(f, "KernelArg(&[{}; {}])", b.elem, b.len),
+            Arg::BufferMut(b) => write!(f, "KernelArg(&mut [{}; {}])", b.elem, b.len),
+            Arg::Scalar(_, n) => write!(f, "KernelArg({n}-byte scalar)"),
+        }
+    }
+}
+
 enum Arg<'a> {
-    /// A buffer the kernel reads, and its length in elements.
-    Buffer(&'a Storage, usize),
-    /// A buffer the kernel may write.
-    BufferMut(&'a mut Storage, usize),
+    /// A view the kernel reads.
+    Buffer(BufferArg<Memory<'a>>),
+    /// A view the kernel may write.
+    BufferMut(BufferArg<MemoryMut<'a>>),
     /// A by-value parameter's bytes (at most 128: scalars, vectors, tensor
     /// maps), zero-padded, and their count.
     Scalar([u8; 128], usize),
 }
 
+impl<'a, T: DeviceCopy> From<DeviceView<'a, T>> for KernelArg<'a> {
+    fn from(v: DeviceView<'a, T>) -> KernelArg<'a> {
+        KernelArg(Arg::Buffer(BufferArg::from(v)))
+    }
+}
+
+impl<'a, T: DeviceCopy> From<DeviceViewMut<'a, T>> for KernelArg<'a> {
+    fn from(v: DeviceViewMut<'a, T>) -> KernelArg<'a> {
+        KernelArg(Arg::BufferMut(BufferArg::from(v)))
+    }
+}
+
 impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for KernelArg<'a> {
     fn from(b: &'a DeviceBuffer<T>) -> KernelArg<'a> {
-        KernelArg(Arg::Buffer(&b.storage, b.len))
+        KernelArg::from(b.view())
     }
 }
 
 impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for KernelArg<'a> {
     fn from(b: &'a mut DeviceBuffer<T>) -> KernelArg<'a> {
-        KernelArg(Arg::BufferMut(&mut b.storage, b.len))
+        KernelArg::from(b.view_mut())
     }
 }
 
@@ -541,16 +706,18 @@ impl From<crate::types::TensorMap> for KernelArg<'_> {
     }
 }
 
-fn scalar_bytes<T: DeviceCopy>(v: &[T]) -> KernelArg<'static> {
+fn scalar_bytes<'a, T: DeviceCopy>(v: &[T]) -> KernelArg<'a> {
     let b = as_bytes(v);
     let mut out = [0u8; 128];
     out[..b.len()].copy_from_slice(b);
     KernelArg(Arg::Scalar(out, b.len()))
 }
 
-/// Launches `variant` on `device` with `args` in the kernel's parameter
-/// order. The generated `launch` functions call this; they type the
-/// arguments, so prefer them.
+/// Launches `variant` on `device`'s stream with `args` in the kernel's
+/// parameter order. The generated `launch` functions call this; they type
+/// the arguments, so prefer them. Every view is checked before anything is
+/// launched: it must lie inside its memory, belong to this device, and
+/// start at an address aligned for its element type (`Err` otherwise).
 ///
 /// # Safety
 ///
@@ -568,5 +735,19 @@ pub unsafe fn launch(
         // SAFETY: forwarded contract.
         Device::Cuda(d) => unsafe { d.launch(variant, config, args) },
         Device::Emulator(d) => d.launch(variant, config, args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_and_buffers_can_be_shared_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Device>();
+        send_sync::<DeviceBuffer<f32>>();
+        send_sync::<DeviceView<'_, f32>>();
+        send_sync::<DeviceViewMut<'_, f32>>();
     }
 }

@@ -18,9 +18,9 @@ pub use sm90::gemm_nvfp4_sm90;
 pub use sm100::gemm_nvfp4;
 
 use crate::Error;
-use crate::nvfp4::Nvfp4Tensor;
-use nvfp4_dsl::TileMap2d;
+use crate::nvfp4::{Nvfp4Tensor, blocked_scale_len};
 use nvfp4_dsl::prelude::*;
+use nvfp4_dsl::{DeviceView, DeviceViewMut, TileMap2d};
 
 /// Rows of A per block of either kernel.
 pub const BM: usize = 128;
@@ -106,21 +106,64 @@ enum MapTile {
 }
 
 impl MapTile {
-    fn map(self, t: &Nvfp4Tensor) -> TileMap2d {
+    /// Rows the tensor's rows must be a multiple of for this tile.
+    fn rows(self) -> usize {
+        match self {
+            MapTile::Sm100 { rows } | MapTile::Sm90B { rows } => rows as usize,
+            MapTile::Sm90A => BM,
+        }
+    }
+
+    fn map(self, (rows, k, batches): (usize, usize, usize)) -> TileMap2d {
         let (box_bytes, box_rows, swizzle) = match self {
             MapTile::Sm100 { rows } => (128, rows, Swizzle::B128),
             MapTile::Sm90A => (64, 128, Swizzle::B64),
             MapTile::Sm90B { rows } => (64, rows, Swizzle::None),
         };
         TileMap2d {
-            row_bytes: (t.k / 2) as u64,
-            rows: (t.rows * t.batches) as u64,
-            row_stride: (t.k / 2) as u64,
+            row_bytes: (k / 2) as u64,
+            rows: (rows * batches) as u64,
+            row_stride: (k / 2) as u64,
             box_bytes,
             box_rows,
             swizzle,
         }
     }
+}
+
+/// The tensor maps of one operand, by tile: at most one per kind of tile
+/// the device's kernel reads.
+type Maps = [Option<(MapTile, TensorMap)>; 3];
+
+/// The tensor maps over `data` (a `[L][rows][k/2]` operand) that the
+/// device's GEMM kernel can read it through, as A or as B.
+fn tensor_maps(device: &Device, data: DeviceView<'_, Fp4x2>, shape: (usize, usize, usize)) -> Result<Maps, Error> {
+    let tiles: &[MapTile] = match device.compute_capability() {
+        (10, 0) => &[MapTile::Sm100 { rows: 128 }, MapTile::Sm100 { rows: 256 }],
+        (9, 0) => &[
+            MapTile::Sm90A,
+            MapTile::Sm90B { rows: 128 },
+            MapTile::Sm90B { rows: 256 },
+        ],
+        _ => &[],
+    };
+    let mut maps = [None; 3];
+    for (slot, &tile) in maps.iter_mut().zip(tiles) {
+        if shape.0.is_multiple_of(tile.rows()) {
+            *slot = Some((tile, device.tensor_map_2d(data, tile.map(shape))?));
+        }
+    }
+    Ok(maps)
+}
+
+/// Checks the extents of a GEMM operand.
+fn check_operand_shape(rows: usize, k: usize, batches: usize) -> Result<(), Error> {
+    if rows == 0 || batches == 0 || !rows.is_multiple_of(BM) || k == 0 || !k.is_multiple_of(BK) {
+        return Err(Error::Shape(format!(
+            "a GEMM operand needs rows a positive multiple of {BM} and K a positive multiple of {BK}; got [{rows}, {k}, {batches}]"
+        )));
+    }
+    Ok(())
 }
 
 /// An NVFP4 GEMM operand on the device: data `[L][rows][K/2]` bytes, its
@@ -138,74 +181,133 @@ pub struct DeviceGemmOperand {
     pub data: DeviceBuffer<Fp4x2>,
     /// The scales, blocked (128 x 4) layout.
     pub scales: DeviceBuffer<E4m3>,
-    maps: Vec<(MapTile, TensorMap)>,
+    maps: Maps,
 }
 
 impl DeviceGemmOperand {
     /// Uploads `t` (rows a multiple of 128, K a multiple of 256) with the
     /// tensor maps the device's kernel can use it through, as A or as B.
     pub fn upload(device: &Device, t: &Nvfp4Tensor) -> Result<DeviceGemmOperand, Error> {
-        if t.rows == 0 || t.batches == 0 || !t.rows.is_multiple_of(BM) || t.k == 0 || !t.k.is_multiple_of(BK) {
-            return Err(Error::Shape(format!(
-                "a GEMM operand needs rows a positive multiple of {BM} and K a positive multiple of {BK}; got [{}, {}, {}]",
-                t.rows, t.k, t.batches
-            )));
-        }
-        let tiles: Vec<MapTile> = match device.compute_capability() {
-            (10, 0) => vec![MapTile::Sm100 { rows: 128 }, MapTile::Sm100 { rows: 256 }],
-            (9, 0) => vec![
-                MapTile::Sm90A,
-                MapTile::Sm90B { rows: 128 },
-                MapTile::Sm90B { rows: 256 },
-            ],
-            _ => Vec::new(),
-        };
+        check_operand_shape(t.rows, t.k, t.batches)?;
         let data = device.upload(&t.data)?;
         let scales = device.upload(&t.blocked_scales())?;
-        let mut maps = Vec::with_capacity(tiles.len());
-        for tile in tiles {
-            let rows = match tile {
-                MapTile::Sm100 { rows } | MapTile::Sm90B { rows } => rows as usize,
-                MapTile::Sm90A => BM,
-            };
-            if t.rows.is_multiple_of(rows) {
-                maps.push((tile, device.tensor_map_2d(&data, tile.map(t))?));
-            }
-        }
+        DeviceGemmOperand::from_buffers(device, (t.rows, t.k, t.batches), data, scales)
+    }
+
+    /// An operand of `(rows, k, batches)` in buffers already on the device
+    /// (data `[L][rows][k/2]`, scales in the blocked layout), with its tensor
+    /// maps.
+    pub fn from_buffers(
+        device: &Device,
+        (rows, k, batches): (usize, usize, usize),
+        data: DeviceBuffer<Fp4x2>,
+        scales: DeviceBuffer<E4m3>,
+    ) -> Result<DeviceGemmOperand, Error> {
+        let view = GemmOperand::new(device, rows, k, batches, data.view(), scales.view())?;
+        let maps = view.maps;
         Ok(DeviceGemmOperand {
-            rows: t.rows,
-            k: t.k,
-            batches: t.batches,
+            rows,
+            k,
+            batches,
             data,
+            scales,
+            maps,
+        })
+    }
+}
+
+/// A GEMM operand in device memory: a [`DeviceGemmOperand`]
+/// (`GemmOperand::from(&operand)`) or the caller's own memory
+/// ([`GemmOperand::new`]), with the tensor maps the device's kernel reads it
+/// through.
+#[derive(Clone, Copy, Debug)]
+pub struct GemmOperand<'a> {
+    /// Rows per batch.
+    pub rows: usize,
+    /// Elements per row.
+    pub k: usize,
+    /// Batches (L).
+    pub batches: usize,
+    scales: DeviceView<'a, E4m3>,
+    maps: Maps,
+}
+
+impl<'a> GemmOperand<'a> {
+    /// The caller's operand of `batches` x `rows` x `k` (rows a positive
+    /// multiple of 128, K of 256): `data` the packed e2m1 bytes
+    /// `[L][rows][k/2]` (even element in the low nibble), starting at a
+    /// multiple of 16 bytes; `scales` the e4m3 bytes in the blocked 128x4
+    /// layout the tensor cores read ([`crate::nvfp4::blocked_scale_offset`]).
+    /// Builds the tensor maps now: the memory must outlive every launch
+    /// that uses them.
+    pub fn new<T: nvfp4_dsl::DeviceCopy, S: nvfp4_dsl::DeviceCopy>(
+        device: &Device,
+        rows: usize,
+        k: usize,
+        batches: usize,
+        data: impl Into<DeviceView<'a, T>>,
+        scales: impl Into<DeviceView<'a, S>>,
+    ) -> Result<GemmOperand<'a>, Error> {
+        check_operand_shape(rows, k, batches)?;
+        let data: DeviceView<'a, Fp4x2> = data.into().cast()?;
+        let scales: DeviceView<'a, E4m3> = scales.into().cast()?;
+        let data_len = rows.checked_mul(k / 2).and_then(|n| n.checked_mul(batches));
+        let scales_len = blocked_scale_len(rows, k / 16, batches);
+        if data_len != Some(data.len()) || scales.len() != scales_len {
+            return Err(Error::Shape(format!(
+                "a [{rows}, {k}, {batches}] GEMM operand needs {} data bytes and {scales_len} blocked scale bytes; the views have {} and {}",
+                data_len.unwrap_or(usize::MAX),
+                data.len(),
+                scales.len()
+            )));
+        }
+        let maps = tensor_maps(device, data, (rows, k, batches))?;
+        Ok(GemmOperand {
+            rows,
+            k,
+            batches,
             scales,
             maps,
         })
     }
 
     fn map(&self, tile: MapTile, role: &str) -> Result<TensorMap, Error> {
-        self.maps.iter().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
-            let need = match tile {
-                MapTile::Sm100 { rows } | MapTile::Sm90B { rows } => format!("rows a multiple of {rows}"),
-                MapTile::Sm90A => format!("rows a multiple of {BM}"),
-            };
+        self.maps.iter().flatten().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
             Error::Shape(format!(
-                "{role} ({} rows) cannot be used by this kernel on this device: it needs {need} and an upload to this device (compute capability 9.0 or 10.0)",
-                self.rows
+                "{role} ({} rows) cannot be used by this kernel on this device: it needs rows a multiple of {} and tensor maps made for this device (compute capability 9.0 or 10.0)",
+                self.rows,
+                tile.rows()
             ))
         })
     }
 }
 
+impl<'a> From<&'a DeviceGemmOperand> for GemmOperand<'a> {
+    fn from(o: &'a DeviceGemmOperand) -> GemmOperand<'a> {
+        GemmOperand {
+            rows: o.rows,
+            k: o.k,
+            batches: o.batches,
+            scales: o.scales.view(),
+            maps: o.maps,
+        }
+    }
+}
+
 /// `c = a x b^T` per batch: a `[M, K, L]`, b `[N, K, L]`, c `[L][M][N]`
 /// f16 (its first `L * M * N` values; any beyond are left alone), with the
-/// kernel [`GemmKernel::for_device`] picks. Needs a compute
-/// capability 9.0 or 10.0 device (or the emulator of sm_90a or sm_100a).
-pub fn gemm(
+/// kernel [`GemmKernel::for_device`] picks, launched on `device`'s stream.
+/// The operands are [`DeviceGemmOperand`]s or [`GemmOperand`]s of the
+/// caller's memory; c a `&mut DeviceBuffer<f16>` or any [`DeviceViewMut`].
+/// Needs a compute capability 9.0 or 10.0 device (or the emulator of sm_90a
+/// or sm_100a).
+pub fn gemm<'a, 'b, 'c>(
     device: &Device,
-    a: &DeviceGemmOperand,
-    b: &DeviceGemmOperand,
-    c: &mut DeviceBuffer<f16>,
+    a: impl Into<GemmOperand<'a>>,
+    b: impl Into<GemmOperand<'b>>,
+    c: impl Into<DeviceViewMut<'c, f16>>,
 ) -> Result<(), Error> {
+    let (a, b) = (a.into(), b.into());
     let Some(kernel) = GemmKernel::for_device(device, a.rows, b.rows, a.k, a.batches) else {
         let (major, minor) = device.compute_capability();
         return Err(Error::Unsupported(format!(
@@ -217,13 +319,14 @@ pub fn gemm(
 }
 
 /// [`gemm`] with a chosen kernel and tiling (for tests and tuning).
-pub fn gemm_with(
+pub fn gemm_with<'a, 'b, 'c>(
     device: &Device,
-    a: &DeviceGemmOperand,
-    b: &DeviceGemmOperand,
-    c: &mut DeviceBuffer<f16>,
+    a: impl Into<GemmOperand<'a>>,
+    b: impl Into<GemmOperand<'b>>,
+    c: impl Into<DeviceViewMut<'c, f16>>,
     kernel: GemmKernel,
 ) -> Result<(), Error> {
+    let (a, b, mut c) = (a.into(), b.into(), c.into());
     if a.k != b.k || a.batches != b.batches {
         return Err(Error::Shape(format!(
             "a is [{}, {}, {}], b is [{}, {}, {}]: K and L must match",
@@ -267,11 +370,29 @@ pub fn gemm_with(
             unsafe {
                 if bn == 128 {
                     gemm_nvfp4::Kernel::<128, STAGES>::launch(
-                        device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk,
+                        device,
+                        launch,
+                        map_a,
+                        map_b,
+                        a.scales,
+                        b.scales,
+                        c.reborrow(),
+                        mm,
+                        nn,
+                        kk,
                     )?;
                 } else {
                     gemm_nvfp4::Kernel::<256, STAGES>::launch(
-                        device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk,
+                        device,
+                        launch,
+                        map_a,
+                        map_b,
+                        a.scales,
+                        b.scales,
+                        c.reborrow(),
+                        mm,
+                        nn,
+                        kk,
                     )?;
                 }
             }
@@ -307,7 +428,16 @@ pub fn gemm_with(
                 macro_rules! launch {
                     ($b:literal, $s:literal) => {
                         gemm_nvfp4_sm90::Kernel::<$b, $s>::launch(
-                            device, launch, map_a, map_b, &a.scales, &b.scales, c, mm, nn, kk,
+                            device,
+                            launch,
+                            map_a,
+                            map_b,
+                            a.scales,
+                            b.scales,
+                            c.reborrow(),
+                            mm,
+                            nn,
+                            kk,
                         )?
                     };
                 }
