@@ -38,6 +38,7 @@ const KERNEL_SOURCES: &[&str] = &[
     "nvfp4-kernels/src/gemv.rs",
     "nvfp4-kernels/src/gemm/sm100.rs",
     "nvfp4-kernels/src/gemm/sm90.rs",
+    "nvfp4-kernels/src/quantize.rs",
 ];
 
 #[test]

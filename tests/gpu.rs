@@ -327,3 +327,218 @@ fn eight_threads_on_their_own_streams_get_their_results_and_load_the_kernel_once
     assert_eq!(device.module_loads(), 1, "the GEMV module must be loaded once");
     println!("8 threads x 50 GEMVs on their own streams: every output matches; the module was loaded once");
 }
+
+/// The dequantized weights of checkpoint layer `layer`: code * scale *
+/// weight_scale_2, `[N][K]`.
+fn dequantized_weights(checkpoint: &nvfp4_kernels::checkpoint::Checkpoint, n: usize, k: usize) -> Vec<f64> {
+    use nvfp4_kernels::checkpoint::Shape;
+    use nvfp4_kernels::nvfp4::{e2m1_to_f32, e4m3_to_f32};
+    use safetensors::Dtype;
+    let codes = checkpoint
+        .tensor("layer.weight", Dtype::U8, Shape::Exact(&[n, k / 2]))
+        .expect("weight");
+    let scales = checkpoint
+        .tensor("layer.weight_scale", Dtype::F8_E4M3, Shape::Exact(&[n, k / 16]))
+        .expect("weight_scale");
+    let global = f64::from(checkpoint.scale("layer.weight_scale_2").expect("weight_scale_2"));
+    (0..n * k)
+        .map(|i| {
+            let code = codes[i / 2] >> (4 * (i % 2));
+            f64::from(e2m1_to_f32(code)) * f64::from(e4m3_to_f32(scales[i / 16])) * global
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU and the file scripts/modelopt_linear.py writes; run with --ignored on a GPU host"]
+fn a_pytorch_checkpoint_loads_and_matches_pytorch() {
+    use nvfp4_kernels::checkpoint::{Checkpoint, Shape};
+    use nvfp4_kernels::linear::{Linear, error_bound};
+    use safetensors::Dtype;
+    let path = std::env::var_os("NVFP4_TORCH_CHECKPOINT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| ".gpu/modelopt_linear.safetensors".into());
+    assert!(
+        path.is_file(),
+        "{} is missing: write it with `python3 scripts/modelopt_linear.py {}` (torch and safetensors)",
+        path.display(),
+        path.display()
+    );
+    let device = device();
+    let checkpoint = Checkpoint::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let linear = Linear::load(&device, &checkpoint, "layer").unwrap_or_else(|e| panic!("{e}"));
+    let (n, k) = (linear.n, linear.k);
+    let w = dequantized_weights(&checkpoint, n, k);
+    for (x_name, y_name) in [("x_one", "y_one"), ("x_many", "y_many")] {
+        let tokens = checkpoint.shape(x_name).expect("x")[0];
+        let x_bytes = checkpoint
+            .tensor(x_name, Dtype::BF16, Shape::Exact(&[tokens, k]))
+            .expect("x");
+        let x: Vec<nvfp4_dsl::bf16> = x_bytes
+            .chunks_exact(2)
+            .map(|b| nvfp4_dsl::bf16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        let y_bytes = checkpoint
+            .tensor(y_name, Dtype::F32, Shape::Exact(&[tokens, n]))
+            .expect("y");
+        let y_torch: Vec<f64> = y_bytes
+            .chunks_exact(4)
+            .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .collect();
+        let dx = device.upload(&x).expect("upload");
+        let got = device
+            .download(&linear.forward(&device, &dx, tokens).unwrap_or_else(|e| panic!("{e}")))
+            .expect("download");
+        let xf: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+        let bound = error_bound(&xf, &w, &y_torch, tokens, n, k, linear.input_scale);
+        let (mut worst, mut worst_ratio) = (0.0f64, 0.0f64);
+        for (i, ((g, want), b)) in got.iter().zip(&y_torch).zip(&bound).enumerate() {
+            let err = (g.to_f64() - want).abs();
+            assert!(
+                err <= *b,
+                "{x_name}: output {i} is {g}, PyTorch's {want}: error {err:.3e} over the bound {b:.3e}"
+            );
+            worst = worst.max(err);
+            worst_ratio = worst_ratio.max(err / b);
+        }
+        println!(
+            "{x_name} ({tokens} tokens, {}): every output within the NVFP4 bound of PyTorch's f32 matmul; worst error {worst:.3e}, worst error / bound {worst_ratio:.3}",
+            if linear.uses_gemm(&device, tokens) {
+                "GEMM"
+            } else {
+                "GEMV"
+            }
+        );
+    }
+}
+
+/// The buffers of one step of a decoder layer's input projection: an f16
+/// token, its NVFP4 quantization, and two GEMV outputs.
+struct Step {
+    x: cudarc::driver::CudaSlice<nvfp4_dsl::f16>,
+    codes: cudarc::driver::CudaSlice<u8>,
+    scales: cudarc::driver::CudaSlice<u8>,
+    y: cudarc::driver::CudaSlice<nvfp4_dsl::f16>,
+    y2: cudarc::driver::CudaSlice<nvfp4_dsl::f16>,
+}
+
+impl Step {
+    /// Quantizes x (a kernel without PDL), then a GEMV that reads the
+    /// quantized token after `griddepcontrol.wait` (PDL), then one that
+    /// also loads the weights before it (its predecessor wrote y, not them).
+    fn run(
+        &mut self,
+        device: &Device,
+        weights: nvfp4_kernels::gemv::Nvfp4View<'_>,
+    ) -> Result<(), nvfp4_kernels::Error> {
+        use nvfp4_kernels::gemv::{GemvConfig, Nvfp4View};
+        use nvfp4_kernels::quantize::{self, ScaleLayout};
+        let k = weights.k;
+        let plain = ScaleLayout::Plain;
+        quantize::quantize(
+            device,
+            &self.x,
+            1,
+            1,
+            k,
+            1.0 / 1344.0,
+            plain,
+            &mut self.codes,
+            &mut self.scales,
+        )?;
+        let token = Nvfp4View::new(1, k, 1, &self.codes, &self.scales)?;
+        gemv::gemv_scaled_with(device, GemvConfig::choose(k), 0.5, weights, token, &mut self.y)?;
+        gemv::gemv(device, weights, token, &mut self.y2)
+    }
+
+    fn outputs(&self, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> Vec<nvfp4_dsl::f16> {
+        let mut out = stream.clone_dtoh(&self.y).expect("download");
+        out.extend(stream.clone_dtoh(&self.y2).expect("download"));
+        out
+    }
+
+    fn poison(&mut self, stream: &std::sync::Arc<cudarc::driver::CudaStream>) {
+        let nan = vec![nvfp4_dsl::f16::NAN; self.y.len()];
+        stream.memcpy_htod(&nan, &mut self.y).expect("poison");
+        stream.memcpy_htod(&nan, &mut self.y2).expect("poison");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_captured_graph_replays_what_direct_launches_compute() {
+    use cudarc::driver::CudaContext;
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use nvfp4_kernels::gemv::Nvfp4View;
+    use nvfp4_kernels::nvfp4::{check_close, gemv_reference};
+    use nvfp4_kernels::quantize::quantize_reference;
+    let ctx = CudaContext::new(0).expect("context");
+    // SAFETY: every buffer below is used on `stream` only; a capture cannot
+    // wait on cudarc's events recorded outside it.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let device = Device::from_cuda_stream(stream.clone()).expect("device");
+    let (m, k) = (4096, 7168);
+    let mut rng = Rng::new(83);
+    let (w, _) = nvfp4_kernels::nvfp4::gemv_inputs(&mut rng, m, k, 1, Inputs::Wide).expect("inputs");
+    let (wd, ws) = cudarc_operand(&stream, &w);
+    let weights = Nvfp4View::new(m, k, 1, &wd, &ws).expect("weights").assume_constant();
+    let token = |rng: &mut Rng| -> Vec<nvfp4_dsl::f16> {
+        (0..k)
+            .map(|_| nvfp4_dsl::f16::from_f32(rng.uniform(-2.0, 2.0)))
+            .collect()
+    };
+    let x1 = token(&mut rng);
+    let mut step = Step {
+        x: stream.clone_htod(&x1).expect("upload"),
+        codes: stream.alloc_zeros::<u8>(k / 2).expect("alloc"),
+        scales: stream.alloc_zeros::<u8>(k / 16).expect("alloc"),
+        y: stream.alloc_zeros::<nvfp4_dsl::f16>(m).expect("alloc"),
+        y2: stream.alloc_zeros::<nvfp4_dsl::f16>(m).expect("alloc"),
+    };
+    // Direct launches first: they load the modules, which a capture must not.
+    step.run(&device, weights).expect("direct");
+    let direct = step.outputs(&stream);
+    let xf: Vec<f32> = x1.iter().map(|v| v.to_f32()).collect();
+    let want = gemv_reference(&w, &quantize_reference(&xf, 1, k, 1.0 / 1344.0).expect("reference"));
+    let halved: Vec<f64> = want.iter().map(|v| v * 0.5).collect();
+    check_close(&direct[..m], &halved, 1e-3, 1e-3).unwrap_or_else(|e| panic!("direct, scaled: {e}"));
+    check_close(&direct[m..], &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("direct: {e}"));
+
+    step.poison(&stream);
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .expect("capture");
+    step.run(&device, weights).expect("captured launches");
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags(0))
+        .expect("end capture")
+        .expect("a graph");
+    assert!(
+        step.outputs(&stream).iter().all(|v| v.is_nan()),
+        "a captured launch must not run"
+    );
+    graph.launch().expect("replay");
+    let replayed = step.outputs(&stream);
+    let same = |a: &[nvfp4_dsl::f16], b: &[nvfp4_dsl::f16]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&replayed, &direct), "the replay differs from the direct launches");
+
+    // A new token in the same buffer: the graph reads it, 100 replays in a
+    // row give what direct launches give.
+    let x2 = token(&mut rng);
+    stream.memcpy_htod(&x2, &mut step.x).expect("upload");
+    step.run(&device, weights).expect("direct");
+    let direct2 = step.outputs(&stream);
+    step.poison(&stream);
+    for _ in 0..100 {
+        graph.launch().expect("replay");
+    }
+    assert!(
+        same(&step.outputs(&stream), &direct2),
+        "100 replays differ from the direct launches"
+    );
+    assert!(!same(&direct, &direct2), "the two tokens must give different results");
+    println!(
+        "quantize + 2 GEMVs (PDL) captured in a CUDA graph: replays equal direct launches bit for bit, for two tokens and 100 replays"
+    );
+}

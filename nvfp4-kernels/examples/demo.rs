@@ -41,7 +41,8 @@ fn main() -> ExitCode {
         .into_iter()
         .chain(gemv::gemv_nvfp4::VARIANTS)
         .chain(gemm::gemm_nvfp4_sm90::VARIANTS)
-        .chain(gemm::gemm_nvfp4::VARIANTS);
+        .chain(gemm::gemm_nvfp4::VARIANTS)
+        .chain(nvfp4_kernels::quantize::quantize_nvfp4::VARIANTS);
     for v in kernels {
         for (target, ptx) in v.ptx {
             println!("  {:<34} {:<8} {:>7} bytes of PTX", v.entry, target.name(), ptx.len());

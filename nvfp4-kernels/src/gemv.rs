@@ -32,7 +32,8 @@ use nvfp4_dsl::{DeviceCopy, DeviceView, DeviceViewMut};
 
 /// Batched NVFP4 GEMV. `a`/`sfa`: `[L][M][K/32]` units and scale pairs; `b`
 /// /`sfb`: `[L][b_rows][K/32]` (row 0 of each batch is the vector); `c`:
-/// `[L][M]`. `rows_per_batch` is M, `units` is K/32.
+/// `[L][M]`, each sum times `alpha` (an epilogue scale, 1 for none).
+/// `rows_per_batch` is M, `units` is K/32.
 #[kernel(
     targets(sm_90, sm_100a),
     specialize(ROWS = [4], KSPLIT = [1, 2, 8]),
@@ -49,6 +50,7 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
     b_rows: u32,
     units: u32,
     a_ready: bool,
+    alpha: f32,
 ) {
     // Let the next kernel launch while this one runs; wait for the previous
     // one before reading its possible outputs (b, and a unless `a_ready`
@@ -216,7 +218,7 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
     let writer = (lane & (32 / ROWS as u32 - 1)) == 0;
     if KSPLIT == 1 {
         if writer {
-            c[(row0 + row) as usize] = f16::from_f32(acc[0]);
+            c[(row0 + row) as usize] = f16::from_f32(acc[0] * alpha);
         }
     } else {
         let partial = shared_array::<f32, 64>();
@@ -233,7 +235,7 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
             for p in 0..KSPLIT {
                 sum += partial[(g * KSPLIT + p) * ROWS as u32 + r];
             }
-            c[((block_idx_x() * groups_per_block + g) * ROWS as u32 + r) as usize] = f16::from_f32(sum);
+            c[((block_idx_x() * groups_per_block + g) * ROWS as u32 + r) as usize] = f16::from_f32(sum * alpha);
         }
     }
 }
@@ -419,6 +421,20 @@ pub fn gemv_with<'a, 'b, 'c>(
     b: impl Into<Nvfp4View<'b>>,
     c: impl Into<DeviceViewMut<'c, f16>>,
 ) -> Result<(), Error> {
+    gemv_scaled_with(device, cfg, 1.0, a, b, c)
+}
+
+/// [`gemv_with`] with every result multiplied by `alpha` before its f16
+/// rounding (in the kernel's epilogue: the products of two NVFP4 operands
+/// with global scales, say).
+pub fn gemv_scaled_with<'a, 'b, 'c>(
+    device: &Device,
+    cfg: GemvConfig,
+    alpha: f32,
+    a: impl Into<Nvfp4View<'a>>,
+    b: impl Into<Nvfp4View<'b>>,
+    c: impl Into<DeviceViewMut<'c, f16>>,
+) -> Result<(), Error> {
     let (a, b, mut c) = (a.into(), b.into(), c.into());
     let (m, k, l) = (a.rows, a.k, a.batches);
     if b.k != k || b.batches != l {
@@ -491,6 +507,7 @@ pub fn gemv_with<'a, 'b, 'c>(
                 br,
                 un,
                 a_ready,
+                alpha,
             )
         };
     }

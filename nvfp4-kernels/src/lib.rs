@@ -1,13 +1,18 @@
 //! Kernels written in nvfp4-dsl: the sample kernels, the NVFP4 GEMV and the
-//! block-scaled GEMM, with their host-side utilities and CPU references.
+//! block-scaled GEMM, the quantization of activations, with their host-side
+//! utilities and CPU references; and an NVFP4 linear layer loaded from a
+//! ModelOpt checkpoint.
 
 #![deny(missing_docs)]
 
+pub mod checkpoint;
 pub mod decode;
 pub mod fidelity;
 pub mod gemm;
 pub mod gemv;
+pub mod linear;
 pub mod nvfp4;
+pub mod quantize;
 pub mod rng;
 pub mod samples;
 
@@ -25,6 +30,9 @@ pub enum Error {
     Mismatch(String),
     /// The device cannot run this kernel.
     Unsupported(String),
+    /// A checkpoint file is unreadable, incomplete, or lacks a tensor of
+    /// the right dtype and shape.
+    Checkpoint(String),
 }
 
 impl fmt::Display for Error {
@@ -34,6 +42,7 @@ impl fmt::Display for Error {
             Error::Shape(s) => write!(f, "invalid shape: {s}"),
             Error::Mismatch(s) => write!(f, "wrong result: {s}"),
             Error::Unsupported(s) => write!(f, "unsupported: {s}"),
+            Error::Checkpoint(s) => write!(f, "checkpoint: {s}"),
         }
     }
 }

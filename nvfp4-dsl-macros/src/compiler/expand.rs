@@ -61,7 +61,12 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
         quote!(<#(#ps),*>)
     };
 
-    let (launch_params, launch_args) = launcher_params(item);
+    let Launcher {
+        lifetimes,
+        params: launch_params,
+        conversions,
+        args: launch_args,
+    } = launcher_params(item);
     let impls = c.variants.iter().enumerate().map(|(i, v)| {
         let args = if v.spec.is_empty() {
             quote!()
@@ -93,11 +98,12 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 /// configuration and the arguments must keep every access of the
                 /// kernel inside its buffers.
                 #[allow(clippy::too_many_arguments)]
-                pub unsafe fn launch<'a>(
+                pub unsafe fn launch<#(#lifetimes),*>(
                     device: &::nvfp4_dsl::Device,
                     config: ::nvfp4_dsl::LaunchConfig,
                     #(#launch_params),*
                 ) -> ::core::result::Result<(), ::nvfp4_dsl::Error> {
+                    #(#conversions)*
                     let mut args = [#(#launch_args),*];
                     // SAFETY: the caller upholds the contract above.
                     unsafe { ::nvfp4_dsl::launch(device, Self::VARIANT, config, &mut args) }
@@ -153,10 +159,24 @@ fn spec_tokens(v: SpecValue) -> TokenStream {
     }
 }
 
-/// Launcher parameters (`impl Into<DeviceView<'a, T>>` for `&[T]`,
-/// `DeviceViewMut` for `&mut [T]`) and the argument list.
-fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
+/// The pieces of a typed launcher.
+struct Launcher {
+    /// One lifetime per slice parameter.
+    lifetimes: Vec<syn::Lifetime>,
+    /// `impl Into<DeviceView<'l, T>>` for `&[T]`, `DeviceViewMut` for
+    /// `&mut [T]`, scalars as they are.
+    params: Vec<TokenStream>,
+    /// The writable views, converted.
+    conversions: Vec<TokenStream>,
+    /// The argument list. Writable views are reborrowed, so that views of
+    /// different lifetimes (`DeviceViewMut` is invariant) meet in one array.
+    args: Vec<TokenStream>,
+}
+
+fn launcher_params(item: &syn::ItemFn) -> Launcher {
+    let mut lifetimes = Vec::new();
     let mut params = Vec::new();
+    let mut conversions = Vec::new();
     let mut args = Vec::new();
     for input in &item.sig.inputs {
         let syn::FnArg::Typed(pt) = input else { continue };
@@ -166,13 +186,18 @@ fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
             syn::Type::Reference(r) => {
                 let syn::Type::Slice(s) = &*r.elem else { continue };
                 let elem = &s.elem;
-                let view = if r.mutability.is_some() {
-                    quote!(::nvfp4_dsl::DeviceViewMut<'a, #elem>)
+                let lifetime = syn::Lifetime::new(&format!("'__view{}", lifetimes.len()), Span::call_site());
+                lifetimes.push(lifetime.clone());
+                if r.mutability.is_some() {
+                    let view = quote!(::nvfp4_dsl::DeviceViewMut<#lifetime, #elem>);
+                    params.push(quote!(#id: impl ::core::convert::Into<#view>));
+                    conversions.push(quote!(let mut #id = ::core::convert::Into::<#view>::into(#id);));
+                    args.push(quote!(::nvfp4_dsl::KernelArg::from(#id.reborrow())));
                 } else {
-                    quote!(::nvfp4_dsl::DeviceView<'a, #elem>)
-                };
-                params.push(quote!(#id: impl ::core::convert::Into<#view>));
-                args.push(quote!(::nvfp4_dsl::KernelArg::from(::core::convert::Into::<#view>::into(#id))));
+                    let view = quote!(::nvfp4_dsl::DeviceView<#lifetime, #elem>);
+                    params.push(quote!(#id: impl ::core::convert::Into<#view>));
+                    args.push(quote!(::nvfp4_dsl::KernelArg::from(::core::convert::Into::<#view>::into(#id))));
+                }
             }
             ty => {
                 params.push(quote!(#id: #ty));
@@ -180,7 +205,12 @@ fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
             }
         }
     }
-    (params, args)
+    Launcher {
+        lifetimes,
+        params,
+        conversions,
+        args,
+    }
 }
 
 /// The user's function as rustc should see it: `#[unroll]` removed (it is

@@ -326,6 +326,19 @@ pub fn gemm_with<'a, 'b, 'c>(
     c: impl Into<DeviceViewMut<'c, f16>>,
     kernel: GemmKernel,
 ) -> Result<(), Error> {
+    gemm_scaled_with(device, a, b, c, kernel, 1.0)
+}
+
+/// [`gemm_with`] with every result multiplied by `alpha` before its f16
+/// rounding, in the kernel's epilogue.
+pub fn gemm_scaled_with<'a, 'b, 'c>(
+    device: &Device,
+    a: impl Into<GemmOperand<'a>>,
+    b: impl Into<GemmOperand<'b>>,
+    c: impl Into<DeviceViewMut<'c, f16>>,
+    kernel: GemmKernel,
+    alpha: f32,
+) -> Result<(), Error> {
     let (a, b, mut c) = (a.into(), b.into(), c.into());
     if a.k != b.k || a.batches != b.batches {
         return Err(Error::Shape(format!(
@@ -380,6 +393,7 @@ pub fn gemm_with<'a, 'b, 'c>(
                         mm,
                         nn,
                         kk,
+                        alpha,
                     )?;
                 } else {
                     gemm_nvfp4::Kernel::<256, STAGES>::launch(
@@ -393,6 +407,7 @@ pub fn gemm_with<'a, 'b, 'c>(
                         mm,
                         nn,
                         kk,
+                        alpha,
                     )?;
                 }
             }
@@ -438,6 +453,7 @@ pub fn gemm_with<'a, 'b, 'c>(
                             mm,
                             nn,
                             kk,
+                            alpha,
                         )?
                     };
                 }

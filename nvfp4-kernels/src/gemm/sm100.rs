@@ -23,7 +23,8 @@ use nvfp4_dsl::prelude::*;
 /// NVFP4 block-scaled GEMM tile kernel (sm_100a). `map_a`/`map_b`: tensor
 /// maps over A `[L*M rows][K/2 bytes]` and B `[L*N rows][K/2 bytes]` with
 /// boxes of 128 bytes x 128 (A) or `BN` (B) rows, 128-byte swizzle; `sfa`,
-/// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`.
+/// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`, each sum times
+/// `alpha` (an epilogue scale, 1 for none).
 #[kernel(targets(sm_100a), specialize(BN = [128, 256], STAGES = [4]), launch_bounds(128, 1))]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_nvfp4<const BN: u32, const STAGES: u32>(
@@ -35,6 +36,7 @@ pub fn gemm_nvfp4<const BN: u32, const STAGES: u32>(
     m: u32,
     n: u32,
     k: u32,
+    alpha: f32,
 ) {
     // Shared memory, per stage: A 128 x 128 B, B BN x 128 B (both 1024-byte
     // aligned for the swizzle), then the scale blocks (2048 B per 128 rows).
@@ -197,8 +199,8 @@ pub fn gemm_nvfp4<const BN: u32, const STAGES: u32>(
             let mut h = [0u32; 4];
             #[unroll]
             for i in 0..4 {
-                let lo = f32::from_bits(v[8 * q + 2 * i]);
-                let hi = f32::from_bits(v[8 * q + 2 * i + 1]);
+                let lo = f32::from_bits(v[8 * q + 2 * i]) * alpha;
+                let hi = f32::from_bits(v[8 * q + 2 * i + 1]) * alpha;
                 h[i] = f16x2::from_f32s(lo, hi).to_bits();
             }
             let col = (n0 + chunk * 32) as usize + 8 * q;

@@ -81,7 +81,8 @@ pub const fn shared_bytes(blocks: u32) -> u32 {
 /// cluster. `map_a`: tensor map over A `[L*M rows][K/2 bytes]`, boxes of 64
 /// bytes x 128 rows, 64-byte swizzle; `map_b`: over B `[L*N rows][K/2
 /// bytes]`, boxes of 64 bytes x `128 * BLOCKS` rows, no swizzle; `sfa`,
-/// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`. Grid: (SPLIT,
+/// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`, each sum times
+/// `alpha` (an epilogue scale, 1 for none). Grid: (SPLIT,
 /// N / (128 * BLOCKS), L * M / 128), clusters of (SPLIT, 1, 1).
 #[kernel(
     targets(sm_90a),
@@ -98,6 +99,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     m: u32,
     n: u32,
     k: u32,
+    alpha: f32,
 ) {
     // Dynamic shared memory: three decoded A tiles (f16, 128 rows x 128 K,
     // two 128-byte-swizzled 64-wide halves of 16 KiB), then four raw
@@ -428,7 +430,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             let mut h = [0u32; 4];
             #[unroll]
             for e in 0..4 {
-                h[e] = f16x2::from_f32s(sum[2 * e], sum[2 * e + 1]).to_bits();
+                h[e] = f16x2::from_f32s(sum[2 * e] * alpha, sum[2 * e + 1] * alpha).to_bits();
             }
             let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
             store_v4(c, out, u32x4::new(h[0], h[1], h[2], h[3]), Cache::Default);

@@ -1,0 +1,263 @@
+//! An NVFP4 linear layer loaded from a ModelOpt checkpoint:
+//! `y = x W^T` for f16/bf16 activations `x` `[tokens, K]`, computed as
+//! NVIDIA's NVFP4 layers do: `x` quantized to NVFP4 on the GPU
+//! ([`crate::quantize`]), the GEMV for one token or the GEMM for many over
+//! the codes and block scales, and `input_scale * weight_scale_2` applied
+//! in their epilogue before the f16 rounding (no extra pass).
+//!
+//! # Error bound
+//!
+//! Against the exact product of the unquantized `x` and the dequantized
+//! weights `W = code * weight_scale * weight_scale_2`, each output differs
+//! by at most
+//!
+//! `sum_k e(k) |W[n, k]| (1 + 2^-10) + 2^-10 |y| + 2^-16 sum_k |x_k W[n, k]| + 2^-24`,
+//!
+//! with `e(k) = (17/16) amax_b / 6 + 6 * 2^-10 * input_scale` for the block
+//! `b` of 16 values holding `k`, whenever every block's `amax_b` is at most
+//! `6 * 448 * input_scale` (inside the calibrated range). `e` bounds the
+//! quantization error of one value: the e4m3 block scale is within 1/16 of
+//! `amax_b / 6` (or 2^-10 absolute when subnormal), the e2m1 rounding error
+//! is at most one scale step (between 4 and 6), and saturation at 6 costs
+//! less than that. The other terms cover the f16 rounding of the output and
+//! the f32 accumulation. [`error_bound`] computes it; the tests check every
+//! output against it.
+
+use crate::Error;
+use crate::checkpoint::{Checkpoint, Shape};
+use crate::gemm::{self, GemmKernel, GemmOperand};
+use crate::gemv::{self, GemvConfig, Nvfp4View};
+use crate::nvfp4::blocked_scale_len;
+use crate::quantize::{self, Activations, ScaleLayout};
+use nvfp4_dsl::{Device, DeviceBuffer, E4m3, f16};
+use safetensors::Dtype;
+
+/// An NVFP4 linear layer on the device: `N` outputs of `K` inputs.
+#[derive(Debug)]
+pub struct Linear {
+    /// Outputs (rows of the weight).
+    pub n: usize,
+    /// Inputs.
+    pub k: usize,
+    /// The activations' global scale: `x ≈ code * block_scale * input_scale`.
+    pub input_scale: f32,
+    /// The weight's global scale.
+    pub weight_scale_2: f32,
+    /// `[N][K/2]` packed e2m1 codes.
+    data: DeviceBuffer<u8>,
+    /// `[N][K/16]` e4m3 scales (the GEMV's layout).
+    scales: DeviceBuffer<u8>,
+    /// The same scales in the blocked layout, when the GEMM can run this
+    /// layer (N a multiple of 128, K of 256, a compute capability 9.0 or
+    /// 10.0 device).
+    blocked_scales: Option<DeviceBuffer<u8>>,
+}
+
+impl Linear {
+    /// Loads layer `prefix` (`prefix.weight`, `prefix.weight_scale`,
+    /// `prefix.weight_scale_2`, `prefix.input_scale`) from a ModelOpt NVFP4
+    /// checkpoint onto `device`. `Err` naming the tensor for a missing
+    /// tensor, a wrong dtype or shape, a scale that is not positive and
+    /// finite, or a size the kernels cannot take (K a multiple of 32, N of
+    /// 4).
+    pub fn load(device: &Device, checkpoint: &Checkpoint, prefix: &str) -> Result<Linear, Error> {
+        let name = |suffix: &str| format!("{prefix}.{suffix}");
+        let shape = checkpoint.shape(&name("weight"))?;
+        let [n, half_k] = shape[..] else {
+            return Err(Error::Checkpoint(format!(
+                "{}: tensor `{}` has shape {shape:?}, expected [N, K/2]",
+                checkpoint.path().display(),
+                name("weight")
+            )));
+        };
+        let k = 2 * half_k;
+        if !k.is_multiple_of(16) {
+            return Err(Error::Checkpoint(format!(
+                "{}: `{}` holds K = {k} values per row, not a multiple of 16",
+                checkpoint.path().display(),
+                name("weight")
+            )));
+        }
+        let weight = checkpoint.tensor(&name("weight"), Dtype::U8, Shape::Exact(&[n, half_k]))?;
+        let weight_scale = checkpoint.tensor(&name("weight_scale"), Dtype::F8_E4M3, Shape::Exact(&[n, k / 16]))?;
+        let weight_scale_2 = checkpoint.scale(&name("weight_scale_2"))?;
+        let input_scale = checkpoint.scale(&name("input_scale"))?;
+        Linear::new(device, n, k, weight, weight_scale, weight_scale_2, input_scale)
+    }
+
+    /// A layer from its parts in host memory: `weight` `[n][k/2]` packed
+    /// e2m1 bytes, `weight_scale` `[n][k/16]` e4m3 bytes.
+    pub fn new(
+        device: &Device,
+        n: usize,
+        k: usize,
+        weight: &[u8],
+        weight_scale: &[u8],
+        weight_scale_2: f32,
+        input_scale: f32,
+    ) -> Result<Linear, Error> {
+        if n == 0 || !n.is_multiple_of(4) || k == 0 || !k.is_multiple_of(32) {
+            return Err(Error::Shape(format!(
+                "an NVFP4 linear layer of N = {n}, K = {k}: the kernels need N a positive multiple of 4 and K of 32"
+            )));
+        }
+        if weight.len() != n * k / 2 || weight_scale.len() != n * k / 16 {
+            return Err(Error::Shape(format!(
+                "an NVFP4 linear layer of N = {n}, K = {k} needs {} weight bytes and {} scales, not {} and {}",
+                n * k / 2,
+                n * k / 16,
+                weight.len(),
+                weight_scale.len()
+            )));
+        }
+        if !(weight_scale_2.is_finite() && weight_scale_2 > 0.0) {
+            return Err(Error::Shape(format!(
+                "weight_scale_2 is {weight_scale_2}; it must be positive and finite"
+            )));
+        }
+        quantize::global_scales(input_scale)?;
+        let gemm_fits = n.is_multiple_of(gemm::BM) && k.is_multiple_of(gemm::BK);
+        let blocked_scales = if gemm_fits && matches!(device.compute_capability(), (9, 0) | (10, 0)) {
+            let mut blocked = vec![0u8; blocked_scale_len(n, k / 16, 1)];
+            for (i, &s) in weight_scale.iter().enumerate() {
+                blocked[crate::nvfp4::blocked_scale_offset(0, i / (k / 16), i % (k / 16), n, k / 16)] = s;
+            }
+            Some(device.upload(&blocked)?)
+        } else {
+            None
+        };
+        Ok(Linear {
+            n,
+            k,
+            input_scale,
+            weight_scale_2,
+            data: device.upload(weight)?,
+            scales: device.upload(weight_scale)?,
+            blocked_scales,
+        })
+    }
+
+    /// The factor the epilogue applies: `input_scale * weight_scale_2`.
+    pub fn alpha(&self) -> f32 {
+        self.input_scale * self.weight_scale_2
+    }
+
+    /// Whether `tokens` rows go through the GEMM (else one GEMV each).
+    pub fn uses_gemm(&self, device: &Device, tokens: usize) -> bool {
+        self.gemm_kernel(device, tokens).is_some()
+    }
+
+    fn gemm_kernel(&self, device: &Device, tokens: usize) -> Option<GemmKernel> {
+        if tokens < 2 || self.blocked_scales.is_none() {
+            return None;
+        }
+        GemmKernel::for_device(device, tokens.next_multiple_of(gemm::BM), self.n, self.k, 1)
+    }
+
+    /// `y = x W^T` for `tokens` rows of activations `x` (`[tokens][K]` f16
+    /// or bf16, on the device, starting at a multiple of 16 bytes): a new
+    /// `[tokens][N]` f16 buffer, computed on `device`'s stream. One token
+    /// takes the GEMV; more take the GEMM where it runs (compute
+    /// capability 9.0 or 10.0, N a multiple of 128, K of 256), else one
+    /// GEMV per token.
+    pub fn forward<'a>(
+        &self,
+        device: &Device,
+        x: impl Into<Activations<'a>>,
+        tokens: usize,
+    ) -> Result<DeviceBuffer<f16>, Error> {
+        let x = x.into();
+        let (n, k) = (self.n, self.k);
+        if tokens == 0 || x.len() != tokens * k {
+            return Err(Error::Shape(format!(
+                "forward: {} activations for {tokens} tokens of K = {k}",
+                x.len()
+            )));
+        }
+        if let (Some(kernel), Some(blocked)) = (self.gemm_kernel(device, tokens), &self.blocked_scales) {
+            // The GEMM's A rows come in tiles of 128: the quantized rows
+            // past `tokens` are zeros, and their outputs are cut off.
+            let rows = tokens.next_multiple_of(gemm::BM);
+            let mut xq = device.alloc_zeroed::<u8>(rows * k / 2)?;
+            let mut xs = device.alloc_zeroed::<u8>(blocked_scale_len(rows, k / 16, 1))?;
+            let layout = ScaleLayout::Blocked;
+            quantize::quantize(device, x, tokens, rows, k, self.input_scale, layout, &mut xq, &mut xs)?;
+            let a = GemmOperand::new(device, rows, k, 1, &xq, &xs)?;
+            let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
+            let mut y = device.alloc_zeroed::<f16>(rows * n)?;
+            gemm::gemm_scaled_with(device, a, b, &mut y, kernel, self.alpha())?;
+            y.truncate(tokens * n);
+            return Ok(y);
+        }
+        let mut xq = device.alloc_zeroed::<u8>(tokens * k / 2)?;
+        let mut xs = device.alloc_zeroed::<E4m3>(tokens * k / 16)?;
+        let layout = ScaleLayout::Plain;
+        let xs_bytes = xs.view_mut().cast::<u8>()?;
+        quantize::quantize(
+            device,
+            x,
+            tokens,
+            tokens,
+            k,
+            self.input_scale,
+            layout,
+            &mut xq,
+            xs_bytes,
+        )?;
+        let weights = Nvfp4View::new(n, k, 1, &self.data, &self.scales)?.assume_constant();
+        let mut y = device.alloc_zeroed::<f16>(tokens * n)?;
+        let cfg = GemvConfig::choose(k);
+        for t in 0..tokens {
+            let token = Nvfp4View::new(
+                1,
+                k,
+                1,
+                xq.slice(t * k / 2..(t + 1) * k / 2)?,
+                xs.slice(t * k / 16..(t + 1) * k / 16)?.cast::<u8>()?,
+            )?;
+            gemv::gemv_scaled_with(
+                device,
+                cfg,
+                self.alpha(),
+                weights,
+                token,
+                y.slice_mut(t * n..(t + 1) * n)?,
+            )?;
+        }
+        Ok(y)
+    }
+}
+
+/// The bound of the module docs on `|y - x W^T|` for every output of a
+/// `[tokens][n]` forward: `x` `[tokens][k]` unquantized, `w` `[n][k]`
+/// dequantized, `y_ref` the exact products.
+pub fn error_bound(
+    x: &[f32],
+    w: &[f64],
+    y_ref: &[f64],
+    tokens: usize,
+    n: usize,
+    k: usize,
+    input_scale: f32,
+) -> Vec<f64> {
+    let mut bound = Vec::with_capacity(tokens * n);
+    for t in 0..tokens {
+        let row = &x[t * k..(t + 1) * k];
+        let e: Vec<f64> = row
+            .chunks_exact(16)
+            .flat_map(|block| {
+                let amax = block.iter().fold(0.0f64, |m, v| m.max(f64::from(*v).abs()));
+                let e = 17.0 / 16.0 * amax / 6.0 + 6.0 * f64::from(input_scale) / 1024.0;
+                [e; 16]
+            })
+            .collect();
+        for j in 0..n {
+            let wr = &w[j * k..(j + 1) * k];
+            let quantization: f64 = e.iter().zip(wr).map(|(e, w)| e * w.abs()).sum();
+            let magnitude: f64 = row.iter().zip(wr).map(|(x, w)| (f64::from(*x) * w).abs()).sum();
+            let y = y_ref[t * n + j].abs();
+            bound.push(quantization * (1.0 + 1.0 / 1024.0) + y / 1024.0 + magnitude / 65536.0 + 1.0 / 16_777_216.0);
+        }
+    }
+    bound
+}

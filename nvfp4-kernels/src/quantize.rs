@@ -1,0 +1,320 @@
+//! NVFP4 quantization of f16/bf16 activations on the GPU, as NVIDIA's
+//! ModelOpt NVFP4 layers quantize their input: a global scale
+//! `g = 1 / input_scale` (the checkpoint's calibrated `input_scale`), then
+//! for each block of 16 consecutive values along K
+//!
+//! - the e4m3 block scale `s = e4m3(amax * (g / 6))` (round to nearest
+//!   even, saturating at 448; `g / 6` rounded to f32 once on the host),
+//! - each code `e2m1(|x| * (g / s))` (round to nearest even, saturating at
+//!   6; `g / s` an f32 division, 0 when `s` is 0) with the sign of `x`.
+//!
+//! So `x ≈ code * s * input_scale`: a GEMM over the codes and block scales
+//! gives the product up to the factor `input_scale * weight_scale_2`, which
+//! the GEMV and GEMM apply in their epilogue ([`crate::linear`]).
+//!
+//! One thread per block of 16: two 16-byte loads, the amax, the scale, 16
+//! codes in two 32-bit stores and one scale byte, in the plain layout
+//! `[rows][k/16]` (the GEMV's) or the blocked 128x4 layout (the GEMM's).
+//! Rows from `rows` to `rows_out` (padding up to the GEMM's 128-row tiles)
+//! get zero codes and scales. [`quantize_reference`] is the same recipe on
+//! the CPU, computed in the same f32 operations, so the bytes must match
+//! exactly.
+
+use crate::Error;
+use crate::nvfp4::{Nvfp4Tensor, e4m3_to_f32, f32_to_e2m1, f32_to_e4m3, pack};
+use nvfp4_dsl::prelude::*;
+use nvfp4_dsl::{DeviceView, DeviceViewMut};
+
+/// Quantizes `rows` rows of `k` halves (f16, or bf16 when `BF16`) to NVFP4
+/// codes in `data` (`[rows_out][k/8]` words, eight codes each, the even
+/// element in the low nibble) and e4m3 scales in `scales` (blocked layout
+/// when `blocked`).
+#[kernel(targets(sm_90, sm_100a), specialize(BF16 = [false, true]), launch_bounds(256))]
+#[allow(clippy::too_many_arguments)]
+pub fn quantize_nvfp4<const BF16: bool>(
+    x: &[u32x4],
+    data: &mut [u32],
+    scales: &mut [E4m3],
+    rows: u32,
+    rows_out: u32,
+    k: u32,
+    global: f32,
+    global_over_6: f32,
+    blocked: bool,
+) {
+    let t = block_idx_x() * block_dim_x() + thread_idx_x();
+    let blocks_per_row = k / 16;
+    if t >= rows_out * blocks_per_row {
+        return;
+    }
+    let row = t / blocks_per_row;
+    let col = t % blocks_per_row;
+    let mut v = [0.0f32; 16];
+    if row < rows {
+        let lo = load(x, (2 * t) as usize, Cache::Streaming);
+        let hi = load(x, (2 * t + 1) as usize, Cache::Streaming);
+        let words = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+        #[unroll]
+        for w in 0..8 {
+            if BF16 {
+                v[2 * w] = f32::from_bits(words[w] << 16);
+                v[2 * w + 1] = f32::from_bits(words[w] & 0xFFFF_0000);
+            } else {
+                v[2 * w] = f16::from_bits((words[w] & 0xFFFF) as u16).to_f32();
+                v[2 * w + 1] = f16::from_bits((words[w] >> 16) as u16).to_f32();
+            }
+        }
+    }
+    let mut amax = 0.0f32;
+    #[unroll]
+    for i in 0..16 {
+        amax = amax.max(v[i].abs());
+    }
+    // e4m3 of s >= 0, nearest even: 448 and above (and NaN) saturate; below
+    // 2^-6 the subnormal steps of 2^-9 (rounded to an integer with the 2^23
+    // trick; 8 steps is the first normal code); otherwise the f32 mantissa
+    // rounded to 3 bits, a carry moving into the exponent.
+    let s = amax * global_over_6;
+    let mut code = 0x7Eu32;
+    if s < 448.0 {
+        if s < 0.015625 {
+            code = ((s * 512.0 + 8388608.0) - 8388608.0) as u32;
+        } else {
+            let bits = s.to_bits();
+            let rounded = bits + 0x7_FFFF + ((bits >> 20) & 1);
+            code = ((rounded >> 23) - 120) * 8 + ((rounded >> 20) & 7);
+        }
+    }
+    let scale = E4m3::from_bits(code as u8).to_f32();
+    let inv = if code == 0 { 0.0f32 } else { global / scale };
+    let mut out = [0u32; 2];
+    #[unroll]
+    for i in 0..16 {
+        // e2m1 of q >= 0, nearest even: above each midpoint between two
+        // codes the upper one, on a midpoint the even one (0, 1, 2, 4).
+        let q = v[i].abs() * inv;
+        let mut c = 0u32;
+        if q > 0.25 {
+            c = 1;
+        }
+        if q >= 0.75 {
+            c = 2;
+        }
+        if q > 1.25 {
+            c = 3;
+        }
+        if q >= 1.75 {
+            c = 4;
+        }
+        if q > 2.5 {
+            c = 5;
+        }
+        if q >= 3.5 {
+            c = 6;
+        }
+        if q > 5.0 {
+            c = 7;
+        }
+        let sign = (v[i].to_bits() >> 28) & 8;
+        out[i / 8] |= (c | sign) << (4 * (i % 8));
+    }
+    data[(2 * t) as usize] = out[0];
+    data[(2 * t + 1) as usize] = out[1];
+    let at = if blocked {
+        // The blocked 128x4 layout (crate::nvfp4::blocked_scale_offset, L = 1).
+        ((row / 128) * (blocks_per_row / 4) + col / 4) * 512 + (row % 32) * 16 + (row % 128) / 32 * 4 + col % 4
+    } else {
+        t
+    };
+    scales[at as usize] = E4m3::from_bits(code as u8);
+}
+
+/// Activations on the device: f16 or bf16 values `[tokens][k]`, in this
+/// crate's buffers or the caller's cudarc memory.
+#[derive(Clone, Copy, Debug)]
+pub enum Activations<'a> {
+    /// IEEE half precision.
+    F16(DeviceView<'a, f16>),
+    /// bfloat16.
+    Bf16(DeviceView<'a, bf16>),
+}
+
+impl Activations<'_> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Activations::F16(v) => v.len(),
+            Activations::Bf16(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+macro_rules! activations_from {
+    ($variant:ident, $t:ty) => {
+        impl<'a> From<DeviceView<'a, $t>> for Activations<'a> {
+            fn from(v: DeviceView<'a, $t>) -> Self {
+                Activations::$variant(v)
+            }
+        }
+        impl<'a> From<&'a DeviceBuffer<$t>> for Activations<'a> {
+            fn from(b: &'a DeviceBuffer<$t>) -> Self {
+                Activations::$variant(b.view())
+            }
+        }
+        impl<'a> From<&'a cudarc::driver::CudaSlice<$t>> for Activations<'a> {
+            fn from(s: &'a cudarc::driver::CudaSlice<$t>) -> Self {
+                Activations::$variant(DeviceView::from(s))
+            }
+        }
+    };
+}
+activations_from!(F16, f16);
+activations_from!(Bf16, bf16);
+
+/// Where [`quantize`] puts the scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleLayout {
+    /// `[rows][k/16]`, as the GEMV reads them.
+    Plain,
+    /// The blocked 128x4 layout the GEMM's tensor cores read (rows padded
+    /// to 128, k a multiple of 64).
+    Blocked,
+}
+
+/// The host-computed f32 factors of the recipe: `g = 1 / input_scale` and
+/// `g / 6`. `Err` unless both are finite and positive.
+pub fn global_scales(input_scale: f32) -> Result<(f32, f32), Error> {
+    let global = 1.0f32 / input_scale;
+    if !(input_scale > 0.0 && global.is_finite()) {
+        return Err(Error::Shape(format!(
+            "input_scale {input_scale} must be positive, finite and have a finite reciprocal"
+        )));
+    }
+    Ok((global, global / 6.0))
+}
+
+/// Quantizes `rows` rows of `k` activations (k a positive multiple of 16)
+/// into `rows_out >= rows` rows of NVFP4: `data` takes `rows_out * k / 2`
+/// bytes, `scales` `rows_out * k / 16` bytes (plain) or
+/// [`crate::nvfp4::blocked_scale_len`] (blocked). Launched on `device`'s
+/// stream. `x` must start at a multiple of 16 bytes, `data` of 4.
+#[allow(clippy::too_many_arguments)]
+pub fn quantize<'a, 'd, 's>(
+    device: &Device,
+    x: impl Into<Activations<'a>>,
+    rows: usize,
+    rows_out: usize,
+    k: usize,
+    input_scale: f32,
+    layout: ScaleLayout,
+    data: impl Into<DeviceViewMut<'d, u8>>,
+    scales: impl Into<DeviceViewMut<'s, u8>>,
+) -> Result<(), Error> {
+    let (x, data, scales) = (x.into(), data.into(), scales.into());
+    let (global, global_over_6) = global_scales(input_scale)?;
+    let blocked = layout == ScaleLayout::Blocked;
+    let scale_len = match layout {
+        ScaleLayout::Plain => rows_out * (k / 16),
+        ScaleLayout::Blocked => crate::nvfp4::blocked_scale_len(rows_out, k / 16, 1),
+    };
+    if k == 0 || !k.is_multiple_of(if blocked { 64 } else { 16 }) || rows == 0 || rows_out < rows {
+        return Err(Error::Shape(format!(
+            "quantize: {rows} rows of K = {k} into {rows_out} rows with {layout:?} scales (K a positive multiple of 16, 64 for blocked scales)"
+        )));
+    }
+    if blocked && !rows_out.is_multiple_of(128) {
+        return Err(Error::Shape(format!(
+            "quantize: blocked scales need rows_out a multiple of 128, not {rows_out}"
+        )));
+    }
+    if x.len() != rows * k || data.len() != rows_out * k / 2 || scales.len() != scale_len {
+        return Err(Error::Shape(format!(
+            "quantize: {rows} x {k} activations into {rows_out} rows need {} values, {} data bytes and {scale_len} scale bytes; got {}, {} and {}",
+            rows * k,
+            rows_out * k / 2,
+            x.len(),
+            data.len(),
+            scales.len()
+        )));
+    }
+    let threads = rows_out * (k / 16);
+    let (Ok(threads), Ok(r), Ok(ro), Ok(kk)) = (
+        u32::try_from(threads),
+        u32::try_from(rows),
+        u32::try_from(rows_out),
+        u32::try_from(k),
+    ) else {
+        return Err(Error::Shape("quantize: too large for 32-bit indices".into()));
+    };
+    let launch = LaunchConfig::linear(threads.div_ceil(256), 256);
+    let (data, scales) = (data.cast::<u32>()?, scales.cast::<E4m3>()?);
+    // SAFETY: one thread per block of 16 of rows_out rows; a thread of a
+    // row below `rows` reads 2 units of x (rows * k / 8 in all), every
+    // thread writes 2 words of data (rows_out * k / 8) and one scale, at an
+    // index below the scale length checked above.
+    unsafe {
+        match x {
+            Activations::F16(v) => quantize_nvfp4::Kernel::<false>::launch(
+                device,
+                launch,
+                v.cast::<u32x4>()?,
+                data,
+                scales,
+                r,
+                ro,
+                kk,
+                global,
+                global_over_6,
+                blocked,
+            )?,
+            Activations::Bf16(v) => quantize_nvfp4::Kernel::<true>::launch(
+                device,
+                launch,
+                v.cast::<u32x4>()?,
+                data,
+                scales,
+                r,
+                ro,
+                kk,
+                global,
+                global_over_6,
+                blocked,
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// The recipe of [`quantize_nvfp4`] on the CPU, for `rows` rows of `k`
+/// values (exactly representable in f16 or bf16), as an [`Nvfp4Tensor`]
+/// with plain scales: the same f32 operations, so the same bytes.
+pub fn quantize_reference(x: &[f32], rows: usize, k: usize, input_scale: f32) -> Result<Nvfp4Tensor, Error> {
+    let (global, global_over_6) = global_scales(input_scale)?;
+    let mut t = Nvfp4Tensor::zeros(rows, k, 1)?;
+    if x.len() != rows * k {
+        return Err(Error::Shape(format!(
+            "quantize_reference: {} values for {rows} x {k}",
+            x.len()
+        )));
+    }
+    for ((block, bytes), scale) in x
+        .chunks_exact(16)
+        .zip(t.data.chunks_exact_mut(8))
+        .zip(t.scales.iter_mut())
+    {
+        let amax = block.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let code = f32_to_e4m3(amax * global_over_6);
+        let s = e4m3_to_f32(code);
+        let inv = if code == 0 { 0.0 } else { global / s };
+        *scale = E4m3(code);
+        for (byte, pair) in bytes.iter_mut().zip(block.chunks_exact(2)) {
+            *byte = pack(f32_to_e2m1(pair[0] * inv), f32_to_e2m1(pair[1] * inv));
+        }
+    }
+    Ok(t)
+}
