@@ -15,7 +15,15 @@
 //! accumulation) on the decoded operands, loaded at run time ("cuBLAS not
 //! found" when the library is absent).
 //!
-//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm] [--shape I]`
+//! The launch rows measure the cost of launching rather than the kernels:
+//! host microseconds per call of a small GEMV (512 x 2048, so the GPU keeps
+//! up with the host) through `gemv` on this crate's buffers, through `gemv`
+//! on the caller's cudarc buffers (the interop path), and as a bare cudarc
+//! `launch_builder` launch of the same PTX (`cuLaunchKernel`, no PDL
+//! attribute); and GPU microseconds per GEMV for 20 direct launches against
+//! one replay of a CUDA graph of the same 20 launches.
+//!
+//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm|launch] [--shape I]`
 //!
 //! `--shape I` runs only the I-th (1-based) benchmark shape of each kernel,
 //! so a profiler (`ncu`) sees the launches of one shape.
@@ -65,8 +73,8 @@ fn parse_args() -> Result<Options, String> {
             "--only" => {
                 o.only = Some(
                     args.next()
-                        .filter(|k| k == "gemv" || k == "gemm")
-                        .ok_or("--only takes gemv or gemm")?,
+                        .filter(|k| ["gemv", "gemm", "launch"].contains(&k.as_str()))
+                        .ok_or("--only takes gemv, gemm or launch")?,
                 )
             }
             "--shape" => {
@@ -86,7 +94,7 @@ fn parse_args() -> Result<Options, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm, --shape I"
+                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm|launch, --shape I"
                 ));
             }
         }
@@ -408,6 +416,193 @@ mod cublas {
     }
 }
 
+/// One launch-cost measurement: host or GPU microseconds per GEMV.
+struct LaunchRow {
+    what: &'static str,
+    host_us: Option<f64>,
+    gpu_us: Option<f64>,
+}
+
+/// Launches per host-timed sample.
+const HOST_LAUNCHES: usize = 200;
+
+/// Median host microseconds per call of `launch`, `HOST_LAUNCHES` calls
+/// per sample, the stream drained between samples.
+fn host_us(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    repeats: usize,
+    mut launch: impl FnMut() -> Result<(), String>,
+) -> Result<f64, String> {
+    let mut samples = Vec::with_capacity(repeats);
+    for _ in 0..repeats.max(5) {
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let start = std::time::Instant::now();
+        for _ in 0..HOST_LAUNCHES {
+            launch()?;
+        }
+        samples.push(start.elapsed().as_secs_f64() * 1e6 / HOST_LAUNCHES as f64);
+    }
+    stream.synchronize().map_err(|e| e.to_string())?;
+    Ok(median(samples))
+}
+
+/// See the module docs: the cost of a GEMV launch by each path, and of 20
+/// launches replayed from a graph.
+fn launch_rows(device: &Device, opts: &Options) -> Result<Vec<LaunchRow>, String> {
+    use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use cudarc::driver::{LaunchConfig as CudaLaunch, PushKernelArg};
+    use nvfp4_kernels::gemv::{Nvfp4View, gemv, gemv_nvfp4};
+    let (m, k) = (512, 2048);
+    // A stream of its own: the device's default (legacy) stream cannot be
+    // captured.
+    let device = device.new_stream().map_err(|e| e.to_string())?;
+    let cuda = device.as_cuda().ok_or("needs a CUDA device")?;
+    let (ctx, stream) = (cuda.context().clone(), cuda.stream().clone());
+    let (a, b) = gemv_inputs(&mut Rng::new(0x1a7c), m, k, 1, Inputs::Wide).map_err(|e| e.to_string())?;
+    let want = gemv_reference(&a, &b);
+    let err = |e: nvfp4_kernels::Error| e.to_string();
+    let (da, db) = (
+        DeviceNvfp4::upload(&device, &a).map_err(err)?,
+        DeviceNvfp4::upload(&device, &b).map_err(err)?,
+    );
+    let mut dc = device.upload(&vec![f16::NAN; m]).map_err(|e| e.to_string())?;
+    let bytes = |t: &nvfp4_kernels::nvfp4::Nvfp4Tensor| -> Result<_, String> {
+        let data: Vec<u8> = t.data.iter().map(|v| v.0).collect();
+        let scales: Vec<u8> = t.scales.iter().map(|v| v.0).collect();
+        Ok((
+            stream.clone_htod(&data).map_err(|e| e.to_string())?,
+            stream.clone_htod(&scales).map_err(|e| e.to_string())?,
+        ))
+    };
+    let ((ad, asc), (bd, bsc)) = (bytes(&a)?, bytes(&b)?);
+    let mut c = stream.alloc_zeros::<u16>(m).map_err(|e| e.to_string())?;
+    let weights = Nvfp4View::new(m, k, 1, &ad, &asc).map_err(err)?.assume_constant();
+    let token = Nvfp4View::new(b.rows, k, 1, &bd, &bsc).map_err(err)?;
+
+    // The same kernel and arguments through cudarc alone.
+    let variant = gemv_nvfp4::Kernel::<4, 1>::VARIANT;
+    let (major, minor) = device.compute_capability();
+    let (_, ptx) = variant.select(major, minor).ok_or("no PTX for this device")?;
+    let module = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .map_err(|e| e.to_string())?;
+    let function = module.load_function(variant.entry).map_err(|e| e.to_string())?;
+    let units = (k / 32) as u64;
+    let (a_len, b_len, c_len) = (m as u64 * units, b.rows as u64 * units, m as u64);
+    let (mm, br, un, ready, alpha) = (m as u32, b.rows as u32, units as u32, true, 1.0f32);
+    let config = CudaLaunch {
+        grid_dim: ((m / 16) as u32, 1, 1),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: 0,
+    };
+
+    gemv(&device, &da, &db, &mut dc).map_err(err)?;
+    check_close(&device.download(&dc).map_err(|e| e.to_string())?, &want, 1e-3, 1e-3)?;
+    let mut rows = vec![LaunchRow {
+        what: "gemv() on DeviceBuffers",
+        host_us: Some(host_us(&stream, opts.repeats, || {
+            gemv(&device, &da, &db, &mut dc).map_err(err)
+        })?),
+        gpu_us: None,
+    }];
+    let bare = |c: &mut cudarc::driver::CudaSlice<u16>| -> Result<(), String> {
+        let mut launch = stream.launch_builder(&function);
+        launch
+            .arg(&ad)
+            .arg(&a_len)
+            .arg(&asc)
+            .arg(&a_len)
+            .arg(&bd)
+            .arg(&b_len)
+            .arg(&bsc)
+            .arg(&b_len);
+        launch
+            .arg(c)
+            .arg(&c_len)
+            .arg(&mm)
+            .arg(&br)
+            .arg(&un)
+            .arg(&ready)
+            .arg(&alpha);
+        // SAFETY: the arguments are the kernel's parameters in order, with
+        // the lengths and the launch shape `gemv` checks and uses.
+        unsafe { launch.launch(config) }.map(drop).map_err(|e| e.to_string())
+    };
+    rows.push(LaunchRow {
+        what: "bare cudarc launch, same PTX",
+        host_us: Some(host_us(&stream, opts.repeats, || bare(&mut c))?),
+        gpu_us: None,
+    });
+    let got: Vec<f16> = stream
+        .clone_dtoh(&c)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(f16::from_bits)
+        .collect();
+    check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("bare cudarc launch: {e}"))?;
+    // SAFETY: u16 and f16 have the same size and every bit pattern is valid.
+    let mut view = unsafe { c.transmute_mut::<f16>(m) }.ok_or("an f16 view")?;
+    rows.insert(
+        1,
+        LaunchRow {
+            what: "gemv() on cudarc buffers",
+            host_us: Some(host_us(&stream, opts.repeats, || {
+                gemv(&device, weights, token, &mut view).map_err(err)
+            })?),
+            gpu_us: None,
+        },
+    );
+
+    // GPU time per GEMV: 20 direct launches between two events, against
+    // one replay of a graph of the same 20.
+    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let (start, end) = (
+        ctx.new_event(flags).map_err(|e| e.to_string())?,
+        ctx.new_event(flags).map_err(|e| e.to_string())?,
+    );
+    let gpu_us = |work: &mut dyn FnMut() -> Result<(), String>| -> Result<f64, String> {
+        let mut samples = Vec::with_capacity(opts.repeats);
+        for _ in 0..opts.repeats {
+            start.record(&stream).map_err(|e| e.to_string())?;
+            work()?;
+            end.record(&stream).map_err(|e| e.to_string())?;
+            end.synchronize().map_err(|e| e.to_string())?;
+            samples.push(f64::from(start.elapsed_ms(&end).map_err(|e| e.to_string())?) * 1e3 / LAUNCHES as f64);
+        }
+        Ok(median(samples))
+    };
+    let direct = gpu_us(&mut || (0..LAUNCHES).try_for_each(|_| gemv(&device, weights, token, &mut view).map_err(err)))?;
+    rows.push(LaunchRow {
+        what: "20 direct launches",
+        host_us: None,
+        gpu_us: Some(direct),
+    });
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(|e| e.to_string())?;
+    let captured = (0..LAUNCHES).try_for_each(|_| gemv(&device, weights, token, &mut view).map_err(err));
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags(0))
+        .map_err(|e| e.to_string())?
+        .ok_or("nothing was captured")?;
+    captured?;
+    let replay = gpu_us(&mut || graph.launch().map_err(|e| e.to_string()))?;
+    let replay_host = host_us(&stream, opts.repeats, || graph.launch().map_err(|e| e.to_string()))?;
+    rows.push(LaunchRow {
+        what: "a graph of the 20, replayed",
+        host_us: Some(replay_host / LAUNCHES as f64),
+        gpu_us: Some(replay),
+    });
+    let got: Vec<f16> = stream
+        .clone_dtoh(&c)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(f16::from_bits)
+        .collect();
+    check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("graph replay: {e}"))?;
+    Ok(rows)
+}
+
 /// The geometric mean over `kernel`'s shapes of each shape's fastest variant.
 fn geomean_of_best(rows: &[Row], kernel: &str) -> Option<f64> {
     let mut best: Vec<(&str, f64)> = Vec::new();
@@ -436,16 +631,22 @@ fn main() -> ExitCode {
         }
     };
     let gemm_runs = matches!(device.compute_capability(), (9, 0) | (10, 0));
-    let run = || -> Result<(f64, Vec<Row>), String> {
+    let runs = |kernel: &str| opts.only.as_deref().is_none_or(|only| only == kernel);
+    let run = || -> Result<(f64, Vec<Row>, Vec<LaunchRow>), String> {
         let ceiling = copy_bandwidth(&device, opts.repeats)?;
         let mut rows = Vec::new();
-        if opts.only.as_deref() != Some("gemm") {
+        if runs("gemv") {
             rows.extend(gemv_rows(&device, &opts, ceiling)?);
         }
-        if gemm_runs && opts.only.as_deref() != Some("gemv") {
+        if gemm_runs && runs("gemm") {
             rows.extend(gemm_rows(&device, &opts, ceiling)?);
         }
-        Ok((ceiling, rows))
+        let launches = if runs("launch") {
+            launch_rows(&device, &opts)?
+        } else {
+            Vec::new()
+        };
+        Ok((ceiling, rows, launches))
     };
     let gemm_note = if gemm_runs {
         String::new()
@@ -460,7 +661,7 @@ fn main() -> ExitCode {
             shapes.join(", ")
         )
     };
-    let (ceiling, rows) = match run() {
+    let (ceiling, rows, launches) = match run() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("benchmark failed: {e}");
@@ -490,12 +691,25 @@ fn main() -> ExitCode {
             })
             .collect();
         let means: Vec<String> = geomeans.iter().map(|(k, g)| format!("\"{k}\":{g:.3}")).collect();
+        let number = |v: Option<f64>| v.map_or("null".to_string(), |v| format!("{v:.3}"));
+        let launch_items: Vec<String> = launches
+            .iter()
+            .map(|l| {
+                format!(
+                    "{{\"what\":\"{}\",\"host_us_per_gemv\":{},\"gpu_us_per_gemv\":{}}}",
+                    l.what,
+                    number(l.host_us),
+                    number(l.gpu_us)
+                )
+            })
+            .collect();
         println!(
-            "{{\"device\":\"{}\",\"copy_gb_per_s\":{:.1},\"results\":[{}],\"geomean_us\":{{{}}},\"note\":\"{}\"}}",
+            "{{\"device\":\"{}\",\"copy_gb_per_s\":{:.1},\"results\":[{}],\"geomean_us\":{{{}}},\"launch\":[{}],\"note\":\"{}\"}}",
             device.describe(),
             ceiling / 1e9,
             items.join(","),
             means.join(","),
+            launch_items.join(","),
             gemm_note
         );
     } else {
@@ -534,6 +748,13 @@ fn main() -> ExitCode {
         }
         if !gemm_note.is_empty() {
             println!("{gemm_note}");
+        }
+        if !launches.is_empty() {
+            println!("launch cost of a 512 x 2048 GEMV (medians): host us per GEMV, GPU us per GEMV");
+            for l in &launches {
+                let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+                println!("  {:<32} {:>8} {:>8}", l.what, cell(l.host_us), cell(l.gpu_us));
+            }
         }
     }
     ExitCode::SUCCESS
