@@ -105,6 +105,7 @@ fn gemm_case(name: &'static str, snap: &str, entry: &'static str, bn: usize, (m,
         ParamValue::U32(m as u32),
         ParamValue::U32(n as u32),
         ParamValue::U32(k as u32),
+        ParamValue::F32(1.0),
     ];
     Case {
         name,

@@ -50,7 +50,20 @@
 //! `Kernel<..>`, whose `launch` exists for each listed specialisation.
 //! Launching picks the PTX for the device, loads each module once, raises
 //! the shared memory limit when a launch asks for more than 48 KiB, and
-//! returns [`Error`] (a rejected module comes with the JIT's log).
+//! returns [`Error`] (a rejected module comes with the JIT's log). A slice
+//! parameter takes anything that converts into a [`DeviceView`]
+//! ([`DeviceViewMut`] for `&mut [T]`): a [`DeviceBuffer`], a slice or cast
+//! of one, or the caller's cudarc `CudaSlice`, `CudaView` and
+//! `CudaViewMut`, checked for bounds, device and alignment before the
+//! launch.
+//!
+//! ## Host code that already uses cudarc
+//!
+//! [`Device::from_cuda_stream`] wraps the caller's context and stream;
+//! [`Device::with_cuda_stream`] and [`Device::new_stream`] give handles on
+//! other streams that share the loaded modules. A `Device` is `Send +
+//! Sync`; launches are asynchronous on the handle's stream, so they can be
+//! captured into CUDA graphs with cudarc's `begin_capture`/`end_capture`.
 //!
 //! ## Targets
 //!

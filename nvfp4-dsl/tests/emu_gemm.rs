@@ -129,6 +129,7 @@ fn run_gemm(src: &str, entry: &str, bn: usize, a: &Operand, b: &Operand, sfa: &[
         ParamValue::U32(m as u32),
         ParamValue::U32(n as u32),
         ParamValue::U32(k as u32),
+        ParamValue::F32(1.0),
     ];
     let launch = Launch::new(
         ((n / bn) as u32, (m / 128) as u32, l as u32),

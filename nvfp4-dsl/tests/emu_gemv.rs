@@ -71,6 +71,7 @@ fn run(snap: &str, entry: &str, ksplit: u32, warps: u32) {
         ParamValue::U32(b_rows as u32),
         ParamValue::U32(units as u32),
         ParamValue::U8(1),
+        ParamValue::F32(1.0),
     ];
     module
         .launch(entry, &launch, &params, &mut mem)

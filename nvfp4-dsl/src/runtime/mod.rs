@@ -323,7 +323,9 @@ impl Device {
     }
 
     /// A device on the caller's cudarc context, launching on its default
-    /// stream.
+    /// (legacy) stream, which cannot be captured into a graph: use
+    /// [`from_cuda_stream`](Self::from_cuda_stream) with a stream of your own
+    /// for that.
     pub fn from_cuda_context(context: std::sync::Arc<cudarc::driver::CudaContext>) -> Result<Device> {
         Device::from_cuda_stream(context.default_stream())
     }
