@@ -164,30 +164,40 @@ fn the_gemm_reads_caller_operands() {
 
 #[test]
 fn eight_threads_on_their_own_streams_load_the_kernel_once_and_get_their_results() {
-    let device = Device::emulator(Target::Sm90);
-    let start = Arc::new(Barrier::new(8));
-    let threads: Vec<_> = (0..8)
-        .map(|i| {
-            let (device, start) = (device.new_stream().expect("stream"), start.clone());
-            std::thread::spawn(move || {
-                let mut rng = Rng::new(70 + i);
-                let (a, b) = nvfp4::gemv_inputs(&mut rng, 32, 256, 1, Inputs::Wide).expect("inputs");
-                let want = nvfp4::gemv_reference(&a, &b);
-                let da = gemv::DeviceNvfp4::upload(&device, &a).expect("upload");
-                let db = gemv::DeviceNvfp4::upload(&device, &b).expect("upload");
-                let mut c = device.upload(&[f16::NAN; 32]).expect("upload");
-                // Every thread's first launch of the GEMV at the same time.
-                start.wait();
-                gemv::gemv(&device, &da, &db, &mut c).expect("gemv");
-                let got = device.download(&c).expect("download");
-                nvfp4::check_close(&got, &want, 1e-3, 1e-3)
+    // Many rounds, each on a fresh device, so that some first launches
+    // overlap even on a machine with few cores.
+    for round in 0..40u64 {
+        let device = Device::emulator(Target::Sm90);
+        let start = Arc::new(Barrier::new(8));
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let (device, start) = (device.new_stream().expect("stream"), start.clone());
+                std::thread::spawn(move || {
+                    let mut rng = Rng::new(1000 * round + i);
+                    let (a, b) = nvfp4::gemv_inputs(&mut rng, 32, 256, 1, Inputs::Wide).expect("inputs");
+                    let want = nvfp4::gemv_reference(&a, &b);
+                    let da = gemv::DeviceNvfp4::upload(&device, &a).expect("upload");
+                    let db = gemv::DeviceNvfp4::upload(&device, &b).expect("upload");
+                    let mut c = device.upload(&[f16::NAN; 32]).expect("upload");
+                    // Every thread's first launch of the GEMV at the same time.
+                    start.wait();
+                    gemv::gemv(&device, &da, &db, &mut c).expect("gemv");
+                    let got = device.download(&c).expect("download");
+                    nvfp4::check_close(&got, &want, 1e-3, 1e-3)
+                })
             })
-        })
-        .collect();
-    for (i, t) in threads.into_iter().enumerate() {
-        t.join().expect("thread").unwrap_or_else(|e| panic!("thread {i}: {e}"));
+            .collect();
+        for (i, t) in threads.into_iter().enumerate() {
+            t.join()
+                .expect("thread")
+                .unwrap_or_else(|e| panic!("round {round}, thread {i}: {e}"));
+        }
+        assert_eq!(
+            device.module_loads(),
+            1,
+            "round {round}: the GEMV module must be loaded once"
+        );
     }
-    assert_eq!(device.module_loads(), 1, "the GEMV module must be loaded once");
 }
 
 #[test]
