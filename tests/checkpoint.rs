@@ -338,3 +338,35 @@ fn many_tokens_go_through_the_hopper_gemm() {
 fn many_tokens_go_through_the_blackwell_gemm() {
     check_forward(&Device::emulator(Target::Sm100a), 108, (128, 256, 130), true, true);
 }
+
+#[test]
+fn the_epilogue_factor_scales_every_gemv_variant_and_a_split_gemm() {
+    use nvfp4_kernels::gemm::{self, DeviceGemmOperand, GemmKernel};
+    use nvfp4_kernels::gemv::{self, DeviceNvfp4, GemvConfig};
+    use nvfp4_kernels::nvfp4::{Inputs, gemm_inputs, gemm_reference, gemv_inputs, gemv_reference};
+    let alpha = 0.375f32;
+    let mut rng = Rng::new(109);
+    let device = Device::emulator(Target::Sm90);
+    let (a, b) = gemv_inputs(&mut rng, 64, 512, 2, Inputs::Wide).expect("inputs");
+    let want: Vec<f64> = gemv_reference(&a, &b).iter().map(|v| v * f64::from(alpha)).collect();
+    let (da, db) = (
+        DeviceNvfp4::upload(&device, &a).expect("a"),
+        DeviceNvfp4::upload(&device, &b).expect("b"),
+    );
+    for (ksplit, warps) in [(1, 4), (2, 4), (8, 8)] {
+        let cfg = GemvConfig { rows: 4, ksplit, warps };
+        let mut c = device.upload(&[f16::NAN; 128]).expect("upload");
+        gemv::gemv_scaled_with(&device, cfg, alpha, &da, &db, &mut c).expect("gemv");
+        check_close(&device.download(&c).expect("download"), &want, 1e-3, 1e-3)
+            .unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+    }
+    let device = Device::emulator(Target::Sm90a);
+    let (a, b) = gemm_inputs(&mut rng, 128, 256, 512, 1, Inputs::Wide).expect("inputs");
+    let want: Vec<f64> = gemm_reference(&a, &b).iter().map(|v| v * f64::from(alpha)).collect();
+    let da = DeviceGemmOperand::upload(&device, &a).expect("a");
+    let db = DeviceGemmOperand::upload(&device, &b).expect("b");
+    let mut c = device.upload(&vec![f16::NAN; 128 * 256]).expect("upload");
+    let kernel = GemmKernel::Sm90 { blocks: 1, split: 2 };
+    gemm::gemm_scaled_with(&device, &da, &db, &mut c, kernel, alpha).expect("gemm");
+    check_close(&device.download(&c).expect("download"), &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("{e}"));
+}
