@@ -184,9 +184,15 @@ fn the_gemm_on_the_gpu_matches_the_emulator() {
                 on_gpu.len()
             );
             // The task's inputs sum exactly in f32 (small integers times
-            // powers of two), so any difference there is a real one.
-            if matches!(kind, Inputs::Task) {
-                assert_eq!(differ, 0, "{m}x{n}x{k}: the task's inputs must give the same bits");
+            // powers of two), so any difference there is a real one. On
+            // Hopper the emulator sums wgmma as the H100 does, so every
+            // input must give the same bits; Blackwell's tensor-core sums
+            // are modelled exactly, which no B200 has confirmed.
+            if matches!(kind, Inputs::Task) || target == Target::Sm90a {
+                assert_eq!(
+                    differ, 0,
+                    "{m}x{n}x{k} {kind:?}: the GPU and the emulator must give the same bits"
+                );
             }
         }
     }

@@ -1,8 +1,9 @@
 //! Hopper warpgroup MMA (`wgmma`) on hand-written sm_90a kernels: every
 //! shape class, f16 and bf16, A from registers and from shared memory,
 //! every shared-memory layout over a K loop, negated operands, scale-d
-//! false and true, compared bit for bit with exact sums rounded once,
-//! computed here; and every error of the asynchronous model with its
+//! false and true, compared bit for bit with the H100's sum (truncated
+//! below the largest term, rounded toward zero), computed here another way
+//! than the emulator does; and every error of the asynchronous model with its
 //! kernel, block, thread and line.
 
 use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, ParamValue};
@@ -18,47 +19,38 @@ const DYN: u32 = 0x800;
 
 // ----- the reference -----
 
-/// `x` (finite, nonzero) as `(negative, m, e)` with `|x| = m * 2^e`.
-fn parts(x: f64) -> (bool, u64, i64) {
-    let b = x.to_bits();
-    let be = ((b >> 52) & 0x7FF) as i64;
-    let frac = b & ((1 << 52) - 1);
-    if be == 0 {
-        (b >> 63 != 0, frac, -1074)
+/// `floor(log2 |x|)` of a finite nonzero `x` that f64 holds as a normal
+/// number, but at least `least` (a format's least normal exponent).
+fn leading_exponent(x: f64, least: i64) -> i64 {
+    (((x.abs().to_bits() >> 52) as i64) - 1023).max(least)
+}
+
+/// `x` (finite, below 2^1000) rounded toward zero to f32, an infinity
+/// beyond f32's range: the nearest f32, stepped one ulp toward zero when
+/// it lies farther from zero than `x`.
+fn f32_toward_zero(x: f64) -> u32 {
+    if x.abs() >= 2f64.powi(128) {
+        return if x > 0.0 { 0x7F80_0000 } else { 0xFF80_0000 };
+    }
+    let nearest = x as f32;
+    if f64::from(nearest).abs() > x.abs() {
+        nearest.to_bits() - 1
     } else {
-        (b >> 63 != 0, frac | 1 << 52, be - 1075)
+        nearest.to_bits()
     }
 }
 
-/// Adds `m << sh` to a little-endian number of 32-bit limbs.
-fn add_shifted(v: &mut [u32], m: u64, sh: usize) {
-    let mut carry = u128::from(m) << (sh % 32);
-    let mut i = sh / 32;
-    while carry != 0 {
-        let s = u128::from(v[i]) + (carry & 0xFFFF_FFFF);
-        v[i] = s as u32;
-        carry = (carry >> 32) + (s >> 32);
-        i += 1;
-    }
-}
-
-/// `a - b` for `a >= b`.
-fn sub(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let mut out = vec![0u32; a.len()];
-    let mut borrow = 0i64;
-    for i in 0..a.len() {
-        let d = i64::from(a[i]) - i64::from(b[i]) - borrow;
-        out[i] = d.rem_euclid(1 << 32) as u32;
-        borrow = i64::from(d < 0);
-    }
-    out
-}
-
-/// The exact sum of `xs` (products of f16/bf16 values and an f32, all
-/// exact in f64) rounded once to the nearest f32, ties to even, as bits:
-/// NaN (`0x7FFFFFFF`) if any term is NaN or infinities of both signs
-/// meet, an infinity if one does, and +0 for an exact zero.
-fn round_sum(xs: &[f64]) -> u32 {
+/// One K step of the H100's wgmma for one element of D, as f32 bits: the
+/// products of `pairs` (f16 or bf16 values, with `least` that format's
+/// least normal exponent) plus `d`. Each nonzero term's leading exponent
+/// is its factors' summed (a product's significand is in [1, 4)) or d's
+/// own; every term is truncated toward zero to a multiple of 2^(emax -
+/// 25), the integers are summed (exact in f64: under 2^33) and the sum is
+/// rounded toward zero to f32. NaN (`0x7FFFFFFF`) if any term is NaN or
+/// infinities of both signs meet, an infinity if one does, +0 for zero.
+fn h100_step(pairs: &[(f64, f64)], d: Option<f64>, least: i64) -> u32 {
+    let mut xs: Vec<f64> = pairs.iter().map(|(a, b)| a * b).collect();
+    xs.extend(d);
     if xs.iter().any(|x| x.is_nan()) {
         return 0x7FFF_FFFF;
     }
@@ -69,53 +61,70 @@ fn round_sum(xs: &[f64]) -> u32 {
     if pinf || ninf {
         return if pinf { 0x7F80_0000 } else { 0xFF80_0000 };
     }
-    let terms: Vec<(bool, u64, i64)> = xs.iter().filter(|x| **x != 0.0).map(|&x| parts(x)).collect();
-    let Some(emin) = terms.iter().map(|t| t.2).min() else {
+    let mut terms: Vec<(f64, i64)> = pairs
+        .iter()
+        .filter(|(a, b)| *a != 0.0 && *b != 0.0)
+        .map(|&(a, b)| (a * b, leading_exponent(a, least) + leading_exponent(b, least)))
+        .collect();
+    terms.extend(d.filter(|x| *x != 0.0).map(|x| (x, leading_exponent(x, -126))));
+    let Some(emax) = terms.iter().map(|t| t.1).max() else {
         return 0;
     };
-    let width = terms.iter().map(|t| (t.2 - emin) as usize + 64).max().unwrap() + 64;
-    let (mut pos, mut neg) = (vec![0u32; width / 32 + 2], vec![0u32; width / 32 + 2]);
-    for &(n, m, e) in &terms {
-        add_shifted(if n { &mut neg } else { &mut pos }, m, (e - emin) as usize);
+    let unit = 2f64.powi((emax - 25) as i32);
+    let sum: f64 = terms.iter().map(|(x, _)| (x / unit).trunc()).sum();
+    if sum == 0.0 {
+        return 0;
     }
-    let cmp = pos.iter().rev().cmp(neg.iter().rev());
-    let (negative, mag) = match cmp {
-        std::cmp::Ordering::Equal => return 0,
-        std::cmp::Ordering::Greater => (false, sub(&pos, &neg)),
-        std::cmp::Ordering::Less => (true, sub(&neg, &pos)),
-    };
-    let bit = |i: i64| i >= 0 && (i as usize) < 32 * mag.len() && mag[i as usize / 32] >> (i % 32) & 1 != 0;
-    let msb = (0..32 * mag.len() as i64).rev().find(|&i| bit(i)).unwrap();
-    // Keep 24 bits, or fewer below 2^-126 (the quantum is 2^-149 there).
-    let sh = if msb + emin >= -126 { msb - 23 } else { -149 - emin };
-    let mut q: u64 = (0..25).filter(|&j| bit(sh + j)).map(|j| 1u64 << j).sum();
-    let round = bit(sh - 1);
-    let sticky = (0..sh - 1).any(bit);
-    if round && (sticky || q & 1 == 1) {
-        q += 1;
-    }
-    let v = (q as f64 * 2f64.powi((emin + sh) as i32)) as f32;
-    (if negative { -v } else { v }).to_bits()
+    f32_toward_zero(sum * unit)
 }
 
 #[test]
-fn the_reference_rounds_exactly() {
-    assert_eq!(round_sum(&[1.0, 2f64.powi(-24)]), 1f32.to_bits(), "a tie to even");
+fn the_reference_truncates_like_the_h100() {
+    let f16 = -14;
+    let p = |v: &[(f64, f64)]| v.to_vec();
+    // 1 + 3 * 2^-25: 25 bits below the largest term are kept, the f32
+    // result truncated.
     assert_eq!(
-        round_sum(&[1.0, 2f64.powi(-24), 2f64.powi(-80)]),
-        (1.0f32 + 2f32.powi(-23)).to_bits()
+        h100_step(&p(&[(1.0, 1.0), (3.0 * 2f64.powi(-13), 2f64.powi(-12))]), None, f16),
+        1f32.to_bits()
     );
-    assert_eq!(round_sum(&[2f64.powi(200), -2f64.powi(200), 3.0]), 3f32.to_bits());
-    assert_eq!(round_sum(&[2f64.powi(-149) * 1.5]), 2, "a subnormal tie to even");
-    assert_eq!(round_sum(&[2f64.powi(128)]), 0x7F80_0000);
-    assert_eq!(round_sum(&[f64::from(f32::MAX), -2f64.powi(-200)]), f32::MAX.to_bits());
-    assert_eq!(round_sum(&[-5.0, 5.0]), 0);
-    // Sums that f64 holds exactly round like the f64 sum.
-    let mut r = Rng(3);
-    for _ in 0..2000 {
-        let (x, y) = (f64::from(r.uniform(-1e6, 1e6)), f64::from(r.uniform(-1.0, 1.0)));
-        assert_eq!(round_sum(&[x, y]), ((x + y) as f32).to_bits(), "{x} + {y}");
-    }
+    assert_eq!(
+        h100_step(
+            &p(&[(1.0, 1.0), (3.0 * 2f64.powi(-13), 2f64.powi(-12))]),
+            Some(-1.0),
+            f16
+        ),
+        (3.0 * 2f32.powi(-25)).to_bits()
+    );
+    // Each term below 2^(emax - 25) vanishes.
+    let small = vec![(2f64.powi(-13), 2f64.powi(-13)); 15];
+    assert_eq!(
+        h100_step(&[vec![(1.0, 1.0)], small].concat(), None, f16),
+        1f32.to_bits()
+    );
+    // 1.5 * 1.5 aligns at 2^0: fifteen 2^-25 terms survive.
+    let tiny = vec![(2f64.powi(-13), 2f64.powi(-12)); 15];
+    assert_eq!(
+        h100_step(&[vec![(1.5, 1.5)], tiny].concat(), None, f16),
+        (2.25f32 + 2f32.powi(-22)).to_bits()
+    );
+    // Subnormal factors sit at the least normal exponent.
+    assert_eq!(
+        h100_step(&p(&[(2f64.powi(-20), 1.0)]), None, f16),
+        2f32.powi(-20).to_bits()
+    );
+    // Toward zero, negative too (-1 - 1.5 * 2^-23); overflow is infinite;
+    // zero is +0.
+    assert_eq!(
+        h100_step(&p(&[(-1.0, 1.0), (-3.0 * 2f64.powi(-13), 2f64.powi(-11))]), None, f16),
+        (-1.0f32 - 2f32.powi(-23)).to_bits()
+    );
+    assert_eq!(
+        h100_step(&p(&[(2f64.powi(64), 2f64.powi(64))]), None, -126),
+        0x7F80_0000
+    );
+    assert_eq!(h100_step(&p(&[(-5.0, 1.0), (5.0, 1.0)]), Some(-0.0), f16), 0);
+    assert_eq!(h100_step(&p(&[(f64::INFINITY, 0.0)]), None, f16), 0x7FFF_FFFF);
 }
 
 // ----- inputs -----
@@ -132,6 +141,14 @@ impl Kind {
         match self {
             Kind::F16 => f64::from(half::f16::from_bits(h).to_f32()),
             Kind::Bf16 => f64::from(half::bf16::from_bits(h).to_f32()),
+        }
+    }
+
+    /// The least normal exponent: where subnormals sit.
+    fn least_exponent(self) -> i64 {
+        match self {
+            Kind::F16 => -14,
+            Kind::Bf16 => -126,
         }
     }
 
@@ -322,13 +339,16 @@ impl Data {
         for s in 0..c.steps as usize {
             for i in 0..m {
                 for j in 0..n {
-                    let mut xs: Vec<f64> = (16 * s..16 * s + 16)
-                        .map(|kk| sa * c.kind.value(self.a[i * k + kk]) * sb * c.kind.value(self.b[j * k + kk]))
+                    let pairs: Vec<(f64, f64)> = (16 * s..16 * s + 16)
+                        .map(|kk| {
+                            (
+                                sa * c.kind.value(self.a[i * k + kk]),
+                                sb * c.kind.value(self.b[j * k + kk]),
+                            )
+                        })
                         .collect();
-                    if s > 0 || c.acc {
-                        xs.push(f64::from(f32::from_bits(d[i * n + j])));
-                    }
-                    d[i * n + j] = round_sum(&xs);
+                    let old = (s > 0 || c.acc).then(|| f64::from(f32::from_bits(d[i * n + j])));
+                    d[i * n + j] = h100_step(&pairs, old, c.kind.least_exponent());
                 }
             }
         }

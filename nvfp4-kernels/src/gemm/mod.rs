@@ -57,41 +57,59 @@ pub enum GemmKernel {
 impl GemmKernel {
     /// The kernel [`gemm`] uses on `device` for this shape: the sm_100a
     /// kernel with 128-column tiles on compute capability 10.0; on 9.0 the
-    /// sm_90a kernel with the tiling that fills the most multiprocessors at
-    /// one block each (splitting K over up to 4 blocks, at most one per K
-    /// stage of 128), 256-row tiles when they fill at least as many.
-    /// `None` on other devices.
+    /// sm_90a tiling [`sm90_tiling`] predicts fastest. `None` on other
+    /// devices.
     pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
         match device.compute_capability() {
             (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
             (9, 0) => {
-                let sms = device.multiprocessors() as usize;
-                let stages = k / sm90::BK;
-                let fill = |blocks: u32| {
-                    let tiles = (m / BM) * (n / (128 * blocks as usize)).max(1) * l;
-                    let mut split = 1;
-                    while split < 4 && 2 * split <= stages && tiles * 2 * split <= sms {
-                        split *= 2;
-                    }
-                    (tiles * split, split)
-                };
-                let (wide, wide_split) = fill(2);
-                let (narrow, narrow_split) = fill(1);
-                if n.is_multiple_of(256) && wide.min(sms) >= narrow.min(sms) {
-                    Some(GemmKernel::Sm90 {
-                        blocks: 2,
-                        split: wide_split as u32,
-                    })
-                } else {
-                    Some(GemmKernel::Sm90 {
-                        blocks: 1,
-                        split: narrow_split as u32,
-                    })
-                }
+                let (blocks, split) = sm90_tiling(device.multiprocessors() as usize, m, n, k, l);
+                Some(GemmKernel::Sm90 { blocks, split })
             }
             _ => None,
         }
     }
+}
+
+/// The sm_90a tiling `(blocks, split)` with the least predicted time on a
+/// GPU of `sms` multiprocessors, from a model fitted to all six tilings on
+/// the three benchmark shapes on the H100 (`bench --all-variants`, within
+/// 7% everywhere): a block's K stage of 128 costs 1 unit with 128-row tiles
+/// and 1.5 with 256-row tiles (1.42 and 2.13 µs), and a launch a fixed 3.2,
+/// 5.9 or 10.5 units with K split over 1, 2 or 4 blocks (the cluster launch
+/// and the reduction); blocks run in waves of as many as fit at once, one
+/// per multiprocessor, clusters of 4 only on 30 of every 132 (what
+/// `cuOccupancyMaxActiveClusters` reports on the H100: a cluster must fit
+/// in one GPC).
+pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, u32) {
+    let stages = (k / sm90::BK).max(1);
+    let mut best = (1, 1);
+    let mut best_cost = f64::INFINITY;
+    for blocks in [1u32, 2] {
+        let rows = 128 * blocks as usize;
+        if !n.is_multiple_of(rows) {
+            continue;
+        }
+        for (split, fixed) in [(1u32, 3.2), (2, 5.9), (4, 10.5)] {
+            if split as usize > stages {
+                continue;
+            }
+            let capacity = if split == 4 {
+                (sms * 30 / 132).max(1) * 4
+            } else {
+                sms.max(1)
+            };
+            let blocks_total = (m / BM) * (n / rows) * l * split as usize;
+            let waves = blocks_total.div_ceil(capacity);
+            let per_stage = if blocks == 2 { 1.5 } else { 1.0 };
+            let cost = (waves * stages.div_ceil(split as usize)) as f64 * per_stage + fixed;
+            if cost < best_cost {
+                best = (blocks, split);
+                best_cost = cost;
+            }
+        }
+    }
+    best
 }
 
 /// The tile a tensor map serves.
@@ -554,4 +572,33 @@ pub fn check_gemm(
             "GEMM M={m} N={n} K={k} L={l} ({kind:?} inputs, {kernel:?}): {e}"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sm90_tiling_is_the_fastest_measured_on_the_benchmark_shapes() {
+        // The fastest of the six tilings measured on the H100 (132
+        // multiprocessors) for each benchmark shape.
+        let fastest = [(2, 4), (2, 4), (1, 2)];
+        for ((m, n, k), want) in BENCH_SHAPES.into_iter().zip(fastest) {
+            assert_eq!(sm90_tiling(132, m, n, k, 1), want, "M={m} N={n} K={k}");
+        }
+    }
+
+    #[test]
+    fn the_sm90_tiling_never_splits_k_finer_than_its_stages_or_tiles_n_unevenly() {
+        for (m, n, k, l) in TEST_SHAPES
+            .into_iter()
+            .chain(BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1)))
+        {
+            for sms in [1, 8, 114, 132] {
+                let (blocks, split) = sm90_tiling(sms, m, n, k, l);
+                assert!(split as usize <= k / sm90::BK, "{m}x{n}x{k}: split {split}");
+                assert!(n.is_multiple_of(128 * blocks as usize), "{m}x{n}x{k}: blocks {blocks}");
+            }
+        }
+    }
 }
