@@ -370,3 +370,45 @@ fn the_epilogue_factor_scales_every_gemv_variant_and_a_split_gemm() {
     gemm::gemm_scaled_with(&device, &da, &db, &mut c, kernel, alpha).expect("gemm");
     check_close(&device.download(&c).expect("download"), &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn forward_into_reuses_one_workspace_and_gives_what_forward_gives() {
+    let device = Device::emulator(Target::Sm90a);
+    let mut rng = Rng::new(110);
+    let layer = Layer::random(&mut rng, 128, 256);
+    let scales: Vec<u8> = layer.weight.scales.iter().map(|s| s.0).collect();
+    let data: Vec<u8> = layer.weight.data.iter().map(|b| b.0).collect();
+    let linear = Linear::new(&device, 128, 256, &data, &scales, layer.weight_scale_2, 0.002).expect("layer");
+    let mut workspace = linear.workspace(&device, 130).expect("workspace");
+    let mut y = device.alloc_zeroed::<f16>(256 * 128).expect("alloc");
+    for tokens in [130, 1, 3] {
+        let x: Vec<f16> = activations(&mut rng, tokens * 256)
+            .iter()
+            .map(|&v| f16::from_f32(v))
+            .collect();
+        let dx = device.upload(&x).expect("upload");
+        linear
+            .forward_into(&device, &dx, tokens, &mut workspace, &mut y)
+            .expect("forward_into");
+        let got = device.download(&y).expect("download");
+        let want = device
+            .download(&linear.forward(&device, &dx, tokens).expect("forward"))
+            .expect("download");
+        let same = got[..tokens * 128]
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{tokens} tokens: forward_into differs from forward");
+    }
+    let x = device.upload(&vec![f16::ONE; 131 * 256]).expect("upload");
+    assert!(
+        linear.forward_into(&device, &x, 131, &mut workspace, &mut y).is_err(),
+        "131 tokens, workspace for 130"
+    );
+    let mut short = device.alloc_zeroed::<f16>(130 * 128).expect("alloc");
+    let x = device.upload(&vec![f16::ONE; 130 * 256]).expect("upload");
+    let err = linear
+        .forward_into(&device, &x, 130, &mut workspace, &mut short)
+        .expect_err("y too short");
+    assert!(err.to_string().contains("256 rows of 128"), "{err}");
+}

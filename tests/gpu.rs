@@ -548,3 +548,60 @@ fn a_captured_graph_replays_what_direct_launches_compute() {
         "quantize + 2 GEMVs (PDL) captured in a CUDA graph: replays equal direct launches bit for bit, for two tokens and 100 replays"
     );
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
+    use cudarc::driver::CudaContext;
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use nvfp4_kernels::linear::Linear;
+    use nvfp4_kernels::quantize::quantize_reference;
+    let ctx = CudaContext::new(0).expect("context");
+    // SAFETY: every buffer below is used on `stream` only.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let device = Device::from_cuda_stream(stream.clone()).expect("device");
+    let (n, k) = (1024, 2048);
+    let mut rng = Rng::new(84);
+    let w: Vec<f32> = (0..n * k).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let weight = quantize_reference(&w, n, k, 1.0 / 2688.0).expect("weights");
+    let data: Vec<u8> = weight.data.iter().map(|b| b.0).collect();
+    let scales: Vec<u8> = weight.scales.iter().map(|s| s.0).collect();
+    let linear = Linear::new(&device, n, k, &data, &scales, 1.0 / 2688.0, 4.0 / 2688.0).expect("layer");
+    for tokens in [1, 64] {
+        let x: Vec<nvfp4_dsl::bf16> = (0..tokens * k)
+            .map(|_| nvfp4_dsl::bf16::from_f32(rng.uniform(-4.0, 4.0)))
+            .collect();
+        let x = stream.clone_htod(&x).expect("upload");
+        let mut workspace = linear.workspace(&device, tokens).expect("workspace");
+        let rows = linear.output_rows(&device, tokens);
+        let mut y = stream.alloc_zeros::<nvfp4_dsl::f16>(rows * n).expect("alloc");
+        linear
+            .forward_into(&device, &x, tokens, &mut workspace, &mut y)
+            .expect("direct");
+        let direct = stream.clone_dtoh(&y).expect("download");
+        stream.memset_zeros(&mut y).expect("clear");
+        stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .expect("capture");
+        linear
+            .forward_into(&device, &x, tokens, &mut workspace, &mut y)
+            .expect("captured");
+        let graph = stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .expect("end capture")
+            .expect("a graph");
+        graph.launch().expect("replay");
+        let replayed = stream.clone_dtoh(&y).expect("download");
+        let same = direct.iter().zip(&replayed).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{tokens} tokens: the replay differs from the direct forward");
+        println!(
+            "Linear {n}x{k}, {tokens} token(s) ({}): a captured forward replays bit for bit",
+            if linear.uses_gemm(&device, tokens) {
+                "GEMM"
+            } else {
+                "GEMV"
+            }
+        );
+    }
+}

@@ -29,8 +29,17 @@ use crate::gemm::{self, GemmKernel, GemmOperand};
 use crate::gemv::{self, GemvConfig, Nvfp4View};
 use crate::nvfp4::blocked_scale_len;
 use crate::quantize::{self, Activations, ScaleLayout};
-use nvfp4_dsl::{Device, DeviceBuffer, E4m3, f16};
+use nvfp4_dsl::{Device, DeviceBuffer, DeviceViewMut, f16};
 use safetensors::Dtype;
+
+/// Scratch memory of [`Linear::forward_into`]: the quantized activations of
+/// up to `tokens` tokens.
+#[derive(Debug)]
+pub struct Workspace {
+    tokens: usize,
+    codes: DeviceBuffer<u8>,
+    scales: DeviceBuffer<u8>,
+}
 
 /// An NVFP4 linear layer on the device: `N` outputs of `K` inputs.
 #[derive(Debug)]
@@ -154,6 +163,29 @@ impl Linear {
         GemmKernel::for_device(device, tokens.next_multiple_of(gemm::BM), self.n, self.k, 1)
     }
 
+    /// Rows of output [`forward_into`](Self::forward_into) writes for
+    /// `tokens` tokens: `tokens`, or `tokens` rounded up to 128 when the GEMM
+    /// runs them (its rows come in tiles of 128).
+    pub fn output_rows(&self, device: &Device, tokens: usize) -> usize {
+        if self.uses_gemm(device, tokens) {
+            tokens.next_multiple_of(gemm::BM)
+        } else {
+            tokens
+        }
+    }
+
+    /// Scratch memory for forwards of up to `tokens` tokens: their
+    /// quantized codes and scales.
+    pub fn workspace(&self, device: &Device, tokens: usize) -> Result<Workspace, Error> {
+        let rows = (1..=tokens).map(|t| self.output_rows(device, t)).max().unwrap_or(0);
+        let k = self.k;
+        Ok(Workspace {
+            tokens,
+            codes: device.alloc_zeroed::<u8>(rows * k / 2)?,
+            scales: device.alloc_zeroed::<u8>(blocked_scale_len(rows, k / 16, 1).max(rows * k / 16))?,
+        })
+    }
+
     /// `y = x W^T` for `tokens` rows of activations `x` (`[tokens][K]` f16
     /// or bf16, on the device, starting at a multiple of 16 bytes): a new
     /// `[tokens][N]` f16 buffer, computed on `device`'s stream. One token
@@ -166,7 +198,28 @@ impl Linear {
         x: impl Into<Activations<'a>>,
         tokens: usize,
     ) -> Result<DeviceBuffer<f16>, Error> {
-        let x = x.into();
+        let mut workspace = self.workspace(device, tokens)?;
+        let mut y = device.alloc_zeroed::<f16>(self.output_rows(device, tokens) * self.n)?;
+        self.forward_into(device, x, tokens, &mut workspace, &mut y)?;
+        y.truncate(tokens * self.n);
+        Ok(y)
+    }
+
+    /// [`forward`](Self::forward) into the caller's memory, allocating
+    /// nothing (so it can be captured into a CUDA graph): `workspace` from
+    /// [`workspace`](Self::workspace) for at least `tokens` tokens, `y` at
+    /// least [`output_rows`](Self::output_rows) x N values. The first
+    /// `tokens` x N are the result; the GEMM also writes its padding rows
+    /// after them.
+    pub fn forward_into<'a, 'y>(
+        &self,
+        device: &Device,
+        x: impl Into<Activations<'a>>,
+        tokens: usize,
+        workspace: &mut Workspace,
+        y: impl Into<DeviceViewMut<'y, f16>>,
+    ) -> Result<(), Error> {
+        let (x, mut y) = (x.into(), y.into());
         let (n, k) = (self.n, self.k);
         if tokens == 0 || x.len() != tokens * k {
             return Err(Error::Shape(format!(
@@ -174,57 +227,52 @@ impl Linear {
                 x.len()
             )));
         }
-        if let (Some(kernel), Some(blocked)) = (self.gemm_kernel(device, tokens), &self.blocked_scales) {
-            // The GEMM's A rows come in tiles of 128: the quantized rows
-            // past `tokens` are zeros, and their outputs are cut off.
-            let rows = tokens.next_multiple_of(gemm::BM);
-            let mut xq = device.alloc_zeroed::<u8>(rows * k / 2)?;
-            let mut xs = device.alloc_zeroed::<u8>(blocked_scale_len(rows, k / 16, 1))?;
-            let layout = ScaleLayout::Blocked;
-            quantize::quantize(device, x, tokens, rows, k, self.input_scale, layout, &mut xq, &mut xs)?;
-            let a = GemmOperand::new(device, rows, k, 1, &xq, &xs)?;
-            let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
-            let mut y = device.alloc_zeroed::<f16>(rows * n)?;
-            gemm::gemm_scaled_with(device, a, b, &mut y, kernel, self.alpha())?;
-            y.truncate(tokens * n);
-            return Ok(y);
+        let rows = self.output_rows(device, tokens);
+        if tokens > workspace.tokens || y.len() < rows * n {
+            return Err(Error::Shape(format!(
+                "forward of {tokens} tokens: the workspace is for {} tokens and y holds {} values; it needs {} ({rows} rows of {n})",
+                workspace.tokens,
+                y.len(),
+                rows * n
+            )));
         }
-        let mut xq = device.alloc_zeroed::<u8>(tokens * k / 2)?;
-        let mut xs = device.alloc_zeroed::<E4m3>(tokens * k / 16)?;
+        if let (Some(kernel), Some(blocked)) = (self.gemm_kernel(device, tokens), &self.blocked_scales) {
+            // The quantized rows past `tokens` are zeros.
+            let (codes, scales) = (
+                workspace.codes.slice_mut(0..rows * k / 2)?,
+                workspace.scales.slice_mut(0..blocked_scale_len(rows, k / 16, 1))?,
+            );
+            let layout = ScaleLayout::Blocked;
+            quantize::quantize(device, x, tokens, rows, k, self.input_scale, layout, codes, scales)?;
+            let (codes, scales) = (
+                workspace.codes.slice(0..rows * k / 2)?,
+                workspace.scales.slice(0..blocked_scale_len(rows, k / 16, 1))?,
+            );
+            let a = GemmOperand::new(device, rows, k, 1, codes, scales)?;
+            let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
+            gemm::gemm_scaled_with(device, a, b, y.slice(0..rows * n)?, kernel, self.alpha())?;
+            return Ok(());
+        }
         let layout = ScaleLayout::Plain;
-        let xs_bytes = xs.view_mut().cast::<u8>()?;
-        quantize::quantize(
-            device,
-            x,
-            tokens,
-            tokens,
-            k,
-            self.input_scale,
-            layout,
-            &mut xq,
-            xs_bytes,
-        )?;
+        let (codes, scales) = (
+            workspace.codes.slice_mut(0..tokens * k / 2)?,
+            workspace.scales.slice_mut(0..tokens * k / 16)?,
+        );
+        quantize::quantize(device, x, tokens, tokens, k, self.input_scale, layout, codes, scales)?;
         let weights = Nvfp4View::new(n, k, 1, &self.data, &self.scales)?.assume_constant();
-        let mut y = device.alloc_zeroed::<f16>(tokens * n)?;
         let cfg = GemvConfig::choose(k);
         for t in 0..tokens {
             let token = Nvfp4View::new(
                 1,
                 k,
                 1,
-                xq.slice(t * k / 2..(t + 1) * k / 2)?,
-                xs.slice(t * k / 16..(t + 1) * k / 16)?.cast::<u8>()?,
+                workspace.codes.slice(t * k / 2..(t + 1) * k / 2)?,
+                workspace.scales.slice(t * k / 16..(t + 1) * k / 16)?,
             )?;
-            gemv::gemv_scaled_with(
-                device,
-                cfg,
-                self.alpha(),
-                weights,
-                token,
-                y.slice_mut(t * n..(t + 1) * n)?,
-            )?;
+            let out = y.reborrow().slice(t * n..(t + 1) * n)?;
+            gemv::gemv_scaled_with(device, cfg, self.alpha(), weights, token, out)?;
         }
-        Ok(y)
+        Ok(())
     }
 }
 
