@@ -425,7 +425,7 @@ fn warp_sync_with_an_exited_lane_and_inconsistent_elect_are_reported() {
     );
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
-    let l = Launch::new((1, 1, 2), (32, 2, 1), 0);
+    let l = Launch::new((1, 1, 2), (32, 1, 1), 0);
     let e = m.launch("k", &l, &[ParamValue::U64(0)], &mut mem).unwrap_err();
     assert_names(&e, &src, "bar.warp.sync", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("lane 5 has exited"), "{e}");
@@ -530,7 +530,7 @@ fn inconsistent_shuffle_mask_is_reported() {
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
     let e = m
-        .launch("k", &one_block(64), &[ParamValue::U64(0)], &mut mem)
+        .launch("k", &one_block(32), &[ParamValue::U64(0)], &mut mem)
         .unwrap_err();
     assert_names(&e, &src, "shfl.sync.bfly.b32", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("inconsistent shuffle mask"), "{e}");

@@ -1,7 +1,9 @@
 //! Tensor memory (sm_100): per block 128 lanes x 512 columns of 32-bit
 //! cells, allocated in power-of-two column ranges by `tcgen05.alloc`.
 //! Every cell has a written bit, so reads of cells never written (since
-//! their allocation) are reported.
+//! their allocation) are reported. The columns that `tcgen05` operations
+//! in flight write or read (all 128 lanes of them) are kept, so that a
+//! `tcgen05.ld`, `st` or `dealloc` that would meet one is reported.
 
 /// Lanes (rows) of tensor memory.
 pub(crate) const LANES: u32 = 128;
@@ -17,6 +19,18 @@ pub(crate) struct TAlloc {
     pub pc: u32,
 }
 
+/// Columns an operation in flight writes or reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TBusy {
+    /// The operation (`AsyncOp::id`), its instruction and issuing thread.
+    pub id: u64,
+    pub pc: u32,
+    pub thread: (u32, u32, u32),
+    pub col: u32,
+    pub ncols: u32,
+    pub write: bool,
+}
+
 /// A block's tensor memory.
 #[derive(Debug)]
 pub(crate) struct Tmem {
@@ -26,6 +40,8 @@ pub(crate) struct Tmem {
     used: [u64; COLS as usize / 64],
     pub allocs: Vec<TAlloc>,
     pub relinquished: bool,
+    /// Columns of operations in flight.
+    pub busy: Vec<TBusy>,
 }
 
 #[inline]
@@ -41,6 +57,7 @@ impl Tmem {
             used: [0; COLS as usize / 64],
             allocs: Vec::new(),
             relinquished: false,
+            busy: Vec::new(),
         }
     }
 
@@ -50,6 +67,20 @@ impl Tmem {
         self.used = [0; COLS as usize / 64];
         self.allocs.clear();
         self.relinquished = false;
+        self.busy.clear();
+    }
+
+    /// Operation `id` completed: its columns are free.
+    pub fn finish(&mut self, id: u64) {
+        self.busy.retain(|b| b.id != id);
+    }
+
+    /// The first operation in flight that writes columns `col..col + n`
+    /// (or, with `reads`, that touches them at all).
+    pub fn busy_at(&self, col: u32, n: u32, reads: bool) -> Option<&TBusy> {
+        self.busy
+            .iter()
+            .find(|b| (b.write || reads) && b.col < col + n && col < b.col + b.ncols)
     }
 
     fn is_used(&self, col: u32) -> bool {
