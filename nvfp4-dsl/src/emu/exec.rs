@@ -227,6 +227,9 @@ pub(crate) struct Block {
     pub ctaid: [u32; 3],
     /// The block's rank in its cluster.
     pub rank: u32,
+    /// The index (for the vector clocks) of the block's asynchronous
+    /// unit, which completes its copies and `tcgen05` operations.
+    pub agent: u32,
     /// Every thread has exited (its shared memory no longer exists).
     pub exited: bool,
     pub bars: [Bar; 16],
@@ -269,6 +272,7 @@ impl Block {
             shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
             ctaid: [0; 3],
             rank,
+            agent: env.cluster_size * threads + rank,
             exited: false,
             bars: std::array::from_fn(|_| Bar::default()),
             release: 0,
@@ -436,7 +440,8 @@ impl Cluster {
         self.live = blocks * threads;
         self.block_threads = threads;
         self.release = false;
-        self.clocks.reset(self.live as usize);
+        // The threads, then one asynchronous unit per block.
+        self.clocks.reset((self.live + blocks) as usize);
         self.arrivals.clear();
         self.exited.clear();
         self.done.clear();
@@ -495,11 +500,13 @@ pub(crate) struct Ctx<'a> {
     pub region_hint: usize,
 }
 
-/// What an asynchronous operation sees when it completes: its block and
-/// global memory.
+/// What an asynchronous operation sees when it completes: its block,
+/// global memory and the vector clocks (it completes as its block's
+/// asynchronous unit).
 pub(crate) struct Side<'a> {
     pub b: &'a mut Block,
     pub mem: &'a mut Memory,
+    pub clocks: &'a mut Clocks,
 }
 
 impl Ctx<'_> {
@@ -883,6 +890,7 @@ impl Ctx<'_> {
         let mut side = Side {
             b: &mut *self.b,
             mem: &mut *self.mem,
+            clocks: &mut self.cl.clocks,
         };
         super::ops::complete(&mut side, &op).map_err(|m| {
             let msg = if op.pc == self.w.group_pc {
@@ -916,6 +924,7 @@ impl Ctx<'_> {
         let base = SHARED_BASE as usize;
         let me = self.b.rank;
         let who = |t: u32| thread_name(env, t, me);
+        let threads = env.ntid[0] * env.ntid[1] * env.ntid[2] * env.cluster_size;
         match *h {
             Hazard::Race { earlier, write, off } => {
                 let this = match kind {
@@ -925,9 +934,15 @@ impl Ctx<'_> {
                     Kind::AsyncWrite => format!("issues {} writing", op_name(&env.entry.texts[pc as usize])),
                 };
                 let verb = if write { "wrote" } else { "read" };
-                let other = if earlier.asynchronous {
+                let other = if earlier.asynchronous && earlier.thread() >= threads {
                     format!(
-                        "that the {} at {} issued by {} {verb}",
+                        "that the {} at {} {verb} (this thread does not wait for its completion: no mbarrier wait that covers it)",
+                        op_name(&env.entry.texts[earlier.pc as usize]),
+                        at(earlier.pc)
+                    )
+                } else if earlier.asynchronous {
+                    format!(
+                        "that the {} at {} waited for by {} {verb}",
                         op_name(&env.entry.texts[earlier.pc as usize]),
                         at(earlier.pc),
                         who(earlier.thread())
@@ -1647,7 +1662,7 @@ impl Run<'_, '_> {
     /// completed.
     fn complete(&mut self, bi: usize, k: usize) -> Result<(), EmuError> {
         let block = &mut self.blocks[bi];
-        complete_op(self.env, block, self.mem, k)?;
+        complete_op(self.env, block, self.mem, &mut self.cl.clocks, k)?;
         if block.mbar_done {
             release_mbar(block, &mut self.warps[bi]);
         }
@@ -1710,9 +1725,15 @@ impl Run<'_, '_> {
 }
 
 /// Completes operation `k` of `block`, which leaves the queue.
-fn complete_op(env: &Env<'_>, block: &mut Block, mem: &mut Memory, k: usize) -> Result<(), EmuError> {
+fn complete_op(
+    env: &Env<'_>,
+    block: &mut Block,
+    mem: &mut Memory,
+    clocks: &mut Clocks,
+    k: usize,
+) -> Result<(), EmuError> {
     let op = block.take_op(k);
-    let mut side = Side { b: block, mem };
+    let mut side = Side { b: block, mem, clocks };
     super::ops::complete(&mut side, &op).map_err(|m| op_error(env, block, &op, m))
 }
 

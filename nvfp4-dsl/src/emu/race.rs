@@ -54,9 +54,31 @@ pub(crate) struct Access {
 }
 
 impl Access {
+    /// An access by thread (or asynchronous unit) `t` at its clock now.
+    pub fn now(clocks: &Clocks, t: u32, pc: u32, asynchronous: bool) -> Access {
+        Access {
+            who: t + 1,
+            clock: clocks.row(t)[t as usize],
+            pc,
+            mask: 0xF,
+            asynchronous,
+        }
+    }
+
+    /// Whether there is an access here.
+    pub fn some(&self) -> bool {
+        self.who != 0
+    }
+
     /// The thread's index in the cluster.
     pub fn thread(&self) -> u32 {
         self.who - 1
+    }
+
+    /// Whether it happens before an access by thread `t`, whose clock is
+    /// `row` (an access by `t` itself does).
+    pub fn before(&self, t: u32, row: &[u32]) -> bool {
+        self.who == t + 1 || ordered(self, row)
     }
 }
 
@@ -114,7 +136,8 @@ pub(crate) fn join(into: &mut Vec<u32>, from: &[u32]) {
 }
 
 impl Clocks {
-    /// `n` threads that know nothing of each other, each at clock 1.
+    /// `n` threads (and asynchronous units) that know nothing of each
+    /// other, each at clock 1.
     pub fn reset(&mut self, n: usize) {
         self.n = n;
         self.vc.clear();
@@ -151,6 +174,12 @@ impl Clocks {
     /// other means).
     pub fn tick(&mut self, t: u32) {
         self.row_mut(t)[t as usize] += 1;
+    }
+
+    /// Thread `t` acquires everything thread (or unit) `u` knows.
+    pub fn acquire_from(&mut self, t: u32, u: u32) {
+        let from = self.row(u).to_vec();
+        self.acquire(t, &from);
     }
 
     /// Thread `t` acquires what `from` collected.
@@ -218,8 +247,9 @@ impl Shadow {
         self.many.clear();
     }
 
-    /// Checks and records an access of bytes `off..off + len` by thread
-    /// `t` at instruction `pc`.
+    /// Checks an access of bytes `off..off + len` by thread `t` at
+    /// instruction `pc`, and records it if it is generic (an asynchronous
+    /// operation is recorded when it completes: [`record`](Shadow::record)).
     pub fn access(
         &mut self,
         clocks: &Clocks,
@@ -282,22 +312,62 @@ impl Shadow {
                 }
             }
             match kind {
-                Kind::Read | Kind::AsyncRead => self.read(w, a, row),
-                Kind::Write | Kind::AsyncWrite => {
+                Kind::Read => self.read(w, a, row),
+                Kind::AsyncRead => {}
+                Kind::Write => {
                     self.check_reads(w, &a, row, first)?;
-                    let cell = &mut self.cells[w];
-                    if mask == 0xF {
-                        if cell.read.who == MANY {
-                            self.many.remove(&(w as u32));
-                        }
-                        cell.read = Access::default();
-                    }
-                    cell.write = a;
-                    cell.fences = fences;
+                    self.write(w, a, fences);
                 }
+                Kind::AsyncWrite => self.check_reads(w, &a, row, first)?,
             }
         }
         Ok(())
+    }
+
+    /// Records what an asynchronous operation did when it completed: it
+    /// read or wrote bytes `off..off + len` as `t` (its block's
+    /// asynchronous unit, or the thread that waited for it) at `t`'s
+    /// clock now.
+    pub fn record(&mut self, clocks: &Clocks, t: u32, pc: u32, off: usize, len: usize, write: bool) {
+        let row = clocks.row(t);
+        let end = off + len;
+        for w in off / 4..end.div_ceil(4) {
+            let lo = off.max(4 * w) - 4 * w;
+            let hi = end.min(4 * w + 4) - 4 * w;
+            let a = Access {
+                who: t + 1,
+                clock: row[t as usize],
+                pc,
+                mask: ((1u32 << hi) - (1u32 << lo)) as u8,
+                asynchronous: true,
+            };
+            let cell = &mut self.cells[w];
+            if cell.generation != self.generation {
+                *cell = Cell {
+                    generation: self.generation,
+                    ..Cell::default()
+                };
+            }
+            if write {
+                self.write(w, a, 0);
+            } else {
+                self.read(w, a, row);
+            }
+        }
+    }
+
+    /// Records write `a` of word `w` (by a writer with `fences` proxy
+    /// fences so far); a write of the whole word ends the reads before it.
+    fn write(&mut self, w: usize, a: Access, fences: u32) {
+        let cell = &mut self.cells[w];
+        if a.mask == 0xF {
+            if cell.read.who == MANY {
+                self.many.remove(&(w as u32));
+            }
+            cell.read = Access::default();
+        }
+        cell.write = a;
+        cell.fences = fences;
     }
 
     /// Fails if a read of word `w` since its last write, by another
@@ -402,6 +472,7 @@ mod tests {
         c.acquire(1, &bar);
         s.access(&c, 1, 5, 0, 16, Kind::AsyncRead).unwrap();
         s.access(&c, 1, 6, 16, 16, Kind::AsyncWrite).unwrap();
+        s.record(&c, 1, 6, 16, 16, true);
         s.access(&c, 1, 7, 16, 16, Kind::AsyncRead).unwrap();
         // Warp-level sync orders a group of threads.
         s.access(&c, 0, 8, 20, 4, Kind::Write).unwrap_err();

@@ -5,6 +5,8 @@
 //! in flight write or read (all 128 lanes of them) are kept, so that a
 //! `tcgen05.ld`, `st` or `dealloc` that would meet one is reported.
 
+use super::race::Access;
+
 /// Lanes (rows) of tensor memory.
 pub(crate) const LANES: u32 = 128;
 /// Columns of tensor memory.
@@ -32,6 +34,12 @@ pub(crate) struct TBusy {
 }
 
 /// A block's tensor memory.
+///
+/// For the race check, every column of every lane quarter keeps its last
+/// write (`tcgen05.st` by a thread, `tcgen05.mma`/`cp` by the block's
+/// asynchronous unit when they complete): a `tcgen05.ld`, `st` or
+/// `dealloc` must happen after it (for an MMA: wait on the mbarrier of the
+/// `tcgen05.commit` after it).
 #[derive(Debug)]
 pub(crate) struct Tmem {
     data: Vec<u32>,
@@ -42,6 +50,9 @@ pub(crate) struct Tmem {
     pub relinquished: bool,
     /// Columns of operations in flight.
     pub busy: Vec<TBusy>,
+    /// The last write of each column of each lane quarter
+    /// (`quarter * COLS + column`).
+    writes: Vec<Access>,
 }
 
 #[inline]
@@ -58,6 +69,7 @@ impl Tmem {
             allocs: Vec::new(),
             relinquished: false,
             busy: Vec::new(),
+            writes: vec![Access::default(); 4 * COLS as usize],
         }
     }
 
@@ -68,6 +80,28 @@ impl Tmem {
         self.allocs.clear();
         self.relinquished = false;
         self.busy.clear();
+        self.writes.fill(Access::default());
+    }
+
+    /// Records write `a` of columns `col..col + n` of the lane quarters
+    /// `quarters` (one bit each).
+    pub fn record(&mut self, quarters: u32, col: u32, n: u32, a: Access) {
+        for q in 0..4 {
+            if quarters >> q & 1 != 0 {
+                let at = (q * COLS + col) as usize;
+                self.writes[at..at + n as usize].fill(a);
+            }
+        }
+    }
+
+    /// The first write of columns `col..col + n` of lane quarter `q` that
+    /// `racing` says an access may not follow.
+    pub fn unordered(&self, q: u32, col: u32, n: u32, racing: impl Fn(&Access) -> bool) -> Option<Access> {
+        let at = (q * COLS + col) as usize;
+        self.writes[at..at + n as usize]
+            .iter()
+            .copied()
+            .find(|a| a.some() && racing(a))
     }
 
     /// Operation `id` completed: its columns are free.
@@ -126,6 +160,10 @@ impl Tmem {
         while col + ncols <= COLS {
             if (col..col + ncols).all(|c| !self.is_used(c)) {
                 self.set_used(col, ncols, true);
+                for q in 0..4 {
+                    let at = (q * COLS + col) as usize;
+                    self.writes[at..at + ncols as usize].fill(Access::default());
+                }
                 for lane in 0..LANES {
                     let c = cell(lane, col) as u32;
                     for x in c..c + ncols {

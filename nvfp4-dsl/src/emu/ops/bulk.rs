@@ -499,7 +499,8 @@ fn exec_commit_group(c: &mut Ctx<'_>, _: &Inst) -> X {
 }
 
 /// `cp.async.bulk.wait_group{.read} N`: each lane's oldest groups complete
-/// until at most N are pending.
+/// until at most N are pending; the lane then knows what the block's
+/// asynchronous unit did.
 fn exec_wait_group(c: &mut Ctx<'_>, i: &Inst) -> X {
     let w = c.w.index;
     for l in lanes(c.exec) {
@@ -520,6 +521,8 @@ fn exec_wait_group(c: &mut Ctx<'_>, i: &Inst) -> X {
                 c.complete_op(k)?;
             }
         }
+        let t = c.thread_index(l);
+        c.cl.clocks.acquire_from(t, c.b.agent);
     }
     Ok(Flow::Next)
 }
@@ -544,9 +547,13 @@ fn copy_in(c: &mut Ctx<'_>, lane: usize, chunks: Vec<Chunk>, mbar: u32, bytes: u
     c.issue(lane, id, vec![span], Work::Copy(Copy { chunks, mbar, bytes }), true)
 }
 
-/// Completes a copy into shared memory: its bytes land, then its
-/// transaction bytes (and its issuer's clock) reach the mbarrier.
+/// Completes a copy into shared memory: its bytes land (written by the
+/// block's asynchronous unit, which knows what the issuer knew at the
+/// issue), then its transaction bytes and the unit's clock reach the
+/// mbarrier.
 pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Result<(), String> {
+    let agent = s.b.agent;
+    s.clocks.acquire(agent, &op.clock);
     let mut hint = 0;
     for ch in &copy.chunks {
         let mut buf = [0u8; 16];
@@ -560,16 +567,23 @@ pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Resu
         }
         let off = ch.off as usize;
         s.b.shared[off..off + 16].copy_from_slice(&buf);
+        s.b.shadow.record(s.clocks, agent, op.pc, off, 16, true);
     }
-    s.b.mbar_update(copy.mbar, |m| {
-        m.collect(&op.clock);
+    let row = s.clocks.row(agent);
+    let done = s.b.mbar_update(copy.mbar, |m| {
+        m.collect(row);
         m.complete_tx(copy.bytes)
-    })
-    .map(drop)
+    });
+    s.clocks.tick(agent);
+    done.map(drop)
 }
 
-/// Completes a bulk copy to global memory: reads its shared source now.
-pub(super) fn complete_store(s: &mut Side<'_>, st: &Store) -> Result<(), String> {
+/// Completes a bulk copy to global memory: reads its shared source now,
+/// as the block's asynchronous unit.
+pub(super) fn complete_store(s: &mut Side<'_>, op: &AsyncOp, st: &Store) -> Result<(), String> {
+    let agent = s.b.agent;
+    s.b.shadow.record(s.clocks, agent, op.pc, st.src, st.len, false);
+    s.clocks.tick(agent);
     let mut hint = 0;
     let k = s
         .mem

@@ -124,7 +124,7 @@ pub(crate) fn lookup(name: &str) -> Option<Decoder> {
 pub(crate) fn complete(s: &mut Side<'_>, op: &AsyncOp) -> Result<(), String> {
     match &op.work {
         Work::Copy(copy) => bulk::complete_copy(s, op, copy),
-        Work::Store(store) => bulk::complete_store(s, store),
+        Work::Store(store) => bulk::complete_store(s, op, store),
         Work::Tc(tc) => tcgen05::complete(s, op, tc),
     }
 }

@@ -43,6 +43,7 @@ use crate::emu::exec::{Ctx, Side, lanes};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
+use crate::emu::race::Access;
 use crate::emu::tmem::{TBusy, Tmem};
 
 type R = Result<Inst, String>;
@@ -327,6 +328,9 @@ fn exec_alloc(c: &mut Ctx<'_>, i: &Inst) -> X {
             if let Some(b) = c.b.tmem().busy_at(t & 0xFFFF, ncols, true).copied() {
                 return Err(busy_error(c, first, "tcgen05.dealloc", &b));
             }
+            for q in 0..4 {
+                ordered_after_writes(c, q, t & 0xFFFF, ncols, "tcgen05.dealloc")?;
+            }
             c.b.tmem().dealloc(t >> 16, t & 0xFFFF, ncols).map_err(Fault::new)?;
             mark_unfenced(c);
         }
@@ -471,10 +475,24 @@ fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
     Ok(Flow::Next)
 }
 
-/// Completes a `tcgen05` operation (the ones before it in the block have).
+/// Completes a `tcgen05` operation (the ones before it in the block
+/// have), as the block's asynchronous unit: what it reads and writes is
+/// recorded at the unit's clock, which then goes up.
 pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
+    let agent = s.b.agent;
+    let done = run(s, op, tc);
+    s.clocks.tick(agent);
+    done
+}
+
+fn run(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
+    let agent = s.b.agent;
+    let unit = Access::now(s.clocks, agent, op.pc, true);
     match tc {
         TcOp::Cp { rows, col } => {
+            for &off in rows.iter() {
+                s.b.shadow.record(s.clocks, agent, op.pc, off as usize, 16, false);
+            }
             let tm = s.b.tmem.as_deref_mut().ok_or("tcgen05.cp: the tensor memory is gone")?;
             for (r, &off) in rows.iter().enumerate() {
                 let off = off as usize;
@@ -485,6 +503,7 @@ pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), 
                     }
                 }
             }
+            tm.record(0xF, *col, 4, unit);
             Ok(())
         }
         TcOp::Mma {
@@ -509,21 +528,70 @@ pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), 
                     })
                     .collect()
             };
-            let (a, b) = (rows(a), rows(b));
+            let (rows_a, rows_b) = (rows(a), rows(b));
+            for &off in a.iter().chain(b.iter()) {
+                s.b.shadow.record(s.clocks, agent, op.pc, off as usize, 16, false);
+            }
             let tm =
                 s.b.tmem
                     .as_deref_mut()
                     .ok_or("tcgen05.mma: the tensor memory is gone")?;
-            mma(tm, [*d, *sfa, *sfb], *n, &a, &b, *accumulate)
+            mma(tm, [*d, *sfa, *sfb], *n, &rows_a, &rows_b, *accumulate)?;
+            tm.record(0xF, *d, *n, unit);
+            Ok(())
         }
         TcOp::Arrive { mbar } => {
+            s.clocks.acquire(agent, &op.clock);
+            let row = s.clocks.row(agent);
             s.b.mbar_update(*mbar, |m| {
-                m.collect(&op.clock);
+                m.collect(row);
                 m.arrive(1)
             })
             .map(drop)
         }
     }
+}
+
+/// Fails unless every write of columns `col..col + n` of lane quarter `q`
+/// happens before the access of the executing lanes (`what`). A
+/// `tcgen05.st` of the executing warp counts as ordered: the warp
+/// executes these instructions as one, in order.
+fn ordered_after_writes(c: &mut Ctx<'_>, q: u32, col: u32, n: u32, what: &str) -> Result<(), Fault> {
+    let base = c.b.rank * c.b.threads;
+    let warp = c.w.index;
+    for l in lanes(c.exec) {
+        let t = c.thread_index(l);
+        let row = c.cl.clocks.row(t);
+        let same_warp = |a: &Access| !a.asynchronous && (a.thread() - base) / 32 == warp;
+        let racing = |a: &Access| !a.before(t, row) && !same_warp(a);
+        let Some(w) = c.b.tmem.as_deref().and_then(|tm| tm.unordered(q, col, n, racing)) else {
+            continue;
+        };
+        let e = c.env.entry;
+        let by = if w.asynchronous {
+            format!(
+                "the {} at line {} `{}` wrote (wait on the mbarrier of a tcgen05.commit issued after it, then tcgen05.fence::after_thread_sync)",
+                crate::emu::exec::op_name(&e.texts[w.pc as usize]),
+                e.lines[w.pc as usize],
+                e.texts[w.pc as usize]
+            )
+        } else {
+            format!(
+                "another thread wrote at line {} `{}` (a barrier between them, with the tcgen05 fences, orders them)",
+                e.lines[w.pc as usize], e.texts[w.pc as usize]
+            )
+        };
+        return Err(Fault::lane(
+            l,
+            format!(
+                "tensor-memory race: this {what} touches columns {col}..{} of lanes {}..{} that {by}, and nothing orders the two",
+                col + n,
+                32 * q,
+                32 * q + 32
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The scale-factor word of row/column `r` (column `col + r / 32`, lane
@@ -749,6 +817,11 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
     tm.check(lane0, 32, col, n, what).map_err(Fault::new)?;
     if let Some(b) = tm.busy_at(col, n, i.sub == ST).copied() {
         return Err(busy_error(c, first, what, &b));
+    }
+    ordered_after_writes(c, w % 4, col, n, what)?;
+    if i.sub == ST {
+        let unit = Access::now(&c.cl.clocks, c.thread_index(first), c.w.group_pc, false);
+        c.b.tmem().record(1 << (w % 4), col, n, unit);
     }
     mark_unfenced(c);
     let tm = tmem(c, first, what)?;
