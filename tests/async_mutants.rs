@@ -353,6 +353,10 @@ fn kill(s: &Subject, m: &Mutant) -> Option<String> {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "release-mode test: cargo test --release -p nvfp4-tests --test async_mutants"
+)]
 fn the_emulator_kills_the_mutants_of_every_synchronising_instruction() {
     let (mut killed, mut total, mut equivalent) = (0, 0, 0);
     let mut problems = Vec::new();
