@@ -1266,8 +1266,17 @@ fn peer_in<'p>(peers: &'p mut Peers<'_>, me: u32, rank: u32) -> &'p mut Block {
     }
 }
 
+/// An instruction's text without its guard predicate.
+fn unguarded(text: &str) -> &str {
+    match text.split_once(' ') {
+        Some((g, rest)) if g.starts_with('@') => rest,
+        _ => text,
+    }
+}
+
 /// The name of an asynchronous operation, from its instruction's text.
 pub(crate) fn op_name(text: &str) -> &'static str {
+    let text = unguarded(text);
     const NAMES: [&str; 6] = [
         "wgmma.mma_async",
         "cp.async.bulk.tensor",
@@ -1284,6 +1293,7 @@ pub(crate) fn op_name(text: &str) -> &'static str {
 
 /// The wait that completes an asynchronous operation, for messages.
 fn completed_by(text: &str) -> &'static str {
+    let text = unguarded(text);
     if text.starts_with("wgmma") {
         "the wgmma.wait_group that completes it"
     } else if text.starts_with("cp.async.bulk.global") {
