@@ -407,7 +407,7 @@ struct Data {
 
 impl Data {
     fn random(n: u32, seed: u64, nan: bool) -> Data {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         let mut scale = || {
             let x = r.next_u64();
             (((4 + x % 6) << 3) | ((x >> 8) & 7)) as u8
@@ -418,7 +418,7 @@ impl Data {
             sfa[5][2] = 0x7F;
             sfa[77][0] = 0xFF;
         }
-        let mut r = Rng(seed ^ 0x55);
+        let mut r = Rng::new(seed ^ 0x55);
         Data {
             a: (0..128 * 32).map(|_| r.next_u64() as u8).collect(),
             b: (0..n * 32).map(|_| r.next_u64() as u8).collect(),

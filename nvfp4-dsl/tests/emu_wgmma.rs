@@ -111,7 +111,7 @@ fn the_reference_rounds_exactly() {
     assert_eq!(round_sum(&[f64::from(f32::MAX), -2f64.powi(-200)]), f32::MAX.to_bits());
     assert_eq!(round_sum(&[-5.0, 5.0]), 0);
     // Sums that f64 holds exactly round like the f64 sum.
-    let mut r = Rng(3);
+    let mut r = Rng::new(3);
     for _ in 0..2000 {
         let (x, y) = (f64::from(r.uniform(-1e6, 1e6)), f64::from(r.uniform(-1.0, 1.0)));
         assert_eq!(round_sum(&[x, y]), ((x + y) as f32).to_bits(), "{x} + {y}");
@@ -264,7 +264,7 @@ impl Data {
     /// values in each step, rows of B with `n % 3 == 0` negate them, so
     /// those dot products cancel (all but the last pair, off by one unit).
     fn random(c: &Cfg, seed: u64) -> Data {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         let (m, n, k) = (c.m() as usize, c.n as usize, c.k() as usize);
         let mut a: Vec<u16> = (0..m * k).map(|_| c.kind.random(&mut r)).collect();
         let mut b: Vec<u16> = (0..n * k).map(|_| c.kind.random(&mut r)).collect();
