@@ -74,7 +74,7 @@ mod types;
 pub use half::{bf16, f16};
 pub use nvfp4_dsl_macros::kernel;
 pub use runtime::{
-    CudaDevice, Device, DeviceBuffer, DeviceCopy, Error, KernelArg, LaunchConfig, Result, TileMap2d, launch,
+    CudaDevice, Device, DeviceBuffer, DeviceCopy, EmuDevice, Error, KernelArg, LaunchConfig, Result, TileMap2d, launch,
 };
 pub use target::{Target, Variant};
 pub use types::{

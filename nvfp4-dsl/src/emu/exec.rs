@@ -2012,11 +2012,13 @@ fn deadlock(env: &Env<'_>, blocks: &[Block], warps: &[Vec<Warp>], cl: &Cluster) 
         w.pc[lane],
         lane,
         format!(
-            "barrier.cluster.wait can never complete: {} of the {} threads of the cluster that have not exited arrived in phase {}; {}",
+            "barrier.cluster.wait can never complete: {} of the {} threads of the cluster that have not exited arrived in phase {}; {}. Where the warps of block {} are: {}",
             cl.arrived,
             cl.live,
             cl.phase,
-            missing.unwrap_or_else(|| "the missing threads can never arrive".into())
+            missing.unwrap_or_else(|| "the missing threads can never arrive".into()),
+            blocks[bi].id(),
+            positions(env, &warps[bi])
         ),
     )
 }

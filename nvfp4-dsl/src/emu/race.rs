@@ -17,11 +17,15 @@
 //! then (one, or a list while several threads read concurrently). An
 //! access races with an earlier one by another thread on common bytes, at
 //! least one of them a write, unless the earlier one happens before it.
-//! Asynchronous operations access shared memory as the thread that
-//! issued them, at their issue: a copy's write races with earlier reads
-//! that its issuer has not synchronised with (a stage refilled too early).
-//! Between issue and completion the in-flight check (`pending`) stops
-//! every other access.
+//! An asynchronous operation is checked as the thread that issues it, at
+//! its issue (a copy's write races with earlier reads its issuer has not
+//! synchronised with: a stage refilled too early), and recorded when it
+//! completes as its block's asynchronous unit, a clock of its own that
+//! knows what the issuer knew; the unit's clock reaches threads through
+//! the mbarrier the operation completes on (or the wait that completes
+//! it), so reading a copy's bytes without that wait is a race whenever the
+//! copy lands. Between issue and completion the in-flight check
+//! (`pending`) stops every other access.
 //!
 //! A generic write that the async proxy then reads (`wgmma`,
 //! `tcgen05.mma`/`cp`, a bulk copy to global) needs a `fence.proxy.async`
