@@ -3,7 +3,9 @@
 //! with the synchronisation in place. A bug must be reported under every
 //! seed of the adversarial schedule (and the sequential one), naming the
 //! kernel, the block, the thread, both PTX lines and the operation; its
-//! twin must pass under all of them with the right output.
+//! twin must pass under all of them with the right output. Then the
+//! schedule itself: the same seed gives the same run, seeds give
+//! different orders, a copy's destination holds poison until it lands.
 
 use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, Options, ParamValue};
 
@@ -439,4 +441,74 @@ fn freeing_tensor_memory_under_an_mma_and_not_freeing_it_are_reported() {
     let leak = mma_kernel(&["wait", "after", "wait_ld", "before"])
         .replace("\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, 32;\n", "");
     fails(&leak, 128, &["tcgen05.alloc"], &["tensor memory not freed"]);
+}
+
+// ----- the schedule -----
+
+/// Every thread takes a ticket from a global counter: the tickets are the
+/// order in which the threads ran.
+const TICKETS: &str = "\tatom.global.add.u32 %r2, [%rd2+4092], 1;
+\tmul.wide.u32 %rd3, %r1, 4;
+\tadd.s64 %rd4, %rd2, %rd3;
+\tst.global.u32 [%rd4], %r2;
+";
+
+#[test]
+fn the_order_of_the_warps_is_a_function_of_the_seed() {
+    let src = kernel("", TICKETS);
+    // The counter starts at all ones: ticket t is t - 1.
+    let order = |options: Options| run(&src, 256, &options).unwrap_or_else(|e| panic!("{e}"))[..256].to_vec();
+    let warps = |tickets: &[u32]| {
+        let mut first: Vec<(u32, usize)> = (0..8).map(|w| (tickets[32 * w].wrapping_add(1), w)).collect();
+        first.sort_unstable();
+        first.into_iter().map(|(_, w)| w).collect::<Vec<_>>()
+    };
+    assert_eq!(warps(&order(Options::sequential())), (0..8).collect::<Vec<_>>());
+    let runs: Vec<Vec<u32>> = (0..6).map(|seed| order(Options::adversarial(seed))).collect();
+    for (seed, tickets) in runs.iter().enumerate() {
+        assert_eq!(*tickets, order(Options::adversarial(seed as u64)), "seed {seed} twice");
+    }
+    let distinct: std::collections::HashSet<Vec<usize>> = runs.iter().map(|t| warps(t)).collect();
+    assert!(
+        distinct.len() > 3,
+        "the seeds ran the warps in only {} orders",
+        distinct.len()
+    );
+}
+
+/// Thread 0 copies 128 bytes of shared memory to `out` with a bulk copy
+/// and reads them back from global memory, before or after waiting for it.
+const STORE_READBACK: &str = "\tmov.u32 %r2, buf;
+\tshl.b32 %r4, %r1, 2;
+\tadd.u32 %r5, %r2, %r4;
+\tadd.u32 %r6, %r1, 7;
+\tst.shared.u32 [%r5], %r6;
+\tfence.proxy.async.shared::cta;
+\tbar.sync 0;
+\t@!%p1 ret;
+\tcp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r2], 128;
+\tcp.async.bulk.commit_group;
+\t// @wait
+\tld.global.u32 %r7, [%rd2+64];
+\tst.global.u32 [%rd2+256], %r7;
+\tcp.async.bulk.wait_group.read 0;
+";
+
+#[test]
+fn a_copy_destination_holds_poison_until_the_copy_completes() {
+    let wait = "\tcp.async.bulk.wait_group 0;\n";
+    let twin = kernel(COPY_SHARED, &with(STORE_READBACK, "wait", wait));
+    passes(&twin, 32, |i| match i {
+        0..32 => Some(i as u32 + 7),
+        64 => Some(16 + 7),
+        _ => None,
+    });
+    // Read early, word 16 is the copy's value if it has landed, else
+    // NaN bits; the latest completion point of some seed leaves it NaN.
+    let early = kernel(COPY_SHARED, &with(STORE_READBACK, "wait", ""));
+    let seen: Vec<u32> = schedules()
+        .map(|o| run(&early, 32, &o).unwrap_or_else(|e| panic!("{e}"))[64])
+        .collect();
+    assert!(seen.iter().all(|&v| v == 23 || v == u32::MAX), "{seen:?}");
+    assert!(seen.contains(&u32::MAX) && seen.contains(&23), "{seen:?}");
 }
