@@ -49,10 +49,10 @@ fn schedules() -> impl Iterator<Item = Options> {
     (0..8).map(Options::adversarial).chain([Options::sequential()])
 }
 
-/// Checks that `src` fails under every schedule, at one of the lines
-/// containing `at` (the error's own line, or the other line it names),
-/// with a message containing every one of `words`, in kernel `k`, block
-/// (0,0,0).
+/// Checks that `src` fails under every schedule in kernel `k`, block
+/// (0,0,0), naming every line of `lines` (the first line containing each
+/// needle: the error's own line, or the other line its message names),
+/// with a text containing every one of `words`.
 fn fails(src: &str, threads: u32, lines: &[&str], words: &[&str]) {
     for options in schedules() {
         let e = match run(src, threads, &options) {
