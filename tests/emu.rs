@@ -284,6 +284,50 @@ fn a_faulting_launch_is_an_error_naming_kernel_block_thread_and_line() {
     assert!(e.instruction().is_some_and(|t| t.starts_with("bar")), "{err}");
 }
 
+/// Thread 0 writes a shared slot that every thread then reads; `SYNC`
+/// puts a barrier in between.
+#[nvfp4_dsl::kernel(targets(sm_90), specialize(SYNC = [false, true]))]
+pub fn broadcast_a_slot<const SYNC: bool>(out: &mut [u32]) {
+    let slot = nvfp4_dsl::prelude::shared_array::<u32, 1>();
+    let t = nvfp4_dsl::prelude::thread_idx_x();
+    if t == 0 {
+        slot[0u32] = 42;
+    }
+    if SYNC {
+        nvfp4_dsl::prelude::sync_threads();
+    }
+    out[t as usize] = slot[0u32];
+}
+
+#[test]
+fn a_slot_read_by_every_warp_without_a_barrier_is_a_data_race() {
+    // Under several seeds: whichever thread meets the race first, the
+    // error names both accesses.
+    for seed in 0..4 {
+        let device = Device::emulator_with(Target::Sm90, nvfp4_dsl::emu::Options::adversarial(seed));
+        let mut out = device.upload(&[0u32; 128]).expect("upload");
+        // SAFETY: 128 threads, each writes out[t].
+        let err = unsafe { broadcast_a_slot::Kernel::<false>::launch(&device, LaunchConfig::linear(1, 128), &mut out) }
+            .expect_err("a data race");
+        let nvfp4_dsl::Error::Emulator(e) = &err else {
+            panic!("not an emulator error: {err}")
+        };
+        assert_eq!(e.kernel(), Some("broadcast_a_slot__sync_false"), "{err}");
+        assert!(e.message().contains("shared-memory data race"), "{err}");
+        let (text, message) = (e.instruction().expect("a line"), e.message());
+        assert!(
+            (text.starts_with("st.shared") && message.contains("ld.shared"))
+                || (text.starts_with("ld.shared") && message.contains("st.shared")),
+            "{err}"
+        );
+        let mut out = device.upload(&[0u32; 128]).expect("upload");
+        // SAFETY: as above.
+        unsafe { broadcast_a_slot::Kernel::<true>::launch(&device, LaunchConfig::linear(1, 128), &mut out) }
+            .expect("the barrier orders the write before the reads");
+        assert!(device.download(&out).expect("download").iter().all(|&v| v == 42));
+    }
+}
+
 #[test]
 #[ignore = "minutes in a debug build; run with `cargo test --release -p nvfp4-tests --test emu -- --ignored`"]
 fn the_hopper_gemm_matches_the_reference_on_the_task_shapes_on_the_emulator() {

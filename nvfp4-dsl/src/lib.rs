@@ -87,8 +87,8 @@ mod types;
 pub use half::{bf16, f16};
 pub use nvfp4_dsl_macros::kernel;
 pub use runtime::{
-    CudaDevice, Device, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, Error, KernelArg, LaunchConfig, Result,
-    TileMap2d, launch,
+    CudaDevice, Device, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, EmuDevice, Error, KernelArg, LaunchConfig,
+    Result, TileMap2d, launch,
 };
 pub use target::{Target, Variant};
 pub use types::{

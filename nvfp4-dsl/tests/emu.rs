@@ -26,7 +26,7 @@ fn slice(addr: u64, len: usize) -> [ParamValue; 2] {
 fn run_saxpy(src: &str) {
     let module = Module::parse(src).unwrap();
     assert_eq!(module.entries(), vec!["saxpy"]);
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     let n = 1000;
     let x: Vec<f32> = (0..n).map(|_| rng.uniform(-4.0, 4.0)).collect();
     let y: Vec<f32> = (0..n).map(|_| rng.uniform(-4.0, 4.0)).collect();
@@ -71,7 +71,7 @@ fn butterfly(v: &[f32; 32]) -> f32 {
 
 fn run_block_sum(src: &str) {
     let module = Module::parse(src).unwrap();
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     let (n, blocks, threads) = (5000usize, 3u32, 1024u32);
     let x: Vec<f32> = (0..n).map(|_| rng.uniform(-1.0, 1.0)).collect();
     let mut mem = Memory::new();
@@ -116,7 +116,7 @@ fn block_sum_sm90_and_sm100a() {
 
 fn run_tile_mirror(src: &str, entry: &str) {
     let module = Module::parse(src).unwrap();
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let (tiles, words) = (2u32, 16384u32);
     let n = (tiles * words) as usize;
     let src_data: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
@@ -251,7 +251,7 @@ fn mixed_ops_reference(xs: &[u32], fs: &[f32], hs: &[f16]) -> (Vec<u32>, Vec<f32
 
 fn run_mixed_ops(src: &str, n: usize, seed: u64) {
     let module = Module::parse(src).unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let signed = |rng: &mut Rng| {
         let m = rng.uniform(0.25, 4.0);
         if rng.next_u32() & 1 == 0 { m } else { -m }
@@ -425,7 +425,7 @@ fn warp_sync_with_an_exited_lane_and_inconsistent_elect_are_reported() {
     );
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
-    let l = Launch::new((1, 1, 2), (32, 2, 1), 0);
+    let l = Launch::new((1, 1, 2), (32, 1, 1), 0);
     let e = m.launch("k", &l, &[ParamValue::U64(0)], &mut mem).unwrap_err();
     assert_names(&e, &src, "bar.warp.sync", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("lane 5 has exited"), "{e}");
@@ -530,7 +530,7 @@ fn inconsistent_shuffle_mask_is_reported() {
     let (m, src) = module(OUT, &body);
     let mut mem = Memory::new();
     let e = m
-        .launch("k", &one_block(64), &[ParamValue::U64(0)], &mut mem)
+        .launch("k", &one_block(32), &[ParamValue::U64(0)], &mut mem)
         .unwrap_err();
     assert_names(&e, &src, "shfl.sync.bfly.b32", (0, 0, 0), (0, 0, 0));
     assert!(e.message().contains("inconsistent shuffle mask"), "{e}");

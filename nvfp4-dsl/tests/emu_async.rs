@@ -200,6 +200,7 @@ $L_w0wait:
 \tld.shared.u32 %r5, [token];
 \tsetp.eq.u32 %p4, %r1, 0;
 \tshl.b32 %r6, %r5, 1;
+\tbar.warp.sync -1;
 \t@%p4 st.shared.u32 [token], %r6;
 \tbar.warp.sync -1;
 \tmbarrier.arrive.shared::cta.b64 _, [bars+8];
@@ -213,11 +214,12 @@ $L_next:
 \tst.global.u32 [%rd3], %r7;
 \tret;
 ";
-    // Warp 1 lane 0 writes token + 1 after reading it; all of warp 1 read
-    // the same value, so the store is idempotent.
+    // Warp 1 lane 0 writes token + 1 after the whole warp has read it
+    // (bar.warp.sync: without it the store races with the other lanes'
+    // loads).
     let body = body.replace(
         "\tadd.u32 %r5, %r5, 1;\n",
-        "\tadd.u32 %r5, %r5, 1;\n\tsetp.eq.u32 %p6, %r1, 32;\n\t@%p6 st.shared.u32 [token], %r5;\n",
+        "\tadd.u32 %r5, %r5, 1;\n\tbar.warp.sync -1;\n\tsetp.eq.u32 %p6, %r1, 32;\n\t@%p6 st.shared.u32 [token], %r5;\n",
     );
     let (m, _) = module(shared, ".param .u64 out", &body);
     let mut mem = Memory::new();
@@ -256,15 +258,29 @@ fn mbarrier_errors_are_reported() {
         1,
     );
     assert_error(&e, &src, "try_wait", (0, 0, 0), (0, 0, 0), "never initialised");
-    // Transaction-count underflow: 32 bytes complete, 16 expected.
+    // More transaction bytes than expected: 32 bytes complete, 16 expected
+    // (every arrival is in).
     let (e, src) = run(
-        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 32, [%r2];\n\tret;\n",
+        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 32, [%r2];\n$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n\t@!%p1 bra $L_w;\n\tret;\n",
         1,
     );
-    assert_error(&e, &src, "cp.async.bulk", (0, 0, 0), (0, 0, 0), "underflow");
+    assert_error(
+        &e,
+        &src,
+        "cp.async.bulk",
+        (0, 0, 0),
+        (0, 0, 0),
+        "16 more transaction bytes than expected in phase 0",
+    );
+    // A copy that nobody waits for is still in flight when the block ends.
+    let (e, src) = run(
+        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];\n\tret;\n",
+        1,
+    );
+    assert_error(&e, &src, "cp.async.bulk", (0, 0, 0), (0, 0, 0), "still in flight");
     // More arrivals than pending (the phase waits for 16 bytes).
     let (e, src) = run(
-        "\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmbarrier.expect_tx.shared::cta.b64 [bar], 16;\n\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 3;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t@%p1 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];\n\tret;\n",
+        "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 3;\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t@%p1 mbarrier.expect_tx.shared::cta.b64 [bar], 16;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t@%p1 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];\n\tret;\n",
         4,
     );
     assert_error(
@@ -417,8 +433,9 @@ fn tensor_copy(
         "\tld.param.u64 %rd1, [out];
 \tmov.u32 %r1, %tid.x;
 \tsetp.eq.u32 %p1, %r1, 0;
+\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+\tbar.sync 0;
 \t@!%p1 bra $L_wait;
-\tmbarrier.init.shared::cta.b64 [bar], 1;
 \tld.param.u32 %r2, [bytes];
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], %r2;
 \tld.param.u32 %r3, [c0];

@@ -8,7 +8,8 @@ use half::f16;
 use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
 
 mod common;
-use common::{Rng, e2m1, e4m3, ptx, upload};
+use common::{Rng, ptx, upload};
+use nvfp4_testkit::{Nvfp4Rows, products};
 
 /// A K-major NVFP4 operand: `[L][rows][K/2]` packed bytes (even K in the
 /// low nibble) and its scales, `[L][rows][K/16]`.
@@ -39,6 +40,16 @@ impl Operand {
         }
     }
 
+    /// The rows as the reference reads them.
+    fn rows(&self) -> Nvfp4Rows<'_> {
+        Nvfp4Rows {
+            rows: self.rows,
+            k: self.k,
+            data: &self.data,
+            scales: &self.scales,
+        }
+    }
+
     /// The scales in the blocked 128x4 layout the kernel reads.
     fn blocked_scales(&self) -> Vec<u8> {
         let (rb, kb) = (self.rows.div_ceil(128), self.k / 64);
@@ -59,41 +70,10 @@ impl Operand {
     }
 }
 
-/// `C[l][m][n] = sum_k A(l, m, k) * B(l, n, k)`, exactly: per 16-element
-/// scale block, the sum of E2M1 products is an integer multiple of 1/4
-/// (looked up per byte pair), then scaled by both scales in f64 (every
-/// partial sum is a multiple of 2^-20 below 2^40, exact in f64).
+/// `C[l][m][n] = sum_k A(l, m, k) * B(l, n, k)`, exactly: the workspace's
+/// reference (`nvfp4_testkit`).
 fn reference(a: &Operand, b: &Operand) -> Vec<f64> {
-    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
-    // Four times the dot product of the two E2M1 pairs of bytes x and y.
-    let pair: Vec<i32> = (0..1 << 16)
-        .map(|i: usize| {
-            let (x, y) = ((i >> 8) as u8, i as u8);
-            (4.0 * (e2m1(x & 15) * e2m1(y & 15) + e2m1(x >> 4) * e2m1(y >> 4))) as i32
-        })
-        .collect();
-    let kb = k / 16;
-    let mut out = vec![0.0; l * m * n];
-    for ll in 0..l {
-        for i in 0..m {
-            let ra = &a.data[(ll * m + i) * k / 2..][..k / 2];
-            let sa = &a.scales[(ll * m + i) * kb..][..kb];
-            for j in 0..n {
-                let rb = &b.data[(ll * n + j) * k / 2..][..k / 2];
-                let sb = &b.scales[(ll * n + j) * kb..][..kb];
-                let mut acc = 0.0;
-                for c in 0..kb {
-                    let mut q = 0i32;
-                    for (x, y) in ra[8 * c..8 * c + 8].iter().zip(&rb[8 * c..8 * c + 8]) {
-                        q += pair[(usize::from(*x) << 8) | usize::from(*y)];
-                    }
-                    acc += f64::from(q) / 4.0 * e4m3(sa[c]) * e4m3(sb[c]);
-                }
-                out[(ll * m + i) * n + j] = acc;
-            }
-        }
-    }
-    out
+    products(a.rows(), b.rows(), b.rows, a.batches)
 }
 
 /// Runs the GEMM snapshot with tiles of `bn` columns and returns C.
@@ -159,7 +139,7 @@ fn mismatch(got: &[f16], want: &[f64]) -> Option<String> {
 
 fn check(snap: &str, entry: &str, bn: usize, (m, n, k, l): (usize, usize, usize, usize), seed: u64, blind: bool) {
     let src = ptx(snap);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let a = Operand::random(&mut rng, m, k, l);
     let b = Operand::random(&mut rng, n, k, l);
     let want = reference(&a, &b);

@@ -6,7 +6,8 @@ use half::f16;
 use nvfp4_dsl::emu::{Memory, Module, ParamValue};
 
 mod common;
-use common::{Rng, e2m1, e4m3, linear, ptx, upload};
+use common::{Rng, linear, ptx, upload};
+use nvfp4_testkit::{Nvfp4Dot, Nvfp4Rows};
 
 /// `[L][rows][K/2]` packed values and `[L][rows][K/16]` scales.
 struct Tensor {
@@ -31,17 +32,20 @@ impl Tensor {
         }
     }
 
-    fn value(&self, l: usize, r: usize, k: usize) -> f64 {
-        let row = l * self.rows + r;
-        let byte = self.data[row * self.k / 2 + k / 2];
-        let nib = if k.is_multiple_of(2) { byte & 15 } else { byte >> 4 };
-        e2m1(nib) * e4m3(self.scales[row * self.k / 16 + k / 16])
+    /// The rows as the reference reads them.
+    fn rows(&self) -> Nvfp4Rows<'_> {
+        Nvfp4Rows {
+            rows: self.rows,
+            k: self.k,
+            data: &self.data,
+            scales: &self.scales,
+        }
     }
 }
 
 fn run(snap: &str, entry: &str, ksplit: u32, warps: u32) {
     let (m, k, l, b_rows) = (128usize, 1536usize, 2usize, 2usize);
-    let mut rng = Rng(u64::from(ksplit) * 7 + warps as u64);
+    let mut rng = Rng::new(u64::from(ksplit) * 7 + warps as u64);
     let a = Tensor::random(&mut rng, m, k, l);
     let b = Tensor::random(&mut rng, b_rows, k, l);
     let module = Module::parse(&ptx(snap)).unwrap();
@@ -77,9 +81,11 @@ fn run(snap: &str, entry: &str, ksplit: u32, warps: u32) {
         .launch(entry, &launch, &params, &mut mem)
         .unwrap_or_else(|e| panic!("{e}"));
     let got = mem.read(dc, m * l * 2).unwrap();
+    let dot = Nvfp4Dot::new(false);
     for ll in 0..l {
         for r in 0..m {
-            let want: f64 = (0..k).map(|x| a.value(ll, r, x) * b.value(ll, 0, x)).sum();
+            let ((x, sx), (y, sy)) = (a.rows().row(ll, r), b.rows().row(ll, 0));
+            let want = dot.dot(x, sx, y, sy);
             let i = ll * m + r;
             let g = f64::from(f16::from_bits(u16::from_le_bytes([got[2 * i], got[2 * i + 1]])).to_f32());
             assert!(

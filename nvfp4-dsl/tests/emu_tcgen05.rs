@@ -4,7 +4,7 @@
 //! shared-memory layout compared bit for bit with an f64 computation here,
 //! and every error, with its kernel, block, thread and line.
 
-use nvfp4_dsl::emu::{EmuError, Memory, Module, ParamValue};
+use nvfp4_dsl::emu::{EmuError, Memory, Module, Options, ParamValue};
 
 mod common;
 use common::{Rng, assert_error, download_u32, e2m1, e4m3, linear, upload};
@@ -26,12 +26,17 @@ fn small(body: &str) -> (Module, String) {
 }
 
 fn run_small(body: &str, blocks: u32, threads: u32) -> (Result<Vec<u32>, EmuError>, String) {
+    run_small_with(body, blocks, threads, &Options::default())
+}
+
+/// [`run_small`] under `options`.
+fn run_small_with(body: &str, blocks: u32, threads: u32, options: &Options) -> (Result<Vec<u32>, EmuError>, String) {
     let (m, src) = small(body);
     let mut mem = Memory::new();
     let out = mem.alloc(4 * 4096, true);
     let l = linear(blocks, threads, 0);
     let r = m
-        .launch("k", &l, &[ParamValue::U64(out)], &mut mem)
+        .launch_with("k", &l, &[ParamValue::U64(out)], &mut mem, options)
         .map(|_| download_u32(&mem, out, 4096));
     (r, src)
 }
@@ -47,7 +52,7 @@ fn alloc(n: u32) -> String {
 /// Everyone syncs, warp 0 frees `n` columns, all return.
 fn dealloc(n: u32) -> String {
     format!(
-        "\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\t@!%p1 bra $L_end;\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, {n};\n$L_end:\n\tret;\n"
+        "\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\t@!%p1 bra $L_end;\n\ttcgen05.fence::after_thread_sync;\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, {n};\n$L_end:\n\tret;\n"
     )
 }
 
@@ -111,7 +116,7 @@ fn tcgen05_cp_warpx4_places_rows_in_all_four_quarters() {
             "\tshl.b32 %r6, %r1, 2;\n\tmov.u32 %r7, sm;\n\tadd.u32 %r8, %r7, %r6;\n\tadd.u32 %r9, %r1, 1000;\n\tst.shared.u32 [%r8], %r9;\n\tadd.u32 %r9, %r9, 128;\n\tst.shared.u32 [%r8+512], %r9;\n{}\tsetp.eq.u32 %p2, %r1, 0;\n\t@!%p2 bra $L_nocp;\n\tshr.u32 %r11, %r7, 4;\n\tcvt.u64.u32 %rd4, %r11;\n\tor.b64 %rd4, %rd4, {desc};\n\tadd.u32 %r12, %r10, 36;\n\ttcgen05.cp.cta_group::1.32x128b.warpx4 [%r12], %rd4;\n\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mb];\n$L_nocp:\n\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n$L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [mb], 0;\n\t@!%p3 bra $L_wait;\n\ttcgen05.fence::after_thread_sync;\n{}{}{}",
             alloc(64).replace(
                 "\t@!%p1 bra $L_alloc;\n",
-                "\t@%p1 mbarrier.init.shared::cta.b64 [mb], 1;\n\t@!%p1 bra $L_alloc;\n"
+                "\tsetp.eq.u32 %p4, %r1, 0;\n\t@%p4 mbarrier.init.shared::cta.b64 [mb], 1;\n\tfence.proxy.async.shared::cta;\n\t@!%p1 bra $L_alloc;\n"
             ),
             ld_quarter(36, 4),
             dump(4),
@@ -136,9 +141,11 @@ fn tcgen05_cp_warpx4_places_rows_in_all_four_quarters() {
 
 #[test]
 fn tensor_memory_errors_are_reported() {
-    // The error of a kernel that must fail, and its source.
+    // The error of a kernel that must fail, and its source. Several warps
+    // meet most of these errors; the sequential schedule makes warp 0 the
+    // first.
     let fail = |body: &str, blocks, threads| {
-        let (r, src) = run_small(body, blocks, threads);
+        let (r, src) = run_small_with(body, blocks, threads, &Options::sequential());
         (r.unwrap_err(), src)
     };
     // A partial warp allocates.
@@ -148,9 +155,9 @@ fn tensor_memory_errors_are_reported() {
         32,
     );
     assert_error(&e, &src, "tcgen05.alloc", (0, 0, 0), (0, 0, 0), ".sync.aligned");
-    // Not enough columns: warp 0 takes 512, warp 1 asks for 32.
+    // Not enough columns: warp 0 takes 512, then warp 1 asks for 32.
     let (e, src) = fail(
-        "\t@%p1 bra $L_w0;\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\tret;\n$L_w0:\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 512;\n\tbar.sync 0;\n\tret;\n",
+        "\t@%p1 bra $L_w0;\n\tbar.sync 0;\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\tret;\n$L_w0:\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 512;\n\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\tret;\n",
         1,
         64,
     );
@@ -381,7 +388,7 @@ fn mma_kernel(o: &Opts) -> String {
     for j in 0..o.ld_cols {
         s += &format!("\tst.global.u32 [%rd31+{}], %v{j};\n", 4 * j);
     }
-    s += "\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\t@!%p3 bra $L_end;\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r41, 256;\n$L_end:\n\tret;\n}\n";
+    s += "\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\t@!%p3 bra $L_end;\n\ttcgen05.fence::after_thread_sync;\n\ttcgen05.dealloc.cta_group::1.sync.aligned.b32 %r41, 256;\n$L_end:\n\tret;\n}\n";
     s
 }
 
@@ -400,7 +407,7 @@ struct Data {
 
 impl Data {
     fn random(n: u32, seed: u64, nan: bool) -> Data {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         let mut scale = || {
             let x = r.next_u64();
             (((4 + x % 6) << 3) | ((x >> 8) & 7)) as u8
@@ -411,7 +418,7 @@ impl Data {
             sfa[5][2] = 0x7F;
             sfa[77][0] = 0xFF;
         }
-        let mut r = Rng(seed ^ 0x55);
+        let mut r = Rng::new(seed ^ 0x55);
         Data {
             a: (0..128 * 32).map(|_| r.next_u64() as u8).collect(),
             b: (0..n * 32).map(|_| r.next_u64() as u8).collect(),
@@ -451,12 +458,12 @@ impl Data {
 /// Runs the one-MMA kernel of `o` on `d`: the `ld_cols` words read back
 /// per lane (or the error), and the PTX.
 fn run_mma(o: &Opts, d: &Data) -> (Result<Vec<u32>, EmuError>, String) {
-    run_mma_with(o, d, o.desc_hi(), o.idesc())
+    run_mma_with(o, d, o.desc_hi(), o.idesc(), &Options::default())
 }
 
-/// [`run_mma`] with the A descriptor's high bits `a_hi` and the instruction
-/// descriptor `idesc` given.
-fn run_mma_with(o: &Opts, d: &Data, a_hi: u64, idesc: u32) -> (Result<Vec<u32>, EmuError>, String) {
+/// [`run_mma`] with the A descriptor's high bits `a_hi`, the instruction
+/// descriptor `idesc` and the emulator options given.
+fn run_mma_with(o: &Opts, d: &Data, a_hi: u64, idesc: u32, options: &Options) -> (Result<Vec<u32>, EmuError>, String) {
     let src = mma_kernel(o);
     let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
     let mut mem = Memory::new();
@@ -477,7 +484,7 @@ fn run_mma_with(o: &Opts, d: &Data, a_hi: u64, idesc: u32) -> (Result<Vec<u32>, 
     ];
     let launch = linear(1, 128, 34816);
     let r = m
-        .launch("k", &launch, &params, &mut mem)
+        .launch_with("k", &launch, &params, &mut mem, options)
         .map(|_| download_u32(&mem, out, (128 * o.ld_cols) as usize));
     (r, src)
 }
@@ -520,8 +527,10 @@ fn one_mma_matches_an_f64_computation_in_every_layout() {
 fn mma_errors_are_reported() {
     let d = Data::random(8, 9, false);
     let mma = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X";
+    // Several warps meet the load errors; the sequential schedule makes
+    // warp 0 the first.
     let err = |o: &Opts| {
-        let (r, src) = run_mma(o, &d);
+        let (r, src) = run_mma_with(o, &d, o.desc_hi(), o.idesc(), &Options::sequential());
         (r.unwrap_err(), src)
     };
     // Accumulating into D that was never written.
@@ -580,7 +589,7 @@ fn bad_descriptors_are_rejected() {
     let mma = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X";
     let o = Opts::new(8, 128);
     let run = |a_hi: u64, idesc: u32| {
-        let (r, src) = run_mma_with(&o, &d, a_hi, idesc);
+        let (r, src) = run_mma_with(&o, &d, a_hi, idesc, &Options::default());
         let e = r.unwrap_err();
         assert_error(&e, &src, mma, (0, 0, 0), (0, 0, 0), "");
         e.message().to_string()

@@ -20,11 +20,6 @@ pub const E2M1_VALUES: [f32; 16] = [
     0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
 ];
 
-/// Magnitudes of the e2m1 codes, for the reference's |a|·|b| bound.
-const E2M1_MAGNITUDES: [f32; 16] = [
-    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
-];
-
 /// Elements per scale: one e4m3 scale covers 16 consecutive K elements.
 const BLOCK: usize = 16;
 
@@ -631,19 +626,36 @@ pub fn gemv_reference(a: &Nvfp4Tensor, b: &Nvfp4Tensor) -> Vec<f64> {
 /// f64 reference: `c[l][m][n] = sum_k a(l,m,k) * b(l,n,k)`, laid out
 /// `[L][M][N]`.
 ///
-/// Each 16-element block's e2m1 products are summed first (multiples of 1/4
-/// up to 576: exact even in f32), then multiplied by both scales and added
-/// in f64. Every term is a multiple of 2^-20 with at most 20 significant
-/// bits, so the f64 sum is exact as long as the partial sums stay below
-/// 2^33 (8.6e9, far beyond f16's range): the result is the exact value of
-/// the formula, independent of summation order. NaN scales give NaN.
-/// Work is spread over the available cores.
+/// The exact value of the formula, independent of summation order
+/// ([`nvfp4_testkit::Nvfp4Dot`], the reference every test crate uses):
+/// each 16-element block's e2m1 products are summed as integers, then
+/// multiplied by both scales and added in f64, exactly as long as the
+/// partial sums stay below 2^33 (8.6e9, far beyond f16's range). NaN
+/// scales give NaN. Work is spread over the available cores.
 ///
 /// # Panics
 /// If `a` and `b` differ in `k` or `batches`, or either tensor's fields are
 /// inconsistent.
 pub fn gemm_reference(a: &Nvfp4Tensor, b: &Nvfp4Tensor) -> Vec<f64> {
     products(a, b, b.rows, false)
+}
+
+/// The bytes of a slice of one-byte NVFP4 values.
+fn bytes<T: nvfp4_dsl::DeviceCopy>(v: &[T]) -> &[u8] {
+    assert_eq!(std::mem::size_of::<T>(), 1);
+    // SAFETY: `T` is one byte of plain data (`DeviceCopy`: no padding,
+    // every bit pattern valid), so `v` is `v.len()` initialised bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), v.len()) }
+}
+
+/// The rows of a tensor as the reference reads them.
+fn rows_of(t: &Nvfp4Tensor) -> nvfp4_testkit::Nvfp4Rows<'_> {
+    nvfp4_testkit::Nvfp4Rows {
+        rows: t.rows,
+        k: t.k,
+        data: bytes(&t.data),
+        scales: bytes(&t.scales),
+    }
 }
 
 /// `out[l][m][n] = sum_k a(l,m,k) * b(l,n,k)` for `n < b_rows_used`, or the
@@ -664,87 +676,21 @@ fn products(a: &Nvfp4Tensor, b: &Nvfp4Tensor, b_rows_used: usize, absolute: bool
         b.k,
         b.batches
     );
-    let decoder = Decoder::new(absolute);
+    let dot = nvfp4_testkit::Nvfp4Dot::new(absolute);
+    let (a_rows, b_rows) = (rows_of(a), rows_of(b));
     let mut out = vec![0.0; a.batches * a.rows * b_rows_used];
     for (l, batch_out) in out.chunks_exact_mut(a.rows * b_rows_used).enumerate() {
-        let b_rows = decoder.decode_rows(b, l, 0..b_rows_used);
-        parallel_rows(batch_out, b_rows_used, |rows, out_rows| {
-            for (m, out_row) in rows.zip(out_rows.chunks_exact_mut(b_rows_used)) {
-                let a_row = decoder.decode_rows(a, l, m..m + 1);
+        parallel_rows(batch_out, b_rows_used, |ms, out_rows| {
+            for (m, out_row) in ms.zip(out_rows.chunks_exact_mut(b_rows_used)) {
+                let (x, sx) = a_rows.row(l, m);
                 for (n, out_value) in out_row.iter_mut().enumerate() {
-                    *out_value = scaled_dot(&a_row, 0, &b_rows, n);
+                    let (y, sy) = b_rows.row(l, n);
+                    *out_value = dot.dot(x, sx, y, sy);
                 }
             }
         });
     }
     out
-}
-
-/// Decoding tables: e2m1 values (or magnitudes) per byte and e4m3 values
-/// (or magnitudes) per scale byte.
-struct Decoder {
-    pairs: [[f32; 2]; 256],
-    scales: [f64; 256],
-}
-
-/// Rows decoded for the reference: e2m1 values (exact in f32), [rows][k],
-/// and block scales, [rows][k/16].
-struct DecodedRows {
-    k: usize,
-    values: Vec<f32>,
-    scales: Vec<f64>,
-}
-
-impl Decoder {
-    fn new(absolute: bool) -> Decoder {
-        let table = if absolute { &E2M1_MAGNITUDES } else { &E2M1_VALUES };
-        Decoder {
-            pairs: std::array::from_fn(|byte| [table[byte & 0xF], table[byte >> 4]]),
-            scales: std::array::from_fn(|byte| {
-                let value = f64::from(e4m3_to_f32(byte as u8));
-                if absolute { value.abs() } else { value }
-            }),
-        }
-    }
-
-    fn decode_rows(&self, tensor: &Nvfp4Tensor, l: usize, rows: Range<usize>) -> DecodedRows {
-        let first = l * tensor.rows + rows.start;
-        let last = l * tensor.rows + rows.end;
-        let bytes = &tensor.data[first * tensor.k / 2..last * tensor.k / 2];
-        let scales = &tensor.scales[first * tensor.scale_cols()..last * tensor.scale_cols()];
-        DecodedRows {
-            k: tensor.k,
-            values: bytes.iter().flat_map(|byte| self.pairs[usize::from(byte.0)]).collect(),
-            scales: scales.iter().map(|scale| self.scales[usize::from(scale.0)]).collect(),
-        }
-    }
-}
-
-/// The dot product of row `a_row` of `a` and row `b_row` of `b`.
-fn scaled_dot(a: &DecodedRows, a_row: usize, b: &DecodedRows, b_row: usize) -> f64 {
-    let scale_cols = a.k / BLOCK;
-    let a_values = &a.values[a_row * a.k..(a_row + 1) * a.k];
-    let b_values = &b.values[b_row * b.k..(b_row + 1) * b.k];
-    let a_scales = &a.scales[a_row * scale_cols..(a_row + 1) * scale_cols];
-    let b_scales = &b.scales[b_row * scale_cols..(b_row + 1) * scale_cols];
-    let blocks = a_values.chunks_exact(BLOCK).zip(b_values.chunks_exact(BLOCK));
-    let mut sum = 0.0f64;
-    for ((a_block, b_block), (a_scale, b_scale)) in blocks.zip(a_scales.iter().zip(b_scales)) {
-        let mut partial = [0.0f32; BLOCK];
-        for (p, (x, y)) in partial.iter_mut().zip(a_block.iter().zip(b_block)) {
-            *p = x * y;
-        }
-        // A pairwise tree the compiler can vectorize; exact in any order.
-        let mut width = BLOCK / 2;
-        while width > 0 {
-            for i in 0..width {
-                partial[i] += partial[i + width];
-            }
-            width /= 2;
-        }
-        sum += a_scale * b_scale * f64::from(partial[0]);
-    }
-    sum
 }
 
 /// Runs `work(rows, out_rows)` over disjoint runs of the rows of `out`

@@ -9,15 +9,23 @@
 //! instructions costs one comparison per instruction to know whether a
 //! merge is due. Warps run in turns (until they block, exit or use up a
 //! time slice) so that barriers and spinning on shared memory work: the
-//! turns rotate over every warp of every block of a thread-block cluster;
+//! turns go to the warps of every block of a thread-block cluster, in
+//! rotation or in the seeded order of the adversarial schedule
+//! (`schedule`), and between turns asynchronous operations complete;
 //! clusters (blocks, in a launch without clusters) run one after another.
+//!
+//! Every synchronisation also moves the threads' vector clocks (`race`):
+//! each generic shared access is checked against the earlier ones it is
+//! not ordered after.
 
 use super::decode::Entry;
 use super::error::EmuError;
 use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
 use super::mbar::{Mbar, MbarWait};
 use super::memory::Memory;
-use super::pending::{SharedReads, WgState};
+use super::pending::{AsyncOp, AsyncRegs, Busy, InflightShared, Work};
+use super::race::{Clocks, Hazard, Kind, Shadow, join};
+use super::schedule::{Options, Sched};
 use super::tmem::Tmem;
 use super::{Launch, LaunchStats, ParamValue};
 
@@ -34,8 +42,9 @@ pub(crate) const PARAM_WINDOW: u64 = 0x7ffe_0000_0000;
 const MAX_THREADS: u64 = 1024;
 /// Most shared memory per block (static plus dynamic), as on the H100.
 pub(crate) const MAX_SHARED: u64 = 227 * 1024;
-/// Instructions a warp runs before the next warp gets a turn.
-const SLICE: u32 = 4096;
+/// The byte that fills the destination of an asynchronous copy until it
+/// completes (all ones: NaN in every float format).
+pub(crate) const POISON: u8 = 0xFF;
 /// `bar_of` value of a lane waiting at `bar.warp.sync`.
 pub(crate) const WARP_SYNC: u8 = 0xFF;
 /// `bar_of` value of a lane blocked in `mbarrier.try_wait`/`test_wait`.
@@ -94,8 +103,18 @@ pub(crate) struct Warp {
     pub cl_armed: u32,
     /// The cluster-barrier phase each armed lane arrived in.
     pub cl_phase: [u32; 32],
-    /// The warp's `wgmma` state, from its first `wgmma` instruction on.
-    pub wg: Option<Box<WgState>>,
+    /// Registers held by `wgmma.mma_async` and `tcgen05.ld`, from the
+    /// warp's first such instruction on.
+    pub held: Option<Box<AsyncRegs>>,
+    /// Per lane, 1 + the index of a synchronisation the lane got past
+    /// since its last `tcgen05.fence::after_thread_sync` (0: none).
+    pub tc_synced: [u32; 32],
+    /// Per lane, 1 + the index of a `tcgen05.alloc`, `dealloc`, `ld` or
+    /// `st` since its last `tcgen05.fence::before_thread_sync` (0: none).
+    pub tc_unfenced: [u32; 32],
+    /// Per lane, 1 + the index of a `tcgen05.cp` or `mma` since its last
+    /// `tcgen05.commit` or `tcgen05.fence::before_thread_sync` (0: none).
+    pub tc_uncommitted: [u32; 32],
 }
 
 impl Warp {
@@ -120,7 +139,10 @@ impl Warp {
             index,
             cl_armed: 0,
             cl_phase: [0; 32],
-            wg: None,
+            held: None,
+            tc_synced: [0; 32],
+            tc_unfenced: [0; 32],
+            tc_uncommitted: [0; 32],
         }
     }
 
@@ -133,7 +155,10 @@ impl Warp {
         self.timeout = 0;
         self.exists = 0;
         self.cl_armed = 0;
-        self.wg = None;
+        self.held = None;
+        self.tc_synced = [0; 32];
+        self.tc_unfenced = [0; 32];
+        self.tc_uncommitted = [0; 32];
         let total = ntid[0] * ntid[1] * ntid[2];
         for l in 0..32 {
             let t = self.index * 32 + l;
@@ -184,12 +209,16 @@ impl Warp {
 }
 
 /// A CTA barrier.
-#[derive(Clone, Copy, Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(crate) struct Bar {
     pub arrived: u32,
     /// The thread count of this round, 0 for "every thread of the block
     /// that has not exited" (meaningful while `arrived > 0`).
     pub count: u32,
+    /// The clocks of the threads that arrived in this round.
+    pub clocks: Vec<u32>,
+    /// What the threads released by the last completed round acquire.
+    pub done: Vec<u32>,
 }
 
 /// Per-block state shared by its warps.
@@ -198,6 +227,9 @@ pub(crate) struct Block {
     pub ctaid: [u32; 3],
     /// The block's rank in its cluster.
     pub rank: u32,
+    /// The index (for the vector clocks) of the block's asynchronous
+    /// unit, which completes its copies and `tcgen05` operations.
+    pub agent: u32,
     /// Every thread has exited (its shared memory no longer exists).
     pub exited: bool,
     pub bars: [Bar; 16],
@@ -217,8 +249,20 @@ pub(crate) struct Block {
     pub timeout_epoch: Option<u64>,
     /// Tensor memory, created by the first `tcgen05` instruction.
     pub tmem: Option<Box<Tmem>>,
-    /// Shared bytes that pending `wgmma.mma_async` operations will read.
-    pub reads: SharedReads,
+    /// Shared bytes that asynchronous operations in flight read or write.
+    pub inflight: InflightShared,
+    /// Asynchronous copies and `tcgen05` operations in flight, in issue
+    /// order.
+    pub ops: Vec<AsyncOp>,
+    /// The race check's shadow of the shared memory.
+    pub shadow: Shadow,
+    /// The clocks of the threads that exited (what every later CTA
+    /// barrier releases: exits count as arrivals).
+    pub exited_clocks: Vec<u32>,
+    /// Numbers the async-groups of bulk copies to global memory.
+    pub next_group: u64,
+    /// Numbers asynchronous operations.
+    op_ids: u64,
 }
 
 impl Block {
@@ -228,8 +272,9 @@ impl Block {
             shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
             ctaid: [0; 3],
             rank,
+            agent: env.cluster_size * threads + rank,
             exited: false,
-            bars: [Bar::default(); 16],
+            bars: std::array::from_fn(|_| Bar::default()),
             release: 0,
             threads,
             live: threads,
@@ -239,7 +284,12 @@ impl Block {
             epoch: 0,
             timeout_epoch: None,
             tmem: None,
-            reads: SharedReads::default(),
+            inflight: InflightShared::default(),
+            ops: Vec::new(),
+            shadow: Shadow::default(),
+            exited_clocks: Vec::new(),
+            next_group: 0,
+            op_ids: 0,
         }
     }
 
@@ -249,7 +299,7 @@ impl Block {
         self.ctaid = ctaid;
         self.exited = false;
         self.shared.fill(0);
-        self.bars = [Bar::default(); 16];
+        self.bars = std::array::from_fn(|_| Bar::default());
         self.release = 0;
         self.live = self.threads;
         self.mbars.clear();
@@ -259,7 +309,11 @@ impl Block {
         if let Some(t) = &mut self.tmem {
             t.reset();
         }
-        self.reads.clear();
+        self.inflight.clear();
+        self.ops.clear();
+        self.shadow.reset(self.shared.len());
+        self.exited_clocks.clear();
+        self.next_group = 0;
     }
 
     /// The block index, for messages: `(x,y,z)`.
@@ -270,12 +324,22 @@ impl Block {
     /// Completes every "all threads" barrier that all non-exited threads
     /// have reached (after threads exited).
     fn recheck_barriers(&mut self) {
-        for (id, bar) in self.bars.iter_mut().enumerate() {
+        for id in 0..self.bars.len() {
+            let bar = &self.bars[id];
             if bar.arrived > 0 && bar.count == 0 && bar.arrived >= self.live {
-                bar.arrived = 0;
-                self.release |= 1 << id;
+                self.complete_barrier(id);
             }
         }
+    }
+
+    /// Barrier `id` completes: its waiting lanes will be released with
+    /// the clocks of every thread that arrived or exited.
+    pub fn complete_barrier(&mut self, id: usize) {
+        let bar = &mut self.bars[id];
+        bar.arrived = 0;
+        bar.done = std::mem::take(&mut bar.clocks);
+        join(&mut bar.done, &self.exited_clocks);
+        self.release |= 1 << id;
     }
 
     /// The mbarrier at a shared-window address.
@@ -315,11 +379,37 @@ impl Block {
     pub fn tmem(&mut self) -> &mut Tmem {
         self.tmem.get_or_insert_with(|| Box::new(Tmem::new()))
     }
+
+    /// The index in the cluster (for the vector clocks) of lane `l` of
+    /// warp `w`.
+    #[inline]
+    pub fn thread_index(&self, w: u32, l: usize) -> u32 {
+        self.rank * self.threads + w * 32 + l as u32
+    }
+
+    /// A fresh id for an asynchronous operation.
+    pub fn next_op(&mut self) -> u64 {
+        self.op_ids += 1;
+        self.op_ids
+    }
+
+    /// Takes operation `k` out of the queue and frees what it held in
+    /// flight (its shared bytes, its tensor-memory columns).
+    pub fn take_op(&mut self, k: usize) -> AsyncOp {
+        let op = self.ops.remove(k);
+        for &id in &op.spans {
+            self.inflight.remove(id);
+        }
+        if let Some(t) = self.tmem.as_deref_mut() {
+            t.finish(op.id);
+        }
+        op
+    }
 }
 
-/// The cluster barrier (`barrier.cluster.arrive`/`wait`) of the running
-/// cluster.
-#[derive(Clone, Copy, Debug, Default)]
+/// The state of the running cluster: its barrier
+/// (`barrier.cluster.arrive`/`wait`) and its threads' vector clocks.
+#[derive(Debug, Default)]
 pub(crate) struct Cluster {
     /// Completed phases.
     pub phase: u32,
@@ -327,17 +417,45 @@ pub(crate) struct Cluster {
     pub arrived: u32,
     /// Threads of the cluster that have not exited.
     pub live: u32,
+    /// Threads per block.
+    pub block_threads: u32,
     /// A phase completed: its waiting lanes must be released.
     pub release: bool,
+    /// The vector clocks of every thread of the cluster.
+    pub clocks: Clocks,
+    /// The clocks of the threads that arrived in this phase, and of those
+    /// that exited (exits count as the arrivals of the phases to come).
+    pub arrivals: Vec<u32>,
+    pub exited: Vec<u32>,
+    /// What a thread past the barrier acquires: every completed phase's
+    /// arrivals.
+    pub done: Vec<u32>,
 }
 
 impl Cluster {
+    /// A fresh cluster of `blocks` blocks of `threads` threads.
+    fn reset(&mut self, blocks: u32, threads: u32) {
+        self.phase = 0;
+        self.arrived = 0;
+        self.live = blocks * threads;
+        self.block_threads = threads;
+        self.release = false;
+        // The threads, then one asynchronous unit per block.
+        self.clocks.reset((self.live + blocks) as usize);
+        self.arrivals.clear();
+        self.exited.clear();
+        self.done.clear();
+    }
+
     /// Completes the phase if every thread that has not exited arrived.
     pub fn complete_if_due(&mut self) {
         if self.arrived > 0 && self.arrived == self.live {
             self.arrived = 0;
             self.phase = self.phase.wrapping_add(1);
             self.release = true;
+            join(&mut self.done, &self.arrivals);
+            join(&mut self.done, &self.exited);
+            self.arrivals.clear();
         }
     }
 }
@@ -375,10 +493,20 @@ pub(crate) struct Ctx<'a> {
     pub cl: &'a mut Cluster,
     pub mem: &'a mut Memory,
     pub env: &'a Env<'a>,
+    pub sched: &'a mut Sched,
     /// The lanes executing this instruction (group and guard).
     pub exec: u32,
     pub hint: usize,
     pub region_hint: usize,
+}
+
+/// What an asynchronous operation sees when it completes: its block,
+/// global memory and the vector clocks (it completes as its block's
+/// asynchronous unit).
+pub(crate) struct Side<'a> {
+    pub b: &'a mut Block,
+    pub mem: &'a mut Memory,
+    pub clocks: &'a mut Clocks,
 }
 
 impl Ctx<'_> {
@@ -414,7 +542,19 @@ impl Ctx<'_> {
     fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
         let lane = (self.exec & !init).trailing_zeros() as usize;
         if !pred
-            && let Some(wg) = self.w.wg.as_deref()
+            && let Some(held) = self.w.held.as_deref()
+            && let Some(ld) = held.load_of(idx)
+        {
+            return Fault::lane(
+                lane,
+                format!(
+                    "read of register {}, loaded by the tcgen05.ld at line {}, before the tcgen05.wait::ld that completes it",
+                    self.env.entry.reg_names[idx as usize], self.env.entry.lines[ld.pc as usize]
+                ),
+            );
+        }
+        if !pred
+            && let Some(wg) = self.w.held.as_deref()
             && let Some((m, committed)) = wg.holder(idx)
         {
             let name = &self.env.entry.reg_names[idx as usize];
@@ -470,11 +610,11 @@ impl Ctx<'_> {
         match *d {
             Operand::Reg { idx, bits } => {
                 let pc = self.w.group_pc;
-                if let Some(wg) = self.w.wg.as_deref_mut() {
-                    if wg.is_held(idx) {
+                if let Some(held) = self.w.held.as_deref_mut() {
+                    if held.is_held(idx) {
                         return Err(self.held_write(idx));
                     }
-                    wg.note_write(idx, pc);
+                    held.note_write(idx, pc);
                 }
                 let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
                 let i = idx as usize;
@@ -511,12 +651,18 @@ impl Ctx<'_> {
     }
 
     /// The error for a write of a register that a pending
-    /// `wgmma.mma_async` holds.
+    /// `wgmma.mma_async` or `tcgen05.ld` holds.
     #[cold]
     fn held_write(&self, idx: u32) -> Fault {
-        let wg = self.w.wg.as_deref().expect("a wgmma state");
-        let (m, committed) = wg.holder(idx).expect("a holder");
+        let held = self.w.held.as_deref().expect("held registers");
         let name = &self.env.entry.reg_names[idx as usize];
+        if let Some(ld) = held.load_of(idx) {
+            return Fault::new(format!(
+                "register {name}, loaded by the tcgen05.ld at line {}, overwritten before the tcgen05.wait::ld that completes it",
+                self.env.entry.lines[ld.pc as usize]
+            ));
+        }
+        let (m, committed) = held.holder(idx).expect("a holder");
         let what = if m.writes(idx) {
             "the accumulator"
         } else {
@@ -532,7 +678,7 @@ impl Ctx<'_> {
     /// Fails if the executing lanes exit while the warp has `wgmma.mma_async`
     /// operations that no `wgmma.wait_group` has completed.
     pub fn check_exit(&self) -> Result<(), Fault> {
-        let Some((m, committed)) = self.w.wg.as_deref().and_then(|wg| wg.pending().next()) else {
+        let Some((m, committed)) = self.w.held.as_deref().and_then(|wg| wg.pending().next()) else {
             return Ok(());
         };
         Err(Fault::new(format!(
@@ -546,38 +692,285 @@ impl Ctx<'_> {
         )))
     }
 
-    /// Writes `data` for `lane` at offset `off` of the shared buffer of the
-    /// executing block (`rank` None) or of block `rank` of the cluster.
-    /// Fails if a pending asynchronous operation reads any of those bytes.
+    /// The index in the cluster of lane `l` of the executing warp.
     #[inline]
-    pub fn shared_write(&mut self, lane: usize, rank: Option<u32>, off: usize, data: &[u8]) -> Result<(), Fault> {
-        let (env, pc) = (self.env, self.w.group_pc);
+    pub fn thread_index(&self, l: usize) -> u32 {
+        self.b.thread_index(self.w.index, l)
+    }
+
+    /// Checks a generic access of bytes `off..off + len` by `lane` of the
+    /// shared memory of the executing block (`rank` None) or of block
+    /// `rank` of the cluster: it may not touch bytes an asynchronous
+    /// operation in flight writes (or, writing, reads), and unless it is
+    /// `strong` (atomic, volatile, relaxed, acquire or release) it may not
+    /// race with another thread's access.
+    #[inline]
+    fn check_shared(
+        &mut self,
+        lane: usize,
+        rank: Option<u32>,
+        off: usize,
+        len: usize,
+        write: bool,
+        strong: bool,
+    ) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let pc = self.w.group_pc;
+        let me = self.b.rank;
         let b = match rank {
             None => &mut *self.b,
-            Some(r) => self.peer(r),
+            Some(r) => peer_in(&mut self.peers, me, r),
         };
-        if b.reads.active()
-            && let Some((lo, hi, read_pc)) = b.reads.conflict(off, data.len())
+        if b.inflight.active()
+            && let Some(busy) = b.inflight.conflict(off, len, write)
         {
-            let base = SHARED_BASE as usize;
-            let whose = if rank.is_some() {
-                format!(" of block {}", b.id())
-            } else {
-                String::new()
-            };
-            return Err(Fault::lane(
-                lane,
-                format!(
-                    "shared memory {:#x}..{:#x}{whose} is read by the pending wgmma.mma_async at line {} and was overwritten at line {} before the wgmma.wait_group that completes it",
-                    base + lo,
-                    base + hi,
-                    env.entry.lines[read_pc as usize],
-                    env.entry.lines[pc as usize]
-                ),
-            ));
+            let whose = rank.map(|_| b.id());
+            return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, whose)));
         }
+        if strong {
+            return Ok(());
+        }
+        let kind = if write { Kind::Write } else { Kind::Read };
+        match b.shadow.access(&self.cl.clocks, t, pc, off, len, kind) {
+            Ok(()) => Ok(()),
+            Err(h) => {
+                let whose = rank.map(|_| b.id());
+                Err(Fault::lane(lane, self.hazard_message(&h, pc, kind, whose)))
+            }
+        }
+    }
+
+    /// Reads `buf.len()` bytes at offset `off` of the shared buffer of the
+    /// executing block (`rank` None) or of block `rank` of the cluster,
+    /// for `lane`, after [`check_shared`](Ctx::check_shared).
+    #[inline]
+    pub fn shared_read(
+        &mut self,
+        lane: usize,
+        rank: Option<u32>,
+        off: usize,
+        buf: &mut [u8],
+        strong: bool,
+    ) -> Result<(), Fault> {
+        self.check_shared(lane, rank, off, buf.len(), false, strong)?;
+        let me = self.b.rank;
+        let b = match rank {
+            None => &*self.b,
+            Some(r) => &*peer_in(&mut self.peers, me, r),
+        };
+        buf.copy_from_slice(&b.shared[off..off + buf.len()]);
+        Ok(())
+    }
+
+    /// Writes `data` for `lane` at offset `off` of the shared buffer of the
+    /// executing block (`rank` None) or of block `rank` of the cluster,
+    /// after [`check_shared`](Ctx::check_shared).
+    #[inline]
+    pub fn shared_write(
+        &mut self,
+        lane: usize,
+        rank: Option<u32>,
+        off: usize,
+        data: &[u8],
+        strong: bool,
+    ) -> Result<(), Fault> {
+        self.check_shared(lane, rank, off, data.len(), true, strong)?;
+        let me = self.b.rank;
+        let b = match rank {
+            None => &mut *self.b,
+            Some(r) => peer_in(&mut self.peers, me, r),
+        };
         b.shared[off..off + data.len()].copy_from_slice(data);
         Ok(())
+    }
+
+    /// Checks an asynchronous operation's access, at its issue by `lane`,
+    /// of the executing block's shared bytes at offsets `offs` (16 bytes
+    /// each): no operation in flight may write them (or, for a write,
+    /// read them), and the issuing thread must be ordered after every
+    /// earlier access (and, reading, after a `fence.proxy.async` that
+    /// follows every generic write of them).
+    pub fn check_async(&mut self, lane: usize, offs: &[u32], write: bool) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let pc = self.w.group_pc;
+        let kind = if write { Kind::AsyncWrite } else { Kind::AsyncRead };
+        for &off in offs {
+            let off = off as usize;
+            if self.b.inflight.active()
+                && let Some(busy) = self.b.inflight.conflict(off, 16, write)
+            {
+                return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, None)));
+            }
+            if let Err(h) = self.b.shadow.access(&self.cl.clocks, t, pc, off, 16, kind) {
+                return Err(Fault::lane(lane, self.hazard_message(&h, pc, kind, None)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails if `lane` releases (arrives at a barrier or on an mbarrier)
+    /// after a `tcgen05` instruction that nothing orders before the
+    /// release: `tcgen05.fence::before_thread_sync` (or, for `cp` and
+    /// `mma`, a `tcgen05.commit`) must come between them.
+    pub fn tc_release_check(&self, lane: usize) -> Result<(), Fault> {
+        let (unfenced, uncommitted) = (self.w.tc_unfenced[lane], self.w.tc_uncommitted[lane]);
+        let (pc, or_commit) = match (unfenced, uncommitted) {
+            (0, 0) => return Ok(()),
+            (0, u) => (u - 1, " (or a tcgen05.commit)"),
+            (f, _) => (f - 1, ""),
+        };
+        let e = self.env.entry;
+        Err(Fault::lane(
+            lane,
+            format!(
+                "the tcgen05 instruction at line {} `{}` is not ordered before this synchronisation: tcgen05.fence::before_thread_sync{or_commit} is missing between them",
+                e.lines[pc as usize], e.texts[pc as usize]
+            ),
+        ))
+    }
+
+    /// Fails if `lane` issues a `tcgen05` instruction after getting past a
+    /// synchronisation (a barrier, an mbarrier wait) with no
+    /// `tcgen05.fence::after_thread_sync` between them.
+    pub fn tc_after_check(&self, lane: usize) -> Result<(), Fault> {
+        let synced = self.w.tc_synced[lane];
+        if synced == 0 {
+            return Ok(());
+        }
+        let e = self.env.entry;
+        let pc = (synced - 1) as usize;
+        Err(Fault::lane(
+            lane,
+            format!(
+                "this tcgen05 instruction follows the synchronisation at line {} `{}` with no tcgen05.fence::after_thread_sync between them: it may run before the synchronisation",
+                e.lines[pc], e.texts[pc]
+            ),
+        ))
+    }
+
+    /// Queues asynchronous operation `id`, issued by `lane`, whose shared
+    /// accesses in flight (`spans`) and tensor-memory columns are already
+    /// registered. `releases`: it completes on an mbarrier, releasing the
+    /// issuer's clock of now. The sequential schedule completes it at
+    /// once; the adversarial one when its seed says or when it must.
+    pub fn issue(&mut self, lane: usize, id: u64, spans: Vec<u64>, work: Work, releases: bool) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let op = AsyncOp {
+            id,
+            pc: self.w.group_pc,
+            thread: self.thread_of(lane),
+            warp: self.w.index,
+            lane: lane as u32,
+            clock: if releases {
+                let clock = self.cl.clocks.snapshot(t);
+                self.cl.clocks.tick(t);
+                clock
+            } else {
+                Box::default()
+            },
+            due: if self.sched.adversarial() {
+                self.sched.due()
+            } else {
+                None
+            },
+            spans,
+            work,
+        };
+        self.b.ops.push(op);
+        if !self.sched.adversarial() {
+            self.complete_op(self.b.ops.len() - 1)?;
+        }
+        Ok(())
+    }
+
+    /// Completes operation `k` of the block's queue now: at its issue in
+    /// the sequential schedule, or at a wait that needs it.
+    pub fn complete_op(&mut self, k: usize) -> Result<(), Fault> {
+        let op = self.b.take_op(k);
+        let mut side = Side {
+            b: &mut *self.b,
+            mem: &mut *self.mem,
+            clocks: &mut self.cl.clocks,
+        };
+        super::ops::complete(&mut side, &op).map_err(|m| {
+            let msg = if op.pc == self.w.group_pc {
+                m
+            } else {
+                format!(
+                    "{m} (completing the {} at line {})",
+                    op_name(&self.env.entry.texts[op.pc as usize]),
+                    self.env.entry.lines[op.pc as usize]
+                )
+            };
+            if op.warp == self.w.index {
+                Fault::lane(op.lane as usize, msg)
+            } else {
+                Fault::new(msg)
+            }
+        })
+    }
+
+    /// Explains a hazard that the access at `pc` of kind `kind` ran into.
+    #[cold]
+    fn hazard_message(&self, h: &Hazard, pc: u32, kind: Kind, whose: Option<String>) -> String {
+        let env = self.env;
+        let at = |pc: u32| {
+            format!(
+                "line {} `{}`",
+                env.entry.lines[pc as usize], env.entry.texts[pc as usize]
+            )
+        };
+        let whose = whose.map_or(String::new(), |b| format!(" of block {b}"));
+        let base = SHARED_BASE as usize;
+        let me = self.b.rank;
+        let who = |t: u32| thread_name(env, t, me);
+        let threads = env.ntid[0] * env.ntid[1] * env.ntid[2] * env.cluster_size;
+        match *h {
+            Hazard::Race { earlier, write, off } => {
+                let this = match kind {
+                    Kind::Read => "reads".to_string(),
+                    Kind::Write => "writes".to_string(),
+                    Kind::AsyncRead => format!("issues {} reading", op_name(&env.entry.texts[pc as usize])),
+                    Kind::AsyncWrite => format!("issues {} writing", op_name(&env.entry.texts[pc as usize])),
+                };
+                let verb = if write { "wrote" } else { "read" };
+                let other = if earlier.asynchronous && earlier.thread() >= threads {
+                    format!(
+                        "that the {} at {} {verb} (this thread does not wait for its completion: no mbarrier wait that covers it)",
+                        op_name(&env.entry.texts[earlier.pc as usize]),
+                        at(earlier.pc)
+                    )
+                } else if earlier.asynchronous {
+                    format!(
+                        "that the {} at {} waited for by {} {verb}",
+                        op_name(&env.entry.texts[earlier.pc as usize]),
+                        at(earlier.pc),
+                        who(earlier.thread())
+                    )
+                } else {
+                    format!("that {} {verb} at {}", who(earlier.thread()), at(earlier.pc))
+                };
+                format!(
+                    "shared-memory data race: this thread {this} shared memory {:#x}{whose} {other}, and nothing orders the two accesses (no bar.sync or barrier between them, no mbarrier arrive and wait, no bar.warp.sync for threads of one warp)",
+                    base + off
+                )
+            }
+            Hazard::NoProxyFence { write, off } => format!(
+                "missing fence.proxy.async: this {} reads shared memory {:#x} through the async proxy, which {} wrote with a generic store at {} and no fence.proxy.async since (the writer must execute fence.proxy.async.shared::cta after its stores and before the synchronisation that orders them before this operation)",
+                op_name(&env.entry.texts[pc as usize]),
+                base + off,
+                who(write.thread()),
+                at(write.pc)
+            ),
+            Hazard::FenceUnordered { write, fence_pc, off } => format!(
+                "the fence.proxy.async at {} of {}, after its store to shared memory {:#x} at {}, is not ordered before this {} (no barrier or mbarrier arrive and wait between the fence and it)",
+                at(fence_pc),
+                who(write.thread()),
+                base + off,
+                at(write.pc),
+                op_name(&env.entry.texts[pc as usize])
+            ),
+        }
     }
 
     /// Writes a predicate for the executing lanes.
@@ -652,6 +1045,13 @@ impl Ctx<'_> {
     /// complete one.
     pub fn exit(&mut self) {
         self.b.live -= self.exec.count_ones();
+        // What the exiting threads did happens before whatever later
+        // completes a barrier they no longer wait for.
+        for l in lanes(self.exec) {
+            let t = self.thread_index(l);
+            join(&mut self.b.exited_clocks, self.cl.clocks.row(t));
+            join(&mut self.cl.exited, self.cl.clocks.row(t));
+        }
         if self.b.bars.iter().any(|b| b.arrived > 0) {
             self.b.recheck_barriers();
         }
@@ -720,6 +1120,20 @@ impl Ctx<'_> {
         }
     }
 
+    /// Checks that `len` bytes of global memory at `addr`, which an
+    /// asynchronous operation of `lane` will access later, are inside one
+    /// live allocation (and writable, if `write`).
+    pub fn global_check(&mut self, lane: usize, addr: u64, len: usize, write: bool, what: &str) -> Result<(), Fault> {
+        let r = self.mem.locate(addr, len as u64, &mut self.hint).and_then(|i| {
+            if write {
+                self.mem.bytes_mut(i, addr, len).map(drop)
+            } else {
+                Ok(())
+            }
+        });
+        r.map_err(|f| Fault::lane(lane, f.describe(what, addr, len)))
+    }
+
     /// Writes bytes of global memory for a lane.
     #[inline]
     pub fn global_write(&mut self, lane: usize, addr: u64, data: &[u8], what: &str) -> Result<(), Fault> {
@@ -739,12 +1153,7 @@ impl Ctx<'_> {
 
     /// Another block of the cluster, by rank.
     pub fn peer(&mut self, rank: u32) -> &mut Block {
-        let me = self.b.rank;
-        if rank < me {
-            &mut self.peers.before[rank as usize]
-        } else {
-            &mut self.peers.after[(rank - me - 1) as usize]
-        }
+        peer_in(&mut self.peers, self.b.rank, rank)
     }
 
     /// Whether `[addr, addr + len)` lies in the shared region that the
@@ -846,6 +1255,94 @@ impl Ctx<'_> {
             ),
         ))
     }
+}
+
+/// Block `rank` of the cluster, seen from block `me` (another one).
+fn peer_in<'p>(peers: &'p mut Peers<'_>, me: u32, rank: u32) -> &'p mut Block {
+    if rank < me {
+        &mut peers.before[rank as usize]
+    } else {
+        &mut peers.after[(rank - me - 1) as usize]
+    }
+}
+
+/// An instruction's text without its guard predicate.
+fn unguarded(text: &str) -> &str {
+    match text.split_once(' ') {
+        Some((g, rest)) if g.starts_with('@') => rest,
+        _ => text,
+    }
+}
+
+/// The name of an asynchronous operation, from its instruction's text.
+pub(crate) fn op_name(text: &str) -> &'static str {
+    let text = unguarded(text);
+    const NAMES: [&str; 6] = [
+        "wgmma.mma_async",
+        "cp.async.bulk.tensor",
+        "cp.async.bulk",
+        "tcgen05.mma",
+        "tcgen05.cp",
+        "tcgen05.commit",
+    ];
+    NAMES
+        .into_iter()
+        .find(|n| text.starts_with(n))
+        .unwrap_or("asynchronous operation")
+}
+
+/// The wait that completes an asynchronous operation, for messages.
+fn completed_by(text: &str) -> &'static str {
+    let text = unguarded(text);
+    if text.starts_with("wgmma") {
+        "the wgmma.wait_group that completes it"
+    } else if text.starts_with("cp.async.bulk.global") {
+        "the cp.async.bulk.wait_group that covers it"
+    } else if text.starts_with("cp.async.bulk") {
+        "an mbarrier wait that covers it"
+    } else {
+        "a wait on the mbarrier that a later tcgen05.commit arrives on"
+    }
+}
+
+/// A thread of the cluster, by its index, seen from the block of rank
+/// `me`: `thread (x,y,z)` (and its block's rank when it is another's).
+fn thread_name(env: &Env<'_>, t: u32, me: u32) -> String {
+    let [nx, ny, nz] = env.ntid;
+    let per_block = nx * ny * nz;
+    let (rank, local) = (t / per_block, t % per_block);
+    let xyz = (local % nx, local / nx % ny, local / (nx * ny));
+    let block = if rank == me {
+        String::new()
+    } else {
+        format!(" of the block of cluster rank {rank}")
+    };
+    format!("thread ({},{},{}){block}", xyz.0, xyz.1, xyz.2)
+}
+
+/// Explains an access at `pc` (a write or a read) of bytes that an
+/// asynchronous operation in flight writes or reads.
+fn busy_message(env: &Env<'_>, busy: &Busy, pc: u32, write: bool, whose: Option<String>) -> String {
+    let base = SHARED_BASE as usize;
+    let whose = whose.map_or(String::new(), |b| format!(" of block {b}"));
+    let text = &env.entry.texts[busy.pc as usize];
+    let name = op_name(text);
+    let issuer = if name == "wgmma.mma_async" {
+        String::new()
+    } else {
+        let (x, y, z) = busy.thread;
+        format!(" (issued by thread ({x},{y},{z}))")
+    };
+    let how = if busy.write { "written" } else { "read" };
+    format!(
+        "shared memory {:#x}..{:#x}{whose} is {how} by the pending {name} at line {}{issuer} and was {} at line {} before {}",
+        base + busy.lo,
+        base + busy.hi,
+        env.entry.lines[busy.pc as usize],
+        if write { "overwritten" } else { "read" },
+        env.entry.lines[pc as usize],
+        completed_by(text)
+    )
 }
 
 /// The note for a pending operation that is not committed yet.
@@ -1007,6 +1504,7 @@ pub(crate) fn launch(
     launch: &Launch,
     params: &[ParamValue],
     mem: &mut Memory,
+    options: &Options,
 ) -> Result<LaunchStats, EmuError> {
     let env = prepare(entry, launch, params)?;
     let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
@@ -1017,6 +1515,8 @@ pub(crate) fn launch(
         .map(|_| (0..nwarps).map(|w| Warp::new(entry, w)).collect())
         .collect();
     let mut stats = LaunchStats::default();
+    let mut sched = Sched::new(options);
+    let mut cl = Cluster::default();
     let [cx, cy, cz] = env.cluster;
     let (gx, gy, gz) = launch.grid;
     for z in (0..gz).step_by(cz as usize) {
@@ -1028,11 +1528,19 @@ pub(crate) fn launch(
                 for w in warps.iter_mut().flatten() {
                     w.reset(env.ntid);
                 }
-                let mut cl = Cluster {
-                    live: threads * size,
-                    ..Cluster::default()
+                cl.reset(size, threads);
+                let mut run = Run {
+                    env: &env,
+                    blocks: &mut blocks,
+                    warps: &mut warps,
+                    cl: &mut cl,
+                    mem,
+                    stats: &mut stats,
+                    sched: &mut sched,
+                    limit: options.max_warp_instructions,
+                    hint: 0,
                 };
-                run_cluster(&env, &mut blocks, &mut warps, &mut cl, mem, &mut stats)?;
+                run.cluster()?;
                 stats.blocks += u64::from(size);
             }
         }
@@ -1041,93 +1549,234 @@ pub(crate) fn launch(
     Ok(stats)
 }
 
-/// Runs the blocks of one cluster (their warps in turns) until every
-/// thread has exited.
-fn run_cluster(
-    env: &Env<'_>,
-    blocks: &mut [Block],
-    warps: &mut [Vec<Warp>],
-    cl: &mut Cluster,
-    mem: &mut Memory,
-    stats: &mut LaunchStats,
-) -> Result<(), EmuError> {
-    let mut hint = 0usize;
-    loop {
-        let mut ran = false;
-        let mut done = true;
-        for bi in 0..blocks.len() {
-            if blocks[bi].exited {
+/// One cluster being run.
+struct Run<'a, 'e> {
+    env: &'a Env<'e>,
+    blocks: &'a mut [Block],
+    warps: &'a mut [Vec<Warp>],
+    cl: &'a mut Cluster,
+    mem: &'a mut Memory,
+    stats: &'a mut LaunchStats,
+    sched: &'a mut Sched,
+    /// Most warp instructions of the launch.
+    limit: Option<u64>,
+    hint: usize,
+}
+
+impl Run<'_, '_> {
+    /// Runs the blocks of the cluster (their warps in turns, asynchronous
+    /// operations completing between turns) until every thread has
+    /// exited.
+    fn cluster(&mut self) -> Result<(), EmuError> {
+        let mut turns: Vec<(usize, usize)> = Vec::new();
+        loop {
+            turns.clear();
+            for (bi, ws) in self.warps.iter().enumerate() {
+                if !self.blocks[bi].exited {
+                    turns.extend(
+                        ws.iter()
+                            .enumerate()
+                            .filter(|(_, w)| w.runnable() != 0)
+                            .map(|(wi, _)| (bi, wi)),
+                    );
+                }
+            }
+            if turns.is_empty() {
+                if self.blocks.iter().all(|b| b.exited) {
+                    return Ok(());
+                }
+                self.stuck()?;
                 continue;
             }
-            let (before, rest) = blocks.split_at_mut(bi);
-            let (block, after) = rest.split_first_mut().expect("a block");
-            for wi in 0..warps[bi].len() {
-                let w = &mut warps[bi][wi];
-                if w.runnable() == 0 {
-                    continue;
-                }
-                ran = true;
-                let peers = Peers {
-                    before: &mut *before,
-                    after: &mut *after,
-                };
-                run_warp(env, block, peers, cl, w, mem, stats, &mut hint)?;
-                if block.release != 0 {
-                    release(block, &mut warps[bi]);
-                }
-                if block.mbar_done {
-                    release_mbar(block, &mut warps[bi]);
-                }
-                if cl.release {
-                    release_cluster(cl, warps);
-                }
-            }
-            // A block ends when its last thread exits, before the other
-            // blocks' next turn.
-            if warps[bi].iter().all(Warp::done) {
-                tmem_freed(env, block)?;
-                block.exited = true;
+            if self.sched.adversarial() {
+                let (bi, wi) = turns[self.sched.below(turns.len())];
+                self.turn(bi, wi)?;
+                self.complete_due()?;
             } else {
-                done = false;
-            }
-        }
-        if done {
-            return Ok(());
-        }
-        if !ran {
-            // Nothing can run. Lanes blocked in an mbarrier wait may have
-            // other work after a failed wait: let their waits fail once;
-            // if that changes no mbarrier, their block is stuck for good.
-            let mut timed_out = false;
-            let mut stuck = None;
-            for (bi, (block, ws)) in blocks.iter_mut().zip(warps.iter_mut()).enumerate() {
-                if !ws.iter().any(|w| mbar_waiters(w) != 0) {
-                    continue;
-                }
-                if block.timeout_epoch == Some(block.epoch) {
-                    stuck.get_or_insert(bi);
-                    continue;
-                }
-                block.timeout_epoch = Some(block.epoch);
-                for w in ws.iter_mut() {
-                    let m = mbar_waiters(w);
-                    if m != 0 {
-                        w.waiting &= !m;
-                        w.timeout |= m;
-                        w.reschedule();
+                for &(bi, wi) in &turns {
+                    if !self.blocks[bi].exited && self.warps[bi][wi].runnable() != 0 {
+                        self.turn(bi, wi)?;
                     }
                 }
-                timed_out = true;
             }
-            if timed_out {
-                continue;
+            self.sched.turn += 1;
+            if let Some(limit) = self.limit
+                && self.stats.warp_instructions > limit
+            {
+                return Err(EmuError::new(format!(
+                    "the launch ran more than {limit} warp instructions without finishing (Options::max_warp_instructions): a hang on a GPU?"
+                ))
+                .in_kernel(&self.env.entry.name));
             }
-            if let Some(bi) = stuck {
-                return Err(mbar_deadlock(env, &blocks[bi], &warps[bi]));
-            }
-            return Err(deadlock(env, blocks, warps, cl));
         }
     }
+
+    /// Warp `wi` of block `bi` takes a turn; then whatever it completed is
+    /// released, and the block ends if that was its last thread.
+    fn turn(&mut self, bi: usize, wi: usize) -> Result<(), EmuError> {
+        let slice = self.sched.slice();
+        let (before, rest) = self.blocks.split_at_mut(bi);
+        let (block, after) = rest.split_first_mut().expect("a block");
+        let peers = Peers { before, after };
+        let w = &mut self.warps[bi][wi];
+        run_warp(
+            self.env,
+            block,
+            peers,
+            self.cl,
+            w,
+            self.mem,
+            self.stats,
+            &mut self.hint,
+            self.sched,
+            slice,
+        )?;
+        if block.release != 0 {
+            release(block, &mut self.warps[bi], &mut self.cl.clocks);
+        }
+        if block.mbar_done {
+            release_mbar(block, &mut self.warps[bi]);
+        }
+        if self.cl.release {
+            release_cluster(self.cl, self.warps);
+        }
+        // A block ends when its last thread exits, before any other turn.
+        if self.warps[bi].iter().all(Warp::done) {
+            block_ends(self.env, block)?;
+            block.exited = true;
+        }
+        Ok(())
+    }
+
+    /// Completes the asynchronous operations whose turn has come.
+    fn complete_due(&mut self) -> Result<(), EmuError> {
+        let now = self.sched.turn;
+        for bi in 0..self.blocks.len() {
+            let mut k = 0;
+            let mut tc_waits = false;
+            while k < self.blocks[bi].ops.len() {
+                let op = &self.blocks[bi].ops[k];
+                let in_order = op.in_order();
+                if op.due.is_some_and(|d| d <= now) && !(in_order && tc_waits) {
+                    self.complete(bi, k)?;
+                } else {
+                    tc_waits |= in_order;
+                    k += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes operation `k` of block `bi` and releases what that
+    /// completed.
+    fn complete(&mut self, bi: usize, k: usize) -> Result<(), EmuError> {
+        let block = &mut self.blocks[bi];
+        complete_op(self.env, block, self.mem, &mut self.cl.clocks, k)?;
+        if block.mbar_done {
+            release_mbar(block, &mut self.warps[bi]);
+        }
+        Ok(())
+    }
+
+    /// Nothing can run. An operation in flight completes (this is the
+    /// latest point at which it may); with none left, lanes blocked in an
+    /// mbarrier wait (which may have other work after a failed wait) see
+    /// their waits fail once; if that changes no mbarrier, the cluster is
+    /// stuck for good.
+    fn stuck(&mut self) -> Result<(), EmuError> {
+        let mut ready = Vec::new();
+        for (bi, b) in self.blocks.iter().enumerate() {
+            let first_tc = b.ops.iter().position(AsyncOp::in_order);
+            ready.extend(
+                (0..b.ops.len())
+                    .filter(|&k| !b.ops[k].in_order() || Some(k) == first_tc)
+                    .map(|k| (bi, k)),
+            );
+        }
+        if !ready.is_empty() {
+            let pick = if self.sched.adversarial() {
+                self.sched.below(ready.len())
+            } else {
+                0
+            };
+            let (bi, k) = ready[pick];
+            return self.complete(bi, k);
+        }
+        let mut timed_out = false;
+        let mut stuck = None;
+        for (bi, (block, ws)) in self.blocks.iter_mut().zip(self.warps.iter_mut()).enumerate() {
+            if !ws.iter().any(|w| mbar_waiters(w) != 0) {
+                continue;
+            }
+            if block.timeout_epoch == Some(block.epoch) {
+                stuck.get_or_insert(bi);
+                continue;
+            }
+            block.timeout_epoch = Some(block.epoch);
+            for w in ws.iter_mut() {
+                let m = mbar_waiters(w);
+                if m != 0 {
+                    w.waiting &= !m;
+                    w.timeout |= m;
+                    w.reschedule();
+                }
+            }
+            timed_out = true;
+        }
+        if timed_out {
+            return Ok(());
+        }
+        if let Some(bi) = stuck {
+            return Err(mbar_deadlock(self.env, &self.blocks[bi], &self.warps[bi]));
+        }
+        Err(deadlock(self.env, self.blocks, self.warps, self.cl))
+    }
+}
+
+/// Completes operation `k` of `block`, which leaves the queue.
+fn complete_op(
+    env: &Env<'_>,
+    block: &mut Block,
+    mem: &mut Memory,
+    clocks: &mut Clocks,
+    k: usize,
+) -> Result<(), EmuError> {
+    let op = block.take_op(k);
+    let mut side = Side { b: block, mem, clocks };
+    super::ops::complete(&mut side, &op).map_err(|m| op_error(env, block, &op, m))
+}
+
+/// An error of an asynchronous operation, located at its issue.
+fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) -> EmuError {
+    let e = env.entry;
+    EmuError {
+        kernel: Some(e.name.clone()),
+        block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
+        thread: Some(op.thread),
+        line: Some(e.lines[op.pc as usize]),
+        text: Some(e.texts[op.pc as usize].clone()),
+        message: msg,
+    }
+}
+
+/// Checks a block whose last thread exited: nothing may be in flight, no
+/// tensor memory allocated.
+fn block_ends(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
+    if let Some(op) = block.ops.first() {
+        let text = &env.entry.texts[op.pc as usize];
+        return Err(op_error(
+            env,
+            block,
+            op,
+            format!(
+                "the block exited with this {} still in flight (it would write memory the block no longer owns): no thread waited for it ({})",
+                op_name(text),
+                completed_by(text)
+            ),
+        ));
+    }
+    tmem_freed(env, block)
 }
 
 /// Lanes of `w` blocked on an mbarrier.
@@ -1210,13 +1859,57 @@ fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
         w.pc[lane],
         lane,
         format!(
-            "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending"
+            "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending. Where the warps are: {}",
+            positions(env, warps)
         ),
     )
 }
 
-/// Lets every lane waiting at a completed barrier go on.
-fn release(block: &mut Block, warps: &mut [Warp]) {
+/// Where every warp of a block is, for deadlock reports: its lanes
+/// grouped by what they wait for.
+fn positions(env: &Env<'_>, warps: &[Warp]) -> String {
+    let mut parts = Vec::new();
+    for w in warps {
+        let mut groups: Vec<(String, u32)> = Vec::new();
+        for l in lanes(w.exists) {
+            let what = if w.exited >> l & 1 != 0 {
+                "exited".to_string()
+            } else if w.waiting >> l & 1 != 0 {
+                format!("wait at {}", waits_at(env, w, l))
+            } else {
+                format!("are at line {}", env.entry.lines[w.pc[l] as usize])
+            };
+            match groups.iter_mut().find(|g| g.0 == what) {
+                Some(g) => g.1 |= 1 << l,
+                None => groups.push((what, 1 << l)),
+            }
+        }
+        let lanes = groups
+            .iter()
+            .map(|(what, m)| format!("{} {what}", lane_set(*m)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        parts.push(format!("warp {}: {lanes}", w.index));
+    }
+    parts.join("; ")
+}
+
+/// A set of lanes, for messages: `lane 3`, `lanes 0-15`, `lanes 0x00ff00ff`.
+fn lane_set(m: u32) -> String {
+    let (lo, n) = (m.trailing_zeros(), m.count_ones());
+    let run = if n == 32 { u32::MAX } else { (1 << n) - 1 };
+    if n == 1 {
+        format!("lane {lo}")
+    } else if m >> lo == run {
+        format!("lanes {lo}-{}", lo + n - 1)
+    } else {
+        format!("lanes {m:#010x}")
+    }
+}
+
+/// Lets every lane waiting at a completed barrier go on, with the clocks
+/// of the threads that arrived.
+fn release(block: &mut Block, warps: &mut [Warp], clocks: &mut Clocks) {
     let done = block.release;
     block.release = 0;
     for w in warps {
@@ -1224,6 +1917,8 @@ fn release(block: &mut Block, warps: &mut [Warp]) {
             let id = w.bar_of[l];
             if id < 16 && done >> id & 1 != 0 {
                 w.waiting &= !(1 << l);
+                clocks.acquire(block.thread_index(w.index, l), &block.bars[id as usize].done);
+                w.tc_synced[l] = w.pc[l] + 1;
                 w.pc[l] += 1;
             }
         }
@@ -1235,12 +1930,19 @@ fn release(block: &mut Block, warps: &mut [Warp]) {
 /// completed go on.
 fn release_cluster(cl: &mut Cluster, warps: &mut [Vec<Warp>]) {
     cl.release = false;
-    for w in warps.iter_mut().flatten() {
-        let done = lanes(w.waiting)
-            .filter(|&l| w.bar_of[l] == CLUSTER_WAIT && w.cl_phase[l] != cl.phase)
-            .fold(0u32, |m, l| m | 1 << l);
-        if done != 0 {
+    let threads = cl.block_threads;
+    for (rank, ws) in warps.iter_mut().enumerate() {
+        for w in ws.iter_mut() {
+            let done = lanes(w.waiting)
+                .filter(|&l| w.bar_of[l] == CLUSTER_WAIT && w.cl_phase[l] != cl.phase)
+                .fold(0u32, |m, l| m | 1 << l);
+            if done == 0 {
+                continue;
+            }
             for l in lanes(done) {
+                let t = rank as u32 * threads + w.index * 32 + l as u32;
+                cl.clocks.acquire(t, &cl.done);
+                w.tc_synced[l] = w.pc[l] + 1;
                 w.pc[l] += 1;
             }
             w.waiting &= !done;
@@ -1259,7 +1961,11 @@ fn tid_of(w: &Warp, l: usize) -> String {
 fn waits_at(env: &Env<'_>, w: &Warp, l: usize) -> String {
     let what = match w.bar_of[l] {
         WARP_SYNC => "bar.warp.sync".to_string(),
-        MBAR_WAIT => "an mbarrier".to_string(),
+        MBAR_WAIT => {
+            let mw = w.mwait[l];
+            let phase = if mw.parity { "parity" } else { "phase" };
+            format!("the mbarrier at {:#x} for {phase} {}", mw.addr, mw.want)
+        }
         CLUSTER_WAIT => "barrier.cluster.wait".to_string(),
         b => format!("barrier {b}"),
     };
@@ -1306,11 +2012,13 @@ fn deadlock(env: &Env<'_>, blocks: &[Block], warps: &[Vec<Warp>], cl: &Cluster) 
         w.pc[lane],
         lane,
         format!(
-            "barrier.cluster.wait can never complete: {} of the {} threads of the cluster that have not exited arrived in phase {}; {}",
+            "barrier.cluster.wait can never complete: {} of the {} threads of the cluster that have not exited arrived in phase {}; {}. Where the warps of block {} are: {}",
             cl.arrived,
             cl.live,
             cl.phase,
-            missing.unwrap_or_else(|| "the missing threads can never arrive".into())
+            missing.unwrap_or_else(|| "the missing threads can never arrive".into()),
+            blocks[bi].id(),
+            positions(env, &warps[bi])
         ),
     )
 }
@@ -1345,10 +2053,13 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
             w,
             pc,
             lane,
-            format!("bar.warp.sync with member mask {mask:#010x} can never complete: {why}"),
+            format!(
+                "bar.warp.sync with member mask {mask:#010x} can never complete: {why}. Where the warps are: {}",
+                positions(env, warps)
+            ),
         );
     }
-    let bar = block.bars[id as usize];
+    let bar = &block.bars[id as usize];
     let expected = if bar.count == 0 { block.live } else { bar.count };
     // Someone who will never arrive: one waiting elsewhere, or (for a
     // barrier with a thread count) an exited thread.
@@ -1378,12 +2089,15 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
         pc,
         lane,
         format!(
-            "barrier {id} can never complete: {} of {expected} threads arrived; {why}",
-            bar.arrived
+            "barrier {id} can never complete: {} of {expected} threads arrived; {why}. Where the warps are: {}",
+            bar.arrived,
+            positions(env, warps)
         ),
     )
 }
 
+/// Runs warp `w` for at most `slice` instructions (less if it blocks or
+/// exits).
 #[allow(clippy::too_many_arguments)]
 fn run_warp(
     env: &Env<'_>,
@@ -1394,6 +2108,8 @@ fn run_warp(
     mem: &mut Memory,
     stats: &mut LaunchStats,
     hint: &mut usize,
+    sched: &mut Sched,
+    slice: u32,
 ) -> Result<(), EmuError> {
     let insts: &[Inst] = &env.entry.insts;
     let mut ctx = Ctx {
@@ -1403,11 +2119,12 @@ fn run_warp(
         cl,
         mem,
         env,
+        sched,
         exec: 0,
         hint: *hint,
         region_hint: 0,
     };
-    let mut budget = SLICE;
+    let mut budget = slice;
     let mut thread_insts = 0u64;
     let mut warp_insts = 0u64;
     let result = loop {

@@ -5,25 +5,41 @@
 //! keeps its state beside shared memory (the 8 bytes themselves are not
 //! written). A phase completes when its pending arrivals reach zero and
 //! its transaction count is zero; then the phase number goes up by one and
-//! the pending count is reset to the expected count.
+//! the pending count is reset to the expected count. The transaction count
+//! may go below zero while arrivals are pending (bytes may land before the
+//! `expect_tx` that announces them, as the PTX ISA allows); once every
+//! arrival is in, bytes beyond those expected are an error.
+//!
+//! For the race check each mbarrier collects the vector clocks of what
+//! arrives in the current phase (threads, and the operations that complete
+//! on it); a completed phase adds them to what a successful wait acquires.
+
+use super::race::join;
 
 /// Most arrivals an mbarrier can expect, and the transaction-count limit
-/// (`2^20 - 1`, as in the PTX ISA).
+/// (`2^20 - 1`, as in the PTX ISA, in either direction).
 pub(crate) const MBAR_MAX: u64 = (1 << 20) - 1;
 
 /// One mbarrier.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Mbar {
     /// Its shared-window address.
     pub addr: u32,
+    /// The `mbarrier.init` that made it (instruction index).
+    pub init_pc: u32,
     /// Arrivals expected per phase.
     pub count: u32,
     /// Arrivals still missing in the current phase.
     pub pending: u32,
-    /// Transaction bytes still expected in the current phase.
-    pub tx: u64,
+    /// Transaction bytes still expected in the current phase (below zero:
+    /// more bytes landed than were announced so far).
+    pub tx: i64,
     /// The current phase (completed phases so far).
     pub phase: u32,
+    /// The clocks of what arrived in the current phase.
+    arrivals: Vec<u32>,
+    /// The clocks of everything that arrived in completed phases.
+    pub released: Vec<u32>,
 }
 
 /// What a lane blocked in `mbarrier.try_wait` waits for.
@@ -36,13 +52,16 @@ pub(crate) struct MbarWait {
 }
 
 impl Mbar {
-    pub fn new(addr: u32, count: u32) -> Mbar {
+    pub fn new(addr: u32, count: u32, init_pc: u32) -> Mbar {
         Mbar {
             addr,
+            init_pc,
             count,
             pending: count,
             tx: 0,
             phase: 0,
+            arrivals: Vec::new(),
+            released: Vec::new(),
         }
     }
 
@@ -58,6 +77,12 @@ impl Mbar {
         }
     }
 
+    /// Whether it is between phases: nothing arrived or expected in the
+    /// current one.
+    pub fn idle(&self) -> bool {
+        self.pending == self.count && self.tx == 0
+    }
+
     fn describe(&self) -> String {
         format!(
             "mbarrier at shared address {:#x} (phase {}, {} of {} arrivals pending, {} transaction bytes pending)",
@@ -65,14 +90,30 @@ impl Mbar {
         )
     }
 
-    fn complete_if_due(&mut self) -> bool {
+    fn complete_if_due(&mut self) -> Result<bool, String> {
+        if self.pending == 0 && self.tx < 0 {
+            return Err(format!(
+                "{} more transaction bytes than expected in phase {} of the {} (every arrival is in)",
+                -self.tx,
+                self.phase,
+                self.describe()
+            ));
+        }
         if self.pending == 0 && self.tx == 0 {
             self.phase = self.phase.wrapping_add(1);
             self.pending = self.count;
-            true
+            join(&mut self.released, &self.arrivals);
+            self.arrivals.clear();
+            Ok(true)
         } else {
-            false
+            Ok(false)
         }
+    }
+
+    /// Adds what an arrival or a completing operation releases (its
+    /// clock) to the current phase.
+    pub fn collect(&mut self, clock: &[u32]) {
+        join(&mut self.arrivals, clock);
     }
 
     /// `n` arrivals; true if that completed the phase.
@@ -85,7 +126,7 @@ impl Mbar {
             ));
         }
         self.pending -= n;
-        Ok(self.complete_if_due())
+        self.complete_if_due()
     }
 
     /// An arrival that also lowers the expected count of later phases.
@@ -99,26 +140,26 @@ impl Mbar {
 
     /// Expects `bytes` more transaction bytes in the current phase.
     pub fn expect_tx(&mut self, bytes: u64) -> Result<(), String> {
-        if self.tx + bytes > MBAR_MAX {
+        if self.tx + bytes as i64 > MBAR_MAX as i64 {
             return Err(format!(
                 "expecting {bytes} more transaction bytes on the {} exceeds the limit of {MBAR_MAX}",
                 self.describe()
             ));
         }
-        self.tx += bytes;
+        self.tx += bytes as i64;
         Ok(())
     }
 
     /// `bytes` transaction bytes arrived; true if that completed the phase.
     pub fn complete_tx(&mut self, bytes: u64) -> Result<bool, String> {
-        if bytes > self.tx {
+        if self.tx - (bytes as i64) < -(MBAR_MAX as i64) {
             return Err(format!(
-                "transaction-count underflow: {bytes} bytes completed on the {}, more than are expected",
+                "transaction-count underflow: {bytes} bytes completed on the {}, beyond the limit of {MBAR_MAX} unannounced bytes",
                 self.describe()
             ));
         }
-        self.tx -= bytes;
-        Ok(self.complete_if_due())
+        self.tx -= bytes as i64;
+        self.complete_if_due()
     }
 
     /// A description for errors.
@@ -133,7 +174,7 @@ mod tests {
 
     #[test]
     fn phases_parity_and_transaction_bytes() {
-        let mut b = Mbar::new(0x400, 2);
+        let mut b = Mbar::new(0x400, 2, 0);
         // A fresh barrier is in phase 0: "the phase of parity 1" (the one
         // before it) counts as complete, parity 0 does not.
         assert!(b.done(1, true) && !b.done(0, true));
@@ -151,11 +192,26 @@ mod tests {
         assert!(!b.arrive(1).unwrap());
         assert!(b.arrive(1).unwrap());
         assert_eq!(b.phase, 2);
-        assert!(b.complete_tx(1).unwrap_err().contains("underflow"));
+        // Bytes before their expect_tx are fine while arrivals are pending;
+        // once they are all in, extra bytes are an error.
+        assert!(!b.complete_tx(16).unwrap());
+        b.expect_tx(16).unwrap();
+        assert!(!b.arrive(1).unwrap());
+        assert!(b.complete_tx(1).is_ok());
+        assert!(
+            b.arrive(1)
+                .unwrap_err()
+                .contains("1 more transaction bytes than expected")
+        );
+        let mut b = Mbar::new(0x400, 2, 0);
+        b.expect_tx(16).unwrap();
+        assert!(!b.arrive(2).unwrap());
+        assert!(b.complete_tx(1 << 21).unwrap_err().contains("underflow"));
         assert!(b.arrive(3).unwrap_err().contains("more than are pending"));
         assert!(b.expect_tx(MBAR_MAX + 1).unwrap_err().contains("limit"));
+        assert!(b.complete_tx(16).unwrap());
         assert!(!b.arrive_drop().unwrap());
         assert!(b.arrive(1).unwrap());
-        assert_eq!((b.count, b.pending, b.phase), (1, 1, 3));
+        assert_eq!((b.count, b.pending, b.phase), (1, 1, 2));
     }
 }

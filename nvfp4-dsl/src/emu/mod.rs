@@ -40,9 +40,14 @@
 //!
 //! Blocks run one after another; a block's warps of 32 threads take turns.
 //! With thread-block clusters ([`Launch::cluster`]) the clusters run one
-//! after another and the turns rotate over every warp of every block of
-//! the cluster (block by block in rank order, warp by warp), so that
-//! blocks can wait for each other. Every thread has its own program
+//! after another and the turns go to every warp of every block of the
+//! cluster, so that blocks can wait for each other. [`Options`] pick the
+//! order: the adversarial schedule (the default, seeded) gives each turn
+//! to a random warp for a random number of instructions (1 to 256), so
+//! that warps interleave at every granularity and a kernel that is right
+//! only in one order fails in some seeds; the sequential schedule rotates
+//! over the warps in order, thousands of instructions a turn. The same
+//! options give the same run. Every thread has its own program
 //! counter; a warp executes the threads that are at the lowest program
 //! counter together, so divergent branches reconverge where their paths
 //! meet. Registers live per warp as
@@ -52,14 +57,26 @@
 //!
 //! # The asynchronous model (sm_90 / sm_100a)
 //!
-//! Asynchronous work completes when it is issued, which is one legal
-//! ordering of it: `cp.async.bulk` and `cp.async.bulk.tensor.2d` copy at
-//! once and then complete their bytes on the mbarrier; `tcgen05.cp`,
-//! `tcgen05.mma` write tensor memory at once, so `tcgen05.commit` arrives
-//! on its mbarrier immediately; the `tcgen05` waits and fences, `fence.*`
-//! (`fence.proxy.async` included) and `griddepcontrol` do nothing. The
-//! exception is `wgmma.mma_async`, which completes at the last legal
-//! moment, so that what the kernel does before then is checked:
+//! Asynchronous work is checked when it is issued and completes later:
+//! `cp.async.bulk` and `cp.async.bulk.tensor.2d` (both directions),
+//! `tcgen05.cp`, `tcgen05.mma` and `tcgen05.commit`'s arrive are put in
+//! flight in their block. The adversarial schedule completes each at a
+//! legal point chosen by its seed: a random turn soon after its issue, or
+//! the latest point (when nothing else can run, or at the
+//! `cp.async.bulk.wait_group` that covers a copy to global memory);
+//! `tcgen05` operations complete in issue order, as the tensor core runs
+//! them. Until an operation completes, the shared bytes it writes hold
+//! poison (`0xFF` bytes, NaN in every float format) and no other access
+//! may touch them, the shared bytes it reads may not be written, and the
+//! tensor-memory columns it writes may not be loaded, stored or freed;
+//! a copy completes its transaction bytes on its mbarrier when it lands.
+//! A block that ends with an operation in flight is an error. The
+//! sequential schedule completes these operations when they are issued.
+//! `tcgen05.ld` reads tensor memory at once but holds its registers until
+//! `tcgen05.wait::ld`; `griddepcontrol` and the fences other than
+//! `fence.proxy.async` and the `tcgen05` fences order nothing here.
+//! `wgmma.mma_async` completes at the last legal moment (nothing could
+//! observe an earlier one, given the checks below):
 //! - `wgmma.mma_async` (`m64nNk16`, `.f32` += `.f16`/`.bf16`, A from
 //!   registers or shared memory, B from shared memory through sm_90
 //!   descriptors) is pending in its warp until `wgmma.commit_group` puts
@@ -84,15 +101,25 @@
 //!   number goes up and the arrival count is reset. `try_wait.parity p`
 //!   is true once the phase with that parity has completed, i.e. when
 //!   `(phase & 1) != p`: a fresh barrier reports parity 1 as complete.
-//!   The transaction count may not go below zero. (The PTX ISA lets it
-//!   go negative for a while; since copies complete when issued, that only
-//!   matters for a copy issued before its `expect_tx`, which the emulator
-//!   reports, like an `expect_tx` of too few bytes.)
+//!   The transaction count may go below zero while arrivals are pending
+//!   (bytes before the `expect_tx` that announces them, as the PTX ISA
+//!   allows); once every arrival is in, more bytes than expected are an
+//!   error.
 //! - A `try_wait`/`test_wait` that would fail blocks its thread, and the
 //!   block's other threads run, until the phase completes. If no thread of
-//!   the block can run, blocked waits return false once (a `try_wait` may
-//!   time out); if that changes no mbarrier, the block is stuck and the
-//!   launch fails with "mbarrier wait can never complete".
+//!   the cluster can run, an operation in flight completes; with none
+//!   left, blocked waits return false once (a `try_wait` may time out); if
+//!   that changes no mbarrier, the block is stuck and the launch fails
+//!   with "mbarrier wait can never complete", naming where every warp is.
+//! - `tcgen05` ordering: a thread that gets past a synchronisation (a
+//!   barrier, an mbarrier wait) needs `tcgen05.fence::after_thread_sync`
+//!   before its next `tcgen05.mma`/`cp`/`ld`/`st`/`dealloc`; a thread
+//!   that issued `tcgen05.alloc`/`dealloc`/`ld`/`st` needs
+//!   `tcgen05.fence::before_thread_sync` before its next release (an
+//!   arrive at a barrier, the cluster barrier or an mbarrier), and one
+//!   that issued `tcgen05.cp`/`mma` that fence or a `tcgen05.commit`.
+//!   This is the pattern the PTX ISA prescribes; the emulator asks for it
+//!   even where no tensor-memory data depends on the synchronisation.
 //! - Tensor maps are the emulator's own: [`TensorMap2d::encode`]. A tensor
 //!   copy fills bytes outside the tensor with zeros and counts the whole
 //!   box; it writes with the map's swizzle applied to absolute shared
@@ -181,8 +208,10 @@
 //! waits at another barrier, a `bar.warp.sync` or an mbarrier, or, for a
 //! barrier with a thread count, exited); an mbarrier wait that can never
 //! complete, an mbarrier used before `mbarrier.init`, more arrivals than
-//! are pending, a transaction count that would go below zero (more bytes
-//! completed than expected); bulk copies with a size or address not a
+//! are pending, more transaction bytes than expected once every arrival is
+//! in, `mbarrier.init` of a live mbarrier and `mbarrier.inval` of one in
+//! use (a phase under way, an operation in flight that completes on it);
+//! bulk copies with a size or address not a
 //! multiple of 16, a tensor copy through bytes that are not a
 //! [`TensorMap2d`] or to a misaligned destination; tensor memory used
 //! without an allocation or outside it, an allocation that cannot be
@@ -222,6 +251,30 @@
 //! `setmaxnreg` count that is not an immediate multiple of 8 in
 //! 24..=256. Operands that differ between the lanes of a warp (the
 //! descriptors, scale-d) are errors too.
+//!
+//! # Hazards
+//!
+//! The errors a GPU would not report but answer with wrong results, each
+//! naming the kernel, block, thread and both PTX lines involved:
+//! - a generic access of shared bytes that an asynchronous operation in
+//!   flight writes, or (for a write) reads: a missing mbarrier wait, a
+//!   stage reused too early; an asynchronous operation issued over such
+//!   bytes;
+//! - a shared-memory data race: two threads touch the same bytes, at
+//!   least one writing, and no barrier, mbarrier arrive and wait, cluster
+//!   barrier or (within a warp) `bar.warp.sync` orders them (vector clocks
+//!   over the threads of a cluster; an asynchronous operation accesses
+//!   memory as its issuing thread, at its issue). Atomics and volatile,
+//!   relaxed, acquire and release accesses are not data races and order
+//!   nothing here; global memory is not checked;
+//! - shared bytes written by generic stores and read by the async proxy
+//!   (`wgmma`, `tcgen05.mma`/`cp`, a bulk copy to global memory) without a
+//!   `fence.proxy.async` by the writer that is ordered before the read;
+//! - a `tcgen05.ld` result read or overwritten before `tcgen05.wait::ld`; a
+//!   `tcgen05.ld`, `st` or `dealloc` of columns a `tcgen05` operation in
+//!   flight writes; the `tcgen05` fence pattern (the asynchronous model
+//!   above);
+//! - a block that ends with an asynchronous operation in flight.
 
 //! # Memory layout
 //!
@@ -252,11 +305,14 @@ mod memory;
 mod ops;
 mod parse;
 mod pending;
+mod race;
+mod schedule;
 mod tensormap;
 mod tmem;
 
 pub use error::EmuError;
 pub use memory::Memory;
+pub use schedule::{Options, Schedule};
 pub use tensormap::TensorMap2d;
 
 /// A parsed and decoded PTX module: parse once, launch many times.
@@ -375,7 +431,8 @@ impl Module {
     }
 
     /// Runs kernel `entry` over the grid, with `params` in `.param` order
-    /// and `mem` as global memory.
+    /// and `mem` as global memory, under the default [`Options`] (the
+    /// adversarial schedule with seed 0).
     pub fn launch(
         &self,
         entry: &str,
@@ -383,13 +440,26 @@ impl Module {
         params: &[ParamValue],
         mem: &mut Memory,
     ) -> Result<LaunchStats, EmuError> {
+        self.launch_with(entry, launch, params, mem, &Options::default())
+    }
+
+    /// [`launch`](Module::launch) under `options`: a schedule (and seed),
+    /// an instruction limit.
+    pub fn launch_with(
+        &self,
+        entry: &str,
+        launch: &Launch,
+        params: &[ParamValue],
+        mem: &mut Memory,
+        options: &Options,
+    ) -> Result<LaunchStats, EmuError> {
         let Some(e) = self.entries.iter().find(|e| e.name == entry) else {
             return Err(EmuError::new(format!(
                 "no kernel entry `{entry}` in this module (it has: {})",
                 self.entries().join(", ")
             )));
         };
-        exec::launch(e, launch, params, mem)
+        exec::launch(e, launch, params, mem, options)
     }
 }
 

@@ -1,19 +1,26 @@
-//! Asynchronous work in flight: per warp, the `wgmma.mma_async`
-//! operations issued and not yet completed, the registers they hold and
-//! the `wgmma.fence` state; per block, the shared bytes that pending
-//! operations will read.
+//! Asynchronous work in flight.
 //!
-//! A pending operation keeps everything it needs to complete (its
-//! registers, the shared offsets it reads, its modifiers), so it can be
-//! completed whenever it is legal to; today that is when the
-//! `wgmma.wait_group` that retires its group executes (`ops::wgmma`).
+//! Per warp ([`AsyncRegs`]): the `wgmma.mma_async` operations issued and
+//! not yet completed, the `tcgen05.ld` results not yet waited for, the
+//! registers they hold and the `wgmma.fence` state. Per block
+//! ([`Inflight`]): the queue of asynchronous operations that have not
+//! completed (bulk and tensor copies, `tcgen05.cp`/`mma`/`commit`), and
+//! the shared bytes that operations in flight read or write
+//! ([`InflightShared`]), which no other access may touch until then.
+//!
+//! A pending operation keeps everything it needs to complete, so it can
+//! be completed whenever it is legal to; the scheduler (`exec`) decides
+//! when: a `wgmma.mma_async` at the `wgmma.wait_group` that retires its
+//! group, a copy or a `tcgen05` operation when the seeded schedule says
+//! so or when nothing else can run (`tcgen05` operations of a block in
+//! issue order, as its tensor core executes them).
 //!
 //! While an operation is pending, its registers are *held*: their written
 //! bits (`Warp::init`) are cleared, so that any read by another instruction
 //! takes `Ctx::src`'s slow path, which reports it; a write is caught by
-//! `Ctx::write`'s check of the warp's `WgState`, which exists only once the
-//! warp has executed a `wgmma` instruction. Completing the last operation
-//! that holds a register gives its written bits back.
+//! `Ctx::write`'s check of the warp's `AsyncRegs`, which exists only once
+//! the warp has executed a `wgmma` or `tcgen05.ld`. Completing the last
+//! operation that holds a register gives its written bits back.
 
 use std::collections::VecDeque;
 
@@ -39,7 +46,7 @@ pub(crate) struct Mma {
     pub neg_b: bool,
     /// scale-d: accumulate into D (else overwrite it).
     pub scale_d: bool,
-    /// Its entry in the block's [`SharedReads`].
+    /// Its entry in the block's [`InflightShared`].
     pub read: u64,
 }
 
@@ -54,13 +61,25 @@ impl Mma {
     }
 }
 
-/// A warp's `wgmma` state, created by its first `wgmma` instruction.
+/// A `tcgen05.ld` whose registers wait for `tcgen05.wait::ld`.
+#[derive(Clone, Debug)]
+pub(crate) struct TcLoad {
+    /// The instruction's index.
+    pub pc: u32,
+    pub regs: Box<[u32]>,
+}
+
+/// A warp's registers that asynchronous operations hold, created by its
+/// first `wgmma` or `tcgen05.ld` instruction.
 #[derive(Debug)]
-pub(crate) struct WgState {
-    /// Issued operations not yet committed, in issue order.
+pub(crate) struct AsyncRegs {
+    /// Issued `wgmma.mma_async` operations not yet committed, in issue
+    /// order.
     pub open: Vec<Mma>,
     /// Committed groups, oldest first.
     pub groups: VecDeque<Vec<Mma>>,
+    /// `tcgen05.ld` results not yet waited for.
+    pub loads: Vec<TcLoad>,
     /// Per register: how many pending operations hold it.
     holds: Vec<u16>,
     /// Per held register: its written bits when it was first held.
@@ -72,11 +91,12 @@ pub(crate) struct WgState {
     pub fence: Option<u32>,
 }
 
-impl WgState {
-    pub fn new(nregs: usize) -> WgState {
-        WgState {
+impl AsyncRegs {
+    pub fn new(nregs: usize) -> AsyncRegs {
+        AsyncRegs {
             open: Vec::new(),
             groups: VecDeque::new(),
+            loads: Vec::new(),
             holds: vec![0; nregs],
             held_init: vec![0; nregs],
             written: vec![0; nregs],
@@ -153,65 +173,209 @@ impl WgState {
     pub fn holder(&self, r: u32) -> Option<(&Mma, bool)> {
         self.pending().filter(|(m, _)| m.holds(r)).last()
     }
+
+    /// The `tcgen05.ld` not yet waited for that loads `r`.
+    pub fn load_of(&self, r: u32) -> Option<&TcLoad> {
+        self.loads.iter().find(|l| l.regs.contains(&r))
+    }
 }
 
-/// A block's shared bytes that pending asynchronous operations will read,
-/// in 16-byte granules.
+/// One operation's access of shared memory while it is in flight.
+#[derive(Debug)]
+struct Span {
+    id: u64,
+    /// The instruction's index and the issuing thread.
+    pc: u32,
+    thread: (u32, u32, u32),
+    write: bool,
+    granules: Box<[u32]>,
+}
+
+/// What an in-flight operation does to the bytes another access wants.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Busy {
+    /// The common bytes (offsets in the block's shared buffer).
+    pub lo: usize,
+    pub hi: usize,
+    pub pc: u32,
+    pub thread: (u32, u32, u32),
+    /// The operation writes them (else it reads them).
+    pub write: bool,
+}
+
+/// A block's shared bytes that asynchronous operations in flight read or
+/// write, in 16-byte granules.
 #[derive(Debug, Default)]
-pub(crate) struct SharedReads {
-    /// Per granule of the block's shared buffer, how many pending reads
-    /// cover it (empty until the first).
-    count: Vec<u16>,
-    /// Pending reads: id, instruction index and granules.
-    reads: Vec<(u64, u32, Box<[u32]>)>,
+pub(crate) struct InflightShared {
+    /// Per granule, how many operations in flight read it and write it
+    /// (empty until the first).
+    readers: Vec<u16>,
+    writers: Vec<u16>,
+    spans: Vec<Span>,
     next: u64,
 }
 
-impl SharedReads {
-    /// Whether any read is pending.
+impl InflightShared {
+    /// Whether any operation is in flight.
     #[inline]
     pub fn active(&self) -> bool {
-        !self.reads.is_empty()
+        !self.spans.is_empty()
     }
 
-    /// Registers a read by the instruction at `pc` of the 16-byte chunks at
-    /// shared-buffer offsets `chunks` (multiples of 16) of a buffer of
-    /// `size` bytes; returns its id.
-    pub fn add(&mut self, pc: u32, chunks: &[u32], size: usize) -> u64 {
-        if self.count.is_empty() {
-            self.count = vec![0; size.div_ceil(16)];
+    /// Registers the access of the granules holding shared-buffer offsets
+    /// `offs` (of a buffer of `size` bytes) by the operation at `pc`
+    /// issued by `thread`; returns its id.
+    pub fn add(&mut self, pc: u32, thread: (u32, u32, u32), write: bool, offs: &[u32], size: usize) -> u64 {
+        if self.readers.is_empty() {
+            self.readers = vec![0; size.div_ceil(16)];
+            self.writers = vec![0; size.div_ceil(16)];
         }
-        let granules: Box<[u32]> = chunks.iter().map(|c| c / 16).collect();
-        for &g in granules.iter() {
-            self.count[g as usize] += 1;
+        let mut granules: Vec<u32> = offs.iter().map(|c| c / 16).collect();
+        granules.sort_unstable();
+        granules.dedup();
+        let counts = if write { &mut self.writers } else { &mut self.readers };
+        for &g in &granules {
+            counts[g as usize] += 1;
         }
         let id = self.next;
         self.next += 1;
-        self.reads.push((id, pc, granules));
+        self.spans.push(Span {
+            id,
+            pc,
+            thread,
+            write,
+            granules: granules.into_boxed_slice(),
+        });
         id
     }
 
-    /// The read `id` completed.
+    /// The access `id` is over.
     pub fn remove(&mut self, id: u64) {
-        if let Some(k) = self.reads.iter().position(|r| r.0 == id) {
-            let (_, _, granules) = self.reads.swap_remove(k);
-            for g in granules.iter() {
-                self.count[*g as usize] -= 1;
+        if let Some(k) = self.spans.iter().position(|s| s.id == id) {
+            let s = self.spans.swap_remove(k);
+            let counts = if s.write { &mut self.writers } else { &mut self.readers };
+            for g in s.granules.iter() {
+                counts[*g as usize] -= 1;
             }
         }
     }
 
-    /// The first pending read that covers bytes `off..off + len`: the
-    /// bytes it shares with them and its instruction index.
-    pub fn conflict(&self, off: usize, len: usize) -> Option<(usize, usize, u32)> {
-        let g = (off / 16..(off + len).div_ceil(16)).find(|&g| self.count[g] != 0)?;
-        let (_, pc, _) = self.reads.iter().find(|r| r.2.contains(&(g as u32)))?;
-        Some((off.max(16 * g), (off + len).min(16 * g + 16), *pc))
+    /// The first in-flight access that bytes `off..off + len` may not
+    /// overlap: a write for any access, a read for a write.
+    pub fn conflict(&self, off: usize, len: usize, write: bool) -> Option<Busy> {
+        let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
+        let g = (off / 16..(off + len).div_ceil(16)).find(|&g| busy(g))?;
+        let s = self
+            .spans
+            .iter()
+            .find(|s| (s.write || write) && s.granules.binary_search(&(g as u32)).is_ok())?;
+        Some(Busy {
+            lo: off.max(16 * g),
+            hi: (off + len).min(16 * g + 16),
+            pc: s.pc,
+            thread: s.thread,
+            write: s.write,
+        })
     }
 
-    /// A fresh block: nothing pending.
+    /// A fresh block: nothing in flight.
     pub fn clear(&mut self) {
-        self.count.clear();
-        self.reads.clear();
+        self.readers.clear();
+        self.writers.clear();
+        self.spans.clear();
     }
+}
+
+/// An asynchronous copy, `tcgen05` operation or `tcgen05.commit` in
+/// flight in a block (`Block::ops`).
+#[derive(Debug)]
+pub(crate) struct AsyncOp {
+    /// Its id in the block (for its tensor-memory columns).
+    pub id: u64,
+    /// The issuing instruction and thread (lane `lane` of warp `warp`).
+    pub pc: u32,
+    pub thread: (u32, u32, u32),
+    pub warp: u32,
+    pub lane: u32,
+    /// The issuer's vector clock at the issue, for operations that
+    /// complete on an mbarrier (they release it there); empty otherwise.
+    pub clock: Box<[u32]>,
+    /// The scheduler turn at which it completes by itself (`None`: only
+    /// when it must).
+    pub due: Option<u64>,
+    /// Its accesses of shared memory in flight ([`InflightShared`] ids).
+    pub spans: Vec<u64>,
+    pub work: Work,
+}
+
+impl AsyncOp {
+    /// Whether it completes in issue order with the block's other such
+    /// operations (the `tcgen05` pipeline).
+    pub fn in_order(&self) -> bool {
+        matches!(self.work, Work::Tc(_))
+    }
+}
+
+/// What an operation in flight does when it completes.
+#[derive(Debug)]
+pub(crate) enum Work {
+    /// A bulk or tensor copy from global to shared memory.
+    Copy(Copy),
+    /// A bulk copy from shared to global memory.
+    Store(Store),
+    /// A `tcgen05` operation.
+    Tc(TcOp),
+}
+
+/// 16 bytes of a copy into shared memory: bytes `at..at + len` come from
+/// global memory at `src`, the others are zeros (outside the tensor).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Chunk {
+    /// The offset in the block's shared buffer.
+    pub off: u32,
+    pub src: u64,
+    pub at: u8,
+    pub len: u8,
+}
+
+/// A copy into shared memory, completing `bytes` transaction bytes on the
+/// mbarrier at `mbar` (a shared-window address).
+#[derive(Debug)]
+pub(crate) struct Copy {
+    pub chunks: Vec<Chunk>,
+    pub mbar: u32,
+    pub bytes: u64,
+}
+
+/// A bulk copy of `len` shared bytes at offset `src` to global address
+/// `dst`, in bulk async-group `group` of its thread (`None` until a
+/// `cp.async.bulk.commit_group`).
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub src: usize,
+    pub dst: u64,
+    pub len: usize,
+    pub group: Option<u64>,
+}
+
+/// A `tcgen05` operation (`.cta_group::1`).
+#[derive(Debug)]
+pub(crate) enum TcOp {
+    /// `tcgen05.cp.32x128b.warpx4`: 32 rows of 16 bytes (shared-buffer
+    /// offsets) into columns `col..col + 4` of all 128 lanes.
+    Cp { rows: Box<[u32; 32]>, col: u32 },
+    /// `tcgen05.mma.kind::mxf4nvf4`: D at column `d` (N columns), scale
+    /// factors at `sfa` and `sfb`, A's 128 and B's N rows as pairs of
+    /// 16-byte chunks (shared-buffer offsets).
+    Mma {
+        d: u32,
+        sfa: u32,
+        sfb: u32,
+        n: u32,
+        a: Box<[u32]>,
+        b: Box<[u32]>,
+        accumulate: bool,
+    },
+    /// `tcgen05.commit`'s arrive on the mbarrier at `mbar`.
+    Arrive { mbar: u32 },
 }

@@ -3,7 +3,7 @@
 //! computations (special values included: zeros, infinities, NaNs with
 //! payloads, subnormals, extreme integers).
 
-use super::{EmuError, Launch, LaunchStats, Memory, Module, ParamValue};
+use super::{EmuError, Launch, LaunchStats, Memory, Module, Options, ParamValue};
 use half::{bf16, f16};
 
 const HEADER: &str = "
@@ -40,6 +40,11 @@ const FOOTER: &str = "
 /// Runs `body` on one block with one thread per input: thread `t` finds
 /// `inputs[t]` in `%r1..%r8` and leaves its results in `%r10` and `%r11`.
 fn try_run(body: &str, inputs: &[[u32; 8]]) -> Result<(Vec<[u32; 2]>, LaunchStats), EmuError> {
+    try_run_with(body, inputs, &Options::default())
+}
+
+/// [`try_run`] under `options`.
+fn try_run_with(body: &str, inputs: &[[u32; 8]], options: &Options) -> Result<(Vec<[u32; 2]>, LaunchStats), EmuError> {
     let src = format!("{HEADER}{body}{FOOTER}");
     let module = Module::parse(&src)?;
     let mut mem = Memory::new();
@@ -48,7 +53,13 @@ fn try_run(body: &str, inputs: &[[u32; 8]]) -> Result<(Vec<[u32; 2]>, LaunchStat
     mem.write(inp, &bytes)?;
     let out = mem.alloc(inputs.len() * 8, true);
     let launch = Launch::new((1, 1, 1), (inputs.len() as u32, 1, 1), 0);
-    let stats = module.launch("t", &launch, &[ParamValue::U64(inp), ParamValue::U64(out)], &mut mem)?;
+    let stats = module.launch_with(
+        "t",
+        &launch,
+        &[ParamValue::U64(inp), ParamValue::U64(out)],
+        &mut mem,
+        options,
+    )?;
     let got = mem.read(out, inputs.len() * 8)?;
     let words: Vec<u32> = got
         .chunks(4)
@@ -1695,9 +1706,11 @@ $L_end:
         let want = if (32..64).contains(&t) { ins[t - 32][0] } else { 0 };
         assert_eq!(g[0], want, "thread {t}");
     }
-    // A count that disagrees with the barrier's current round.
+    // A count that disagrees with the barrier's current round (when warp
+    // 0 arrives first, as in the sequential schedule; warps 1 to 3 first
+    // would complete a round of 96 on their own).
     let body = "\tmov.u32 %r10, 0;\n\tmov.u32 %r11, 0;\n\tshr.u32 %r12, %r30, 5;\n\tsetp.eq.u32 %p1, %r12, 0;\n\t@%p1 bar.arrive 2, 64;\n\t@!%p1 bar.sync 2, 96;\n";
-    let e = try_run(body, &inputs(128, 28, &[])).unwrap_err();
+    let e = try_run_with(body, &inputs(128, 28, &[]), &Options::sequential()).unwrap_err();
     assert!(e.message().contains("barrier 2"), "{e}");
 }
 

@@ -1,7 +1,11 @@
 //! Tensor memory (sm_100): per block 128 lanes x 512 columns of 32-bit
 //! cells, allocated in power-of-two column ranges by `tcgen05.alloc`.
 //! Every cell has a written bit, so reads of cells never written (since
-//! their allocation) are reported.
+//! their allocation) are reported. The columns that `tcgen05` operations
+//! in flight write or read (all 128 lanes of them) are kept, so that a
+//! `tcgen05.ld`, `st` or `dealloc` that would meet one is reported.
+
+use super::race::Access;
 
 /// Lanes (rows) of tensor memory.
 pub(crate) const LANES: u32 = 128;
@@ -17,7 +21,25 @@ pub(crate) struct TAlloc {
     pub pc: u32,
 }
 
+/// Columns an operation in flight writes or reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TBusy {
+    /// The operation (`AsyncOp::id`), its instruction and issuing thread.
+    pub id: u64,
+    pub pc: u32,
+    pub thread: (u32, u32, u32),
+    pub col: u32,
+    pub ncols: u32,
+    pub write: bool,
+}
+
 /// A block's tensor memory.
+///
+/// For the race check, every column of every lane quarter keeps its last
+/// write (`tcgen05.st` by a thread, `tcgen05.mma`/`cp` by the block's
+/// asynchronous unit when they complete): a `tcgen05.ld`, `st` or
+/// `dealloc` must happen after it (for an MMA: wait on the mbarrier of the
+/// `tcgen05.commit` after it).
 #[derive(Debug)]
 pub(crate) struct Tmem {
     data: Vec<u32>,
@@ -26,6 +48,11 @@ pub(crate) struct Tmem {
     used: [u64; COLS as usize / 64],
     pub allocs: Vec<TAlloc>,
     pub relinquished: bool,
+    /// Columns of operations in flight.
+    pub busy: Vec<TBusy>,
+    /// The last write of each column of each lane quarter
+    /// (`quarter * COLS + column`).
+    writes: Vec<Access>,
 }
 
 #[inline]
@@ -41,6 +68,8 @@ impl Tmem {
             used: [0; COLS as usize / 64],
             allocs: Vec::new(),
             relinquished: false,
+            busy: Vec::new(),
+            writes: vec![Access::default(); 4 * COLS as usize],
         }
     }
 
@@ -50,6 +79,42 @@ impl Tmem {
         self.used = [0; COLS as usize / 64];
         self.allocs.clear();
         self.relinquished = false;
+        self.busy.clear();
+        self.writes.fill(Access::default());
+    }
+
+    /// Records write `a` of columns `col..col + n` of the lane quarters
+    /// `quarters` (one bit each).
+    pub fn record(&mut self, quarters: u32, col: u32, n: u32, a: Access) {
+        for q in 0..4 {
+            if quarters >> q & 1 != 0 {
+                let at = (q * COLS + col) as usize;
+                self.writes[at..at + n as usize].fill(a);
+            }
+        }
+    }
+
+    /// The first write of columns `col..col + n` of lane quarter `q` that
+    /// `racing` says an access may not follow.
+    pub fn unordered(&self, q: u32, col: u32, n: u32, racing: impl Fn(&Access) -> bool) -> Option<Access> {
+        let at = (q * COLS + col) as usize;
+        self.writes[at..at + n as usize]
+            .iter()
+            .copied()
+            .find(|a| a.some() && racing(a))
+    }
+
+    /// Operation `id` completed: its columns are free.
+    pub fn finish(&mut self, id: u64) {
+        self.busy.retain(|b| b.id != id);
+    }
+
+    /// The first operation in flight that writes columns `col..col + n`
+    /// (or, with `reads`, that touches them at all).
+    pub fn busy_at(&self, col: u32, n: u32, reads: bool) -> Option<&TBusy> {
+        self.busy
+            .iter()
+            .find(|b| (b.write || reads) && b.col < col + n && col < b.col + b.ncols)
     }
 
     fn is_used(&self, col: u32) -> bool {
@@ -95,6 +160,10 @@ impl Tmem {
         while col + ncols <= COLS {
             if (col..col + ncols).all(|c| !self.is_used(c)) {
                 self.set_used(col, ncols, true);
+                for q in 0..4 {
+                    let at = (q * COLS + col) as usize;
+                    self.writes[at..at + ncols as usize].fill(Access::default());
+                }
                 for lane in 0..LANES {
                     let c = cell(lane, col) as u32;
                     for x in c..c + ncols {

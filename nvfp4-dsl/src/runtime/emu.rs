@@ -3,7 +3,7 @@
 
 use super::view::{BufferArg, Memory as View, MemoryMut as ViewMut};
 use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage};
-use crate::emu::{self, EmuError, Memory, Module, ParamValue, TensorMap2d};
+use crate::emu::{self, EmuError, Memory, Module, Options, ParamValue, TensorMap2d};
 use crate::target::{Target, Variant};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -11,16 +11,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A device that runs kernels on the PTX emulator, as a GPU of `target`
 /// would (it reports that target's compute capability and runs that
-/// target's PTX). Clones and [`new_stream`](super::Device::new_stream)
+/// target's PTX), under its emulator [`Options`]. Clones and [`new_stream`](super::Device::new_stream)
 /// handles share its memory and modules.
 #[derive(Clone)]
 pub struct EmuDevice {
     target: Target,
+    options: Options,
     memory: Arc<Mutex<Memory>>,
     /// Parsed modules, keyed by the address of their PTX text; a module is
     /// parsed under the lock, so once.
     modules: Arc<Mutex<HashMap<usize, Arc<Module>>>>,
     loads: Arc<AtomicUsize>,
+    /// Modules that replace a kernel entry's compiled PTX
+    /// ([`replace_ptx`](EmuDevice::replace_ptx)), by entry name.
+    replaced: Arc<Mutex<HashMap<String, Arc<Module>>>>,
     last_writes: Arc<LastWrites>,
     /// This handle's stream, and the last stream number given out.
     stream: u64,
@@ -31,6 +35,7 @@ impl std::fmt::Debug for EmuDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EmuDevice")
             .field("target", &self.target)
+            .field("options", &self.options)
             .finish_non_exhaustive()
     }
 }
@@ -68,13 +73,15 @@ fn emulator(e: EmuError) -> Error {
 }
 
 impl EmuDevice {
-    /// An emulated GPU of `target`.
-    pub fn new(target: Target) -> EmuDevice {
+    /// An emulated GPU of `target` that runs launches under `options`.
+    pub fn new(target: Target, options: Options) -> EmuDevice {
         EmuDevice {
             target,
+            options,
             memory: Arc::new(Mutex::new(Memory::new())),
             modules: Arc::default(),
             loads: Arc::default(),
+            replaced: Arc::default(),
             last_writes: Arc::default(),
             stream: 0,
             streams: Arc::default(),
@@ -87,6 +94,28 @@ impl EmuDevice {
             stream: self.streams.fetch_add(1, Ordering::Relaxed) + 1,
             ..self.clone()
         }
+    }
+
+    /// The emulator options of its launches.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// From now on, launches of the kernel whose PTX entry is `entry`
+    /// (`Variant::entry`) run the entry of that name in `ptx` instead of
+    /// the compiled PTX, with the same arguments: for mutation tests and
+    /// for trying a hand-edited kernel through its typed launcher. Fails
+    /// if the emulator cannot parse `ptx` or it lacks the entry.
+    pub fn replace_ptx(&self, entry: &str, ptx: &str) -> Result<()> {
+        let module = Module::parse(ptx).map_err(emulator)?;
+        if !module.entries().contains(&entry) {
+            return Err(Error::InvalidLaunch(format!(
+                "the replacement PTX has no entry `{entry}` (it has: {})",
+                module.entries().join(", ")
+            )));
+        }
+        lock(&self.replaced).insert(entry.to_string(), Arc::new(module));
+        Ok(())
     }
 
     pub(super) fn module_loads(&self) -> usize {
@@ -221,7 +250,11 @@ impl EmuDevice {
                 targets: variant.ptx.iter().map(|(t, _)| *t).collect(),
             });
         };
-        let module = self.module(ptx)?;
+        let replaced = lock(&self.replaced).get(variant.entry).cloned();
+        let module = match replaced {
+            Some(m) => m,
+            None => self.module(ptx)?,
+        };
         let mut params = Vec::with_capacity(args.len() * 2);
         let mut writes = Vec::new();
         let mut read_only = Vec::new();
@@ -262,7 +295,7 @@ impl EmuDevice {
         for &addr in &read_only {
             memory.set_writable(addr, false).map_err(emulator)?;
         }
-        let result = module.launch(variant.entry, &launch, &params, &mut memory);
+        let result = module.launch_with(variant.entry, &launch, &params, &mut memory, &self.options);
         for &addr in &read_only {
             memory.set_writable(addr, true).map_err(emulator)?;
         }

@@ -363,9 +363,17 @@ impl Device {
     /// The PTX emulator standing in for a GPU of `target`: it runs a
     /// kernel's PTX for the newest of its targets that `target` has (see
     /// [`Target::has`]), so an sm_90a emulator runs sm_90a code and falls
-    /// back to sm_90.
+    /// back to sm_90. Its launches use the default emulator options: the
+    /// adversarial schedule with seed 0 ([`crate::emu::Options`]).
     pub fn emulator(target: Target) -> Device {
-        Device::Emulator(EmuDevice::new(target))
+        Device::emulator_with(target, crate::emu::Options::default())
+    }
+
+    /// [`emulator`](Device::emulator) with the emulator options of its
+    /// launches (another seed, the sequential schedule, an instruction
+    /// limit).
+    pub fn emulator_with(target: Target, options: crate::emu::Options) -> Device {
+        Device::Emulator(EmuDevice::new(target, options))
     }
 
     /// CUDA device 0 when there is one, else the emulator as a Blackwell
@@ -414,6 +422,15 @@ impl Device {
         match self {
             Device::Cuda(d) => Some(d),
             Device::Emulator(_) => None,
+        }
+    }
+
+    /// The emulator, when this is one (for
+    /// [`replace_ptx`](EmuDevice::replace_ptx)).
+    pub fn as_emulator(&self) -> Option<&EmuDevice> {
+        match self {
+            Device::Cuda(_) => None,
+            Device::Emulator(d) => Some(d),
         }
     }
 

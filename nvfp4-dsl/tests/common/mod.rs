@@ -1,12 +1,16 @@
 //! Helpers shared by the emulator's integration tests (`tests/emu*.rs`)
 //! and its bench (`benches/emu.rs`, which includes this file by path):
-//! snapshot PTX, deterministic inputs, NVFP4/FP8 decoders, emulator memory
+//! snapshot PTX, deterministic inputs (the seeded generator and the NVFP4
+//! decoders are the workspace's, from `nvfp4-testkit`), emulator memory
 //! and launch shapes, and error checks.
 
 // Each test binary and the bench use only some of these.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use nvfp4_dsl::emu::{EmuError, Launch, Memory};
+
+/// The workspace's seeded generator and NVFP4 decoders.
+pub use nvfp4_testkit::{Rng, e2m1, e4m3};
 
 /// A snapshot's PTX: everything after the insta header's second `---`.
 pub fn ptx(snap: &str) -> String {
@@ -21,32 +25,6 @@ pub fn ptx(snap: &str) -> String {
         }
     }
     out
-}
-
-/// SplitMix64, as in nvfp4-kernels' test inputs; the field is the state
-/// (the seed).
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// The high 32 bits of the next 64.
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    /// A float in `[lo, hi)` from the next 24 high bits.
-    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        lo + (hi - lo) * unit
-    }
 }
 
 /// `n` pseudo-random words (xorshift32 from `seed | 1`).
@@ -65,27 +43,6 @@ pub fn xorshift(n: usize, seed: u32) -> Vec<u32> {
 /// `n` deterministic bytes: the low byte of each [`xorshift`] word.
 pub fn pattern(n: usize, seed: u32) -> Vec<u8> {
     xorshift(n, seed).into_iter().map(|x| x as u8).collect()
-}
-
-/// E2M1 nibble (the low 4 bits of `n`) -> value: sign, 2 exponent bits,
-/// 1 mantissa bit, bias 1.
-pub fn e2m1(n: u8) -> f64 {
-    let v = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0][usize::from(n & 7)];
-    if n & 8 != 0 { -v } else { v }
-}
-
-/// FP8 E4M3 byte -> value: bias 7, subnormals, no infinities, `0x7F` and
-/// `0xFF` NaN.
-pub fn e4m3(b: u8) -> f64 {
-    let (e, m) = (i32::from((b >> 3) & 15), f64::from(b & 7));
-    let mag = if b & 0x7F == 0x7F {
-        f64::NAN
-    } else if e == 0 {
-        m / 8.0 * 2f64.powi(-6)
-    } else {
-        (1.0 + m / 8.0) * 2f64.powi(e - 7)
-    };
-    if b & 0x80 != 0 { -mag } else { mag }
 }
 
 /// `grid` blocks of `threads` threads in x, with `shared` bytes of dynamic

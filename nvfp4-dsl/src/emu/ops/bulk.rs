@@ -2,17 +2,27 @@
 //! bulk copies (`cp.async.bulk`, `cp.async.bulk.tensor.2d` through an
 //! emulator [`TensorMap2d`](crate::emu::TensorMap2d)).
 //!
-//! Copies run to completion when they are issued (one legal ordering of an
-//! asynchronous copy) and then complete their transaction bytes on the
-//! mbarrier. A lane whose `mbarrier.try_wait`/`test_wait` would fail blocks
-//! (the warp's other lanes and the block's other warps run) until the phase
-//! completes; see `exec::run_block` for how a block that cannot progress is
-//! reported.
+//! A copy is checked when it is issued (sizes, alignment, bounds, the
+//! mbarrier) and put in flight (`pending::Copy`): its destination holds
+//! poison (`exec::POISON`) and no other access may touch it until it
+//! completes, at a point the schedule picks; then it reads its source,
+//! writes its destination and completes its transaction bytes on the
+//! mbarrier. A bulk copy to global memory reads its shared source when it
+//! completes: at the `cp.async.bulk.wait_group` that covers it at the
+//! latest; until then its source may not be written. A lane whose
+//! `mbarrier.try_wait`/`test_wait` would fail blocks (the warp's other
+//! lanes and the block's other warps run) until the phase completes; see
+//! `exec::Run::stuck` for a block that cannot progress.
+//!
+//! mbarriers take part in the race check: an arrive releases the thread's
+//! clock into the current phase, a completed copy its issuer's clock at
+//! the issue, and a successful wait acquires every completed phase.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, MBAR_WAIT, SHARED_BASE, SHARED_WINDOW, lanes};
+use crate::emu::exec::{Ctx, MBAR_WAIT, POISON, SHARED_BASE, SHARED_WINDOW, Side, lanes};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
+use crate::emu::pending::{AsyncOp, Chunk, Copy, Store, Work};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
 
 use super::mem::address_values;
@@ -167,15 +177,36 @@ fn update(
     c.b.mbar_update(addr, f).map_err(|m| Fault::lane(lane, m))
 }
 
-/// Arrives `n` times on the mbarrier at `addr` (tcgen05.commit, bulk
-/// copies' completion).
-pub(super) fn arrive_on(c: &mut Ctx<'_>, lane: usize, addr: u32, n: u32) -> Result<(), Fault> {
-    update(c, lane, addr, |b| b.arrive(n)).map(|_| ())
+/// Lane `lane` releases its clock into the current phase of the
+/// mbarrier at `addr` (an arrive, a thread's `complete_tx`), after the
+/// `tcgen05` ordering check that every release makes.
+fn release_into(c: &mut Ctx<'_>, lane: usize, addr: u32) -> Result<(), Fault> {
+    c.tc_release_check(lane)?;
+    let t = c.thread_index(lane);
+    let row = c.cl.clocks.row(t);
+    c.b.mbar(addr).map_err(|m| Fault::lane(lane, m))?.collect(row);
+    c.cl.clocks.tick(t);
+    Ok(())
 }
 
-/// Completes `bytes` transaction bytes on the mbarrier at `addr`.
-pub(super) fn complete_tx_on(c: &mut Ctx<'_>, lane: usize, addr: u32, bytes: u64) -> Result<(), Fault> {
-    update(c, lane, addr, |b| b.complete_tx(bytes)).map(|_| ())
+/// What a lane's `mbarrier.inval` would cut short: an operation in
+/// flight that completes on the mbarrier, or a phase under way.
+fn in_use(c: &Ctx<'_>, addr: u32) -> Option<String> {
+    let line = |pc: u32| c.env.entry.lines[pc as usize];
+    let on_it = c.b.ops.iter().find(|op| match &op.work {
+        Work::Copy(copy) => copy.mbar == addr,
+        Work::Tc(crate::emu::pending::TcOp::Arrive { mbar }) => *mbar == addr,
+        _ => false,
+    });
+    if let Some(op) = on_it {
+        return Some(format!(
+            "the {} at line {} will still complete on it",
+            crate::emu::exec::op_name(&c.env.entry.texts[op.pc as usize]),
+            line(op.pc)
+        ));
+    }
+    let b = c.b.mbars.iter().find(|b| b.addr == addr)?;
+    (!b.idle()).then(|| format!("its phase {} is under way ({})", b.phase, b.state()))
 }
 
 fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
@@ -189,6 +220,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
         op => c.src(&op)?,
     };
     let exec = c.exec;
+    let pc = c.w.group_pc;
     match i.sub {
         INIT => {
             for l in lanes(exec) {
@@ -200,9 +232,17 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                         format!("mbarrier.init with an expected count of {n}: it must be in 1..=2^20-1"),
                     ));
                 }
+                if let Some(old) = c.b.mbars.iter().find(|m| m.addr == a) {
+                    return Err(Fault::lane(
+                        l,
+                        format!(
+                            "mbarrier.init of the mbarrier at shared address {a:#x}, which the mbarrier.init at line {} initialised: invalidate it first (mbarrier.inval, once nothing uses it)",
+                            c.env.entry.lines[old.init_pc as usize]
+                        ),
+                    ));
+                }
                 let b = &mut *c.b;
-                b.mbars.retain(|m| m.addr != a);
-                b.mbars.push(Mbar::new(a, n as u32));
+                b.mbars.push(Mbar::new(a, n as u32, pc));
                 b.epoch += 1;
             }
             Ok(Flow::Next)
@@ -211,6 +251,12 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
             for l in lanes(exec) {
                 let a = mbar_at(c, i, l, addr[l])?;
                 c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
+                if let Some(why) = in_use(c, a) {
+                    return Err(Fault::lane(
+                        l,
+                        format!("mbarrier.inval of the mbarrier at shared address {a:#x} while it is in use: {why}"),
+                    ));
+                }
                 c.b.mbars.retain(|m| m.addr != a);
                 c.b.epoch += 1;
             }
@@ -230,6 +276,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                     ));
                 }
                 state[l] = u64::from(c.b.mbar(a).map_err(|m| Fault::lane(l, m))?.phase);
+                release_into(c, l, a)?;
                 if i.sub == ARRIVE_DROP {
                     update(c, l, a, |b| {
                         let mut done = false;
@@ -240,7 +287,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                     })?;
                 } else {
                     let n = if i.flags & F_EXPECT != 0 { 1 } else { count as u32 };
-                    arrive_on(c, l, a, n)?;
+                    update(c, l, a, |b| b.arrive(n))?;
                 }
             }
             c.write(&i.d[0], &state, Ext::Zero)?;
@@ -253,7 +300,8 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                 if i.sub == EXPECT_TX {
                     update(c, l, a, |b| b.expect_tx(bytes).map(|()| false))?;
                 } else {
-                    complete_tx_on(c, l, a, bytes)?;
+                    release_into(c, l, a)?;
+                    update(c, l, a, |b| b.complete_tx(bytes))?;
                 }
             }
             Ok(Flow::Next)
@@ -262,12 +310,13 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
     }
 }
 
-/// `try_wait`/`test_wait`: lanes whose phase has completed get true; the
-/// others block until it does (or, once the block cannot progress, get
-/// false).
+/// `try_wait`/`test_wait`: lanes whose phase has completed get true (and
+/// acquire the clocks of every completed phase); the others block until
+/// it does (or, once the block cannot progress, get false).
 fn exec_wait(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], want: &[u64; 32]) -> X {
     let parity = i.flags & F_PARITY != 0;
     let exec = c.exec;
+    let pc = c.w.group_pc;
     let (mut ok, mut fail) = (0u32, 0u32);
     for l in lanes(exec) {
         let a = mbar_at(c, i, l, addr[l])?;
@@ -283,9 +332,12 @@ fn exec_wait(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], want: &[u64; 32]) -> X
         } else {
             want[l] as u32
         };
+        let t = c.thread_index(l);
         let b = c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
         if b.done(w, parity) {
             ok |= 1 << l;
+            c.cl.clocks.acquire(t, &b.released);
+            c.w.tc_synced[l] = pc + 1;
         } else {
             fail |= 1 << l;
             c.w.mwait[l] = MbarWait {
@@ -325,13 +377,17 @@ pub(super) fn cp(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     }
     if m.take("commit_group") {
         d.count(0)?;
-        return Ok(Inst::new(exec_nop));
+        return Ok(Inst::new(exec_commit_group));
     }
     if m.take("wait_group") {
         m.take("read");
         d.count(1)?;
-        d.src(0, Ty::U32)?;
-        return Ok(Inst::new(exec_nop));
+        let mut i = Inst::new(exec_wait_group);
+        i.imm = match d.arg(0)? {
+            crate::emu::parse::Arg::Lit(crate::emu::parse::Lit::Int(n)) if (0..=63).contains(n) => *n as u64,
+            _ => return Err("the group count of cp.async.bulk.wait_group must be an immediate in 0..=63".into()),
+        };
+        return Ok(i);
     }
     let tensor = m.take("tensor");
     if tensor {
@@ -414,12 +470,131 @@ pub(super) fn cp(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     Ok(i)
 }
 
-fn exec_nop(_: &mut Ctx<'_>, _: &Inst) -> X {
+/// Whether `op` is a bulk copy to global memory by lane `lane` of warp `w`.
+fn store_of(op: &AsyncOp, w: u32, lane: usize) -> Option<&Store> {
+    match &op.work {
+        Work::Store(st) if op.warp == w && op.lane as usize == lane => Some(st),
+        _ => None,
+    }
+}
+
+/// `cp.async.bulk.commit_group`: each lane's bulk copies to global memory
+/// not yet in a group form a new one.
+fn exec_commit_group(c: &mut Ctx<'_>, _: &Inst) -> X {
+    let w = c.w.index;
+    for l in lanes(c.exec) {
+        let group = c.b.next_group;
+        c.b.next_group += 1;
+        for op in &mut c.b.ops {
+            if let Work::Store(st) = &mut op.work
+                && op.warp == w
+                && op.lane as usize == l
+                && st.group.is_none()
+            {
+                st.group = Some(group);
+            }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// `cp.async.bulk.wait_group{.read} N`: each lane's oldest groups complete
+/// until at most N are pending; the lane then knows what the block's
+/// asynchronous unit did.
+fn exec_wait_group(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let w = c.w.index;
+    for l in lanes(c.exec) {
+        let mut groups: Vec<u64> =
+            c.b.ops
+                .iter()
+                .filter_map(|op| store_of(op, w, l).and_then(|st| st.group))
+                .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let over = groups.len().saturating_sub(i.imm as usize);
+        for &g in &groups[..over] {
+            while let Some(k) =
+                c.b.ops
+                    .iter()
+                    .position(|op| store_of(op, w, l).is_some_and(|st| st.group == Some(g)))
+            {
+                c.complete_op(k)?;
+            }
+        }
+        let t = c.thread_index(l);
+        c.cl.clocks.acquire_from(t, c.b.agent);
+    }
     Ok(Flow::Next)
 }
 
 fn values(c: &Ctx<'_>, a: &Addr) -> Result<[u64; 32], Fault> {
     address_values(c, a)
+}
+
+/// Puts lane `lane`'s copy into shared memory in flight: its destination
+/// is checked (nothing in flight touches it, the issuing thread is
+/// ordered after its earlier accesses) and poisoned.
+fn copy_in(c: &mut Ctx<'_>, lane: usize, chunks: Vec<Chunk>, mbar: u32, bytes: u64) -> Result<(), Fault> {
+    c.b.mbar(mbar).map_err(|m| Fault::lane(lane, m))?;
+    let offs: Vec<u32> = chunks.iter().map(|ch| ch.off).collect();
+    c.check_async(lane, &offs, true)?;
+    for &off in &offs {
+        c.b.shared[off as usize..off as usize + 16].fill(POISON);
+    }
+    let id = c.b.next_op();
+    let size = c.b.shared.len();
+    let span = c.b.inflight.add(c.w.group_pc, c.thread_of(lane), true, &offs, size);
+    c.issue(lane, id, vec![span], Work::Copy(Copy { chunks, mbar, bytes }), true)
+}
+
+/// Completes a copy into shared memory: its bytes land (written by the
+/// block's asynchronous unit, which knows what the issuer knew at the
+/// issue), then its transaction bytes and the unit's clock reach the
+/// mbarrier.
+pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Result<(), String> {
+    let agent = s.b.agent;
+    s.clocks.acquire(agent, &op.clock);
+    let mut hint = 0;
+    for ch in &copy.chunks {
+        let mut buf = [0u8; 16];
+        if ch.len > 0 {
+            let (at, len) = (usize::from(ch.at), usize::from(ch.len));
+            let k = s
+                .mem
+                .locate(ch.src, len as u64, &mut hint)
+                .map_err(|f| f.describe("asynchronous copy source read", ch.src, len))?;
+            buf[at..at + len].copy_from_slice(s.mem.bytes(k, ch.src, len));
+        }
+        let off = ch.off as usize;
+        s.b.shared[off..off + 16].copy_from_slice(&buf);
+        s.b.shadow.record(s.clocks, agent, op.pc, off, 16, true);
+    }
+    let row = s.clocks.row(agent);
+    let done = s.b.mbar_update(copy.mbar, |m| {
+        m.collect(row);
+        m.complete_tx(copy.bytes)
+    });
+    s.clocks.tick(agent);
+    done.map(drop)
+}
+
+/// Completes a bulk copy to global memory: reads its shared source now,
+/// as the block's asynchronous unit.
+pub(super) fn complete_store(s: &mut Side<'_>, op: &AsyncOp, st: &Store) -> Result<(), String> {
+    let agent = s.b.agent;
+    s.b.shadow.record(s.clocks, agent, op.pc, st.src, st.len, false);
+    s.clocks.tick(agent);
+    let mut hint = 0;
+    let k = s
+        .mem
+        .locate(st.dst, st.len as u64, &mut hint)
+        .map_err(|f| f.describe("cp.async.bulk destination write", st.dst, st.len))?;
+    let dst = s
+        .mem
+        .bytes_mut(k, st.dst, st.len)
+        .map_err(|f| f.describe("cp.async.bulk destination write", st.dst, st.len))?;
+    dst.copy_from_slice(&s.b.shared[st.src..st.src + st.len]);
+    Ok(())
 }
 
 /// Non-tensor bulk copies, one per executing lane.
@@ -428,7 +603,6 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
     let src = values(c, &i.addrs[1])?;
     let size = c.src(&i.s[0])?;
     let bar = if i.sub == G2S { values(c, &i.addrs[2])? } else { [0; 32] };
-    let mut buf = Vec::new();
     for l in lanes(c.exec) {
         let n = (size[l] & 0xFFFF_FFFF) as u32;
         if !n.is_multiple_of(16) {
@@ -437,7 +611,6 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
                 format!("cp.async.bulk size {n} is not a multiple of 16"),
             ));
         }
-        buf.resize(n as usize, 0);
         if i.sub == G2S {
             if !src[l].is_multiple_of(16) {
                 return Err(Fault::lane(
@@ -446,10 +619,17 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
                 ));
             }
             let (_, off) = shared_operand(c, l, dst[l], Space::Shared, n, 16, "cp.async.bulk destination")?;
-            c.global_read(l, src[l], &mut buf, "cp.async.bulk source read")?;
-            c.shared_write(l, None, off, &buf)?;
+            c.global_check(l, src[l], n as usize, false, "cp.async.bulk source read")?;
             let b = mbar_at_shared(c, l, bar[l])?;
-            complete_tx_on(c, l, b, u64::from(n))?;
+            let chunks = (0..n / 16)
+                .map(|k| Chunk {
+                    off: (off as u32) + 16 * k,
+                    src: src[l] + u64::from(16 * k),
+                    at: 0,
+                    len: 16,
+                })
+                .collect();
+            copy_in(c, l, chunks, b, u64::from(n))?;
         } else {
             if !dst[l].is_multiple_of(16) {
                 return Err(Fault::lane(
@@ -458,8 +638,20 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
                 ));
             }
             let (_, off) = shared_operand(c, l, src[l], Space::Shared, n, 16, "cp.async.bulk source")?;
-            buf.copy_from_slice(&c.b.shared[off..off + n as usize]);
-            c.global_write(l, dst[l], &buf, "cp.async.bulk destination write")?;
+            c.global_check(l, dst[l], n as usize, true, "cp.async.bulk destination write")?;
+            c.global_write(l, dst[l], &vec![POISON; n as usize], "cp.async.bulk destination write")?;
+            let offs: Vec<u32> = (0..n / 16).map(|k| off as u32 + 16 * k).collect();
+            c.check_async(l, &offs, false)?;
+            let id = c.b.next_op();
+            let size = c.b.shared.len();
+            let span = c.b.inflight.add(c.w.group_pc, c.thread_of(l), false, &offs, size);
+            let store = Store {
+                src: off,
+                dst: dst[l],
+                len: n as usize,
+                group: None,
+            };
+            c.issue(l, id, vec![span], Work::Store(store), false)?;
         }
     }
     Ok(Flow::Next)
@@ -482,7 +674,14 @@ fn read_map(c: &mut Ctx<'_>, lane: usize, addr: u64) -> Result<TensorMap2d, Faul
     for half in 0..2 {
         let a = addr + 64 * half as u64;
         let loc = super::mem::locate(c, Space::Generic, lane, a, 64, "tensor map read")?;
-        super::mem::read(c, lane, loc, &mut bytes[64 * half..64 * half + 64], "tensor map read")?;
+        super::mem::read(
+            c,
+            lane,
+            loc,
+            &mut bytes[64 * half..64 * half + 64],
+            false,
+            "tensor map read",
+        )?;
     }
     let map = TensorMap2d::decode(&bytes).ok_or_else(|| {
         Fault::lane(
@@ -505,7 +704,6 @@ fn exec_tensor(c: &mut Ctx<'_>, i: &Inst) -> X {
     let bar = values(c, &i.addrs[2])?;
     let c0 = c.src(&i.v[0])?;
     let c1 = c.src(&i.v[1])?;
-    let mut row = Vec::new();
     for l in lanes(c.exec) {
         let map = read_map(c, l, map_at[l])?;
         let (x0, y0) = (i64::from(c0[l] as u32 as i32), i64::from(c1[l] as u32 as i32));
@@ -522,29 +720,32 @@ fn exec_tensor(c: &mut Ctx<'_>, i: &Inst) -> X {
                 ),
             ));
         }
-        row.resize(bw as usize, 0);
+        let mut chunks = Vec::with_capacity((total / 16) as usize);
         for r in 0..bh {
-            row.fill(0);
             let y = y0 + i64::from(r);
-            if (0..map.rows as i64).contains(&y) {
-                let lo = x0.max(0);
-                let hi = (x0 + i64::from(bw)).min(map.row_bytes as i64);
-                if lo < hi {
-                    let src = map.base + y as u64 * map.row_stride + lo as u64;
-                    let at = (lo - x0) as usize;
-                    c.global_read(l, src, &mut row[at..at + (hi - lo) as usize], "tensor copy read")?;
-                }
-            }
             for chunk in 0..bw / 16 {
                 let lin = d + r * bw + chunk * 16;
                 let a = swizzle(lin, u32::from(map.swizzle));
-                let off = c.shared_at(l, u64::from(a), 16, "tensor copy write")?;
-                let k = (chunk * 16) as usize;
-                c.shared_write(l, None, off, &row[k..k + 16])?;
+                let off = c.shared_at(l, u64::from(a), 16, "tensor copy write")? as u32;
+                let x = x0 + i64::from(chunk * 16);
+                let (lo, hi) = (x.max(0), (x + 16).min(map.row_bytes as i64));
+                let mut ch = Chunk {
+                    off,
+                    src: 0,
+                    at: 0,
+                    len: 0,
+                };
+                if (0..map.rows as i64).contains(&y) && lo < hi {
+                    ch.src = map.base + y as u64 * map.row_stride + lo as u64;
+                    ch.at = (lo - x) as u8;
+                    ch.len = (hi - lo) as u8;
+                    c.global_check(l, ch.src, usize::from(ch.len), false, "tensor copy read")?;
+                }
+                chunks.push(ch);
             }
         }
         let b = mbar_at_shared(c, l, bar[l])?;
-        complete_tx_on(c, l, b, u64::from(total))?;
+        copy_in(c, l, chunks, b, u64::from(total))?;
     }
     Ok(Flow::Next)
 }

@@ -122,7 +122,11 @@ fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
             ));
         }
         for l in lanes(c.exec) {
+            c.tc_release_check(l)?;
             c.w.cl_phase[l] = phase;
+            let t = c.thread_index(l);
+            let cl = &mut *c.cl;
+            cl.clocks.release(t, &mut cl.arrivals);
         }
         c.w.cl_armed |= c.exec;
         c.cl.arrived += c.exec.count_ones();
@@ -138,6 +142,13 @@ fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
     let blocked = lanes(c.exec)
         .filter(|&l| c.w.cl_phase[l] == phase)
         .fold(0u32, |m, l| m | 1 << l);
+    let pc = c.w.group_pc;
+    for l in lanes(c.exec & !blocked) {
+        let t = c.thread_index(l);
+        let cl = &mut *c.cl;
+        cl.clocks.acquire(t, &cl.done);
+        c.w.tc_synced[l] = pc + 1;
+    }
     c.w.cl_armed &= !(c.exec & !blocked);
     if blocked == 0 {
         return Ok(Flow::Next);

@@ -1,6 +1,9 @@
 //! Control flow and synchronisation: `bra`, `ret`/`exit`, CTA barriers
 //! (`bar.sync`, `bar.arrive`, `barrier.sync`), `bar.warp.sync`, and the
-//! fences (which order nothing in a sequential emulator).
+//! fences. Barriers move the threads' vector clocks (`race`); of the
+//! fences only `fence.proxy.async` is recorded (the race check asks for it
+//! between generic writes and async-proxy reads), the others order nothing
+//! in an emulator that runs one instruction at a time.
 
 use crate::emu::decode::Dec;
 use crate::emu::exec::{Ctx, WARP_SYNC, lanes};
@@ -124,6 +127,9 @@ fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         n as u32
     };
+    for l in lanes(c.exec) {
+        c.tc_release_check(l)?;
+    }
     let live = c.b.live;
     let bar = &mut c.b.bars[id as usize];
     if bar.arrived != 0 && bar.count != count {
@@ -149,9 +155,12 @@ fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
             bar.arrived
         )));
     }
-    if bar.arrived == expected {
-        bar.arrived = 0;
-        c.b.release |= 1 << id;
+    for l in lanes(c.exec) {
+        let t = c.thread_index(l);
+        c.cl.clocks.release(t, &mut c.b.bars[id as usize].clocks);
+    }
+    if c.b.bars[id as usize].arrived == expected {
+        c.b.complete_barrier(id as usize);
     }
     if i.sub == SYNC {
         c.wait(id as u8);
@@ -180,6 +189,7 @@ fn exec_warp_sync(c: &mut Ctx<'_>, i: &Inst) -> X {
         )));
     }
     if c.exec == required {
+        sync_lanes(c, required);
         return Ok(Flow::Next);
     }
     for l in lanes(c.exec) {
@@ -204,15 +214,37 @@ fn exec_warp_sync(c: &mut Ctx<'_>, i: &Inst) -> X {
             w.waiting &= !(1 << l);
             w.pc[l] += 1;
         }
+        sync_lanes(c, required);
     }
     Ok(Flow::Jump)
 }
 
-/// `fence.*` and `membar.*`: a sequential emulator is always ordered.
+/// The lanes `mask` of the executing warp synchronise with each other.
+fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
+    let (rank, threads, w) = (c.b.rank, c.b.threads, c.w.index);
+    let threads: Vec<u32> = lanes(mask).map(|l| rank * threads + w * 32 + l as u32).collect();
+    c.cl.clocks.sync_group(&threads);
+}
+
+/// `fence.*` and `membar.*`: an emulator that runs one instruction at a
+/// time is always ordered, but `fence.proxy.async` (over shared memory:
+/// without a state space or with `.shared::cta`/`::cluster`) is recorded.
 pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let proxy = m.take("proxy") && m.take("async") && !m.rest().contains(&"global");
     m.drop_where(|_| true);
     d.count(0)?;
-    Ok(Inst::new(exec_nop))
+    Ok(Inst::new(if proxy { exec_proxy_fence } else { exec_nop }))
+}
+
+/// `fence.proxy.async`: the executing threads' generic writes so far may
+/// be read by the async proxy (once this fence is ordered before it).
+fn exec_proxy_fence(c: &mut Ctx<'_>, _: &Inst) -> X {
+    let pc = c.w.group_pc;
+    for l in lanes(c.exec) {
+        let t = c.thread_index(l);
+        c.cl.clocks.proxy_fence(t, pc);
+    }
+    Ok(Flow::Next)
 }
 
 /// `griddepcontrol.launch_dependents` and `griddepcontrol.wait`: the

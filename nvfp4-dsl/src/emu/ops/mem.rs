@@ -15,11 +15,21 @@ use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
 
+/// `flags` bit of `ld`/`st`: a volatile, relaxed, acquire or release
+/// access, which the race check leaves alone.
+const F_STRONG: u32 = 1;
+
 /// Removes the qualifiers that change nothing for a single-threaded
 /// emulator (memory order, scope, cache and eviction hints) and returns
-/// whether an `.L2::cache_hint` operand follows.
-fn drop_hints(m: &mut Mods<'_>) -> bool {
+/// whether an `.L2::cache_hint` operand follows and whether the access is
+/// strong (volatile, relaxed, acquire or release: not a data race when it
+/// meets another one).
+fn drop_hints(m: &mut Mods<'_>) -> (bool, bool) {
     let hint = m.take("L2::cache_hint");
+    let strong = m
+        .rest()
+        .iter()
+        .any(|p| matches!(*p, "volatile" | "relaxed" | "acquire" | "release" | "acq_rel"));
     m.drop_where(|p| {
         matches!(
             p,
@@ -45,7 +55,7 @@ fn drop_hints(m: &mut Mods<'_>) -> bool {
         ) || p.starts_with("L1::")
             || p.starts_with("L2::")
     });
-    hint
+    (hint, strong)
 }
 
 fn space(m: &mut Mods<'_>, param: bool) -> Result<Space, String> {
@@ -84,7 +94,7 @@ fn mem_ty(m: &mut Mods<'_>) -> Result<Ty, String> {
 }
 
 pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
-    let hint = drop_hints(m);
+    let (hint, strong) = drop_hints(m);
     let sp = space(m, true)?;
     let n = vec_len(m);
     let ty = mem_ty(m)?;
@@ -92,6 +102,9 @@ pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let mut i = Inst::new(exec_ld);
     i.space = sp;
     i.ty = ty;
+    if strong {
+        i.flags |= F_STRONG;
+    }
     i.v = if n == 1 {
         vec![d.reg_dst(0)?]
     } else {
@@ -116,7 +129,7 @@ pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
-    let hint = drop_hints(m);
+    let (hint, strong) = drop_hints(m);
     let sp = space(m, false)?;
     let n = vec_len(m);
     let ty = mem_ty(m)?;
@@ -124,6 +137,9 @@ pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let mut i = Inst::new(exec_st);
     i.space = sp;
     i.ty = ty;
+    if strong {
+        i.flags |= F_STRONG;
+    }
     i.addr = d.addr(0, false)?;
     i.v = if n == 1 {
         vec![d.src(1, ty)?]
@@ -203,18 +219,21 @@ fn cluster_loc(c: &mut Ctx<'_>, lane: usize, addr: u64, len: u32, what: &str) ->
     })
 }
 
+/// Reads one lane's access; shared memory is checked for accesses in
+/// flight and (unless `strong`) for races.
 #[inline]
-pub(super) fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what: &str) -> Result<(), Fault> {
+pub(super) fn read(
+    c: &mut Ctx<'_>,
+    lane: usize,
+    loc: Loc,
+    buf: &mut [u8],
+    strong: bool,
+    what: &str,
+) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_read(lane, a, buf, what),
-        Loc::Shared(o) => {
-            buf.copy_from_slice(&c.b.shared[o..o + buf.len()]);
-            Ok(())
-        }
-        Loc::Remote(r, o) => {
-            buf.copy_from_slice(&c.peer(r).shared[o..o + buf.len()]);
-            Ok(())
-        }
+        Loc::Shared(o) => c.shared_read(lane, None, o, buf, strong),
+        Loc::Remote(r, o) => c.shared_read(lane, Some(r), o, buf, strong),
         Loc::Param(o) => {
             buf.copy_from_slice(&c.env.params[o..o + buf.len()]);
             Ok(())
@@ -222,12 +241,20 @@ pub(super) fn read(c: &mut Ctx<'_>, lane: usize, loc: Loc, buf: &mut [u8], what:
     }
 }
 
+/// Writes one lane's access, checked as [`read`] is.
 #[inline]
-pub(super) fn write(c: &mut Ctx<'_>, lane: usize, loc: Loc, data: &[u8], what: &str) -> Result<(), Fault> {
+pub(super) fn write(
+    c: &mut Ctx<'_>,
+    lane: usize,
+    loc: Loc,
+    data: &[u8],
+    strong: bool,
+    what: &str,
+) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_write(lane, a, data, what),
-        Loc::Shared(o) => c.shared_write(lane, None, o, data),
-        Loc::Remote(r, o) => c.shared_write(lane, Some(r), o, data),
+        Loc::Shared(o) => c.shared_write(lane, None, o, data, strong),
+        Loc::Remote(r, o) => c.shared_write(lane, Some(r), o, data, strong),
         Loc::Param(o) => Err(Fault::lane(
             lane,
             format!(
@@ -269,6 +296,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     let n = i.v.len();
     let esz = i.ty.bytes() as usize;
     let total = esz * n;
+    let strong = i.flags & F_STRONG != 0;
     let what = match i.space {
         Space::Global => "global load",
         Space::Shared => "shared load",
@@ -283,7 +311,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         let addr = addresses(c, i)?;
         for l in lanes(c.exec) {
             let loc = locate(c, Space::Param, l, addr[l], total as u32, what)?;
-            read(c, l, loc, &mut buf[..total], what)?;
+            read(c, l, loc, &mut buf[..total], strong, what)?;
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
@@ -310,7 +338,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         let addr = addresses(c, i)?;
         for l in lanes(c.exec) {
             let loc = locate(c, i.space, l, addr[l], total as u32, what)?;
-            read(c, l, loc, &mut buf[..total], what)?;
+            read(c, l, loc, &mut buf[..total], strong, what)?;
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
@@ -343,7 +371,7 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         for (k, v) in vals.iter().enumerate().take(n) {
             buf[k * esz..(k + 1) * esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
         }
-        write(c, l, loc, &buf[..total], what)?;
+        write(c, l, loc, &buf[..total], i.flags & F_STRONG != 0, what)?;
     }
     Ok(Flow::Next)
 }
@@ -396,7 +424,7 @@ fn exec_cvta(c: &mut Ctx<'_>, i: &Inst) -> X {
 const OPS: &[&str] = &["add", "and", "or", "xor", "exch", "cas", "inc", "dec", "min", "max"];
 
 fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
-    let hint = drop_hints(m);
+    let (hint, _) = drop_hints(m);
     let sp = space(m, false)?;
     let op = m.take_any(OPS).ok_or("missing or unsupported atomic operation")? as u8;
     m.take("noftz");
@@ -460,7 +488,7 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
     let mut buf = [0u8; 8];
     for l in lanes(c.exec) {
         let loc = locate(c, i.space, l, addr[l], esz as u32, "atomic")?;
-        read(c, l, loc, &mut buf[..esz], "atomic")?;
+        read(c, l, loc, &mut buf[..esz], true, "atomic")?;
         let o = le(&buf[..esz]);
         let x = b[l] & m;
         let new = match OPS[i.sub as usize] {
@@ -503,7 +531,7 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
                 if (op == "min") == less { x } else { o }
             }
         };
-        write(c, l, loc, &new.to_le_bytes()[..esz], "atomic")?;
+        write(c, l, loc, &new.to_le_bytes()[..esz], true, "atomic")?;
         old[l] = o;
     }
     c.write(&i.d[0], &old, Ext::Zero)?;

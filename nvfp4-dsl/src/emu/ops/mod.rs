@@ -7,8 +7,9 @@
 //! family's module (or a new module) and add a row to [`TABLE`].
 
 use super::decode::{Dec, Decoder};
-use super::exec::Ctx;
+use super::exec::{Ctx, Side};
 use super::inst::{Fault, Flow, Inst, Mods, Ty};
+use super::pending::{AsyncOp, Work};
 
 mod bulk;
 mod cluster;
@@ -116,6 +117,16 @@ static TABLE: &[(&str, Decoder)] = &[
 /// The decoder of an opcode name.
 pub(crate) fn lookup(name: &str) -> Option<Decoder> {
     TABLE.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
+}
+
+/// Completes an asynchronous operation that has left its block's queue:
+/// the family that issued it does what it does.
+pub(crate) fn complete(s: &mut Side<'_>, op: &AsyncOp) -> Result<(), String> {
+    match &op.work {
+        Work::Copy(copy) => bulk::complete_copy(s, op, copy),
+        Work::Store(store) => bulk::complete_store(s, op, store),
+        Work::Tc(tc) => tcgen05::complete(s, op, tc),
+    }
 }
 
 /// The instruction type (last modifier) without consuming it.

@@ -1,8 +1,26 @@
 //! Blackwell tensor memory and tensor cores (`tcgen05.*`, `.cta_group::1`):
 //! `alloc`/`dealloc`/`relinquish_alloc_permit`, `cp.32x128b.warpx4`,
 //! `mma.kind::mxf4nvf4.block_scale.scale_vec::4X` (the NVFP4 block-scaled
-//! MMA, A and B from shared memory), `commit`, `ld`/`st.32x32b`, and the
-//! waits and fences (no-ops: every operation completes when issued).
+//! MMA, A and B from shared memory), `commit`, `ld`/`st.32x32b`, the waits
+//! and the fences.
+//!
+//! # The asynchronous model
+//!
+//! `tcgen05.cp`, `tcgen05.mma` and `tcgen05.commit`'s arrive are checked
+//! when issued and put in flight (`pending::TcOp`); they complete in issue
+//! order (the block's tensor core runs them one after another), at points
+//! the schedule picks. Until then the shared bytes they read may not be
+//! written and the tensor-memory columns they write (or read) may not be
+//! loaded, stored or freed. A `tcgen05.ld` reads tensor memory when
+//! issued, but its registers are held until `tcgen05.wait::ld`.
+//!
+//! The fences are checked as the PTX ISA prescribes them: a thread that
+//! gets past a synchronisation (a barrier, an mbarrier wait) needs
+//! `tcgen05.fence::after_thread_sync` before its next `tcgen05`
+//! instruction, and one that issued `tcgen05` instructions needs
+//! `tcgen05.fence::before_thread_sync` (or, for `cp`/`mma`, a
+//! `tcgen05.commit`) before its next release (an arrive at a barrier or on
+//! an mbarrier).
 //!
 //! # The MMA model
 //!
@@ -16,15 +34,17 @@
 //! NaN scale (UE4M3 `0x7F`, and `0xFF`: the sign bit of a UE4M3 scale is
 //! ignored) makes the sums it enters NaN (the canonical `0x7FFFFFFF`).
 
-use super::bulk::{arrive_on, shared_operand};
+use super::bulk::shared_operand;
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::mem::address_values;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, lanes};
+use crate::emu::exec::{Ctx, Side, lanes};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
-use crate::emu::tmem::Tmem;
+use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
+use crate::emu::race::Access;
+use crate::emu::tmem::{TBusy, Tmem};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
@@ -37,7 +57,10 @@ const MMA: u8 = 4;
 const COMMIT: u8 = 5;
 const LD: u8 = 6;
 const ST: u8 = 7;
-const NOP: u8 = 8;
+const WAIT_LD: u8 = 8;
+const WAIT_ST: u8 = 9;
+const FENCE_BEFORE: u8 = 10;
+const FENCE_AFTER: u8 = 11;
 
 pub(super) fn tcgen05(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let ops = [
@@ -55,7 +78,20 @@ pub(super) fn tcgen05(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
         "fence::after_thread_sync",
     ];
     let k = m.take_any(&ops).ok_or("unsupported tcgen05 operation")?;
-    let op = [ALLOC, DEALLOC, RELINQUISH, CP, MMA, COMMIT, LD, ST, NOP, NOP, NOP, NOP][k];
+    let op = [
+        ALLOC,
+        DEALLOC,
+        RELINQUISH,
+        CP,
+        MMA,
+        COMMIT,
+        LD,
+        ST,
+        WAIT_LD,
+        WAIT_ST,
+        FENCE_BEFORE,
+        FENCE_AFTER,
+    ][k];
     if m.take("cta_group::2") {
         return Err("`.cta_group::2` is not supported by the emulator (no CTA pairs)".into());
     }
@@ -65,7 +101,7 @@ pub(super) fn tcgen05(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     }
     let sync = m.take("sync");
     let aligned = m.take("aligned");
-    let needs_sync = matches!(op, ALLOC | DEALLOC | RELINQUISH | LD | ST) || (op == NOP && k < 10);
+    let needs_sync = matches!(op, ALLOC | DEALLOC | RELINQUISH | LD | ST | WAIT_LD | WAIT_ST);
     if needs_sync && !(sync && aligned) {
         return Err(format!("`tcgen05.{}` needs `.sync.aligned`", ops[k]));
     }
@@ -93,7 +129,7 @@ pub(super) fn tcgen05(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
             i.s[0] = d.src(0, Ty::B32)?;
             i.s[1] = d.src(1, Ty::U32)?;
         }
-        RELINQUISH | NOP => d.count(0)?,
+        RELINQUISH | WAIT_LD | WAIT_ST | FENCE_BEFORE | FENCE_AFTER => d.count(0)?,
         CP => {
             if !m.take("32x128b") {
                 return Err("only the `.32x128b.warpx4` shape of `tcgen05.cp` is supported".into());
@@ -175,20 +211,83 @@ pub(super) fn tcgen05(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 fn exec_tcgen05(c: &mut Ctx<'_>, i: &Inst) -> X {
     match i.sub {
-        NOP => Ok(Flow::Next),
         ALLOC | DEALLOC | RELINQUISH => exec_alloc(c, i),
         CP => exec_cp(c, i),
         MMA => exec_mma(c, i),
-        COMMIT => {
-            let bar = address_values(c, &i.addr)?;
+        COMMIT => exec_commit(c, i),
+        WAIT_LD => {
+            whole_warp(c, "tcgen05.wait::ld")?;
+            if let Some(held) = c.w.held.as_deref_mut() {
+                for ld in std::mem::take(&mut held.loads) {
+                    for &r in ld.regs.iter() {
+                        held.release(&mut c.w.init, r, false);
+                    }
+                }
+            }
+            Ok(Flow::Next)
+        }
+        WAIT_ST => whole_warp(c, "tcgen05.wait::st").map(|()| Flow::Next),
+        FENCE_BEFORE => {
             for l in lanes(c.exec) {
-                let (a, _) = shared_operand(c, l, bar[l], i.space, 8, 8, "tcgen05.commit mbarrier")?;
-                arrive_on(c, l, a, 1)?;
+                c.w.tc_unfenced[l] = 0;
+                c.w.tc_uncommitted[l] = 0;
+            }
+            Ok(Flow::Next)
+        }
+        FENCE_AFTER => {
+            for l in lanes(c.exec) {
+                c.w.tc_synced[l] = 0;
             }
             Ok(Flow::Next)
         }
         _ => exec_ld_st(c, i),
     }
+}
+
+/// `tcgen05.commit`: an arrive on the mbarrier once every `tcgen05`
+/// operation issued before it has completed.
+fn exec_commit(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let bar = address_values(c, &i.addr)?;
+    for l in lanes(c.exec) {
+        let (a, _) = shared_operand(c, l, bar[l], i.space, 8, 8, "tcgen05.commit mbarrier")?;
+        c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
+        c.w.tc_uncommitted[l] = 0;
+        let id = c.b.next_op();
+        c.issue(l, id, Vec::new(), Work::Tc(TcOp::Arrive { mbar: a }), true)?;
+    }
+    Ok(Flow::Next)
+}
+
+/// Marks the tensor-memory columns `col..col + n` busy with operation
+/// `id` of `lane` until it completes.
+fn busy(c: &mut Ctx<'_>, lane: usize, id: u64, col: u32, ncols: u32, write: bool) {
+    let (pc, thread) = (c.w.group_pc, c.thread_of(lane));
+    c.b.tmem().busy.push(TBusy {
+        id,
+        pc,
+        thread,
+        col,
+        ncols,
+        write,
+    });
+}
+
+/// The error for an instruction that meets columns an operation in
+/// flight writes (or reads).
+fn busy_error(c: &Ctx<'_>, lane: usize, what: &str, b: &TBusy) -> Fault {
+    let e = c.env.entry;
+    let (x, y, z) = b.thread;
+    Fault::lane(
+        lane,
+        format!(
+            "{what} meets tensor-memory columns {}..{} that the {} at line {} (issued by thread ({x},{y},{z})) still {}: wait on the mbarrier that a later tcgen05.commit arrives on first",
+            b.col,
+            b.col + b.ncols,
+            crate::emu::exec::op_name(&e.texts[b.pc as usize]),
+            e.lines[b.pc as usize],
+            if b.write { "writes" } else { "reads" }
+        ),
+    )
 }
 
 /// `.sync.aligned` instructions: the whole warp, converged.
@@ -217,16 +316,37 @@ fn exec_alloc(c: &mut Ctx<'_>, i: &Inst) -> X {
             let thread = c.thread_of(first);
             let pc = c.w.group_pc;
             let col = c.b.tmem().alloc(ncols, thread, pc).map_err(Fault::new)?;
-            c.shared_write(first, None, off, &col.to_le_bytes())?;
+            c.shared_write(first, None, off, &col.to_le_bytes(), false)?;
+            mark_unfenced(c);
         }
         DEALLOC => {
+            for l in lanes(c.exec) {
+                c.tc_after_check(l)?;
+            }
             let t = uniform(c, &i.s[0], "the tensor-memory address")? as u32;
             let ncols = uniform(c, &i.s[1], "the column count")? as u32;
+            if let Some(b) = c.b.tmem().busy_at(t & 0xFFFF, ncols, true).copied() {
+                return Err(busy_error(c, first, "tcgen05.dealloc", &b));
+            }
+            for q in 0..4 {
+                ordered_after_writes(c, q, t & 0xFFFF, ncols, "tcgen05.dealloc")?;
+            }
             c.b.tmem().dealloc(t >> 16, t & 0xFFFF, ncols).map_err(Fault::new)?;
+            mark_unfenced(c);
         }
         _ => c.b.tmem().relinquished = true,
     }
     Ok(Flow::Next)
+}
+
+/// The executing lanes issued a `tcgen05` instruction that a
+/// `tcgen05.fence::before_thread_sync` must order before their next
+/// release.
+fn mark_unfenced(c: &mut Ctx<'_>) {
+    let pc = c.w.group_pc;
+    for l in lanes(c.exec) {
+        c.w.tc_unfenced[l] = pc + 1;
+    }
 }
 
 /// The block's tensor memory, which must have been allocated.
@@ -317,6 +437,7 @@ fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
     let t = address_values(c, &i.addr)?;
     let desc = c.src(&i.s[0])?;
     for l in lanes(c.exec) {
+        c.tc_after_check(l)?;
         let f = |m: String| Fault::lane(l, m);
         let sd = SmemDesc::sm100(desc[l], "tcgen05.cp source").map_err(f)?;
         if sd.swizzle != 0 {
@@ -325,12 +446,11 @@ fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
                 sd.swizzle
             )));
         }
-        let mut rows = [[0u8; 16]; 32];
+        let mut rows = [0u32; 32];
         for (r, row) in rows.iter_mut().enumerate() {
             let r = r as u32;
             let a = sd.start + (r / 8) * sd.sbo + (r % 8) * 16;
-            let off = c.shared_at(l, u64::from(a), 16, "tcgen05.cp source read")?;
-            row.copy_from_slice(&c.b.shared[off..off + 16]);
+            *row = c.shared_at(l, u64::from(a), 16, "tcgen05.cp source read")? as u32;
         }
         let (lane, col) = ((t[l] >> 16) as u32 & 0xFFFF, t[l] as u32 & 0xFFFF);
         if lane != 0 {
@@ -340,16 +460,138 @@ fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         let tm = tmem(c, l, "tcgen05.cp")?;
         tm.check(0, 128, col, 4, "tcgen05.cp destination").map_err(f)?;
-        for (r, row) in rows.iter().enumerate() {
-            for j in 0..4 {
-                let w = u32::from_le_bytes(row[4 * j..4 * j + 4].try_into().expect("4 bytes"));
-                for q in 0..4 {
-                    tm.set(r as u32 + 32 * q, col + j as u32, w);
-                }
-            }
-        }
+        c.check_async(l, &rows, false)?;
+        let id = c.b.next_op();
+        let size = c.b.shared.len();
+        let span = c.b.inflight.add(c.w.group_pc, c.thread_of(l), false, &rows, size);
+        busy(c, l, id, col, 4, true);
+        c.w.tc_uncommitted[l] = c.w.group_pc + 1;
+        let cp = TcOp::Cp {
+            rows: Box::new(rows),
+            col,
+        };
+        c.issue(l, id, vec![span], Work::Tc(cp), false)?;
     }
     Ok(Flow::Next)
+}
+
+/// Completes a `tcgen05` operation (the ones before it in the block
+/// have), as the block's asynchronous unit: what it reads and writes is
+/// recorded at the unit's clock, which then goes up.
+pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
+    let agent = s.b.agent;
+    let done = run(s, op, tc);
+    s.clocks.tick(agent);
+    done
+}
+
+fn run(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
+    let agent = s.b.agent;
+    let unit = Access::now(s.clocks, agent, op.pc, true);
+    match tc {
+        TcOp::Cp { rows, col } => {
+            for &off in rows.iter() {
+                s.b.shadow.record(s.clocks, agent, op.pc, off as usize, 16, false);
+            }
+            let tm = s.b.tmem.as_deref_mut().ok_or("tcgen05.cp: the tensor memory is gone")?;
+            for (r, &off) in rows.iter().enumerate() {
+                let off = off as usize;
+                for j in 0..4 {
+                    let w = u32::from_le_bytes(s.b.shared[off + 4 * j..off + 4 * j + 4].try_into().expect("4 bytes"));
+                    for q in 0..4 {
+                        tm.set(r as u32 + 32 * q, col + j as u32, w);
+                    }
+                }
+            }
+            tm.record(0xF, *col, 4, unit);
+            Ok(())
+        }
+        TcOp::Mma {
+            d,
+            sfa,
+            sfb,
+            n,
+            a,
+            b,
+            accumulate,
+        } => {
+            let rows = |chunks: &[u32]| -> Vec<[u8; 32]> {
+                chunks
+                    .chunks(2)
+                    .map(|pair| {
+                        let mut row = [0u8; 32];
+                        for (h, &off) in pair.iter().enumerate() {
+                            let off = off as usize;
+                            row[16 * h..16 * h + 16].copy_from_slice(&s.b.shared[off..off + 16]);
+                        }
+                        row
+                    })
+                    .collect()
+            };
+            let (rows_a, rows_b) = (rows(a), rows(b));
+            for &off in a.iter().chain(b.iter()) {
+                s.b.shadow.record(s.clocks, agent, op.pc, off as usize, 16, false);
+            }
+            let tm =
+                s.b.tmem
+                    .as_deref_mut()
+                    .ok_or("tcgen05.mma: the tensor memory is gone")?;
+            mma(tm, [*d, *sfa, *sfb], *n, &rows_a, &rows_b, *accumulate)?;
+            tm.record(0xF, *d, *n, unit);
+            Ok(())
+        }
+        TcOp::Arrive { mbar } => {
+            s.clocks.acquire(agent, &op.clock);
+            let row = s.clocks.row(agent);
+            s.b.mbar_update(*mbar, |m| {
+                m.collect(row);
+                m.arrive(1)
+            })
+            .map(drop)
+        }
+    }
+}
+
+/// Fails unless every write of columns `col..col + n` of lane quarter `q`
+/// happens before the access of the executing lanes (`what`). A
+/// `tcgen05.st` of the executing warp counts as ordered: the warp
+/// executes these instructions as one, in order.
+fn ordered_after_writes(c: &mut Ctx<'_>, q: u32, col: u32, n: u32, what: &str) -> Result<(), Fault> {
+    let base = c.b.rank * c.b.threads;
+    let warp = c.w.index;
+    for l in lanes(c.exec) {
+        let t = c.thread_index(l);
+        let row = c.cl.clocks.row(t);
+        let same_warp = |a: &Access| !a.asynchronous && (a.thread() - base) / 32 == warp;
+        let racing = |a: &Access| !a.before(t, row) && !same_warp(a);
+        let Some(w) = c.b.tmem.as_deref().and_then(|tm| tm.unordered(q, col, n, racing)) else {
+            continue;
+        };
+        let e = c.env.entry;
+        let by = if w.asynchronous {
+            format!(
+                "the {} at line {} `{}` wrote (wait on the mbarrier of a tcgen05.commit issued after it, then tcgen05.fence::after_thread_sync)",
+                crate::emu::exec::op_name(&e.texts[w.pc as usize]),
+                e.lines[w.pc as usize],
+                e.texts[w.pc as usize]
+            )
+        } else {
+            format!(
+                "another thread wrote at line {} `{}` (a barrier between them, with the tcgen05 fences, orders them)",
+                e.lines[w.pc as usize], e.texts[w.pc as usize]
+            )
+        };
+        return Err(Fault::lane(
+            l,
+            format!(
+                "tensor-memory race: this {what} touches columns {col}..{} of lanes {}..{} that {by}, and nothing orders the two",
+                col + n,
+                32 * q,
+                32 * q + 32
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The scale-factor word of row/column `r` (column `col + r / 32`, lane
@@ -437,7 +679,8 @@ fn exec_mma(c: &mut Ctx<'_>, i: &Inst) -> X {
     let idv = c.src(&i.s[2])?;
     let acc = c.pred(&i.s[3])?;
     for l in lanes(c.exec) {
-        mma(
+        c.tc_after_check(l)?;
+        issue_mma(
             c,
             l,
             [dv[l], sfav[l], sfbv[l]].map(|x| x as u32),
@@ -450,27 +693,35 @@ fn exec_mma(c: &mut Ctx<'_>, i: &Inst) -> X {
     Ok(Flow::Next)
 }
 
-/// Reads the rows of an operand from shared memory.
-fn operand_bytes(c: &mut Ctx<'_>, lane: usize, sd: &SmemDesc, rows: u32, what: &str) -> Result<Vec<[u8; 32]>, Fault> {
-    let mut out = vec![[0u8; 32]; rows as usize];
-    for (r, row) in out.iter_mut().enumerate() {
+/// The shared-buffer offsets of the 16-byte chunks of an operand's rows
+/// (two per row).
+fn operand_chunks(c: &mut Ctx<'_>, lane: usize, sd: &SmemDesc, rows: u32, what: &str) -> Result<Vec<u32>, Fault> {
+    let mut out = Vec::with_capacity(2 * rows as usize);
+    for r in 0..rows {
         for h in 0..2 {
-            let a = sd.chunk(r as u32, h);
-            let off = c.shared_at(lane, u64::from(a), 16, what)?;
-            row[16 * h as usize..16 * h as usize + 16].copy_from_slice(&c.b.shared[off..off + 16]);
+            out.push(c.shared_at(lane, u64::from(sd.chunk(r, h)), 16, what)? as u32);
         }
     }
     Ok(out)
 }
 
-/// One MMA: `t` = the D, SFA and SFB tensor-memory addresses.
-fn mma(c: &mut Ctx<'_>, l: usize, t: [u32; 3], adesc: u64, bdesc: u64, idesc: u32, acc: bool) -> Result<(), Fault> {
+/// Checks one MMA of `lane` and puts it in flight: `t` = the D, SFA and
+/// SFB tensor-memory addresses.
+fn issue_mma(
+    c: &mut Ctx<'_>,
+    l: usize,
+    t: [u32; 3],
+    adesc: u64,
+    bdesc: u64,
+    idesc: u32,
+    acc: bool,
+) -> Result<(), Fault> {
     let f = |m: String| Fault::lane(l, m);
     let n = idesc_n(idesc).map_err(f)?;
     let ad = SmemDesc::sm100(adesc, "A").map_err(f)?;
     let bd = SmemDesc::sm100(bdesc, "B").map_err(f)?;
-    let a = operand_bytes(c, l, &ad, 128, "tcgen05.mma A operand read")?;
-    let b = operand_bytes(c, l, &bd, n, "tcgen05.mma B operand read")?;
+    let a = operand_chunks(c, l, &ad, 128, "tcgen05.mma A operand read")?;
+    let b = operand_chunks(c, l, &bd, n, "tcgen05.mma B operand read")?;
     for (k, name) in [(0, "D"), (1, "scale factor A"), (2, "scale factor B")] {
         if t[k] >> 16 != 0 {
             return Err(f(format!(
@@ -486,14 +737,39 @@ fn mma(c: &mut Ctx<'_>, l: usize, t: [u32; 3], adesc: u64, bdesc: u64, idesc: u3
     tm.check(0, 128, sac, 4, "tcgen05.mma scale factors of A").map_err(f)?;
     tm.check(0, 128, sbc, n.div_ceil(32), "tcgen05.mma scale factors of B")
         .map_err(f)?;
-    let sa = operand_scales(128, tm, sac, "A").map_err(f)?;
-    let sb = operand_scales(n, tm, sbc, "B").map_err(f)?;
-    let sums = mma_sums(&a, &b, &sa, &sb);
+    let chunks: Vec<u32> = a.iter().chain(&b).copied().collect();
+    c.check_async(l, &chunks, false)?;
+    let id = c.b.next_op();
+    let size = c.b.shared.len();
+    let span = c.b.inflight.add(c.w.group_pc, c.thread_of(l), false, &chunks, size);
+    busy(c, l, id, dc, n, true);
+    busy(c, l, id, sac, 4, false);
+    busy(c, l, id, sbc, n.div_ceil(32), false);
+    c.w.tc_uncommitted[l] = c.w.group_pc + 1;
+    let op = TcOp::Mma {
+        d: dc,
+        sfa: sac,
+        sfb: sbc,
+        n,
+        a: a.into_boxed_slice(),
+        b: b.into_boxed_slice(),
+        accumulate: acc,
+    };
+    c.issue(l, id, vec![span], Work::Tc(op), false)
+}
+
+/// Completes one MMA: `t` = the D, SFA and SFB columns; `a`, `b` the
+/// operands' rows.
+fn mma(tm: &mut Tmem, t: [u32; 3], n: u32, a: &[[u8; 32]], b: &[[u8; 32]], acc: bool) -> Result<(), String> {
+    let [dc, sac, sbc] = t;
+    let sa = operand_scales(128, tm, sac, "A")?;
+    let sb = operand_scales(n, tm, sbc, "B")?;
+    let sums = mma_sums(a, b, &sa, &sb);
     for m in 0..128u32 {
         if acc && let Some(col) = tm.first_unwritten(m, dc, n) {
-            return Err(f(format!(
+            return Err(format!(
                 "uninitialised tensor memory: tcgen05.mma accumulates (enable-input-d true) into D at lane {m}, column {col}, which was never written"
-            )));
+            ));
         }
         let row = &sums[(m * n) as usize..((m + 1) * n) as usize];
         for (cell, sum) in tm.row_mut(m, dc, n).iter_mut().zip(row) {
@@ -511,6 +787,9 @@ fn mma(c: &mut Ctx<'_>, l: usize, t: [u32; 3], adesc: u64, bdesc: u64, idesc: u3
 fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
     let what = if i.sub == LD { "tcgen05.ld" } else { "tcgen05.st" };
     whole_warp(c, what)?;
+    for l in lanes(c.exec) {
+        c.tc_after_check(l)?;
+    }
     let v = address_values(c, &i.addr)?;
     let t = v[c.exec.trailing_zeros() as usize] as u32;
     if let Some(l) = lanes(c.exec).find(|&l| v[l] as u32 != t) {
@@ -536,6 +815,16 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
     let first = c.exec.trailing_zeros() as usize;
     let tm = tmem(c, first, what)?;
     tm.check(lane0, 32, col, n, what).map_err(Fault::new)?;
+    if let Some(b) = tm.busy_at(col, n, i.sub == ST).copied() {
+        return Err(busy_error(c, first, what, &b));
+    }
+    ordered_after_writes(c, w % 4, col, n, what)?;
+    if i.sub == ST {
+        let unit = Access::now(&c.cl.clocks, c.thread_index(first), c.w.group_pc, false);
+        c.b.tmem().record(1 << (w % 4), col, n, unit);
+    }
+    mark_unfenced(c);
+    let tm = tmem(c, first, what)?;
     if i.sub == LD {
         let mut vals = vec![[0u64; 32]; n as usize];
         for (k, vk) in vals.iter_mut().enumerate() {
@@ -559,6 +848,20 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         for (d, vk) in i.v.iter().zip(&vals) {
             c.write(d, vk, Ext::Zero)?;
         }
+        // The registers wait for tcgen05.wait::ld.
+        let nregs = c.env.entry.nregs as usize;
+        let held = c.w.held.get_or_insert_with(|| Box::new(AsyncRegs::new(nregs)));
+        let regs: Box<[u32]> =
+            i.v.iter()
+                .filter_map(|o| match *o {
+                    Operand::Reg { idx, .. } => Some(idx),
+                    _ => None,
+                })
+                .collect();
+        for &r in regs.iter() {
+            held.hold(&mut c.w.init, r);
+        }
+        held.loads.push(TcLoad { pc: c.w.group_pc, regs });
     } else {
         let mut vals = Vec::with_capacity(n as usize);
         for op in i.v.iter() {

@@ -49,7 +49,7 @@ use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, BF16, F16, F32, Val};
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::{Arg, Lit};
-use crate::emu::pending::{Mma, WgState};
+use crate::emu::pending::{AsyncRegs, Mma};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
@@ -252,7 +252,7 @@ fn exec_wgmma(c: &mut Ctx<'_>, i: &Inst) -> X {
     whole_warp(c, NAMES[i.sub as usize])?;
     let nregs = c.env.entry.nregs as usize;
     let pc = c.w.group_pc;
-    let wg = c.w.wg.get_or_insert_with(|| Box::new(WgState::new(nregs)));
+    let wg = c.w.held.get_or_insert_with(|| Box::new(AsyncRegs::new(nregs)));
     match i.sub {
         FENCE => wg.fence(pc),
         COMMIT => {
@@ -269,7 +269,7 @@ fn exec_wgmma(c: &mut Ctx<'_>, i: &Inst) -> X {
 /// until at most `keep` are pending.
 fn wait(c: &mut Ctx<'_>, keep: usize) {
     loop {
-        let wg = c.w.wg.as_deref_mut().expect("a wgmma state");
+        let wg = c.w.held.as_deref_mut().expect("held registers");
         if wg.groups.len() <= keep {
             return;
         }
@@ -297,7 +297,7 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     let env = c.env;
     let (names, lines) = (&env.entry.reg_names, &env.entry.lines);
     let pc = c.w.group_pc;
-    let wg = c.w.wg.as_deref().expect("a wgmma state");
+    let wg = c.w.held.as_deref().expect("held registers");
     let Some(fence) = wg.fence else {
         return Err(Fault::new(
             "missing wgmma.fence: this warp executes no wgmma.fence before its first wgmma.mma_async",
@@ -345,7 +345,7 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     }
     let scale_d = p != 0;
     if scale_d {
-        let wg = c.w.wg.as_deref().expect("a wgmma state");
+        let wg = c.w.held.as_deref().expect("held registers");
         let pending_d = |r: u32| wg.pending().any(|(m, _)| m.writes(r));
         if let Some(&r) = d
             .iter()
@@ -371,9 +371,11 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
             }
         }
     }
+    c.check_async(0, &chunks, false)?;
     let size = c.b.shared.len();
-    let read = c.b.reads.add(pc, &chunks, size);
-    let wg = c.w.wg.as_deref_mut().expect("a wgmma state");
+    let thread = c.thread_of(0);
+    let read = c.b.inflight.add(pc, thread, false, &chunks, size);
+    let wg = c.w.held.as_deref_mut().expect("held registers");
     for &r in d.iter().chain(a.iter()) {
         wg.hold(&mut c.w.init, r);
     }
@@ -572,14 +574,20 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
             *cell = u64::from(dot(&a[row], &b[col], old));
         }
     }
-    let wg = c.w.wg.as_deref_mut().expect("a wgmma state");
+    let wg = c.w.held.as_deref_mut().expect("held registers");
     for &r in m.d.iter() {
         wg.release(&mut c.w.init, r, true);
     }
     for &r in m.a.iter() {
         wg.release(&mut c.w.init, r, false);
     }
-    c.b.reads.remove(m.read);
+    // The warp read its operands by now: later writes must be ordered
+    // after this wait.
+    let t = c.thread_index(0);
+    for &off in m.chunks.iter() {
+        c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
+    }
+    c.b.inflight.remove(m.read);
 }
 
 #[cfg(test)]

@@ -1,0 +1,489 @@
+//! Happens-before between the threads of a cluster, and the checks built
+//! on it: shared-memory data races (what compute-sanitizer's racecheck
+//! reports on a GPU) and missing `fence.proxy.async`.
+//!
+//! Every thread has a vector clock over the threads of the running
+//! cluster. Its own entry goes up after each release: arriving at a CTA
+//! barrier, at the cluster barrier or on an mbarrier, `bar.warp.sync`. A
+//! barrier or mbarrier phase collects the clocks of the threads that
+//! arrive (and of the asynchronous operations that complete on it); a
+//! thread that gets past it (the barrier completes, an mbarrier wait
+//! succeeds) takes their maximum. An access made at thread `t`'s clock `c`
+//! happens before a later access by `u` when `u`'s clock holds at least
+//! `c` for `t`.
+//!
+//! Shared memory has a shadow word per 4 bytes (FastTrack's): the last
+//! write (thread, clock, instruction, which bytes) and the reads since
+//! then (one, or a list while several threads read concurrently). An
+//! access races with an earlier one by another thread on common bytes, at
+//! least one of them a write, unless the earlier one happens before it.
+//! An asynchronous operation is checked as the thread that issues it, at
+//! its issue (a copy's write races with earlier reads its issuer has not
+//! synchronised with: a stage refilled too early), and recorded when it
+//! completes as its block's asynchronous unit, a clock of its own that
+//! knows what the issuer knew; the unit's clock reaches threads through
+//! the mbarrier the operation completes on (or the wait that completes
+//! it), so reading a copy's bytes without that wait is a race whenever the
+//! copy lands. Between issue and completion the in-flight check
+//! (`pending`) stops every other access.
+//!
+//! A generic write that the async proxy then reads (`wgmma`,
+//! `tcgen05.mma`/`cp`, a bulk copy to global) needs a `fence.proxy.async`
+//! by the writer, after the write and ordered before the operation's
+//! issue. Each shadow word keeps how many proxy fences its writer had
+//! executed when it wrote; each thread keeps its clock at every fence.
+//!
+//! Not checked: atomics, and volatile, relaxed, acquire and release
+//! accesses (they are not data races in the PTX memory model; they order
+//! nothing here either), and global memory.
+
+use std::collections::HashMap;
+
+/// `Access::who` of a word read concurrently by several threads: the
+/// reads are in `Shadow::many`.
+const MANY: u32 = u32::MAX;
+
+/// One access of a shadow word.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Access {
+    /// 1 + the accessing thread's index in the cluster; 0 for none.
+    who: u32,
+    clock: u32,
+    /// The instruction's index.
+    pub pc: u32,
+    /// The bytes of the word, one bit each.
+    mask: u8,
+    /// An asynchronous operation issued by the thread, not a generic access.
+    pub asynchronous: bool,
+}
+
+impl Access {
+    /// An access by thread (or asynchronous unit) `t` at its clock now.
+    pub fn now(clocks: &Clocks, t: u32, pc: u32, asynchronous: bool) -> Access {
+        Access {
+            who: t + 1,
+            clock: clocks.row(t)[t as usize],
+            pc,
+            mask: 0xF,
+            asynchronous,
+        }
+    }
+
+    /// Whether there is an access here.
+    pub fn some(&self) -> bool {
+        self.who != 0
+    }
+
+    /// The thread's index in the cluster.
+    pub fn thread(&self) -> u32 {
+        self.who - 1
+    }
+
+    /// Whether it happens before an access by thread `t`, whose clock is
+    /// `row` (an access by `t` itself does).
+    pub fn before(&self, t: u32, row: &[u32]) -> bool {
+        self.who == t + 1 || ordered(self, row)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    generation: u32,
+    write: Access,
+    read: Access,
+    /// The writer's count of proxy fences at its (generic) write.
+    fences: u32,
+}
+
+/// What an access is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    /// A read by the async proxy (needs proxy fences after generic writes).
+    AsyncRead,
+    AsyncWrite,
+}
+
+/// A hazard found by a check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hazard {
+    /// An earlier access that does not happen before this one; `write`
+    /// says whether it wrote. `off` is the first common byte.
+    Race { earlier: Access, write: bool, off: usize },
+    /// A generic write that the async proxy reads with no
+    /// `fence.proxy.async` by the writer since.
+    NoProxyFence { write: Access, off: usize },
+    /// The writer's `fence.proxy.async` (at instruction `fence_pc`) does
+    /// not happen before the async read.
+    FenceUnordered { write: Access, fence_pc: u32, off: usize },
+}
+
+/// The vector clocks of the threads of a cluster.
+#[derive(Debug, Default)]
+pub(crate) struct Clocks {
+    n: usize,
+    vc: Vec<u32>,
+    /// Per thread: its own clock and the instruction at each of its
+    /// `fence.proxy.async`, in order.
+    fences: Vec<Vec<(u32, u32)>>,
+}
+
+/// `into = max(into, from)` entry by entry (`into` grows to `from`'s length).
+pub(crate) fn join(into: &mut Vec<u32>, from: &[u32]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a = (*a).max(*b);
+    }
+}
+
+impl Clocks {
+    /// `n` threads (and asynchronous units) that know nothing of each
+    /// other, each at clock 1.
+    pub fn reset(&mut self, n: usize) {
+        self.n = n;
+        self.vc.clear();
+        self.vc.resize(n * n, 0);
+        for t in 0..n {
+            self.vc[t * n + t] = 1;
+        }
+        self.fences.resize_with(n, Vec::new);
+        for f in &mut self.fences {
+            f.clear();
+        }
+    }
+
+    /// Thread `t`'s vector clock.
+    #[inline]
+    pub fn row(&self, t: u32) -> &[u32] {
+        let t = t as usize;
+        &self.vc[t * self.n..(t + 1) * self.n]
+    }
+
+    fn row_mut(&mut self, t: u32) -> &mut [u32] {
+        let t = t as usize;
+        &mut self.vc[t * self.n..(t + 1) * self.n]
+    }
+
+    /// Thread `t` releases: `into` takes its clock, then its own entry
+    /// goes up.
+    pub fn release(&mut self, t: u32, into: &mut Vec<u32>) {
+        join(into, self.row(t));
+        self.row_mut(t)[t as usize] += 1;
+    }
+
+    /// Thread `t`'s own entry goes up (after it released its clock by
+    /// other means).
+    pub fn tick(&mut self, t: u32) {
+        self.row_mut(t)[t as usize] += 1;
+    }
+
+    /// Thread `t` acquires everything thread (or unit) `u` knows.
+    pub fn acquire_from(&mut self, t: u32, u: u32) {
+        let from = self.row(u).to_vec();
+        self.acquire(t, &from);
+    }
+
+    /// Thread `t` acquires what `from` collected.
+    pub fn acquire(&mut self, t: u32, from: &[u32]) {
+        for (a, b) in self.row_mut(t).iter_mut().zip(from) {
+            *a = (*a).max(*b);
+        }
+    }
+
+    /// Threads `ts` synchronise with each other (`bar.warp.sync`).
+    pub fn sync_group(&mut self, ts: &[u32]) {
+        let mut all = Vec::new();
+        for &t in ts {
+            join(&mut all, self.row(t));
+        }
+        for &t in ts {
+            self.acquire(t, &all);
+            self.row_mut(t)[t as usize] += 1;
+        }
+    }
+
+    /// Thread `t`'s clock as it is now (what an operation it issues
+    /// releases when it completes).
+    pub fn snapshot(&self, t: u32) -> Box<[u32]> {
+        self.row(t).into()
+    }
+
+    /// Thread `t` executes `fence.proxy.async` at instruction `pc`.
+    pub fn proxy_fence(&mut self, t: u32, pc: u32) {
+        let own = self.row(t)[t as usize];
+        self.fences[t as usize].push((own, pc));
+    }
+
+    fn fence_count(&self, t: u32) -> u32 {
+        self.fences[t as usize].len() as u32
+    }
+}
+
+/// The shadow of one block's shared memory.
+#[derive(Debug, Default)]
+pub(crate) struct Shadow {
+    /// Cells of another generation are empty (a fresh block).
+    generation: u32,
+    cells: Vec<Cell>,
+    /// The reads of words that several threads read concurrently.
+    many: HashMap<u32, Vec<Access>>,
+}
+
+/// Whether `a` (of another thread, on common bytes) happens before an
+/// access by the thread whose clock is `row`.
+#[inline]
+fn ordered(a: &Access, row: &[u32]) -> bool {
+    row[(a.who - 1) as usize] >= a.clock
+}
+
+impl Shadow {
+    /// A fresh block with `bytes` of shared memory: nothing accessed.
+    pub fn reset(&mut self, bytes: usize) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.cells.clear();
+            self.generation = 1;
+        }
+        self.cells.resize(bytes.div_ceil(4), Cell::default());
+        self.many.clear();
+    }
+
+    /// Checks an access of bytes `off..off + len` by thread `t` at
+    /// instruction `pc`, and records it if it is generic (an asynchronous
+    /// operation is recorded when it completes: [`record`](Shadow::record)).
+    pub fn access(
+        &mut self,
+        clocks: &Clocks,
+        t: u32,
+        pc: u32,
+        off: usize,
+        len: usize,
+        kind: Kind,
+    ) -> Result<(), Hazard> {
+        let row = clocks.row(t);
+        let me = Access {
+            who: t + 1,
+            clock: row[t as usize],
+            pc,
+            mask: 0,
+            asynchronous: matches!(kind, Kind::AsyncRead | Kind::AsyncWrite),
+        };
+        let fences = clocks.fence_count(t);
+        let end = off + len;
+        for w in off / 4..end.div_ceil(4) {
+            let lo = off.max(4 * w) - 4 * w;
+            let hi = end.min(4 * w + 4) - 4 * w;
+            let mask = ((1u32 << hi) - (1u32 << lo)) as u8;
+            let a = Access { mask, ..me };
+            let first = |m: u8| 4 * w + m.trailing_zeros() as usize;
+            let cell = &mut self.cells[w];
+            if cell.generation != self.generation {
+                *cell = Cell {
+                    generation: self.generation,
+                    ..Cell::default()
+                };
+            }
+            let wr = cell.write;
+            let common = wr.mask & mask;
+            if wr.who != 0 && wr.who != me.who && common != 0 && !ordered(&wr, row) {
+                return Err(Hazard::Race {
+                    earlier: wr,
+                    write: true,
+                    off: first(common),
+                });
+            }
+            if kind == Kind::AsyncRead && wr.who != 0 && !wr.asynchronous && common != 0 {
+                let writer = wr.thread();
+                let f = &clocks.fences[writer as usize];
+                match f.get(cell.fences as usize) {
+                    None => {
+                        return Err(Hazard::NoProxyFence {
+                            write: wr,
+                            off: first(common),
+                        });
+                    }
+                    Some(&(clock, fence_pc)) if row[writer as usize] < clock => {
+                        return Err(Hazard::FenceUnordered {
+                            write: wr,
+                            fence_pc,
+                            off: first(common),
+                        });
+                    }
+                    Some(_) => {}
+                }
+            }
+            match kind {
+                Kind::Read => self.read(w, a, row),
+                Kind::AsyncRead => {}
+                Kind::Write => {
+                    self.check_reads(w, &a, row, first)?;
+                    self.write(w, a, fences);
+                }
+                Kind::AsyncWrite => self.check_reads(w, &a, row, first)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Records what an asynchronous operation did when it completed: it
+    /// read or wrote bytes `off..off + len` as `t` (its block's
+    /// asynchronous unit, or the thread that waited for it) at `t`'s
+    /// clock now.
+    pub fn record(&mut self, clocks: &Clocks, t: u32, pc: u32, off: usize, len: usize, write: bool) {
+        let row = clocks.row(t);
+        let end = off + len;
+        for w in off / 4..end.div_ceil(4) {
+            let lo = off.max(4 * w) - 4 * w;
+            let hi = end.min(4 * w + 4) - 4 * w;
+            let a = Access {
+                who: t + 1,
+                clock: row[t as usize],
+                pc,
+                mask: ((1u32 << hi) - (1u32 << lo)) as u8,
+                asynchronous: true,
+            };
+            let cell = &mut self.cells[w];
+            if cell.generation != self.generation {
+                *cell = Cell {
+                    generation: self.generation,
+                    ..Cell::default()
+                };
+            }
+            if write {
+                self.write(w, a, 0);
+            } else {
+                self.read(w, a, row);
+            }
+        }
+    }
+
+    /// Records write `a` of word `w` (by a writer with `fences` proxy
+    /// fences so far); a write of the whole word ends the reads before it.
+    fn write(&mut self, w: usize, a: Access, fences: u32) {
+        let cell = &mut self.cells[w];
+        if a.mask == 0xF {
+            if cell.read.who == MANY {
+                self.many.remove(&(w as u32));
+            }
+            cell.read = Access::default();
+        }
+        cell.write = a;
+        cell.fences = fences;
+    }
+
+    /// Fails if a read of word `w` since its last write, by another
+    /// thread on bytes `a` writes, does not happen before `a`.
+    fn check_reads(&self, w: usize, a: &Access, row: &[u32], first: impl Fn(u8) -> usize) -> Result<(), Hazard> {
+        let racing = |r: &Access| r.who != a.who && r.mask & a.mask != 0 && !ordered(r, row);
+        let read = self.cells[w].read;
+        let found = if read.who == MANY {
+            self.many[&(w as u32)].iter().copied().find(racing)
+        } else {
+            Some(read).filter(|r| r.who != 0 && racing(r))
+        };
+        match found {
+            Some(r) => Err(Hazard::Race {
+                earlier: r,
+                write: false,
+                off: first(r.mask & a.mask),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Records read `a` of word `w`: it replaces reads that happen before
+    /// it and cover no other bytes; reads concurrent with it are kept.
+    fn read(&mut self, w: usize, a: Access, row: &[u32]) {
+        let supersedes = |r: &Access| r.who == a.who || (ordered(r, row) && r.mask & !a.mask == 0);
+        let cell = &mut self.cells[w];
+        let old = cell.read;
+        if old.who == MANY {
+            let list = self.many.get_mut(&(w as u32)).expect("a read list");
+            list.retain(|r| !supersedes(r));
+            list.push(a);
+        } else if old.who == 0 || supersedes(&old) {
+            cell.read = a;
+        } else {
+            cell.read.who = MANY;
+            self.many.insert(w as u32, vec![old, a]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn races_need_two_threads_common_bytes_a_write_and_no_ordering() {
+        let mut c = Clocks::default();
+        c.reset(3);
+        let mut s = Shadow::default();
+        s.reset(64);
+        // Thread 0 writes bytes 0..4; thread 1 reads them unordered.
+        s.access(&c, 0, 10, 0, 4, Kind::Write).unwrap();
+        let e = s.access(&c, 1, 11, 2, 2, Kind::Read).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: true, off: 2, earlier } if earlier.pc == 10));
+        // Other bytes of the word, and the writer itself, are fine.
+        s.access(&c, 1, 12, 4, 4, Kind::Write).unwrap();
+        s.access(&c, 0, 13, 0, 4, Kind::Read).unwrap();
+        // A barrier: both release into it, both acquire it.
+        let mut bar = Vec::new();
+        c.release(0, &mut bar);
+        c.release(1, &mut bar);
+        c.acquire(0, &bar);
+        c.acquire(1, &bar);
+        s.access(&c, 1, 14, 0, 4, Kind::Read).unwrap();
+        // Two concurrent readers; a write by thread 2 races (with the
+        // first write, which it does not know of either), by thread 0
+        // with thread 1's read only.
+        s.access(&c, 0, 15, 0, 4, Kind::Read).unwrap();
+        let e = s.access(&c, 2, 16, 0, 1, Kind::Write).unwrap_err();
+        assert!(matches!(e, Hazard::Race { .. }));
+        let e = s.access(&c, 0, 17, 3, 1, Kind::Write).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: false, off: 3, earlier } if earlier.pc == 14));
+        // Thread 1 releases through an mbarrier that thread 0 acquires.
+        let mut mbar = Vec::new();
+        c.release(1, &mut mbar);
+        c.acquire(0, &mbar);
+        s.access(&c, 0, 18, 0, 4, Kind::Write).unwrap();
+    }
+
+    #[test]
+    fn the_async_proxy_needs_an_ordered_proxy_fence_after_generic_writes() {
+        let mut c = Clocks::default();
+        c.reset(2);
+        let mut s = Shadow::default();
+        s.reset(32);
+        s.access(&c, 0, 1, 0, 16, Kind::Write).unwrap();
+        let mut bar = Vec::new();
+        c.release(0, &mut bar);
+        c.acquire(1, &bar);
+        // Ordered, but no fence.
+        let e = s.access(&c, 1, 2, 0, 16, Kind::AsyncRead).unwrap_err();
+        assert!(matches!(e, Hazard::NoProxyFence { off: 0, .. }));
+        // A fence after the barrier does not help thread 1.
+        c.proxy_fence(0, 3);
+        let e = s.access(&c, 1, 4, 4, 4, Kind::AsyncRead).unwrap_err();
+        assert!(matches!(e, Hazard::FenceUnordered { fence_pc: 3, .. }));
+        // Once the fence is released to it, the read is fine; so are
+        // async reads of what the async proxy wrote.
+        let mut bar = Vec::new();
+        c.release(0, &mut bar);
+        c.acquire(1, &bar);
+        s.access(&c, 1, 5, 0, 16, Kind::AsyncRead).unwrap();
+        s.access(&c, 1, 6, 16, 16, Kind::AsyncWrite).unwrap();
+        s.record(&c, 1, 6, 16, 16, true);
+        s.access(&c, 1, 7, 16, 16, Kind::AsyncRead).unwrap();
+        // Warp-level sync orders a group of threads.
+        s.access(&c, 0, 8, 20, 4, Kind::Write).unwrap_err();
+        c.sync_group(&[0, 1]);
+        s.access(&c, 0, 8, 20, 4, Kind::Write).unwrap();
+        // A fresh block forgets everything.
+        s.reset(32);
+        s.access(&c, 1, 9, 20, 4, Kind::Write).unwrap();
+    }
+}

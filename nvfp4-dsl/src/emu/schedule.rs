@@ -1,0 +1,154 @@
+//! How a launch is scheduled: the public [`Options`], and the seeded
+//! choices of the adversarial schedule (which warp runs next, for how many
+//! instructions, when an asynchronous operation completes).
+
+/// How the emulator runs a launch. `Options::default()` is the
+/// adversarial schedule with seed 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The order of warps and of asynchronous completions.
+    pub schedule: Schedule,
+    /// Stops the launch with an error after this many warp instructions
+    /// (a kernel that never ends on its own: a mutated wait, a spin on a
+    /// flag nobody sets). `None`: no limit.
+    pub max_warp_instructions: Option<u64>,
+}
+
+/// The order in which warps run and asynchronous operations complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Warps take turns in a fixed order, thousands of instructions each;
+    /// asynchronous copies and `tcgen05` operations complete when they
+    /// are issued. One legal execution, and the kindest: use it to tell
+    /// whether a failure depends on the order.
+    Sequential,
+    /// Warps of a cluster run in a seeded random order, a random number of
+    /// instructions at a time; every asynchronous operation completes at a
+    /// legal point the seed picks (when nothing else can run, or after a
+    /// random number of turns), its destination poisoned until then. The
+    /// same seed gives the same run.
+    Adversarial {
+        /// The seed of every choice.
+        seed: u64,
+    },
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options::adversarial(0)
+    }
+}
+
+impl Options {
+    /// The adversarial schedule with `seed`, no instruction limit.
+    pub fn adversarial(seed: u64) -> Options {
+        Options {
+            schedule: Schedule::Adversarial { seed },
+            max_warp_instructions: None,
+        }
+    }
+
+    /// The sequential schedule, no instruction limit.
+    pub fn sequential() -> Options {
+        Options {
+            schedule: Schedule::Sequential,
+            max_warp_instructions: None,
+        }
+    }
+
+    /// The same options with a limit of `n` warp instructions per launch.
+    pub fn with_max_warp_instructions(self, n: u64) -> Options {
+        Options {
+            max_warp_instructions: Some(n),
+            ..self
+        }
+    }
+}
+
+/// Instructions a warp runs per turn in the sequential schedule.
+const SLICE: u32 = 4096;
+
+/// The scheduler's state for one launch.
+#[derive(Debug)]
+pub(crate) struct Sched {
+    /// SplitMix64 state; `None` in the sequential schedule.
+    rng: Option<u64>,
+    /// Turns taken so far (the clock that random completions are due on).
+    pub turn: u64,
+}
+
+impl Sched {
+    pub fn new(o: &Options) -> Sched {
+        Sched {
+            rng: match o.schedule {
+                Schedule::Sequential => None,
+                // Mixed once so that nearby seeds start far apart.
+                Schedule::Adversarial { seed } => Some(seed ^ 0x5DEE_CE66_D1CE_4E5B),
+            },
+            turn: 0,
+        }
+    }
+
+    pub fn adversarial(&self) -> bool {
+        self.rng.is_some()
+    }
+
+    /// The next 64 random bits (SplitMix64).
+    fn next(&mut self) -> u64 {
+        let s = self.rng.as_mut().expect("the adversarial schedule");
+        *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A random index in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next() >> 32) * n as u64) >> 32) as usize
+    }
+
+    /// How many instructions the next turn may run: a fixed slice, or
+    /// 1 to 256 (each power of two equally likely), so that warps
+    /// interleave at every granularity.
+    pub fn slice(&mut self) -> u32 {
+        if self.adversarial() {
+            let scale = self.below(9) as u32;
+            1 + self.below(1 << scale) as u32
+        } else {
+            SLICE
+        }
+    }
+
+    /// The turn at which an asynchronous operation issued now completes
+    /// by itself: `None` for the latest legal point (a wait that needs it,
+    /// or nothing else able to run), else a random turn soon after.
+    pub fn due(&mut self) -> Option<u64> {
+        if self.next() & 1 == 0 {
+            None
+        } else {
+            Some(self.turn + self.below(64) as u64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_makes_the_same_choices() {
+        let mut a = Sched::new(&Options::adversarial(3));
+        let mut b = Sched::new(&Options::adversarial(3));
+        let mut c = Sched::new(&Options::adversarial(4));
+        let pick = |s: &mut Sched| (0..64).map(|_| (s.slice(), s.due(), s.below(7))).collect::<Vec<_>>();
+        let first = pick(&mut a);
+        assert_eq!(first, pick(&mut b));
+        assert_ne!(first, pick(&mut c));
+        assert!(first.iter().all(|&(s, _, k)| (1..=256).contains(&s) && k < 7));
+        assert!(first.iter().any(|&(_, d, _)| d.is_none()) && first.iter().any(|&(_, d, _)| d.is_some()));
+        let mut seq = Sched::new(&Options::sequential());
+        assert!(!seq.adversarial());
+        assert_eq!(seq.slice(), SLICE);
+    }
+}
