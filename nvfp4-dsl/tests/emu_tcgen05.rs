@@ -7,7 +7,7 @@
 use nvfp4_dsl::emu::{EmuError, Memory, Module, Options, ParamValue};
 
 mod common;
-use common::{Rng, assert_error, download_u32, e2m1, e4m3, linear, upload};
+use common::{Rng, assert_error, download_u32, e2m1, e4m3, f32_toward_zero, leading_exponent, linear, upload};
 
 const HEAD: &str = ".version 8.7\n.target sm_100a\n.address_size 64\n";
 
@@ -441,17 +441,44 @@ impl Data {
         out
     }
 
-    /// The exact sum for D[m][n].
-    fn sum(&self, m: usize, n: usize) -> f64 {
-        (0..64)
-            .map(|k| {
-                let nib = |bytes: &[u8], r: usize| {
-                    let b = bytes[r * 32 + k / 2];
-                    if k % 2 == 0 { b & 15 } else { b >> 4 }
-                };
-                e2m1(nib(&self.a, m)) * ue4m3(self.sfa[m][k / 16]) * e2m1(nib(&self.b, n)) * ue4m3(self.sfb[n][k / 16])
+    /// D[m][n] as f32 bits after one MMA into `old` (f32 bits, when
+    /// accumulating), summed as MMA-Sim models the B200: each block of 16
+    /// gives its exact sum of products times its two scales, with the
+    /// scales' summed exponents as its leading exponent (a zero scale drops
+    /// it); every term is truncated toward zero to a multiple of 2^(emax -
+    /// 35), the integers summed (exact in f64: under 2^50) and the sum
+    /// rounded toward zero to f32. Computed in f64, not the emulator's way.
+    fn mma(&self, m: usize, n: usize, old: Option<u32>) -> u32 {
+        let (sa, sb) = (self.sfa[m].map(ue4m3), self.sfb[n].map(ue4m3));
+        if sa.iter().chain(&sb).any(|x| x.is_nan()) {
+            return 0x7FFF_FFFF;
+        }
+        let nib = |bytes: &[u8], r: usize, k: usize| {
+            let b = bytes[r * 32 + k / 2];
+            if k.is_multiple_of(2) { b & 15 } else { b >> 4 }
+        };
+        let mut terms: Vec<(f64, i64)> = (0..4)
+            .filter(|&c| sa[c] != 0.0 && sb[c] != 0.0)
+            .map(|c| {
+                let block: f64 = (16 * c..16 * c + 16)
+                    .map(|k| e2m1(nib(&self.a, m, k)) * e2m1(nib(&self.b, n, k)))
+                    .sum();
+                (
+                    block * sa[c] * sb[c],
+                    leading_exponent(sa[c], -6) + leading_exponent(sb[c], -6),
+                )
             })
-            .sum()
+            .collect();
+        let d = old.map_or(0.0, |bits| f64::from(f32::from_bits(bits)));
+        if d != 0.0 {
+            terms.push((d, leading_exponent(d, -126)));
+        }
+        let Some(emax) = terms.iter().map(|t| t.1).max() else {
+            return 0;
+        };
+        let unit = 2f64.powi((emax - 35) as i32);
+        let sum: f64 = terms.iter().map(|(x, _)| (x / unit).trunc()).sum();
+        if sum == 0.0 { 0 } else { f32_toward_zero(sum * unit) }
     }
 }
 
@@ -489,10 +516,6 @@ fn run_mma_with(o: &Opts, d: &Data, a_hi: u64, idesc: u32, options: &Options) ->
     (r, src)
 }
 
-fn bits(x: f32) -> u32 {
-    if x.is_nan() { 0x7FFF_FFFF } else { x.to_bits() }
-}
-
 #[test]
 fn one_mma_matches_an_f64_computation_in_every_layout() {
     for (n, layout, seed) in [(8, 128, 1), (128, 128, 2), (8, 64, 3), (128, 32, 4), (64, 0, 5)] {
@@ -504,14 +527,14 @@ fn one_mma_matches_an_f64_computation_in_every_layout() {
             let got = r.unwrap_or_else(|e| panic!("N={n} layout {layout}: {e}"));
             for m in 0..128 {
                 for j in 0..n as usize {
-                    let s = d.sum(m, j);
-                    let first = s as f32;
-                    let want = if twice { (f64::from(first) + s) as f32 } else { first };
+                    let first = d.mma(m, j, None);
+                    let want = if twice { d.mma(m, j, Some(first)) } else { first };
                     assert_eq!(
                         got[m * n as usize + j],
-                        bits(want),
-                        "N={n} layout {layout} twice {twice}: D[{m}][{j}] = {} want {want}",
-                        f32::from_bits(got[m * n as usize + j])
+                        want,
+                        "N={n} layout {layout} twice {twice}: D[{m}][{j}] = {} want {}",
+                        f32::from_bits(got[m * n as usize + j]),
+                        f32::from_bits(want)
                     );
                 }
             }

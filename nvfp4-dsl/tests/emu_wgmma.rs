@@ -9,7 +9,7 @@
 use nvfp4_dsl::emu::{EmuError, Launch, Memory, Module, Options, ParamValue};
 
 mod common;
-use common::{Rng, assert_error, download_u32, line_of, upload};
+use common::{Rng, assert_error, download_u32, f32_toward_zero, leading_exponent, line_of, upload};
 
 const HEAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 
@@ -18,27 +18,6 @@ const HEAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 const DYN: u32 = 0x800;
 
 // ----- the reference -----
-
-/// `floor(log2 |x|)` of a finite nonzero `x` that f64 holds as a normal
-/// number, but at least `least` (a format's least normal exponent).
-fn leading_exponent(x: f64, least: i64) -> i64 {
-    (((x.abs().to_bits() >> 52) as i64) - 1023).max(least)
-}
-
-/// `x` (finite, below 2^1000) rounded toward zero to f32, an infinity
-/// beyond f32's range: the nearest f32, stepped one ulp toward zero when
-/// it lies farther from zero than `x`.
-fn f32_toward_zero(x: f64) -> u32 {
-    if x.abs() >= 2f64.powi(128) {
-        return if x > 0.0 { 0x7F80_0000 } else { 0xFF80_0000 };
-    }
-    let nearest = x as f32;
-    if f64::from(nearest).abs() > x.abs() {
-        nearest.to_bits() - 1
-    } else {
-        nearest.to_bits()
-    }
-}
 
 /// One K step of the H100's wgmma for one element of D, as f32 bits: the
 /// products of `pairs` (f16 or bf16 values, with `least` that format's

@@ -654,6 +654,42 @@ pub(crate) fn fma_half(a: u64, b: u64, c: u64, f: Fmt) -> u64 {
     fma(a, b, c, f, Rnd::Rn)
 }
 
+/// `m * 2^shift` truncated toward zero (the tensor cores' alignment of a
+/// term); `m` and the result fit an i64.
+pub(crate) fn shift_toward_zero(m: i64, shift: i32) -> i64 {
+    if shift >= 0 {
+        m << shift
+    } else if shift > -64 {
+        m.signum() * (m.abs() >> -shift)
+    } else {
+        0
+    }
+}
+
+/// `sum * 2^unit` rounded toward zero to f32 bits; beyond the largest
+/// finite value, an infinity (what the tensor cores return); zero is +0.
+pub(crate) fn f32_toward_zero(sum: i64, unit: i32) -> u32 {
+    if sum == 0 {
+        return 0;
+    }
+    let sign = if sum < 0 { 0x8000_0000u32 } else { 0 };
+    let a = sum.unsigned_abs();
+    let lead = 63 - a.leading_zeros() as i32 + unit;
+    if lead > 127 {
+        return sign | 0x7F80_0000;
+    }
+    // The f32 unit at this magnitude: 2^(lead - 23), or 2^-149 below the
+    // normal range.
+    let f32_unit = (lead - 23).max(-149);
+    let shift = f32_unit - unit;
+    let q = if shift >= 0 { a >> shift.min(63) } else { a << -shift } as u32;
+    if lead < -126 {
+        sign | q
+    } else {
+        sign | ((lead + 127) as u32) << 23 | (q & 0x7F_FFFF)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -126,11 +126,12 @@
 //!   addresses.
 //! - Tensor memory: per block 128 lanes x 512 columns of 32 bits, with a
 //!   written bit per cell. `tcgen05.mma.kind::mxf4nvf4.block_scale
-//!   .scale_vec::4X` (the only MMA kind) computes each D element as the
-//!   exact sum of its 64 products, then `f32(p ? D + sum : sum)` rounded
-//!   once to nearest even. This is a model: the hardware's internal
-//!   accumulation order and precision are not public, so a GPU may differ
-//!   in the last bits of D.
+//!   .scale_vec::4X` (the only MMA kind) sums each D element as
+//!   Microsoft's MMA-Sim models the B200 (per-block terms aligned to the
+//!   largest scale exponent, truncated 35 bits below it, the f32 result
+//!   rounded toward zero; `ops/tcgen05.rs`). No Blackwell GPU here has
+//!   confirmed it; the same source's Hopper model matched the H100 on
+//!   every recorded result.
 //! - `bar.sync`/`barrier.sync` without a thread count complete when every
 //!   thread of the block that has not exited has arrived (as on the H100);
 //!   an exit can complete one.

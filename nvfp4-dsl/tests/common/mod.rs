@@ -104,3 +104,26 @@ pub fn assert_error(e: &EmuError, src: &str, needle: &str, block: (u32, u32, u32
     );
     assert!(e.message().contains(msg), "expected `{msg}` in: {text}");
 }
+
+// ----- the tensor cores' sums, computed in f64 (not the emulator's way) -----
+
+/// `floor(log2 |x|)` of a finite nonzero `x` that f64 holds as a normal
+/// number, but at least `least` (a format's least normal exponent).
+pub fn leading_exponent(x: f64, least: i64) -> i64 {
+    (((x.abs().to_bits() >> 52) as i64) - 1023).max(least)
+}
+
+/// `x` (finite, below 2^1000) rounded toward zero to f32, an infinity
+/// beyond f32's range: the nearest f32, stepped one ulp toward zero when
+/// it lies farther from zero than `x`.
+pub fn f32_toward_zero(x: f64) -> u32 {
+    if x.abs() >= 2f64.powi(128) {
+        return if x > 0.0 { 0x7F80_0000 } else { 0xFF80_0000 };
+    }
+    let nearest = x as f32;
+    if f64::from(nearest).abs() > x.abs() {
+        nearest.to_bits() - 1
+    } else {
+        nearest.to_bits()
+    }
+}

@@ -25,14 +25,19 @@
 //! # The MMA model
 //!
 //! `D[m][n]` (f32 at tensor-memory lane `m`, column `d + n`; M = 128,
-//! N = 8..=256, K = 64) is the exact sum of the 64 products
-//! `e2m1(A[m][k]) * sfa[m][k / 16] * e2m1(B[n][k]) * sfb[n][k / 16]`
-//! (exact in f64: every product is a multiple of 2^-20 below 2^23), then
-//! `f32(p ? D + sum : sum)` with one rounding to nearest even. The
-//! hardware's internal accumulation order and precision are not public, so
-//! results may differ from a GPU in the last bits of D. A zero sum is +0; a
-//! NaN scale (UE4M3 `0x7F`, and `0xFF`: the sign bit of a UE4M3 scale is
-//! ignored) makes the sums it enters NaN (the canonical `0x7FFFFFFF`).
+//! N = 8..=256, K = 64) is summed as Microsoft's MMA-Sim models the
+//! B200's block-scaled FP4 MMA (its model of the H100's wgmma matched all
+//! 45056 results we recorded on an H100, see `wgmma.rs`; this one no
+//! Blackwell GPU here has confirmed). Each 16-element block `c` gives one
+//! term, its products' exact sum times `sfa[m][c] * sfb[n][c]`, whose
+//! leading exponent is the sum of the two scales' exponents (whatever the
+//! block sum; a zero scale drops the term); D is a term too when
+//! accumulating. With `emax` the largest leading exponent, each term is
+//! truncated toward zero to a multiple of `2^(emax - 35)`, the terms are
+//! added exactly and the sum is rounded toward zero to f32 (an overflow
+//! is an infinity). A zero sum is +0; a NaN scale (UE4M3 `0x7F`, and
+//! `0xFF`: the sign bit of a UE4M3 scale is ignored) or a NaN D makes the
+//! result the canonical NaN `0x7FFFFFFF`; an infinite D stays infinite.
 
 use super::bulk::shared_operand;
 use super::control::uniform;
@@ -40,6 +45,7 @@ use super::desc::SmemDesc;
 use super::mem::address_values;
 use crate::emu::decode::Dec;
 use crate::emu::exec::{Ctx, Side, lanes};
+use crate::emu::fp;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
@@ -401,36 +407,60 @@ pub(crate) fn idesc_n(idesc: u32) -> Result<u32, String> {
 /// Twice the E2M1 value of each nibble (an integer).
 const E2M1X2: [i16; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
-/// A UE4M3 scale (the sign bit is ignored; `0x7F` is NaN).
-pub(crate) fn ue4m3(b: u8) -> f64 {
+/// A UE4M3 scale as `(m, e)`, its value `m / 8 * 2^e` (subnormals at
+/// exponent -6); `None` for zero. The sign bit is ignored; `0x7F` is NaN
+/// (checked by the caller).
+fn ue4m3_parts(b: u8) -> Option<(i64, i32)> {
     let v = b & 0x7F;
-    if v == 0x7F {
-        return f64::NAN;
-    }
-    let (e, m) = (i32::from(v >> 3), f64::from(v & 7));
-    if e == 0 {
-        m * 2f64.powi(-9)
-    } else {
-        (8.0 + m) * 2f64.powi(e - 10)
+    let (e, m) = (i32::from(v >> 3), i64::from(v & 7));
+    match (e, m) {
+        (0, 0) => None,
+        (0, m) => Some((m, -6)),
+        (e, m) => Some((8 + m, e - 7)),
     }
 }
 
-/// `old + sum` rounded once to f32 (round to odd in f64, then to nearest).
-pub(crate) fn add_round(old: f32, sum: f64) -> f32 {
-    let a = f64::from(old);
-    let s = a + sum;
-    if !s.is_finite() {
-        return s as f32;
+/// Fraction bits the tensor cores keep below the largest term's leading
+/// exponent.
+const SUM_BITS: i32 = 35;
+
+/// One element of D (module docs): `q[c]` is four times block `c`'s exact
+/// sum of products (the E2M1 values doubled are integers), `sa`/`sb` the
+/// blocks' UE4M3 scales, `old` D's f32 bits when accumulating.
+fn block_scaled_sum(q: [i32; 4], sa: [u8; 4], sb: [u8; 4], old: Option<u32>) -> u32 {
+    if sa.iter().chain(&sb).any(|&b| b & 0x7F == 0x7F) {
+        return 0x7FFF_FFFF;
     }
-    let bb = s - a;
-    let err = (a - (s - bb)) + (sum - bb);
-    let s = if err != 0.0 && s.to_bits() & 1 == 0 {
-        let away = (err > 0.0) == (s > 0.0);
-        f64::from_bits(if away { s.to_bits() + 1 } else { s.to_bits() - 1 })
-    } else {
-        s
+    // (value numerator, its unit's exponent, leading exponent) per term.
+    let mut terms = [(0i64, 0i32, 0i32); 5];
+    let mut k = 0;
+    for c in 0..4 {
+        if let (Some((ma, ea)), Some((mb, eb))) = (ue4m3_parts(sa[c]), ue4m3_parts(sb[c])) {
+            // q / 4 * ma / 8 * mb / 8 * 2^(ea + eb).
+            terms[k] = (i64::from(q[c]) * ma * mb, ea + eb - 8, ea + eb);
+            k += 1;
+        }
+    }
+    if let Some(bits) = old {
+        match fp::unpack(u64::from(bits), fp::F32) {
+            fp::Val::Nan => return 0x7FFF_FFFF,
+            fp::Val::Inf(_) => return bits,
+            fp::Val::Zero(_) => {}
+            fp::Val::Fin { s, m, e } => {
+                terms[k] = (if s { -(m as i64) } else { m as i64 }, e, e + 23);
+                k += 1;
+            }
+        }
+    }
+    let terms = &terms[..k];
+    let Some(emax) = terms.iter().map(|t| t.2).max() else {
+        return 0;
     };
-    s as f32
+    // Each term in units of 2^(emax - SUM_BITS), truncated toward zero:
+    // below 2^47 each (block sums under 2^19 shifted by at most 27 bits).
+    let unit = emax - SUM_BITS;
+    let sum: i64 = terms.iter().map(|&(m, e, _)| fp::shift_toward_zero(m, e - unit)).sum();
+    fp::f32_toward_zero(sum, unit)
 }
 
 fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
@@ -618,24 +648,19 @@ fn sf_word(tm: &Tmem, col: u32, r: u32, what: &str) -> Result<u32, String> {
     Ok(w)
 }
 
-/// The four scales of every row of an operand (from its scale-factor
-/// words in tensor memory).
-fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<[f64; 4]>, String> {
+/// The four UE4M3 scales of every row of an operand (from its
+/// scale-factor words in tensor memory).
+fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<[u8; 4]>, String> {
     (0..rows)
-        .map(|r| {
-            let w = sf_word(tm, sf_col, r, what)?;
-            Ok([0, 1, 2, 3].map(|b| ue4m3((w >> (8 * b)) as u8)))
-        })
+        .map(|r| Ok(sf_word(tm, sf_col, r, what)?.to_le_bytes()))
         .collect()
 }
 
-/// The exact sums of one MMA, `out[m * n + j]` for D[m][j]:
-/// `sum_c sa[m][c] * sb[j][c] * sum_{k in block c} A[m][k] * B[j][k]`.
-/// Twice the E2M1 values are small integers, so each 16-element block sum
-/// of products is an integer (at most 16 * 144 in magnitude, exact in
-/// i16), computed for all `j` at once; scaling it by `sa * sb / 4` and
-/// adding the four blocks is exact in f64 (multiples of 2^-20 below 2^29).
-fn mma_sums(a: &[[u8; 32]], b: &[[u8; 32]], sa: &[[f64; 4]], sb: &[[f64; 4]]) -> Vec<f64> {
+/// Four times the exact block sums of one MMA, `out[m * n + j][c]` for
+/// D[m][j] and block `c`: `sum_{k in block c} 2 A[m][k] * 2 B[j][k]`.
+/// Twice the E2M1 values are small integers, so each is an integer of at
+/// most 16 * 144 in magnitude (exact in i16), computed for all `j` at once.
+fn mma_block_sums(a: &[[u8; 32]], b: &[[u8; 32]]) -> Vec<[i32; 4]> {
     let n = b.len();
     let nib = |row: &[u8; 32], k: usize| E2M1X2[usize::from((row[k / 2] >> (4 * (k % 2))) & 15)];
     // B transposed per K element: bt[k][j].
@@ -645,9 +670,7 @@ fn mma_sums(a: &[[u8; 32]], b: &[[u8; 32]], sa: &[[f64; 4]], sb: &[[f64; 4]]) ->
             bt[k * n + j] = nib(row, k);
         }
     }
-    // B's scales per block: sbt[c][j].
-    let sbt: Vec<f64> = (0..4).flat_map(|c| sb.iter().map(move |s| s[c])).collect();
-    let mut out = vec![0.0f64; a.len() * n];
+    let mut out = vec![[0i32; 4]; a.len() * n];
     let mut block = vec![0i16; n];
     for (m, row) in a.iter().enumerate() {
         let d = &mut out[m * n..(m + 1) * n];
@@ -661,9 +684,8 @@ fn mma_sums(a: &[[u8; 32]], b: &[[u8; 32]], sa: &[[f64; 4]], sb: &[[f64; 4]]) ->
                     }
                 }
             }
-            let s = sa[m][c] * 0.25;
-            for ((d, q), sbj) in d.iter_mut().zip(&block).zip(&sbt[c * n..(c + 1) * n]) {
-                *d += f64::from(*q) * s * *sbj;
+            for (d, q) in d.iter_mut().zip(&block) {
+                d[c] = i32::from(*q);
             }
         }
     }
@@ -764,7 +786,7 @@ fn mma(tm: &mut Tmem, t: [u32; 3], n: u32, a: &[[u8; 32]], b: &[[u8; 32]], acc: 
     let [dc, sac, sbc] = t;
     let sa = operand_scales(128, tm, sac, "A")?;
     let sb = operand_scales(n, tm, sbc, "B")?;
-    let sums = mma_sums(a, b, &sa, &sb);
+    let sums = mma_block_sums(a, b);
     for m in 0..128u32 {
         if acc && let Some(col) = tm.first_unwritten(m, dc, n) {
             return Err(format!(
@@ -772,13 +794,8 @@ fn mma(tm: &mut Tmem, t: [u32; 3], n: u32, a: &[[u8; 32]], b: &[[u8; 32]], acc: 
             ));
         }
         let row = &sums[(m * n) as usize..((m + 1) * n) as usize];
-        for (cell, sum) in tm.row_mut(m, dc, n).iter_mut().zip(row) {
-            let r = if acc {
-                add_round(f32::from_bits(*cell), *sum)
-            } else {
-                *sum as f32
-            };
-            *cell = if r.is_nan() { 0x7FFF_FFFF } else { r.to_bits() };
+        for (j, (cell, q)) in tm.row_mut(m, dc, n).iter_mut().zip(row).enumerate() {
+            *cell = block_scaled_sum(*q, sa[m as usize], sb[j], acc.then_some(*cell));
         }
     }
     Ok(())
@@ -875,4 +892,40 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
     }
     Ok(Flow::Next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_scaled_sums_align_to_the_largest_scale_exponent_and_truncate() {
+        // Block 1: 0.5 * 0.5 (q = 1) with the least subnormal scales
+        // (2^-9 each): 2^-20, leading exponent -12.
+        let (tiny, one, big) = (0x01, 0x38, 0x78);
+        let q = [0, 1, 0, 0];
+        assert_eq!(
+            block_scaled_sum(q, [one, tiny, 0, 0], [one, tiny, 0, 0], None),
+            2f32.powi(-20).to_bits()
+        );
+        // A block whose sum is zero still sets the alignment by its scales
+        // (2^16 here), and 2^-20 is below 2^(16 - 35): it vanishes.
+        assert_eq!(block_scaled_sum(q, [big, tiny, 0, 0], [big, tiny, 0, 0], None), 0);
+        // Toward zero: a block summing to 1 (q = 4) at scale 1 plus D =
+        // 3 * 2^-25 is 1 in f32 (nearest would give 1 + 2^-23).
+        let d = (3.0 * 2f32.powi(-25)).to_bits();
+        assert_eq!(
+            block_scaled_sum([4, 0, 0, 0], [one; 4], [one; 4], Some(d)),
+            1f32.to_bits()
+        );
+        // NaN scales (either sign bit) and NaN D; an infinite D stays.
+        assert_eq!(block_scaled_sum(q, [0xFF, one, one, one], [one; 4], None), 0x7FFF_FFFF);
+        assert_eq!(block_scaled_sum(q, [one; 4], [one; 4], Some(0x7FC0_0000)), 0x7FFF_FFFF);
+        assert_eq!(block_scaled_sum(q, [one; 4], [one; 4], Some(0xFF80_0000)), 0xFF80_0000);
+        // A zero sum is +0.
+        assert_eq!(
+            block_scaled_sum([4, -4, 0, 0], [one; 4], [one; 4], Some((-0.0f32).to_bits())),
+            0
+        );
+    }
 }

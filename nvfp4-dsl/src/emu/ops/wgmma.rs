@@ -481,44 +481,8 @@ fn dot(a: &[Op; 16], b: &[Op; 16], old: Option<u32>) -> u32 {
     // Each term in units of 2^(emax - SUM_BITS), truncated toward zero: at
     // most 2^(SUM_BITS + 2) each, so 17 of them fit an i64.
     let unit = emax - SUM_BITS;
-    let sum: i64 = terms
-        .iter()
-        .map(|&(m, e, _)| {
-            let shift = e - unit;
-            if shift >= 0 {
-                m << shift
-            } else if shift > -64 {
-                m.signum() * (m.abs() >> -shift)
-            } else {
-                0
-            }
-        })
-        .sum();
-    f32_toward_zero(sum, unit)
-}
-
-/// `sum * 2^unit` rounded toward zero to f32 bits; beyond the largest
-/// finite value, an infinity (what the H100 returns); zero is +0.
-fn f32_toward_zero(sum: i64, unit: i32) -> u32 {
-    if sum == 0 {
-        return 0;
-    }
-    let sign = if sum < 0 { 0x8000_0000u32 } else { 0 };
-    let a = sum.unsigned_abs();
-    let lead = 63 - a.leading_zeros() as i32 + unit;
-    if lead > 127 {
-        return sign | 0x7F80_0000;
-    }
-    // The f32 unit at this magnitude: 2^(lead - 23), or 2^-149 below the
-    // normal range.
-    let f32_unit = (lead - 23).max(-149);
-    let shift = f32_unit - unit;
-    let q = if shift >= 0 { a >> shift.min(63) } else { a << -shift } as u32;
-    if lead < -126 {
-        sign | q
-    } else {
-        sign | ((lead + 127) as u32) << 23 | (q & 0x7F_FFFF)
-    }
+    let sum: i64 = terms.iter().map(|&(m, e, _)| fp::shift_toward_zero(m, e - unit)).sum();
+    fp::f32_toward_zero(sum, unit)
 }
 
 /// Completes a pending `wgmma.mma_async`: reads its operands, writes this
