@@ -128,6 +128,15 @@ fn the_hopper_gemm_check_fails_when_a_scales_are_permuted() {
 }
 
 #[test]
+fn the_gemm_on_a_plain_sm90_emulator_is_unsupported_not_a_launch_failure() {
+    let device = Device::emulator(Target::Sm90);
+    assert_eq!(GemmKernel::for_device(&device, 128, 256, 512, 1), None);
+    let err = gemm::check_gemm(&device, &mut Rng::new(47), (128, 256, 512, 1), Inputs::Wide, None, None)
+        .expect_err("plain sm_90 has no wgmma");
+    assert!(matches!(&err, Error::Unsupported(m) if m.contains("sm_90a")), "{err}");
+}
+
+#[test]
 fn the_gemm_check_fails_when_a_scales_are_permuted() {
     let device = Device::emulator(Target::Sm100a);
     let mut rng = Rng::new(42);

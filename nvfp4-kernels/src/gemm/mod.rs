@@ -58,11 +58,12 @@ impl GemmKernel {
     /// The kernel [`gemm`] uses on `device` for this shape: the sm_100a
     /// kernel with 128-column tiles on compute capability 10.0; on 9.0 the
     /// sm_90a tiling [`sm90_tiling`] predicts fastest. `None` on other
-    /// devices.
+    /// devices (and on the emulator as plain sm_90).
     pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
         match device.compute_capability() {
             (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
-            (9, 0) => {
+            // An emulator standing in for plain sm_90 cannot run wgmma.
+            (9, 0) if device.as_emulator().is_none_or(|e| e.target() == Target::Sm90a) => {
                 let (blocks, split) = sm90_tiling(device.multiprocessors() as usize, m, n, k, l);
                 Some(GemmKernel::Sm90 { blocks, split })
             }
@@ -329,7 +330,7 @@ pub fn gemm<'a, 'b, 'c>(
     let Some(kernel) = GemmKernel::for_device(device, a.rows, b.rows, a.k, a.batches) else {
         let (major, minor) = device.compute_capability();
         return Err(Error::Unsupported(format!(
-            "the block-scaled NVFP4 GEMM runs on Hopper (sm_90a, compute capability 9.0) and Blackwell (sm_100a, 10.0) tensor cores; {} is {major}.{minor}",
+            "the block-scaled NVFP4 GEMM runs on Hopper (sm_90a, compute capability 9.0) and Blackwell (sm_100a, 10.0) tensor cores; {} is {major}.{minor} (an emulator runs it as sm_90a or sm_100a)",
             device.describe()
         )));
     };
@@ -537,7 +538,12 @@ pub fn gemm_outputs(
     let kernel = match kernel {
         Some(kernel) => kernel,
         None => GemmKernel::for_device(device, m, n, k, l)
-            .ok_or_else(|| Error::Unsupported(format!("no GEMM kernel runs on {}", device.describe())))?,
+            .ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "no GEMM kernel runs on {}: the GEMM needs sm_90a (compute capability 9.0) or sm_100a (10.0); an emulator runs it as either",
+                    device.describe()
+                ))
+            })?,
     };
     gemm_with(device, &da, &db, &mut dc, kernel)?;
     let mut got = device.download(&dc)?;
