@@ -87,11 +87,11 @@ fn run(device: &Device, small: bool) -> Result<(), nvfp4_kernels::Error> {
             format!("M={m} K={k} L={l}")
         );
     }
-    if !matches!(device.compute_capability(), (9, 0) | (10, 0)) {
-        let (major, minor) = device.compute_capability();
+    if gemm::GemmKernel::for_device(device, 128, 256, 256, 1).is_none() {
         println!(
-            "  {:<12} not run: needs compute capability 9.0 or 10.0, this device is {major}.{minor} (try --emulator sm_90a)",
-            "gemm"
+            "  {:<12} not run: needs sm_90a (compute capability 9.0) or sm_100a (10.0); this is {} (try --emulator sm_90a)",
+            "gemm",
+            device.describe()
         );
         return Ok(());
     }
