@@ -191,3 +191,12 @@ fn the_gemm_on_the_gpu_matches_the_emulator() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
+    let report = nvfp4_tests::approx::check(&device(), 9).unwrap_or_else(|e| panic!("{e}"));
+    for (name, worst, at) in report {
+        println!("{name}: at most {worst:.2} ulp against f64 (at x = {at:e})");
+    }
+}

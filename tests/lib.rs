@@ -1,6 +1,8 @@
 //! Helpers shared by the workspace tests: every compiled kernel variant,
 //! the snapshot files, and the ptxas to assemble them with.
 
+pub mod approx;
+
 use nvfp4_dsl::{Target, Variant};
 use std::path::{Path, PathBuf};
 
@@ -71,4 +73,33 @@ pub fn find_nvdisasm() -> Option<PathBuf> {
 /// Whether this run is CI's (where a missing tool is a failure, not a skip).
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Assembles `ptx` for `target` (`sm_90`, ...) with `ptxas`; the error is
+/// ptxas's message.
+pub fn assemble(ptxas: &Path, ptx: &str, target: &str) -> Result<(), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "nvfp4-assemble-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join("k.ptx");
+    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(ptxas)
+        .arg(format!("-arch={target}"))
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.join("k.cubin"))
+        .output()
+        .map_err(|e| format!("running {}: {e}", ptxas.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }

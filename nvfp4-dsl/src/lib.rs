@@ -40,8 +40,18 @@
 //! the branch not taken emits nothing. Anything else is a compile error that
 //! names the construct and says what to write instead.
 //!
-//! Indexing is unchecked on the device (a kernel has no way to panic);
-//! integer division by zero gives an unspecified value instead of panicking.
+//! Rust's associated constants (`u32::MAX`, `i32::MIN`, `f32::EPSILON`,
+//! `f16::MAX`, `core::f32::consts::PI`, ...) and the methods of its numbers
+//! (`wrapping_*`, `saturating_*`, `leading_zeros`, `rotate_left`, `pow`,
+//! `floor`, `round`, `copysign`, `powi`, `exp`, `sin`, ... listed in
+//! [`intrinsics`]) work in kernels with Rust's results; `exp`, `exp2`,
+//! `ln`, `log2`, `sin`, `cos` and `tanh` are `f32` approximations with the
+//! accuracy the README documents.
+//!
+//! Indexing is unchecked on the device (a kernel has no way to panic).
+//! Integer division by zero gives all ones (`MAX`, or `-1` for signed
+//! types) instead of panicking, and `MIN / -1` gives `MIN` (as
+//! `wrapping_div`).
 //!
 //! ## What `#[kernel]` generates
 //!

@@ -1017,6 +1017,9 @@ impl Checker {
             .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
             .collect();
         if candidates.is_empty() {
+            if let Some(msg) = unsupported_method(method, &rty) {
+                return err(e.span, msg);
+            }
             let known: Vec<&str> = intrinsics::all()
                 .filter(|i| i.form == Form::Method && i.params.first().is_some_and(|p| p.matches(&rty, i)))
                 .map(|i| i.name)
@@ -1404,6 +1407,57 @@ impl Checker {
             RetTy::ArrayOfGenericLen(_) => TyV::Ty(Ty::Unit),
         })
     }
+}
+
+/// Why a method that Rust has is missing on `ty` in kernels, and what to
+/// write instead, for the methods people reach for.
+fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    let int = ty.is_int();
+    if int && (method.starts_with("checked_") || method.starts_with("overflowing_")) {
+        let op = method.split_once('_').map_or(method, |(_, op)| op);
+        let instead = ["wrapping_", "saturating_"]
+            .iter()
+            .map(|p| format!("{p}{op}"))
+            .filter(|m| intrinsics::all().any(|i| i.name == m && i.form == Form::Method))
+            .map(|m| format!("`.{m}()`"))
+            .collect::<Vec<_>>();
+        let what = if method.starts_with("checked_") {
+            "returns an `Option`"
+        } else {
+            "returns a `(value, overflowed)` tuple"
+        };
+        let hint = if instead.is_empty() {
+            "compute the condition explicitly with a comparison".to_string()
+        } else {
+            format!("use {}, or compare explicitly", instead.join(" or "))
+        };
+        return Some(format!(
+            "`.{method}()` {what}, which kernels cannot lower (a kernel has no way to panic or unwrap); {hint}"
+        ));
+    }
+    let rows: Vec<&Intrinsic> = intrinsics::all()
+        .filter(|i| i.name == method && i.form == Form::Method)
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut types: Vec<String> = rows
+        .iter()
+        .flat_map(|i| i.t_set.iter().map(|t| format!("`{t}`")))
+        .collect();
+    types.dedup();
+    if types.is_empty() {
+        return None;
+    }
+    let hint = if intrinsics::APPROXIMATE.contains(&method) && *ty == Ty::Scalar(Scalar::F64) {
+        format!("; PTX approximates it in `f32` only: write `(x as f32).{method}()`")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "`.{method}()` is available in kernels on {}, not on `{ty}`{hint}",
+        types.join(", ")
+    ))
 }
 
 fn want_display(t: &TyV) -> String {

@@ -257,7 +257,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Lowers `f` into a separate node list.
-    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Vec<Node>, T)> {
+    pub fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Vec<Node>, T)> {
         self.out.push(Vec::new());
         let r = f(self);
         let nodes = self.out.pop().expect("pushed above");

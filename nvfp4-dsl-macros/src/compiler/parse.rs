@@ -149,6 +149,8 @@ pub fn parse_kernel(item: &syn::ItemFn) -> Result<Kernel> {
 /// Reads `u32`, `half::f16`, `f16` ... as a scalar type.
 fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
     match ty {
+        syn::Type::Group(g) => parse_scalar_path(&g.elem),
+        syn::Type::Paren(p) => parse_scalar_path(&p.elem),
         syn::Type::Path(tp) if tp.qself.is_none() => {
             let last = tp.path.segments.last()?;
             if !last.arguments.is_none() {
@@ -241,6 +243,9 @@ impl Parser {
 
     fn parse_ty(&self, ty: &syn::Type) -> Result<Ty> {
         match ty {
+            // A type from a `macro_rules!` argument (`$t`) or in parentheses.
+            syn::Type::Group(g) => self.parse_ty(&g.elem),
+            syn::Type::Paren(p) => self.parse_ty(&p.elem),
             syn::Type::Path(tp) if tp.qself.is_none() => {
                 let Some(last) = tp.path.segments.last() else {
                     return err(Loc::of(&ty), "expected a type");
@@ -737,7 +742,7 @@ impl Parser {
         }
     }
 
-    fn path_expr(&self, p: &syn::ExprPath) -> Result<ExprKind> {
+    fn path_expr(&mut self, p: &syn::ExprPath) -> Result<ExprKind> {
         if p.qself.is_some() {
             return err(Loc::of(&p), "qualified paths are not supported in kernels");
         }
@@ -777,8 +782,18 @@ impl Parser {
                     ),
                 ),
             },
-            [.., ty, item] => match named_constant(ty, item) {
+            [.., ty, consts, item] if consts == "consts" => match math_constant(ty, item) {
                 Some(lit) => Ok(ExprKind::Lit(lit)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "`{ty}::consts::{item}` is not available in kernels; the constants are `f32::consts::` and `f64::consts::` {}",
+                        MATH_CONSTANTS.map(|(n, _)| format!("`{n}`")).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] => match self.named_constant(ty, item, Loc::of(p)) {
+                Some(kind) => Ok(kind),
                 None => err(
                     Loc::of(&p),
                     format!(
@@ -788,6 +803,39 @@ impl Parser {
             },
             [] => err(Loc::of(&p), "expected a name"),
         }
+    }
+
+    /// `u32::MAX`, `i32::MIN`, `f32::INFINITY`, `f16::MAX`, ... as the
+    /// expression that has their value: a literal, a negated literal, or
+    /// `f16::from_bits(..)` of the half types' bits.
+    fn named_constant(&mut self, ty: &str, item: &str, span: Loc) -> Option<ExprKind> {
+        let scalar = Scalar::from_rust_name(ty)?;
+        if scalar.is_int() {
+            let (min, max) = scalar.int_range();
+            let lit = |v: u128, s: Scalar| ExprKind::Lit(Lit::Int(v, Some(s)));
+            return Some(match item {
+                "MAX" => lit(max as u128, scalar),
+                "MIN" if min == 0 => lit(0, scalar),
+                "MIN" => {
+                    let magnitude = self.expr_node(lit(min.unsigned_abs(), scalar), span);
+                    ExprKind::Unary(UnOp::Neg, Box::new(magnitude))
+                }
+                "BITS" => lit(scalar.bits() as u128, Scalar::U32),
+                _ => return None,
+            });
+        }
+        if let Some(bits) = half_constant(scalar, item) {
+            let arg = self.expr_node(ExprKind::Lit(Lit::Int(bits.into(), Some(Scalar::U16))), span);
+            return Some(ExprKind::Call {
+                path: CallPath {
+                    qualifier: Some(ty.to_string()),
+                    name: "from_bits".to_string(),
+                },
+                generics: Vec::new(),
+                args: vec![arg],
+            });
+        }
+        float_constant(scalar, item).map(ExprKind::Lit)
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> Result<ExprKind> {
@@ -985,25 +1033,79 @@ fn bin_op(op: &syn::BinOp) -> Result<(BinOp, bool)> {
     })
 }
 
-/// `u32::MAX`, `f32::INFINITY`, ... as literals.
-fn named_constant(ty: &str, item: &str) -> Option<Lit> {
-    let scalar = Scalar::from_rust_name(ty)?;
-    if scalar.is_int() {
-        let (min, max) = scalar.int_range();
-        let v = match item {
-            "MAX" => max,
-            "MIN" if min == 0 => 0,
-            "BITS" => return Some(Lit::Int(scalar.bits() as u128, Some(Scalar::U32))),
-            _ => return None,
-        };
-        return Some(Lit::Int(v as u128, Some(scalar)));
+/// The `f32::consts`/`f64::consts` a kernel can name, as f64 values (each
+/// rounds to the same f32 as Rust's own constant).
+const MATH_CONSTANTS: [(&str, f64); 18] = {
+    use std::f64::consts::*;
+    [
+        ("PI", PI),
+        ("TAU", TAU),
+        ("E", E),
+        ("SQRT_2", SQRT_2),
+        ("FRAC_1_SQRT_2", FRAC_1_SQRT_2),
+        ("LN_2", LN_2),
+        ("LN_10", LN_10),
+        ("LOG2_E", LOG2_E),
+        ("LOG2_10", LOG2_10),
+        ("LOG10_E", LOG10_E),
+        ("LOG10_2", LOG10_2),
+        ("FRAC_PI_2", FRAC_PI_2),
+        ("FRAC_PI_3", FRAC_PI_3),
+        ("FRAC_PI_4", FRAC_PI_4),
+        ("FRAC_PI_6", FRAC_PI_6),
+        ("FRAC_PI_8", FRAC_PI_8),
+        ("FRAC_1_PI", FRAC_1_PI),
+        ("FRAC_2_PI", FRAC_2_PI),
+    ]
+};
+
+/// `f32::consts::PI`, ... as a literal of its type.
+fn math_constant(ty: &str, item: &str) -> Option<Lit> {
+    let scalar = Scalar::from_rust_name(ty).filter(|s| s.is_prim_float())?;
+    let (_, v) = MATH_CONSTANTS.iter().find(|(n, _)| *n == item)?;
+    let text = if scalar == Scalar::F32 {
+        format!("{:e}", *v as f32)
+    } else {
+        format!("{v:e}")
+    };
+    Some(Lit::Float(text, Some(scalar)))
+}
+
+/// The `half` crate's associated constants of `f16` and `bf16` a kernel can
+/// name, with their bits in each type.
+const HALF_CONSTANTS: [(&str, u16, u16); 12] = [
+    ("MAX", 0x7BFF, 0x7F7F),
+    ("MIN", 0xFBFF, 0xFF7F),
+    ("EPSILON", 0x1400, 0x3C00),
+    ("MIN_POSITIVE", 0x0400, 0x0080),
+    ("MIN_POSITIVE_SUBNORMAL", 0x0001, 0x0001),
+    ("INFINITY", 0x7C00, 0x7F80),
+    ("NEG_INFINITY", 0xFC00, 0xFF80),
+    ("NAN", 0x7E00, 0x7FC0),
+    ("ZERO", 0x0000, 0x0000),
+    ("NEG_ZERO", 0x8000, 0x8000),
+    ("ONE", 0x3C00, 0x3F80),
+    ("NEG_ONE", 0xBC00, 0xBF80),
+];
+
+/// The bits of `f16::MAX`, `bf16::EPSILON`, ...
+fn half_constant(scalar: Scalar, item: &str) -> Option<u16> {
+    let (_, f16_bits, bf16_bits) = HALF_CONSTANTS.iter().find(|(n, ..)| *n == item)?;
+    match scalar {
+        Scalar::F16 => Some(*f16_bits),
+        Scalar::Bf16 => Some(*bf16_bits),
+        _ => None,
     }
+}
+
+/// Rust's associated constants of the primitive float types, as literals.
+fn float_constant(scalar: Scalar, item: &str) -> Option<Lit> {
     let f32_text = |v: f32| format!("{v:e}");
     let f64_text = |v: f64| format!("{v:e}");
     let text = match (scalar, item) {
-        (Scalar::F32, "INFINITY") | (Scalar::F64, "INFINITY") => "inf".to_string(),
-        (Scalar::F32, "NEG_INFINITY") | (Scalar::F64, "NEG_INFINITY") => "-inf".to_string(),
-        (Scalar::F32, "NAN") | (Scalar::F64, "NAN") => "NaN".to_string(),
+        (Scalar::F32 | Scalar::F64, "INFINITY") => "inf".to_string(),
+        (Scalar::F32 | Scalar::F64, "NEG_INFINITY") => "-inf".to_string(),
+        (Scalar::F32 | Scalar::F64, "NAN") => "NaN".to_string(),
         (Scalar::F32, "MAX") => f32_text(f32::MAX),
         (Scalar::F32, "MIN") => f32_text(f32::MIN),
         (Scalar::F32, "EPSILON") => f32_text(f32::EPSILON),
