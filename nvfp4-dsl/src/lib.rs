@@ -40,6 +40,9 @@
 //! the branch not taken emits nothing. Anything else is a compile error that
 //! names the construct and says what to write instead.
 //!
+//! [`#[device]`](macro@device) functions are called from kernels and from
+//! each other (same module, other modules, other crates) and inlined.
+//!
 //! Rust's associated constants (`u32::MAX`, `i32::MIN`, `f32::EPSILON`,
 //! `f16::MAX`, `core::f32::consts::PI`, ...) and the methods of its numbers
 //! (`wrapping_*`, `saturating_*`, `leading_zeros`, `rotate_left`, `pow`,
@@ -82,7 +85,9 @@ mod target;
 mod types;
 
 pub use half::{bf16, f16};
-pub use nvfp4_dsl_macros::kernel;
+#[doc(hidden)]
+pub use nvfp4_dsl_macros::__kernel_with_devices;
+pub use nvfp4_dsl_macros::{device, kernel};
 pub use runtime::{
     CudaDevice, Device, DeviceBuffer, DeviceCopy, Error, KernelArg, LaunchConfig, Result, TileMap2d, launch,
 };

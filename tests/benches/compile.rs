@@ -40,8 +40,8 @@ fn main() {
             for _ in 0..REPEATS {
                 let start = Instant::now();
                 let item: syn::ItemFn = syn::parse2(tokens.clone()).expect("parses");
-                let out =
-                    compiler::compile(list.tokens.clone(), &item, &compiler::Options::default()).expect("compiles");
+                let out = compiler::compile(list.tokens.clone(), &item, &[], &compiler::Options::default())
+                    .expect("compiles");
                 times.push(start.elapsed().as_secs_f64() * 1e3);
                 last = Some(out);
             }

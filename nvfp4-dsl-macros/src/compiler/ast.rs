@@ -73,7 +73,25 @@ pub struct Kernel {
     pub consts: Vec<ConstParam>,
     pub params: Vec<Param>,
     pub body: Block,
+    /// The `#[device]` functions the kernel calls, directly or through
+    /// each other, in the order they were resolved.
+    pub devices: Vec<DeviceFn>,
     pub expr_count: u32,
+}
+
+/// A `#[device]` function: inlined at each call.
+#[derive(Debug)]
+pub struct DeviceFn {
+    /// The path the caller wrote (`decode::fp4_pair`), as its key.
+    pub key: String,
+    pub name: String,
+    pub name_span: Loc,
+    /// Line of the `fn` token, for the statement comments of its body.
+    pub fn_line: usize,
+    pub consts: Vec<ConstParam>,
+    pub params: Vec<Param>,
+    pub ret: Ty,
+    pub body: Block,
 }
 
 #[derive(Debug, Clone)]
@@ -214,6 +232,9 @@ pub struct CallPath {
     /// `Some("f16")` for `f16::from_f32`.
     pub qualifier: Option<String>,
     pub name: String,
+    /// The whole path as written, without generic arguments
+    /// (`decode::fp4_pair`): how a device function is found.
+    pub full: String,
 }
 
 impl CallPath {
@@ -226,10 +247,13 @@ impl CallPath {
 }
 
 /// Generic arguments written with a turbofish (`shared_array::<f32, 32>()`).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum GenericArg {
     Type(Ty, Loc),
     Len(Len, Loc),
+    /// Any other constant, for a device function's const generic
+    /// (`helper::<true>`, `helper::<{ N * 2 }>`).
+    Expr(Box<Expr>, Loc),
 }
 
 #[derive(Debug)]
@@ -293,7 +317,8 @@ pub enum ExprKind {
     For(ForLoop),
     Break,
     Continue,
-    Return,
+    /// `return` (kernels) or `return value` (device functions).
+    Return(Option<Box<Expr>>),
     Block(Block),
     Array(Vec<Expr>),
     Repeat(Box<Expr>, Len),
@@ -304,4 +329,108 @@ pub enum ExprKind {
         template: String,
         args: Vec<Expr>,
     },
+}
+
+/// Calls `f` on every function call in `b` (nested blocks included).
+pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr_calls(init, f),
+            StmtKind::Expr(e, _) => walk_expr_calls(e, f),
+        }
+    }
+}
+
+fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr, &CallPath)) {
+    match &e.kind {
+        ExprKind::Call { path, args, generics } => {
+            f(e, path);
+            for g in generics {
+                if let GenericArg::Expr(x, _) = g {
+                    walk_expr_calls(x, f);
+                }
+            }
+            args.iter().for_each(|a| walk_expr_calls(a, f));
+        }
+        ExprKind::MethodCall { receiver, args, .. } => {
+            walk_expr_calls(receiver, f);
+            args.iter().for_each(|a| walk_expr_calls(a, f));
+        }
+        ExprKind::Unary(_, a)
+        | ExprKind::Cast(a, _)
+        | ExprKind::Field(a, _)
+        | ExprKind::Repeat(a, _)
+        | ExprKind::RefMut(a) => walk_expr_calls(a, f),
+        ExprKind::Return(a) => a.iter().for_each(|a| walk_expr_calls(a, f)),
+        ExprKind::Binary(_, a, b) | ExprKind::Assign(a, b) | ExprKind::AssignOp(_, a, b) | ExprKind::Index(a, b) => {
+            walk_expr_calls(a, f);
+            walk_expr_calls(b, f);
+        }
+        ExprKind::SliceFrom { base, start, .. } => {
+            walk_expr_calls(base, f);
+            walk_expr_calls(start, f);
+        }
+        ExprKind::Array(items) | ExprKind::InlinePtx { args: items, .. } => {
+            items.iter().for_each(|a| walk_expr_calls(a, f));
+        }
+        ExprKind::If { cond, then, els } => {
+            walk_expr_calls(cond, f);
+            walk_calls(then, f);
+            if let Some(e) = els {
+                walk_expr_calls(e, f);
+            }
+        }
+        ExprKind::While { cond, body } => {
+            walk_expr_calls(cond, f);
+            walk_calls(body, f);
+        }
+        ExprKind::Loop(b) | ExprKind::Block(b) => walk_calls(b, f),
+        ExprKind::For(l) => {
+            walk_expr_calls(&l.start, f);
+            walk_expr_calls(&l.end, f);
+            if let Some(s) = &l.step {
+                walk_expr_calls(s, f);
+            }
+            walk_calls(&l.body, f);
+        }
+        ExprKind::Lit(_)
+        | ExprKind::Var(_)
+        | ExprKind::CacheHint(_)
+        | ExprKind::Target(_)
+        | ExprKind::Swizzle(_)
+        | ExprKind::Break
+        | ExprKind::Continue => {}
+    }
+}
+
+/// The key of the device function that `full`, written in the function
+/// with key `caller` (`""` for the kernel), names: paths resolve from the
+/// caller's module, as Rust's do (`crate::` and `::` paths as written).
+pub fn resolve_device(caller: &str, full: &str) -> String {
+    let module: Vec<&str> = match caller.rsplit_once("::") {
+        Some((m, _)) => m.split("::").collect(),
+        None => Vec::new(),
+    };
+    if full.starts_with("crate::") || full.starts_with("::") || module.is_empty() {
+        return full.to_string();
+    }
+    let mut parts = module;
+    let mut rest = full;
+    loop {
+        if let Some(r) = rest.strip_prefix("self::") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("super::") {
+            if parts.pop().is_none() {
+                return full.to_string();
+            }
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{}::{rest}", parts.join("::"))
+    }
 }

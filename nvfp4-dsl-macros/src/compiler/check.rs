@@ -24,6 +24,8 @@ fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
 pub struct Types {
     pub expr: Vec<Ty>,
     pub calls: HashMap<ExprId, &'static Intrinsic>,
+    /// Calls of device functions: the index in `Kernel::devices`.
+    pub devices: HashMap<ExprId, usize>,
 }
 
 impl Types {
@@ -71,7 +73,15 @@ struct Binding {
     kind: NameKind,
 }
 
-struct Checker {
+struct Checker<'k> {
+    kernel: &'k Kernel,
+    /// The device function being checked (`None`: the kernel).
+    current: Option<usize>,
+    /// A device function's return type, for `return value`.
+    ret: Option<TyV>,
+    device_calls: HashMap<ExprId, usize>,
+    /// Who calls which device function, and where: (caller, callee, call).
+    edges: Vec<(Option<usize>, usize, Loc)>,
     vars: Vec<Var>,
     scopes: Vec<Vec<Binding>>,
     expr: Vec<Option<TyV>>,
@@ -87,6 +97,11 @@ struct Checker {
 
 pub fn check(k: &Kernel) -> Result<Types> {
     let mut c = Checker {
+        kernel: k,
+        current: None,
+        ret: None,
+        device_calls: HashMap::new(),
+        edges: Vec::new(),
         vars: Vec::new(),
         scopes: vec![Vec::new()],
         expr: vec![None; k.expr_count as usize],
@@ -112,10 +127,222 @@ pub fn check(k: &Kernel) -> Result<Types> {
             "a kernel returns nothing; end the last statement with `;` and store results through a `&mut [T]` parameter",
         );
     }
+    for (i, d) in k.devices.iter().enumerate() {
+        c.device_body(i, d).map_err(|e| in_device(e, d, &k.name))?;
+    }
+    c.reject_recursion()?;
     c.finish()
 }
 
-impl Checker {
+/// Names the device function an error is in and the kernel it was
+/// compiled for (the span already points at the device function's source).
+fn in_device(e: syn::Error, d: &DeviceFn, kernel: &str) -> syn::Error {
+    let mut out: Option<syn::Error> = None;
+    for part in e {
+        let new = syn::Error::new(
+            part.span(),
+            format!(
+                "{part} (in device function `{}`, called from kernel `{kernel}`)",
+                d.name
+            ),
+        );
+        match &mut out {
+            Some(o) => o.combine(new),
+            None => out = Some(new),
+        }
+    }
+    out.unwrap_or_else(|| d.name_span.error("unknown error"))
+}
+
+/// A device function's parameter types, with its const generics replaced by
+/// the lengths a call gives them.
+fn substitute(t: &Ty, lens: &[(String, Len)]) -> Ty {
+    match t {
+        Ty::Array { elem, len } => Ty::Array {
+            elem: Box::new(substitute(elem, lens)),
+            len: match len {
+                Len::Param(p) => lens
+                    .iter()
+                    .find(|(n, _)| n == p)
+                    .map_or_else(|| len.clone(), |(_, l)| l.clone()),
+                l => l.clone(),
+            },
+        },
+        other => other.clone(),
+    }
+}
+
+impl Checker<'_> {
+    /// Checks a device function's body once, in its own scope: its const
+    /// generics and parameters, and its return type.
+    fn device_body(&mut self, i: usize, d: &DeviceFn) -> Result<()> {
+        let saved = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        for cp in &d.consts {
+            self.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
+        }
+        for p in &d.params {
+            self.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+        }
+        self.current = Some(i);
+        let ret = TyV::Ty(d.ret.clone());
+        self.ret = Some(ret.clone());
+        let loops = std::mem::replace(&mut self.loop_depth, 0);
+        let t = self.block(&d.body, Some(&ret))?;
+        if t != TyV::Never {
+            let span = d.body.stmts.last().map_or(d.body.span, |s| s.span);
+            self.unify(&ret, &t, span).map_err(|_| {
+                let found = self.describe(&t);
+                span.error(format!("`{}` returns `{}`, but its body gives {found}", d.name, d.ret))
+            })?;
+        }
+        self.loop_depth = loops;
+        self.scopes = saved;
+        self.current = None;
+        self.ret = None;
+        Ok(())
+    }
+
+    /// Device functions are inlined: a cycle of calls is an error at the
+    /// call that closes it, naming the cycle.
+    fn reject_recursion(&self) -> Result<()> {
+        let names = |path: &[usize]| {
+            path.iter()
+                .map(|i| format!("`{}`", self.kernel.devices[*i].name))
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        };
+        // Depth-first from every device function; a call back to a function
+        // on the current path closes a cycle.
+        fn visit(c: &Checker<'_>, path: &mut Vec<usize>, names: &dyn Fn(&[usize]) -> String) -> Result<()> {
+            let at = *path.last().expect("a non-empty path");
+            for (from, to, span) in &c.edges {
+                if *from != Some(at) {
+                    continue;
+                }
+                if let Some(start) = path.iter().position(|p| p == to) {
+                    let mut cycle = path[start..].to_vec();
+                    cycle.push(*to);
+                    return err(
+                        *span,
+                        format!(
+                            "recursion is not supported in kernels (device functions are inlined): {}; write a loop",
+                            names(&cycle)
+                        ),
+                    );
+                }
+                path.push(*to);
+                visit(c, path, names)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        for i in 0..self.kernel.devices.len() {
+            visit(self, &mut vec![i], &names)?;
+        }
+        Ok(())
+    }
+
+    /// The device function a call names, if it is one.
+    fn device_of(&self, path: &CallPath) -> Option<usize> {
+        let caller = self.current.map_or("", |i| self.kernel.devices[i].key.as_str());
+        let key = resolve_device(caller, &path.full);
+        self.kernel.devices.iter().position(|d| d.key == key)
+    }
+
+    fn device_call(&mut self, e: &Expr, idx: usize, generics: &[GenericArg], args: &[Expr]) -> Result<TyV> {
+        let k = self.kernel;
+        let d = &k.devices[idx];
+        self.device_calls.insert(e.id, idx);
+        self.edges.push((self.current, idx, e.span));
+        let signature = format!(
+            "fn {}{}({})",
+            d.name,
+            if d.consts.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<{}>",
+                    d.consts
+                        .iter()
+                        .map(|c| format!("const {}: {}", c.name, c.ty.rust_name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            d.params
+                .iter()
+                .map(|p| format!("{}: {}", p.name, p.ty))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if generics.len() != d.consts.len() {
+            let msg = if d.consts.is_empty() {
+                format!("`{}` takes no generic arguments: `{signature}`", d.name)
+            } else {
+                format!(
+                    "write the const generics of `{}` with a turbofish, `{}::<..>(..)`: `{signature}`",
+                    d.name, d.name
+                )
+            };
+            return err(e.span, msg);
+        }
+        let mut lens = Vec::new();
+        for (g, c) in generics.iter().zip(&d.consts) {
+            let want = TyV::Ty(Ty::Scalar(c.ty));
+            match g {
+                GenericArg::Len(len, span) => {
+                    if let Len::Param(p) = len {
+                        let t = self.lookup(p).map(|b| b.ty.clone());
+                        if let Some(t) = t {
+                            self.unify(&want, &t, *span)?;
+                        }
+                    } else if c.ty == Scalar::Bool {
+                        return err(*span, format!("`{}` is a `bool`; write `true` or `false`", c.name));
+                    }
+                    lens.push((c.name.clone(), len.clone()));
+                }
+                GenericArg::Expr(x, _) => {
+                    let t = self.expr(x, Some(&want))?;
+                    self.unify(&want, &t, x.span)?;
+                }
+                GenericArg::Type(_, span) => {
+                    return err(*span, format!("`{}` is a const generic; write a value", c.name));
+                }
+            }
+        }
+        if args.len() != d.params.len() {
+            return err(
+                e.span,
+                format!(
+                    "`{}` takes {} argument{}, {} given: `{signature}`",
+                    d.name,
+                    d.params.len(),
+                    if d.params.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            );
+        }
+        for (a, p) in args.iter().zip(&d.params) {
+            let want = substitute(&p.ty, &lens);
+            let t = self.expr(a, Some(&TyV::Ty(want.clone())))?;
+            // A `&mut [T]` can be passed where `&[T]` is expected.
+            if let (Ty::Slice { elem, mutable: false }, TyV::Ty(Ty::Slice { elem: got, .. })) =
+                (&want, self.shallow(&t))
+                && *elem == got
+            {
+                continue;
+            }
+            self.unify(&TyV::Ty(want.clone()), &t, a.span).map_err(|_| {
+                let found = self.describe(&t);
+                a.span.error(format!(
+                    "argument `{}` of `{}` must be `{want}`, found {found}: `{signature}`",
+                    p.name, d.name
+                ))
+            })?;
+        }
+        Ok(TyV::Ty(substitute(&d.ret, &lens)))
+    }
+
     fn bind(&mut self, name: &str, ty: TyV, mutable: bool, kind: NameKind) {
         if name == "_" {
             return;
@@ -285,6 +512,7 @@ impl Checker {
         Ok(Types {
             expr: out,
             calls: self.calls,
+            devices: self.device_calls,
         })
     }
 
@@ -667,7 +895,23 @@ impl Checker {
                 }
                 Ok(TyV::Never)
             }
-            ExprKind::Return => Ok(TyV::Never),
+            ExprKind::Return(value) => match (&self.ret, value) {
+                (None, _) => Ok(TyV::Never),
+                (Some(ret), None) => {
+                    let ret = ret.clone();
+                    self.unify(&ret, &TyV::Ty(Ty::Unit), e.span).map_err(|_| {
+                        e.span
+                            .error("this device function returns a value: write `return value;`")
+                    })?;
+                    Ok(TyV::Never)
+                }
+                (Some(ret), Some(v)) => {
+                    let ret = ret.clone();
+                    let t = self.expr(v, Some(&ret))?;
+                    self.unify(&ret, &t, v.span)?;
+                    Ok(TyV::Never)
+                }
+            },
             ExprKind::Block(b) => self.block(b, hint.as_ref()),
             ExprKind::Array(items) => {
                 let Some(first) = items.first() else {
@@ -960,6 +1204,9 @@ impl Checker {
             .filter(|i| i.name == path.name && i.form == form)
             .collect();
         if candidates.is_empty() {
+            if let Some(idx) = self.device_of(path) {
+                return self.device_call(e, idx, generics, args);
+            }
             let display = path.display();
             if path.qualifier.is_none() && path.name == self.kernel_name {
                 return err(
@@ -991,7 +1238,7 @@ impl Checker {
             return err(
                 e.span,
                 format!(
-                    "`{display}` is not an intrinsic; a kernel can only call the intrinsics of `nvfp4_dsl::prelude` (other functions, and kernels themselves, cannot be called from a kernel)"
+                    "`{display}` is not an intrinsic or a `#[device]` function; a kernel can call the intrinsics of `nvfp4_dsl::prelude` and functions marked `#[device]` (kernels themselves cannot be called from a kernel)"
                 ),
             );
         }
@@ -1080,7 +1327,7 @@ impl Checker {
             (Generics::None, []) => None,
             (Generics::None, [g, ..]) => {
                 let span = match g {
-                    GenericArg::Type(_, s) | GenericArg::Len(_, s) => *s,
+                    GenericArg::Type(_, s) | GenericArg::Len(_, s) | GenericArg::Expr(_, s) => *s,
                 };
                 return err(span, format!("`{display}` takes no generic arguments"));
             }
@@ -1485,7 +1732,7 @@ mod tests {
 
     fn check_src(src: &str) -> Result<(Kernel, Types)> {
         let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
-        let k = parse_kernel(&item)?;
+        let k = parse_kernel(&item, &[])?;
         let t = check(&k)?;
         Ok((k, t))
     }

@@ -7,6 +7,9 @@
 //!   no `launch`, so using it is a Rust compile error;
 //! - the original function, private and never called, so rustc type-checks
 //!   the body against the intrinsic declarations (and the IDE sees it).
+//!
+//! `#[device]` functions expand to themselves and a macro that hands their
+//! source to a kernel ([`device`], [`fetch_device`], [`parse_callback`]).
 
 use super::Compiled;
 use super::attr::SpecValue;
@@ -135,6 +138,114 @@ pub fn on_error(e: syn::Error, item: &syn::ItemFn) -> TokenStream {
     out
 }
 
+/// `#[device] fn name`: the function (for rustc and host code), and a
+/// `macro_rules!` that appends its source to a kernel's callback, reachable
+/// as `name!` wherever the function is (a `use` of the function imports
+/// both). A `pub` function's macro is `#[macro_export]`ed (under a hidden
+/// unique name at the crate root) so other crates reach it by the same
+/// path as the function.
+pub fn device(item: &syn::ItemFn) -> TokenStream {
+    let name = &item.sig.ident;
+    let vis = &item.vis;
+    let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(item));
+    let export = if matches!(vis, syn::Visibility::Public(_)) {
+        quote!(#[macro_export])
+    } else {
+        quote!()
+    };
+    let function = strip_unroll(item);
+    quote! {
+        #[allow(dead_code)]
+        #function
+
+        #[doc(hidden)]
+        #export
+        macro_rules! #hidden {
+            ([$($callback:tt)*] ($($attr:tt)*) {$($kernel:tt)*} {$($devices:tt)*}) => {
+                $($callback)*! { ($($attr)*) {$($kernel)*} {$($devices)* #item} }
+            };
+        }
+
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #hidden as #name;
+    }
+}
+
+/// A name for a device function's macro that no other device function of
+/// the crate has: FNV-1a of its source and position.
+fn device_hash(item: &syn::ItemFn) -> u64 {
+    let start = item.sig.ident.span().start();
+    let text = format!("{}:{}:{}", start.line, start.column, quote!(#item));
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Expands to the macro of the device function at `key`, which calls the
+/// kernel callback back with its source appended.
+pub fn fetch_device(
+    attr: &TokenStream,
+    item: &syn::ItemFn,
+    devices: &[(String, syn::ItemFn)],
+    key: &str,
+    span: Span,
+) -> TokenStream {
+    let path = path_tokens(key, span);
+    let have = devices.iter().map(|(k, f)| {
+        let k = path_tokens(k, span);
+        quote!([#k] #f)
+    });
+    let key = path_tokens(key, span);
+    quote_spanned! {span=>
+        #path! {
+            [::nvfp4_dsl::__kernel_with_devices]
+            (#attr)
+            {#item}
+            {#(#have)* [#key]}
+        }
+    }
+}
+
+/// `a::b::c` as path tokens, each spanned at `span`.
+fn path_tokens(key: &str, span: Span) -> TokenStream {
+    let (leading, rest) = match key.strip_prefix("::") {
+        Some(r) => (quote_spanned!(span=> ::), r),
+        None => (quote!(), key),
+    };
+    let segments = rest.split("::").map(|s| syn::Ident::new(s, span));
+    quote!(#leading #(#segments)::*)
+}
+
+/// The callback's input: the kernel's attribute tokens, the kernel, and
+/// the device functions fetched so far with their paths.
+pub type Callback = (TokenStream, syn::ItemFn, Vec<(String, syn::ItemFn)>);
+
+/// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`.
+pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
+    use syn::parse::Parser;
+    let parser = |stream: syn::parse::ParseStream| {
+        let attr;
+        syn::parenthesized!(attr in stream);
+        let attr: TokenStream = attr.parse()?;
+        let kernel;
+        syn::braced!(kernel in stream);
+        let kernel: syn::ItemFn = kernel.parse()?;
+        let list;
+        syn::braced!(list in stream);
+        let mut devices = Vec::new();
+        while !list.is_empty() {
+            let key;
+            syn::bracketed!(key in list);
+            let path: syn::Path = key.parse()?;
+            let f: syn::ItemFn = list.parse()?;
+            devices.push((super::parse::path_key(&path), f));
+        }
+        Ok((attr, kernel, devices))
+    };
+    parser.parse2(input)
+}
+
 fn target_tokens(t: Target) -> TokenStream {
     let v = format_ident!("{}", t.variant());
     quote!(::nvfp4_dsl::Target::#v)
@@ -181,13 +292,19 @@ fn launcher_params(item: &syn::ItemFn) -> (Vec<TokenStream>, Vec<TokenStream>) {
 /// The user's function as rustc should see it: `#[unroll]` removed (it is
 /// ours), private, allowed to be unused.
 fn type_check_copy(item: &syn::ItemFn) -> TokenStream {
-    let mut f = item.clone();
-    StripUnroll.visit_item_fn_mut(&mut f);
+    let mut f = strip_unroll(item);
     f.vis = syn::Visibility::Inherited;
     f.attrs.retain(|a| !a.path().is_ident("doc"));
     let span = Span::call_site();
     let allow = quote_spanned!(span=> #[allow(dead_code, clippy::all)]);
     quote!(#allow #f)
+}
+
+/// The function without our `#[unroll]` attributes, as rustc should see it.
+fn strip_unroll(item: &syn::ItemFn) -> syn::ItemFn {
+    let mut f = item.clone();
+    StripUnroll.visit_item_fn_mut(&mut f);
+    f
 }
 
 struct StripUnroll;

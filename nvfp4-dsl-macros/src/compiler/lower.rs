@@ -121,6 +121,20 @@ pub struct Lower<'a> {
     /// copies, so a later assignment does not change the new name's value.
     var_regs: HashSet<RegId>,
     line_info: bool,
+    /// The device functions being inlined, innermost last: where their
+    /// `return` jumps and the registers their value goes to.
+    returns: Vec<Return>,
+}
+
+/// An inlined device function's exit.
+struct Return {
+    /// The block around the inlined body.
+    block: u32,
+    result: Val,
+    ty: Ty,
+    /// Its name and the line of its `fn`, for the statement comments.
+    name: String,
+    fn_line: usize,
 }
 
 pub struct LowerOptions<'a> {
@@ -160,6 +174,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         next_label: 0,
         var_regs: HashSet::new(),
         line_info: opts.line_info.is_some(),
+        returns: Vec::new(),
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;
@@ -179,6 +194,7 @@ fn uses_len(b: &Block) -> bool {
             | ExprKind::Field(a, _)
             | ExprKind::Repeat(a, _)
             | ExprKind::RefMut(a) => expr(a),
+            ExprKind::Return(a) => a.as_deref().is_some_and(expr),
             ExprKind::Binary(_, a, b)
             | ExprKind::Assign(a, b)
             | ExprKind::AssignOp(_, a, b)
@@ -445,8 +461,10 @@ impl<'a> Lower<'a> {
     fn len_value(&self, len: &Len) -> u64 {
         match len {
             Len::Lit(n) => *n,
-            Len::Param(p) => match self.spec.iter().find(|(n, _)| n == p) {
-                Some((_, SpecValue::Int(v))) => *v as u64,
+            // A const generic of the kernel or of the device function being
+            // inlined, bound as a constant.
+            Len::Param(p) => match self.lookup(p) {
+                Some(Val::Const(Const::Int(v))) => *v as u64,
                 _ => 0,
             },
         }
@@ -466,7 +484,7 @@ impl<'a> Lower<'a> {
             };
             self.bind(name, Val::Const(c));
         }
-        let load_len = uses_len(&self.kernel.body);
+        let load_len = uses_len(&self.kernel.body) || self.kernel.devices.iter().any(|d| uses_len(&d.body));
         let prefix = self.func.entry.clone();
         for p in &self.kernel.params {
             match &p.ty {
@@ -623,6 +641,13 @@ impl<'a> Lower<'a> {
     }
 
     fn stmt_header(&mut self, s: &Stmt) {
+        if let Some(r) = self.returns.last() {
+            // A device function's statement: its line from its own `fn`.
+            let rel = s.line.saturating_sub(r.fn_line);
+            let comment = format!("{}:{rel}: {}", r.name, s.text);
+            self.push(Node::Comment(comment));
+            return;
+        }
         let rel = s.line.saturating_sub(self.kernel.fn_line);
         self.push(Node::Comment(format!("{rel}: {}", s.text)));
         if self.line_info {
@@ -773,8 +798,17 @@ impl<'a> Lower<'a> {
                 }
                 Ok(Val::Unit)
             }
-            ExprKind::Return => {
-                self.push(Node::Return);
+            ExprKind::Return(value) => {
+                let Some(ret) = self.returns.last() else {
+                    self.push(Node::Return);
+                    return Ok(Val::Unit);
+                };
+                let (block, result, ty) = (ret.block, ret.result.clone(), ret.ty.clone());
+                if let Some(v) = value {
+                    let v = self.expr(v)?;
+                    self.assign_regs(&result, &v, &ty);
+                }
+                self.push(Node::ExitBlock(block));
                 Ok(Val::Unit)
             }
             ExprKind::Block(b) => self.block_stmts(b),
@@ -1727,6 +1761,9 @@ impl<'a> Lower<'a> {
     // ----- intrinsic calls -----
 
     fn call(&mut self, e: &Expr, receiver: Option<&Expr>, args: &[Expr], generics: &[GenericArg]) -> Result<Val> {
+        if let Some(&idx) = self.types.devices.get(&e.id) {
+            return self.inline_device(e, idx, args, generics);
+        }
         let intr = *self.types.calls.get(&e.id).expect("checked: every call resolved");
         if !self.target.has(intr.min_target) {
             let needs = match intr.min_target {
@@ -1758,6 +1795,7 @@ impl<'a> Lower<'a> {
             match g {
                 GenericArg::Type(t, _) => generic_ty = Some(t.clone()),
                 GenericArg::Len(l, _) => generic_len = Some(self.len_value(l)),
+                GenericArg::Expr(..) => unreachable!("checked: intrinsics take lengths"),
             }
         }
         let call = Call {
@@ -1767,6 +1805,93 @@ impl<'a> Lower<'a> {
             generic_len,
         };
         (intr.lower)(self, &call)
+    }
+
+    /// A device function's body in place of its call: its parameters bound
+    /// to the arguments' values in a scope of its own. A body without
+    /// `return` is lowered as a block whose value is the call's; with
+    /// `return`, inside a block that `return` exits, its value going
+    /// through registers.
+    fn inline_device(&mut self, e: &Expr, idx: usize, args: &[Expr], generics: &[GenericArg]) -> Result<Val> {
+        let kernel = self.kernel;
+        let d = &kernel.devices[idx];
+        let mut consts = Vec::with_capacity(generics.len());
+        for (g, c) in generics.iter().zip(&d.consts) {
+            let v = match g {
+                GenericArg::Len(l, _) => match l {
+                    Len::Lit(n) => Val::Const(Const::Int(i128::from(*n))),
+                    Len::Param(p) => self.lookup(p).cloned().unwrap_or(Val::Unit),
+                },
+                GenericArg::Expr(x, _) => self.expr(x)?,
+                GenericArg::Type(..) => unreachable!("checked: const generics take values"),
+            };
+            let Val::Const(k) = v else {
+                return err(
+                    e.span,
+                    format!("the const generic `{}` needs a value known at compile time", c.name),
+                );
+            };
+            consts.push((c.name.clone(), Val::Const(k)));
+        }
+        let mut params = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&d.params) {
+            let v = self.expr(a)?;
+            let v = if p.mutable {
+                let t = self.ty(a);
+                let fresh = self.fresh(&t)?;
+                self.assign_regs(&fresh, &v, &t);
+                self.mark_var(&fresh);
+                fresh
+            } else {
+                v
+            };
+            params.push((p.name.clone(), v));
+        }
+        const MAX_DEPTH: usize = 64;
+        if self.returns.len() >= MAX_DEPTH {
+            return err(e.span, "device functions nest more than 64 calls deep here");
+        }
+        let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        let loops = std::mem::take(&mut self.loops);
+        for (name, v) in consts.into_iter().chain(params) {
+            self.bind(&name, v);
+        }
+        let ty = self.ty(e);
+        let has_return = {
+            let mut found = false;
+            walk_returns(&d.body, &mut found);
+            found
+        };
+        let block = self.label();
+        let result = if has_return && ty != Ty::Unit {
+            self.fresh(&ty)?
+        } else {
+            Val::Unit
+        };
+        self.returns.push(Return {
+            block,
+            result: result.clone(),
+            ty: ty.clone(),
+            name: d.name.clone(),
+            fn_line: d.fn_line,
+        });
+        let lowered = if has_return {
+            self.nested(|l| {
+                let v = l.block_stmts(&d.body)?;
+                l.assign_regs(&result, &v, &ty);
+                Ok(())
+            })
+            .map(|(body, ())| {
+                self.push(Node::Block { id: block, body });
+                result
+            })
+        } else {
+            self.block_stmts(&d.body)
+        };
+        self.returns.pop();
+        self.scopes = scopes;
+        self.loops = loops;
+        lowered
     }
 
     /// Declares a static shared array and returns its view.
@@ -1828,8 +1953,33 @@ impl<'a> Lower<'a> {
     }
 }
 
+/// Whether a block holds a `return` (outside nested device functions,
+/// which are separate bodies).
+fn walk_returns(b: &Block, found: &mut bool) {
+    fn expr(e: &Expr, found: &mut bool) {
+        match &e.kind {
+            ExprKind::Return(_) => *found = true,
+            ExprKind::If { then, els, .. } => {
+                walk_returns(then, found);
+                if let Some(e) = els {
+                    expr(e, found);
+                }
+            }
+            ExprKind::While { body, .. } | ExprKind::Loop(body) | ExprKind::Block(body) => walk_returns(body, found),
+            ExprKind::For(f) => walk_returns(&f.body, found),
+            _ => {}
+        }
+    }
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => expr(init, found),
+            StmtKind::Expr(e, _) => expr(e, found),
+        }
+    }
+}
+
 fn diverges(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Break | ExprKind::Continue | ExprKind::Return)
+    matches!(e.kind, ExprKind::Break | ExprKind::Continue | ExprKind::Return(_))
 }
 
 /// Expressions that can run unconditionally without changing behaviour: no

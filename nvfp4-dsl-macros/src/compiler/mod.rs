@@ -48,10 +48,50 @@ pub struct Compiled {
     pub variants: Vec<Variant>,
 }
 
-/// Compiles `#[kernel(attr)] item`.
-pub fn compile(attr: TokenStream, item: &syn::ItemFn, opts: &Options) -> syn::Result<Compiled> {
+/// The device functions a kernel or one of its device functions calls that
+/// are not among `devices` yet: each as the path to fetch it by (resolved
+/// from the kernel's module) and the span of a call.
+pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::ItemFn)]) -> syn::Result<Vec<(String, Span)>> {
+    let kernel = parse::parse_kernel(item, devices)?;
+    let mut missing: Vec<(String, Span)> = Vec::new();
+    let mut visit = |caller: &str, body: &ast::Block| {
+        ast::walk_calls(body, &mut |e, path| {
+            let is_intrinsic = intrinsics::all().any(|i| {
+                i.name == path.name
+                    && match (&path.qualifier, i.form) {
+                        (None, intrinsics::Form::Free) => true,
+                        (Some(q), intrinsics::Form::Assoc(a)) => a == q,
+                        _ => false,
+                    }
+            });
+            // The kernel calling itself is reported by `check`.
+            let is_kernel = path.qualifier.is_none() && path.name == kernel.name;
+            if is_intrinsic || is_kernel {
+                return;
+            }
+            let key = ast::resolve_device(caller, &path.full);
+            if !devices.iter().any(|(k, _)| *k == key) && !missing.iter().any(|(k, _)| *k == key) {
+                missing.push((key, e.span.start));
+            }
+        });
+    };
+    visit("", &kernel.body);
+    for d in &kernel.devices {
+        visit(&d.key, &d.body);
+    }
+    Ok(missing)
+}
+
+/// Compiles `#[kernel(attr)] item`, with the device functions it calls
+/// (each with the path it is called by).
+pub fn compile(
+    attr: TokenStream,
+    item: &syn::ItemFn,
+    devices: &[(String, syn::ItemFn)],
+    opts: &Options,
+) -> syn::Result<Compiled> {
     let attr = attr::parse(attr)?;
-    let kernel = parse::parse_kernel(item)?;
+    let kernel = parse::parse_kernel(item, devices)?;
     let types = check::check(&kernel)?;
     let specs = specialisations(&attr, &kernel)?;
     let mut variants = Vec::with_capacity(specs.len());
@@ -193,7 +233,7 @@ mod tests {
 
     fn compile_src(attr: &str, src: &str) -> syn::Result<Compiled> {
         let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
-        compile(attr.parse().expect("attr tokens"), &item, &Options::default())
+        compile(attr.parse().expect("attr tokens"), &item, &[], &Options::default())
     }
 
     const SAXPY: &str = "fn saxpy(x: &[f32], y: &mut [f32], a: f32, n: u32) {

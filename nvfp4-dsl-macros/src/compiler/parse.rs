@@ -14,27 +14,27 @@ fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
     Err(loc.into().error(msg))
 }
 
-/// Parses a kernel function.
-pub fn parse_kernel(item: &syn::ItemFn) -> Result<Kernel> {
+/// What a function is: the kernel, or a device function it calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FnKind {
+    Kernel,
+    Device,
+}
+
+impl FnKind {
+    fn noun(self) -> &'static str {
+        match self {
+            FnKind::Kernel => "a kernel",
+            FnKind::Device => "a device function",
+        }
+    }
+}
+
+/// Parses a kernel function and the device functions it calls, each with
+/// the path its caller wrote.
+pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::ItemFn)]) -> Result<Kernel> {
     let sig = &item.sig;
-    if let Some(c) = &sig.constness {
-        return err(Loc::of(&c), "a kernel cannot be a `const fn`; remove `const`");
-    }
-    if let Some(a) = &sig.asyncness {
-        return err(Loc::of(&a), "a kernel cannot be `async`; remove `async`");
-    }
-    if let Some(u) = &sig.unsafety {
-        return err(
-            Loc::of(&u),
-            "a kernel is not declared `unsafe`; its launcher is `unsafe` already",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        return err(Loc::of(&abi), "a kernel has no ABI string; remove `extern`");
-    }
-    if let Some(v) = &sig.variadic {
-        return err(Loc::of(&v), "variadic kernels are not supported");
-    }
+    check_signature(sig, FnKind::Kernel)?;
     if let syn::ReturnType::Type(arrow, ty) = &sig.output {
         let is_unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
         if !is_unit {
@@ -47,22 +47,77 @@ pub fn parse_kernel(item: &syn::ItemFn) -> Result<Kernel> {
             );
         }
     }
+    let consts = const_params(sig, FnKind::Kernel)?;
+    let mut p = Parser {
+        next_id: 0,
+        consts: consts.iter().map(|c| c.name.clone()).collect(),
+        kind: FnKind::Kernel,
+    };
+    let params = p.params(sig, &consts, FnKind::Kernel)?;
+    let body = p.block(&item.block)?;
+    let mut parsed = Vec::with_capacity(devices.len());
+    for (key, f) in devices {
+        parsed.push(p.device(key, f)?);
+    }
+    Ok(Kernel {
+        name: sig.ident.to_string(),
+        name_span: Loc::of(&sig.ident),
+        fn_line: sig.fn_token.span.start().line,
+        consts,
+        params,
+        body,
+        devices: parsed,
+        expr_count: p.next_id,
+    })
+}
+
+/// What neither a kernel nor a device function can be.
+fn check_signature(sig: &syn::Signature, kind: FnKind) -> Result<()> {
+    let what = kind.noun();
+    if let Some(c) = &sig.constness {
+        return err(Loc::of(&c), format!("{what} cannot be a `const fn`; remove `const`"));
+    }
+    if let Some(a) = &sig.asyncness {
+        return err(Loc::of(&a), format!("{what} cannot be `async`; remove `async`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        let msg = match kind {
+            FnKind::Kernel => "a kernel is not declared `unsafe`; its launcher is `unsafe` already",
+            FnKind::Device => "a device function is not declared `unsafe`; remove `unsafe`",
+        };
+        return err(Loc::of(&u), msg);
+    }
+    if let Some(abi) = &sig.abi {
+        return err(Loc::of(&abi), format!("{what} has no ABI string; remove `extern`"));
+    }
+    if let Some(v) = &sig.variadic {
+        return err(Loc::of(&v), "variadic functions are not supported in kernels");
+    }
     if let Some(w) = &sig.generics.where_clause {
         return err(
             Loc::of(&w),
-            "`where` clauses are not supported; kernels take const generics without bounds",
+            format!("`where` clauses are not supported; {what} takes const generics without bounds"),
         );
     }
+    Ok(())
+}
 
+/// The const generics of a kernel or device function.
+fn const_params(sig: &syn::Signature, kind: FnKind) -> Result<Vec<ConstParam>> {
+    let what = kind.noun();
     let mut consts = Vec::new();
     for param in &sig.generics.params {
         match param {
             syn::GenericParam::Lifetime(_) => {}
             syn::GenericParam::Type(t) => {
                 let msg = if t.bounds.is_empty() {
-                    "generic type parameters are not supported in kernels; use a const generic (`const N: u32`) or write one kernel per type"
+                    format!(
+                        "generic type parameters are not supported in kernels; use a const generic (`const N: u32`) or write {what} per type"
+                    )
                 } else {
-                    "generic type parameters with trait bounds are not supported in kernels; traits cannot be lowered to PTX; use a const generic or write one kernel per type"
+                    format!(
+                        "generic type parameters with trait bounds are not supported in kernels; traits cannot be lowered to PTX; use a const generic or write {what} per type"
+                    )
                 };
                 return err(Loc::of(&t), msg);
             }
@@ -92,58 +147,7 @@ pub fn parse_kernel(item: &syn::ItemFn) -> Result<Kernel> {
             }
         }
     }
-
-    let mut p = Parser {
-        next_id: 0,
-        consts: consts.iter().map(|c| c.name.clone()).collect(),
-    };
-
-    let mut params = Vec::new();
-    for input in &sig.inputs {
-        let syn::FnArg::Typed(pt) = input else {
-            return err(Loc::of(&input), "a kernel is a free function; it cannot take `self`");
-        };
-        let (name, mutable) = match &*pt.pat {
-            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                (pi.ident.to_string(), pi.mutability.is_some())
-            }
-            other => {
-                return err(
-                    Loc::of(&other),
-                    "kernel parameters must be plain names (`x: &[f32]`); patterns are not supported",
-                );
-            }
-        };
-        let ty = p.parse_param_ty(&pt.ty)?;
-        if mutable && !ty.is_value() {
-            return err(
-                Loc::of(&pt.pat),
-                "only scalar parameters can be `mut`; slices stay bound to their buffer",
-            );
-        }
-        params.push(Param {
-            name,
-            ty,
-            mutable,
-            span: Loc::of(&pt.pat),
-        });
-    }
-    for (i, a) in params.iter().enumerate() {
-        if params[..i].iter().any(|b| b.name == a.name) || consts.iter().any(|c| c.name == a.name) {
-            return err(a.span, format!("the name `{}` is used twice", a.name));
-        }
-    }
-
-    let body = p.block(&item.block)?;
-    Ok(Kernel {
-        name: sig.ident.to_string(),
-        name_span: Loc::of(&sig.ident),
-        fn_line: sig.fn_token.span.start().line,
-        consts,
-        params,
-        body,
-        expr_count: p.next_id,
-    })
+    Ok(consts)
 }
 
 /// Reads `u32`, `half::f16`, `f16` ... as a scalar type.
@@ -164,7 +168,9 @@ fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
 
 struct Parser {
     next_id: ExprId,
+    /// The const generics of the function being parsed.
     consts: Vec<String>,
+    kind: FnKind,
 }
 
 const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
@@ -174,6 +180,108 @@ impl Parser {
         let id = self.next_id;
         self.next_id += 1;
         Expr { id, kind, span }
+    }
+
+    /// The parameters of a kernel or device function.
+    fn params(&self, sig: &syn::Signature, consts: &[ConstParam], kind: FnKind) -> Result<Vec<Param>> {
+        let what = kind.noun();
+        let mut params: Vec<Param> = Vec::new();
+        for input in &sig.inputs {
+            let syn::FnArg::Typed(pt) = input else {
+                return err(
+                    Loc::of(&input),
+                    format!("{what} is a free function; it cannot take `self`"),
+                );
+            };
+            let (name, mutable) = match &*pt.pat {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    (pi.ident.to_string(), pi.mutability.is_some())
+                }
+                other => {
+                    return err(
+                        Loc::of(&other),
+                        format!(
+                            "the parameters of {what} must be plain names (`x: &[f32]`); patterns are not supported"
+                        ),
+                    );
+                }
+            };
+            let ty = match kind {
+                FnKind::Kernel => self.parse_param_ty(&pt.ty)?,
+                FnKind::Device => self.device_param_ty(&pt.ty)?,
+            };
+            if mutable && !ty.is_value() {
+                return err(
+                    Loc::of(&pt.pat),
+                    "only value parameters can be `mut`; slices stay bound to their buffer",
+                );
+            }
+            params.push(Param {
+                name,
+                ty,
+                mutable,
+                span: Loc::of(&pt.pat),
+            });
+        }
+        for (i, a) in params.iter().enumerate() {
+            if params[..i].iter().any(|b| b.name == a.name) || consts.iter().any(|c| c.name == a.name) {
+                return err(a.span, format!("the name `{}` is used twice", a.name));
+            }
+        }
+        Ok(params)
+    }
+
+    /// A device function's parameter: a slice or a value (scalar, vector,
+    /// array).
+    fn device_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
+        if let syn::Type::Reference(_) = ty {
+            return self.parse_param_ty(ty);
+        }
+        let t = self.parse_ty(ty)?;
+        if t.is_value() {
+            Ok(t)
+        } else {
+            err(
+                Loc::of(&ty),
+                format!("`{t}` cannot be a device function parameter; pass a slice, a number, a vector or an array"),
+            )
+        }
+    }
+
+    /// A `#[device]` function reached through the path `key`.
+    fn device(&mut self, key: &str, item: &syn::ItemFn) -> Result<DeviceFn> {
+        let sig = &item.sig;
+        check_signature(sig, FnKind::Device)?;
+        let consts = const_params(sig, FnKind::Device)?;
+        let saved = std::mem::replace(&mut self.consts, consts.iter().map(|c| c.name.clone()).collect());
+        self.kind = FnKind::Device;
+        let params = self.params(sig, &consts, FnKind::Device)?;
+        let ret = match &sig.output {
+            syn::ReturnType::Default => Ty::Unit,
+            syn::ReturnType::Type(_, ty) => {
+                let t = self.parse_ty(ty)?;
+                if t != Ty::Unit && !t.is_value() {
+                    return err(
+                        Loc::of(&ty),
+                        format!("a device function cannot return `{t}`; return a number, a vector or an array"),
+                    );
+                }
+                t
+            }
+        };
+        let body = self.block(&item.block)?;
+        self.consts = saved;
+        self.kind = FnKind::Kernel;
+        Ok(DeviceFn {
+            key: key.to_string(),
+            name: sig.ident.to_string(),
+            name_span: Loc::of(&sig.ident),
+            fn_line: sig.fn_token.span.start().line,
+            consts,
+            params,
+            ret,
+            body,
+        })
     }
 
     fn parse_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
@@ -626,15 +734,16 @@ impl Parser {
                 }
                 ExprKind::Continue
             }
-            E::Return(r) => {
-                if let Some(v) = &r.expr {
+            E::Return(r) => match &r.expr {
+                Some(v) if self.kind == FnKind::Kernel => {
                     return err(
                         Loc::of(&v),
                         "a kernel returns nothing; write `return;` and store results through a `&mut [T]` parameter",
                     );
                 }
-                ExprKind::Return
-            }
+                Some(v) => ExprKind::Return(Some(Box::new(self.expr(v)?))),
+                None => ExprKind::Return(None),
+            },
             E::Block(b) => {
                 if let Some(l) = &b.label {
                     return err(Loc::of(&l), "labeled blocks are not supported in kernels");
@@ -830,6 +939,7 @@ impl Parser {
                 path: CallPath {
                     qualifier: Some(ty.to_string()),
                     name: "from_bits".to_string(),
+                    full: format!("{ty}::from_bits"),
                 },
                 generics: Vec::new(),
                 args: vec![arg],
@@ -890,13 +1000,14 @@ impl Parser {
             path: CallPath {
                 qualifier,
                 name: last.ident.to_string(),
+                full: path_key(&fp.path),
             },
             generics,
             args,
         })
     }
 
-    fn generic_arg(&self, arg: &syn::GenericArgument) -> Result<GenericArg> {
+    fn generic_arg(&mut self, arg: &syn::GenericArgument) -> Result<GenericArg> {
         match arg {
             syn::GenericArgument::Type(syn::Type::Path(tp))
                 if tp
@@ -908,7 +1019,10 @@ impl Parser {
                 Ok(GenericArg::Len(Len::Param(name), Loc::of(&tp)))
             }
             syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.parse_ty(t)?, Loc::of(&t))),
-            syn::GenericArgument::Const(e) => Ok(GenericArg::Len(self.parse_len(e)?, Loc::of(&e))),
+            syn::GenericArgument::Const(e) => match self.parse_len(e) {
+                Ok(len) => Ok(GenericArg::Len(len, Loc::of(&e))),
+                Err(_) => Ok(GenericArg::Expr(Box::new(self.expr(e)?), Loc::of(&e))),
+            },
             other => err(Loc::of(&other), "unsupported generic argument"),
         }
     }
@@ -974,6 +1088,22 @@ impl Parser {
             body: self.block(&f.body)?,
             unroll,
         })
+    }
+}
+
+/// A path as `a::b::c`, without generic arguments: the key a device
+/// function is found by.
+pub fn path_key(path: &syn::Path) -> String {
+    let segments = path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::");
+    if path.leading_colon.is_some() {
+        format!("::{segments}")
+    } else {
+        segments
     }
 }
 
@@ -1244,7 +1374,7 @@ mod tests {
     use super::*;
 
     fn parse(src: &str) -> Result<Kernel> {
-        parse_kernel(&syn::parse_str(src).expect("valid Rust"))
+        parse_kernel(&syn::parse_str(src).expect("valid Rust"), &[])
     }
 
     fn error(src: &str) -> String {
