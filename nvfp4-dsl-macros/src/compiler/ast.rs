@@ -59,6 +59,42 @@ impl From<Span> for Loc {
     }
 }
 
+/// One arm of a `match`.
+#[derive(Debug)]
+pub struct Arm {
+    pub pat: Pat,
+    pub guard: Option<Expr>,
+    pub body: Expr,
+}
+
+/// A `match` pattern on an integer or a `bool`.
+#[derive(Debug)]
+pub enum Pat {
+    /// `_`.
+    Wild,
+    /// A name: binds the value, or compares with a local `const` of that
+    /// name (as Rust does).
+    Ident(String, Loc),
+    /// A literal or a constant (`3`, `-1`, `true`, `u32::MAX`).
+    Lit(Expr),
+    /// `a..=b`, `a..b`, `a..`, `..=b`.
+    Range {
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+        inclusive: bool,
+    },
+    /// `p | q`.
+    Or(Vec<Pat>),
+}
+
+/// The left side of a `let`: a name, `_`, or a tuple of patterns.
+#[derive(Debug, Clone)]
+pub enum LetPat {
+    Name { name: String, span: Loc, mutable: bool },
+    Wild,
+    Tuple(Vec<LetPat>, Loc),
+}
+
 /// Index of an expression, unique within one kernel; `check` keys its type
 /// table by it.
 pub type ExprId = u32;
@@ -129,14 +165,16 @@ pub struct Stmt {
 #[derive(Debug)]
 pub enum StmtKind {
     Let {
-        name: String,
-        name_span: Loc,
-        mutable: bool,
+        pat: LetPat,
         ty: Option<Ty>,
         init: Expr,
     },
     /// A local `const NAME: T = expr;`.
-    Const { name: String, ty: Scalar, init: Expr },
+    Const {
+        name: String,
+        ty: Scalar,
+        init: Expr,
+    },
     /// An expression statement; the flag says whether it ends in `;`.
     Expr(Expr, bool),
 }
@@ -322,6 +360,16 @@ pub enum ExprKind {
     Block(Block),
     Array(Vec<Expr>),
     Repeat(Box<Expr>, Len),
+    /// `match scrutinee { pattern if guard => value, .. }` on an integer
+    /// or a `bool`.
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<Arm>,
+    },
+    /// `(a, b, ..)`.
+    Tuple(Vec<Expr>),
+    /// `t.0`.
+    TupleField(Box<Expr>, usize),
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
     /// `ty` (or none for `()`), placeholders `{d}` and `{0}`, `{1}`, ...
     InlinePtx {
@@ -333,6 +381,15 @@ pub enum ExprKind {
 
 /// Calls `f` on every function call in `b` (nested blocks included).
 pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
+    walk_exprs(b, &mut |e| {
+        if let ExprKind::Call { path, .. } = &e.kind {
+            f(e, path);
+        }
+    });
+}
+
+/// Calls `f` on every expression in `b`, outer ones first.
+pub fn walk_exprs(b: &Block, f: &mut impl FnMut(&Expr)) {
     for s in &b.stmts {
         match &s.kind {
             StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr_calls(init, f),
@@ -341,10 +398,10 @@ pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
     }
 }
 
-fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr, &CallPath)) {
+fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
     match &e.kind {
-        ExprKind::Call { path, args, generics } => {
-            f(e, path);
+        ExprKind::Call { args, generics, .. } => {
             for g in generics {
                 if let GenericArg::Expr(x, _) = g {
                     walk_expr_calls(x, f);
@@ -375,24 +432,38 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr, &CallPath)) {
         }
         ExprKind::If { cond, then, els } => {
             walk_expr_calls(cond, f);
-            walk_calls(then, f);
+            walk_exprs(then, f);
             if let Some(e) = els {
                 walk_expr_calls(e, f);
             }
         }
         ExprKind::While { cond, body } => {
             walk_expr_calls(cond, f);
-            walk_calls(body, f);
+            walk_exprs(body, f);
         }
-        ExprKind::Loop(b) | ExprKind::Block(b) => walk_calls(b, f),
+        ExprKind::Loop(b) | ExprKind::Block(b) => walk_exprs(b, f),
         ExprKind::For(l) => {
             walk_expr_calls(&l.start, f);
             walk_expr_calls(&l.end, f);
             if let Some(s) = &l.step {
                 walk_expr_calls(s, f);
             }
-            walk_calls(&l.body, f);
+            walk_exprs(&l.body, f);
         }
+        ExprKind::Match { scrutinee, arms } => {
+            walk_expr_calls(scrutinee, f);
+            for a in arms {
+                if let Pat::Lit(x) = &a.pat {
+                    walk_expr_calls(x, f);
+                }
+                if let Some(g) = &a.guard {
+                    walk_expr_calls(g, f);
+                }
+                walk_expr_calls(&a.body, f);
+            }
+        }
+        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr_calls(a, f)),
+        ExprKind::TupleField(a, _) => walk_expr_calls(a, f),
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::CacheHint(_)

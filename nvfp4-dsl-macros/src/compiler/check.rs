@@ -41,6 +41,8 @@ enum TyV {
     Var(u32),
     /// A local array whose element type may still be a literal's variable.
     Array(Box<TyV>, Len),
+    /// A tuple whose element types may still be literals' variables.
+    Tuple(Vec<TyV>),
     Never,
 }
 
@@ -408,6 +410,10 @@ impl Checker<'_> {
                 format!("an array of {l} {inner}")
             }
             TyV::Never => "`!`".to_string(),
+            TyV::Tuple(parts) => {
+                let inner: Vec<String> = parts.iter().map(|p| self.describe(p)).collect();
+                format!("a tuple ({})", inner.join(", "))
+            }
         }
     }
 
@@ -431,7 +437,20 @@ impl Checker<'_> {
                     len: len.clone(),
                 }))
             }
-            (TyV::Array(..), _) | (_, TyV::Array(..)) => {
+            (TyV::Tuple(x), TyV::Tuple(y)) if x.len() == y.len() => {
+                let mut parts = Vec::with_capacity(x.len());
+                for (p, q) in x.iter().zip(y) {
+                    parts.push(self.unify(p, q, span)?);
+                }
+                Ok(TyV::Tuple(parts))
+            }
+            (TyV::Tuple(x), TyV::Ty(Ty::Tuple(y))) | (TyV::Ty(Ty::Tuple(y)), TyV::Tuple(x)) if x.len() == y.len() => {
+                for (p, q) in x.iter().zip(y) {
+                    self.unify(p, &TyV::Ty(q.clone()), span)?;
+                }
+                Ok(TyV::Ty(Ty::Tuple(y.clone())))
+            }
+            (TyV::Array(..) | TyV::Tuple(_), _) | (_, TyV::Array(..) | TyV::Tuple(_)) => {
                 let (da, db) = (self.describe(&a), self.describe(&b));
                 err(span, format!("mismatched types: expected {da}, found {db}"))
             }
@@ -524,6 +543,7 @@ impl Checker<'_> {
                 len,
             },
             TyV::Never => Ty::Unit,
+            TyV::Tuple(parts) => Ty::Tuple(parts.iter().map(|p| self.resolve(p)).collect()),
             TyV::Var(v) => {
                 let s = match self.vars[v as usize].kind {
                     VarKind::Int => Scalar::I32,
@@ -543,40 +563,14 @@ impl Checker<'_> {
             let last = i + 1 == n;
             result = TyV::Ty(Ty::Unit);
             match &s.kind {
-                StmtKind::Let {
-                    name,
-                    mutable,
-                    ty,
-                    init,
-                    name_span,
-                } => {
+                StmtKind::Let { pat, ty, init } => {
                     let declared = ty.clone().map(TyV::Ty);
                     let t = self.expr(init, declared.as_ref())?;
                     let t = match &declared {
                         Some(d) => self.unify(d, &t, init.span)?,
                         None => t,
                     };
-                    let shown = self.shallow(&t);
-                    if let TyV::Ty(ty) = &shown
-                        && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::TensorMap)
-                    {
-                        return err(
-                            *name_span,
-                            format!(
-                                "cannot bind a value of type `{ty}` to a name; pass it directly to the intrinsic that takes it"
-                            ),
-                        );
-                    }
-                    if *mutable
-                        && let TyV::Ty(ty) = &shown
-                        && ty.is_memory()
-                    {
-                        return err(
-                            *name_span,
-                            "memory views cannot be `mut`; bind a new name for another view",
-                        );
-                    }
-                    self.bind(name, t, *mutable, NameKind::Local);
+                    self.bind_let(pat, t)?;
                 }
                 StmtKind::Const { name, ty, init } => {
                     let t = TyV::Ty(Ty::Scalar(*ty));
@@ -603,6 +597,152 @@ impl Checker<'_> {
         Ok(result)
     }
 
+    /// Binds the names of a `let` pattern to the parts of a value of type `t`.
+    fn bind_let(&mut self, pat: &LetPat, t: TyV) -> Result<()> {
+        match pat {
+            LetPat::Wild => Ok(()),
+            LetPat::Name { name, span, mutable } => {
+                let shown = self.shallow(&t);
+                if let TyV::Ty(ty) = &shown
+                    && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::TensorMap)
+                {
+                    return err(
+                        *span,
+                        format!(
+                            "cannot bind a value of type `{ty}` to a name; pass it directly to the intrinsic that takes it"
+                        ),
+                    );
+                }
+                if *mutable
+                    && let TyV::Ty(ty) = &shown
+                    && ty.is_memory()
+                {
+                    return err(*span, "memory views cannot be `mut`; bind a new name for another view");
+                }
+                self.bind(name, t, *mutable, NameKind::Local);
+                Ok(())
+            }
+            LetPat::Tuple(pats, span) => {
+                let parts = self.tuple_parts(&t);
+                match parts {
+                    Some(parts) if parts.len() == pats.len() => {
+                        for (p, t) in pats.iter().zip(parts) {
+                            self.bind_let(p, t)?;
+                        }
+                        Ok(())
+                    }
+                    _ => {
+                        let d = self.describe(&t);
+                        err(
+                            *span,
+                            format!("this pattern takes a tuple of {} values, found {d}", pats.len()),
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// The element types of a tuple type.
+    fn tuple_parts(&mut self, t: &TyV) -> Option<Vec<TyV>> {
+        match self.shallow(t) {
+            TyV::Tuple(parts) => Some(parts),
+            TyV::Ty(Ty::Tuple(parts)) => Some(parts.into_iter().map(TyV::Ty).collect()),
+            _ => None,
+        }
+    }
+
+    /// `match` on an integer or a `bool`: each arm's pattern typed as the
+    /// scrutinee, its bindings in a scope of the arm, a `bool` guard, and
+    /// the arms' values unified as `if`/`else` branches are.
+    fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm], hint: Option<&TyV>) -> Result<TyV> {
+        let st = self.expr(scrutinee, None)?;
+        let ok = match self.shallow(&st) {
+            TyV::Ty(t) => t.is_int() || t == Ty::Scalar(Scalar::Bool),
+            TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
+            TyV::Never => true,
+            _ => false,
+        };
+        if !ok {
+            let d = self.describe(&st);
+            return err(
+                scrutinee.span,
+                format!("`match` in kernels is on integers and `bool`s, not {d}; use `if`/`else`"),
+            );
+        }
+        let mut result: Option<TyV> = hint.cloned();
+        let mut all_diverge = true;
+        for arm in arms {
+            self.scopes.push(Vec::new());
+            self.pattern(&arm.pat, &st)?;
+            if let Some(g) = &arm.guard {
+                self.expect_bool(g)?;
+            }
+            let t = self.expr(&arm.body, result.as_ref())?;
+            self.scopes.pop();
+            if t == TyV::Never {
+                continue;
+            }
+            all_diverge = false;
+            result = Some(match result {
+                Some(r) => self.unify(&r, &t, arm.body.span)?,
+                None => t,
+            });
+        }
+        if arms.is_empty() {
+            return err(e.span, "a `match` needs at least one arm");
+        }
+        if all_diverge {
+            return Ok(TyV::Never);
+        }
+        Ok(result.unwrap_or(TyV::Ty(Ty::Unit)))
+    }
+
+    fn pattern(&mut self, p: &Pat, st: &TyV) -> Result<()> {
+        match p {
+            Pat::Wild => Ok(()),
+            Pat::Ident(name, span) => {
+                if let Some(b) = self.lookup(name)
+                    && matches!(b.kind, NameKind::LocalConst | NameKind::ConstGeneric)
+                {
+                    return err(
+                        *span,
+                        format!(
+                            "compare with the constant in a guard: `v if v == {name} =>` (constants are not patterns in kernels)"
+                        ),
+                    );
+                }
+                self.bind(name, st.clone(), false, NameKind::Local);
+                Ok(())
+            }
+            Pat::Lit(x) => {
+                let t = self.expr(x, Some(st))?;
+                self.unify(st, &t, x.span)?;
+                Ok(())
+            }
+            Pat::Range { lo, hi, .. } => {
+                let bool_t = TyV::Ty(Ty::Scalar(Scalar::Bool));
+                for b in [lo, hi].into_iter().flatten() {
+                    let t = self.expr(b, Some(st))?;
+                    if self.shallow(&t) == bool_t {
+                        return err(b.span, "ranges of `bool` are not patterns; write `true` or `false`");
+                    }
+                    self.unify(st, &t, b.span)?;
+                }
+                Ok(())
+            }
+            Pat::Or(ps) => {
+                for q in ps {
+                    if let Pat::Ident(name, span) = q {
+                        return err(*span, format!("`{name}` would bind in one alternative only; use `_`"));
+                    }
+                    self.pattern(q, st)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     fn expr(&mut self, e: &Expr, hint: Option<&TyV>) -> Result<TyV> {
         let t = self.expr_inner(e, hint)?;
         Ok(self.record(e, t))
@@ -622,6 +762,9 @@ impl Checker<'_> {
                 elem: Box::new(self.known(&e, span)?),
                 len,
             }),
+            TyV::Tuple(parts) => Ok(Ty::Tuple(
+                parts.iter().map(|p| self.known(p, span)).collect::<Result<Vec<_>>>()?,
+            )),
             TyV::Var(_) => err(
                 span,
                 "type annotations needed: give this value a type (a literal suffix such as `1u32` or `1.0f32`, or `let x: T`)",
@@ -736,7 +879,7 @@ impl Checker<'_> {
                         VarKind::Float => Ty::Scalar(Scalar::F64),
                     },
                     TyV::Ty(t) => t,
-                    TyV::Array(..) => return err(e.span, "cannot cast an array"),
+                    TyV::Array(..) | TyV::Tuple(_) => return err(e.span, "cannot cast an array or a tuple"),
                     TyV::Never => return Ok(TyV::Ty(to.clone())),
                 };
                 let ok = match (from.scalar(), to.scalar()) {
@@ -867,7 +1010,7 @@ impl Checker<'_> {
                 let ok = match self.shallow(&vt) {
                     TyV::Ty(t) => t.is_int(),
                     TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
-                    TyV::Never | TyV::Array(..) => false,
+                    TyV::Never | TyV::Array(..) | TyV::Tuple(_) => false,
                 };
                 if !ok {
                     return err(f.start.span, "a `for` range must be over integers");
@@ -933,6 +1076,24 @@ impl Checker<'_> {
                 self.check_len(len, e.span)?;
                 Ok(TyV::Array(Box::new(t), len.clone()))
             }
+            ExprKind::Match { scrutinee, arms } => self.match_expr(e, scrutinee, arms, hint.as_ref()),
+            ExprKind::Tuple(items) => {
+                let hints = match hint.as_ref().and_then(|h| self.tuple_parts(h)) {
+                    Some(h) if h.len() == items.len() => h.into_iter().map(Some).collect(),
+                    _ => vec![None; items.len()],
+                };
+                let mut parts = Vec::with_capacity(items.len());
+                for (item, h) in items.iter().zip(hints) {
+                    let t = self.expr(item, h.as_ref())?;
+                    self.tuple_elem_ok(&t, item.span)?;
+                    parts.push(t);
+                }
+                Ok(TyV::Tuple(parts))
+            }
+            ExprKind::TupleField(base, i) => {
+                let bt = self.expr(base, None)?;
+                self.tuple_field(&bt, *i, e.span)
+            }
             ExprKind::InlinePtx { ret, args, .. } => {
                 for a in args {
                     let t = self.expr(a, None)?;
@@ -945,6 +1106,34 @@ impl Checker<'_> {
                     }
                 }
                 Ok(TyV::Ty(ret.clone()))
+            }
+        }
+    }
+
+    fn tuple_elem_ok(&mut self, t: &TyV, span: Loc) -> Result<()> {
+        match self.shallow(t) {
+            TyV::Var(_) | TyV::Array(..) | TyV::Tuple(_) => Ok(()),
+            TyV::Ty(t) if t.is_value() => Ok(()),
+            other => {
+                let d = self.describe(&other);
+                err(
+                    span,
+                    format!("a tuple holds values (numbers, vectors, arrays), not {d}"),
+                )
+            }
+        }
+    }
+
+    fn tuple_field(&mut self, t: &TyV, i: usize, span: Loc) -> Result<TyV> {
+        match self.tuple_parts(t) {
+            Some(parts) if i < parts.len() => Ok(parts[i].clone()),
+            Some(parts) => err(
+                span,
+                format!("this tuple has {} fields, `.{i}` is not one", parts.len()),
+            ),
+            None => {
+                let d = self.describe(t);
+                err(span, format!("`.{i}` is a tuple field, and this is {d}"))
             }
         }
     }
@@ -1145,6 +1334,11 @@ impl Checker<'_> {
                     }
                     None => err(base.span, format!("cannot index a value of type `{bt}`")),
                 }
+            }
+            ExprKind::TupleField(base, i) => {
+                let bt = self.place(base)?;
+                let t = self.tuple_field(&bt, *i, p.span)?;
+                Ok(self.record(p, t))
             }
             ExprKind::Field(base, field) => {
                 let bt = self.place(base)?;
@@ -1746,7 +1940,11 @@ mod tests {
 
     fn let_ty(k: &Kernel, t: &Types, name: &str) -> Ty {
         for s in &k.body.stmts {
-            if let StmtKind::Let { name: n, init, .. } = &s.kind
+            if let StmtKind::Let {
+                pat: LetPat::Name { name: n, .. },
+                init,
+                ..
+            } = &s.kind
                 && n == name
             {
                 return t.of(init).clone();

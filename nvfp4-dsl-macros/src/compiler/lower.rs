@@ -183,40 +183,14 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
     Ok(l.func)
 }
 
+/// Whether a body asks a slice for its length (`x.len()`), so the kernel
+/// loads the length parameters.
 fn uses_len(b: &Block) -> bool {
-    fn expr(e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::MethodCall { method, receiver, args } => {
-                method == "len" || expr(receiver) || args.iter().any(expr)
-            }
-            ExprKind::Unary(_, a)
-            | ExprKind::Cast(a, _)
-            | ExprKind::Field(a, _)
-            | ExprKind::Repeat(a, _)
-            | ExprKind::RefMut(a) => expr(a),
-            ExprKind::Return(a) => a.as_deref().is_some_and(expr),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Assign(a, b)
-            | ExprKind::AssignOp(_, a, b)
-            | ExprKind::Index(a, b) => expr(a) || expr(b),
-            ExprKind::SliceFrom { base, start, .. } => expr(base) || expr(start),
-            ExprKind::Call { args, .. } | ExprKind::Array(args) | ExprKind::InlinePtx { args, .. } => {
-                args.iter().any(expr)
-            }
-            ExprKind::If { cond, then, els } => expr(cond) || block(then) || els.as_deref().is_some_and(expr),
-            ExprKind::While { cond, body } => expr(cond) || block(body),
-            ExprKind::Loop(b) | ExprKind::Block(b) => block(b),
-            ExprKind::For(f) => expr(&f.start) || expr(&f.end) || f.step.as_deref().is_some_and(expr) || block(&f.body),
-            _ => false,
-        }
-    }
-    fn block(b: &Block) -> bool {
-        b.stmts.iter().any(|s| match &s.kind {
-            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => expr(init),
-            StmtKind::Expr(e, _) => expr(e),
-        })
-    }
-    block(b)
+    let mut found = false;
+    walk_exprs(b, &mut |e| {
+        found |= matches!(&e.kind, ExprKind::MethodCall { method, .. } if method == "len");
+    });
+    found
 }
 
 /// PTX immediate for an integer of type `s`.
@@ -369,6 +343,13 @@ impl<'a> Lower<'a> {
                 }
                 Val::Parts(parts)
             }
+            Ty::Tuple(elems) => {
+                let mut parts = Vec::with_capacity(elems.len());
+                for e in elems {
+                    parts.push(self.fresh(e)?);
+                }
+                Val::Parts(parts)
+            }
             Ty::Unit => Val::Unit,
             t => Val::Reg(self.reg(self.class_of(t))),
         })
@@ -391,6 +372,12 @@ impl<'a> Lower<'a> {
                 let s = self.parts(src, d.len());
                 for (d, s) in d.iter().zip(s) {
                     self.assign_regs(d, &s, elem);
+                }
+            }
+            (Val::Parts(d), Ty::Tuple(elems)) => {
+                let s = self.parts(src, d.len());
+                for ((d, s), t) in d.iter().zip(s).zip(elems) {
+                    self.assign_regs(d, &s, t);
                 }
             }
             (Val::Reg(r), t) => {
@@ -603,20 +590,10 @@ impl<'a> Lower<'a> {
             result = Val::Unit;
             self.stmt_header(s);
             match &s.kind {
-                StmtKind::Let {
-                    name, mutable, init, ..
-                } => {
+                StmtKind::Let { pat, init, .. } => {
                     let t = self.ty(init);
                     let v = self.expr(init)?;
-                    let v = if *mutable {
-                        let fresh = self.fresh(&t)?;
-                        self.assign_regs(&fresh, &v, &t);
-                        self.mark_var(&fresh);
-                        fresh
-                    } else {
-                        self.copy_if_var(v, &t)?
-                    };
-                    self.bind(name, v);
+                    self.bind_let(pat, v, &t)?;
                 }
                 StmtKind::Const { name, init, .. } => {
                     let v = self.expr(init)?;
@@ -638,6 +615,36 @@ impl<'a> Lower<'a> {
         }
         self.scopes.pop();
         Ok(result)
+    }
+
+    /// Binds a `let` pattern's names to the parts of `v`: a `mut` name gets
+    /// registers of its own, another name shares `v`'s unless they belong to
+    /// a variable (which may change later).
+    fn bind_let(&mut self, pat: &LetPat, v: Val, t: &Ty) -> Result<()> {
+        match pat {
+            LetPat::Wild => {}
+            LetPat::Name { name, mutable, .. } => {
+                let v = if *mutable {
+                    let fresh = self.fresh(t)?;
+                    self.assign_regs(&fresh, &v, t);
+                    self.mark_var(&fresh);
+                    fresh
+                } else {
+                    self.copy_if_var(v, t)?
+                };
+                self.bind(name, v);
+            }
+            LetPat::Tuple(pats, _) => {
+                let Ty::Tuple(elems) = t else {
+                    unreachable!("checked: a tuple")
+                };
+                let parts = self.parts(&v, pats.len());
+                for ((p, v), t) in pats.iter().zip(parts).zip(elems) {
+                    self.bind_let(p, v, t)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn stmt_header(&mut self, s: &Stmt) {
@@ -829,6 +836,18 @@ impl<'a> Lower<'a> {
                     );
                 }
                 Ok(Val::Parts(vec![v; n as usize]))
+            }
+            ExprKind::Match { scrutinee, arms } => self.match_expr(e, scrutinee, arms),
+            ExprKind::Tuple(items) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for it in items {
+                    parts.push(self.expr(it)?);
+                }
+                Ok(Val::Parts(parts))
+            }
+            ExprKind::TupleField(base, i) => {
+                let b = self.expr(base)?;
+                Ok(self.tuple_part(b, *i))
             }
             ExprKind::InlinePtx { ret, template, args } => {
                 let mut inputs = Vec::new();
@@ -1548,6 +1567,12 @@ impl<'a> Lower<'a> {
                 self.assign_regs(&dst, &v, &t);
                 Ok(())
             }
+            ExprKind::TupleField(base, i) => {
+                let b = self.expr(base)?;
+                let dst = self.tuple_part(b, *i);
+                self.assign_regs(&dst, &v, &t);
+                Ok(())
+            }
             _ => err(place.span, "invalid assignment target"),
         }
     }
@@ -1588,6 +1613,125 @@ impl<'a> Lower<'a> {
             els: else_nodes,
         });
         Ok(result)
+    }
+
+    /// `match`: each arm in a block that a failed pattern or guard exits
+    /// to the next arm; the matching arm's value goes to the result and
+    /// exits the whole match. Patterns on a constant fold, so only the arm
+    /// taken is emitted.
+    fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm]) -> Result<Val> {
+        let t = self.ty(e);
+        let st = self.ty(scrutinee);
+        let s = self.scalar_of(&st);
+        let v = self.expr(scrutinee)?;
+        let result = if t == Ty::Unit { Val::Unit } else { self.fresh(&t)? };
+        let whole = self.label();
+        let (nodes, ()) = self.nested(|l| {
+            for arm in arms {
+                let test = l.pattern_test(&arm.pat, &v, s, e.span)?;
+                if let Val::Const(Const::Bool(false)) = test {
+                    continue;
+                }
+                let block = l.label();
+                let (body, always) = l.nested(|l| {
+                    let mut always = true;
+                    if !matches!(test, Val::Const(Const::Bool(true))) {
+                        always = false;
+                        let p = l.in_reg(&test, Scalar::Bool);
+                        l.push(Node::If {
+                            cond: p,
+                            negate: true,
+                            then: vec![Node::ExitBlock(block)],
+                            els: vec![],
+                        });
+                    }
+                    l.scopes.push(Vec::new());
+                    l.bind_pattern(&arm.pat, &v, &st)?;
+                    if let Some(g) = &arm.guard {
+                        match l.expr(g)? {
+                            Val::Const(Const::Bool(true)) => {}
+                            Val::Const(Const::Bool(false)) => {
+                                always = false;
+                                l.push(Node::ExitBlock(block));
+                            }
+                            gv => {
+                                always = false;
+                                let p = l.in_reg(&gv, Scalar::Bool);
+                                l.push(Node::If {
+                                    cond: p,
+                                    negate: true,
+                                    then: vec![Node::ExitBlock(block)],
+                                    els: vec![],
+                                });
+                            }
+                        }
+                    }
+                    let value = l.expr(&arm.body)?;
+                    l.assign_regs(&result, &value, &t);
+                    l.scopes.pop();
+                    l.push(Node::ExitBlock(whole));
+                    Ok(always)
+                })?;
+                l.push(Node::Block { id: block, body });
+                if always {
+                    // Later arms cannot be reached.
+                    break;
+                }
+            }
+            Ok(())
+        })?;
+        self.push(Node::Block { id: whole, body: nodes });
+        Ok(result)
+    }
+
+    /// Whether `v` (of type `s`) matches `p`, as a `bool` value.
+    fn pattern_test(&mut self, p: &Pat, v: &Val, s: Scalar, span: Loc) -> Result<Val> {
+        let yes = Val::Const(Const::Bool(true));
+        Ok(match p {
+            Pat::Wild | Pat::Ident(..) => yes,
+            Pat::Lit(x) => {
+                let k = self.expr(x)?;
+                self.binary(BinOp::Eq, v.clone(), k, s, None, None, span)?
+            }
+            Pat::Range { lo, hi, inclusive } => {
+                let mut test = yes;
+                if let Some(lo) = lo {
+                    let k = self.expr(lo)?;
+                    let above = self.binary(BinOp::Ge, v.clone(), k, s, None, None, span)?;
+                    test = self.binary(BinOp::BitAnd, test, above, Scalar::Bool, None, None, span)?;
+                }
+                if let Some(hi) = hi {
+                    let k = self.expr(hi)?;
+                    let op = if *inclusive { BinOp::Le } else { BinOp::Lt };
+                    let below = self.binary(op, v.clone(), k, s, None, None, span)?;
+                    test = self.binary(BinOp::BitAnd, test, below, Scalar::Bool, None, None, span)?;
+                }
+                test
+            }
+            Pat::Or(ps) => {
+                let mut test = Val::Const(Const::Bool(false));
+                for q in ps {
+                    let t = self.pattern_test(q, v, s, span)?;
+                    test = self.binary(BinOp::BitOr, test, t, Scalar::Bool, None, None, span)?;
+                }
+                test
+            }
+        })
+    }
+
+    fn bind_pattern(&mut self, p: &Pat, v: &Val, t: &Ty) -> Result<()> {
+        if let Pat::Ident(name, _) = p {
+            let v = self.copy_if_var(v.clone(), t)?;
+            self.bind(name, v);
+        }
+        Ok(())
+    }
+
+    fn tuple_part(&self, v: Val, i: usize) -> Val {
+        match v {
+            Val::Parts(mut p) if i < p.len() => p.swap_remove(i),
+            other => unreachable!("checked: a tuple, not {other:?}"),
+        }
     }
 
     fn for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
@@ -1857,11 +2001,8 @@ impl<'a> Lower<'a> {
             self.bind(&name, v);
         }
         let ty = self.ty(e);
-        let has_return = {
-            let mut found = false;
-            walk_returns(&d.body, &mut found);
-            found
-        };
+        let mut has_return = false;
+        walk_exprs(&d.body, &mut |x| has_return |= matches!(x.kind, ExprKind::Return(_)));
         let block = self.label();
         let result = if has_return && ty != Ty::Unit {
             self.fresh(&ty)?
@@ -1949,31 +2090,6 @@ impl<'a> Lower<'a> {
                     len: None,
                 }
             }
-        }
-    }
-}
-
-/// Whether a block holds a `return` (outside nested device functions,
-/// which are separate bodies).
-fn walk_returns(b: &Block, found: &mut bool) {
-    fn expr(e: &Expr, found: &mut bool) {
-        match &e.kind {
-            ExprKind::Return(_) => *found = true,
-            ExprKind::If { then, els, .. } => {
-                walk_returns(then, found);
-                if let Some(e) = els {
-                    expr(e, found);
-                }
-            }
-            ExprKind::While { body, .. } | ExprKind::Loop(body) | ExprKind::Block(body) => walk_returns(body, found),
-            ExprKind::For(f) => walk_returns(&f.body, found),
-            _ => {}
-        }
-    }
-    for s in &b.stmts {
-        match &s.kind {
-            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => expr(init, found),
-            StmtKind::Expr(e, _) => expr(e, found),
         }
     }
 }

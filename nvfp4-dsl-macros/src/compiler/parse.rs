@@ -417,10 +417,18 @@ impl Parser {
             }
             syn::Type::Reference(_) => self.parse_param_ty(ty),
             syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
-            syn::Type::Tuple(t) => err(
-                Loc::of(&t),
-                "tuples are not supported in kernels; use separate variables",
-            ),
+            syn::Type::Tuple(t) => {
+                let elems = t.elems.iter().map(|e| self.parse_ty(e)).collect::<Result<Vec<_>>>()?;
+                for (e, written) in elems.iter().zip(&t.elems) {
+                    if !e.is_value() {
+                        return err(
+                            Loc::of(written),
+                            format!("a tuple holds values (numbers, vectors, arrays), not `{e}`"),
+                        );
+                    }
+                }
+                Ok(Ty::Tuple(elems))
+            }
             syn::Type::Ptr(p) => err(
                 Loc::of(&p),
                 "raw pointers are not supported in kernels; use slices (`&[T]`, `&mut [T]`) and indices",
@@ -464,18 +472,7 @@ impl Parser {
                     syn::Pat::Type(pt) => (&*pt.pat, Some(self.parse_ty(&pt.ty)?)),
                     p => (p, None),
                 };
-                let (name, name_span, mutable) = match pat {
-                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                        (pi.ident.to_string(), Loc::of(&pi.ident), pi.mutability.is_some())
-                    }
-                    syn::Pat::Wild(w) => ("_".to_string(), Loc::of(w), false),
-                    other => {
-                        return err(
-                            Loc::of(&other),
-                            "destructuring patterns are not supported in kernels; bind one name per `let`",
-                        );
-                    }
-                };
+                let pat = let_pattern(pat)?;
                 let Some(init) = &local.init else {
                     return err(
                         Loc::of(&local),
@@ -483,13 +480,7 @@ impl Parser {
                     );
                 };
                 let init = self.expr(&init.expr)?;
-                StmtKind::Let {
-                    name,
-                    name_span,
-                    mutable,
-                    ty,
-                    init,
-                }
+                StmtKind::Let { pat, ty, init }
             }
             syn::Stmt::Item(syn::Item::Const(c)) => {
                 if !c.generics.params.is_empty() {
@@ -581,7 +572,7 @@ impl Parser {
         use syn::Expr as E;
         let span = Loc::of(&e);
         let kind = match e {
-            E::Lit(l) => ExprKind::Lit(self.lit(&l.lit)?),
+            E::Lit(l) => self.lit_expr(l)?,
             E::Paren(p) => return self.expr(&p.expr),
             E::Group(g) => return self.expr(&g.expr),
             E::Path(p) => self.path_expr(p)?,
@@ -649,12 +640,7 @@ impl Parser {
             }
             E::Field(f) => match &f.member {
                 syn::Member::Named(n) => ExprKind::Field(Box::new(self.expr(&f.base)?), n.to_string()),
-                syn::Member::Unnamed(_) => {
-                    return err(
-                        Loc::of(&f.member),
-                        "tuple fields are not supported; vectors have the fields `x`, `y`, `z`, `w`",
-                    );
-                }
+                syn::Member::Unnamed(i) => ExprKind::TupleField(Box::new(self.expr(&f.base)?), i.index as usize),
             },
             E::Call(c) => self.call(c)?,
             E::MethodCall(m) => {
@@ -755,10 +741,20 @@ impl Parser {
             E::Repeat(r) => ExprKind::Repeat(Box::new(self.expr(&r.expr)?), self.parse_len(&r.len)?),
             E::Macro(m) => return self.macro_expr(&m.mac),
             E::Match(m) => {
-                return err(
-                    Loc::of(&m.match_token),
-                    "`match` is not supported in kernels; use `if` / `else if` chains",
-                );
+                let scrutinee = Box::new(self.expr(&m.expr)?);
+                let mut arms = Vec::with_capacity(m.arms.len());
+                for arm in &m.arms {
+                    reject_attrs(&arm.attrs)?;
+                    arms.push(Arm {
+                        pat: self.pattern(&arm.pat)?,
+                        guard: match &arm.guard {
+                            Some((_, g)) => Some(self.expr(g)?),
+                            None => None,
+                        },
+                        body: self.expr(&arm.body)?,
+                    });
+                }
+                ExprKind::Match { scrutinee, arms }
             }
             E::Closure(c) => {
                 return err(
@@ -792,10 +788,7 @@ impl Parser {
                 if t.elems.is_empty() {
                     return err(Loc::of(&t), "`()` has no value in a kernel; leave it out");
                 }
-                return err(
-                    Loc::of(&t),
-                    "tuples are not supported in kernels; use separate variables",
-                );
+                ExprKind::Tuple(t.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?)
             }
             E::Range(r) => {
                 return err(
@@ -813,6 +806,69 @@ impl Parser {
             }
         };
         Ok(self.expr_node(kind, span))
+    }
+
+    /// A `match` arm's pattern on an integer or a `bool`.
+    fn pattern(&mut self, p: &syn::Pat) -> Result<Pat> {
+        let bound = |parser: &mut Parser, e: &syn::Expr| -> Result<Box<Expr>> { Ok(Box::new(parser.expr(e)?)) };
+        match p {
+            syn::Pat::Wild(_) => Ok(Pat::Wild),
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
+                Ok(Pat::Ident(pi.ident.to_string(), Loc::of(&pi.ident)))
+            }
+            syn::Pat::Lit(l) => Ok(Pat::Lit(self.expr(&syn::Expr::Lit(l.clone()))?)),
+            syn::Pat::Path(path) => Ok(Pat::Lit(self.expr(&syn::Expr::Path(path.clone()))?)),
+            syn::Pat::Range(r) => Ok(Pat::Range {
+                lo: r.start.as_deref().map(|e| bound(self, e)).transpose()?,
+                hi: r.end.as_deref().map(|e| bound(self, e)).transpose()?,
+                inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+            }),
+            syn::Pat::Or(o) => Ok(Pat::Or(o.cases.iter().map(|c| self.pattern(c)).collect::<Result<_>>()?)),
+            syn::Pat::Paren(p) => self.pattern(&p.pat),
+            // A negative literal pattern (`-1`) is an expression pattern.
+            syn::Pat::Verbatim(_) | syn::Pat::Const(_) => err(Loc::of(p), "write the pattern as a literal or a range"),
+            other => err(
+                Loc::of(&other),
+                "`match` in kernels takes integer and `bool` patterns: literals, constants, ranges (`a..=b`), `|`, `_` and a name; other patterns are not supported",
+            ),
+        }
+    }
+
+    /// A literal; in patterns syn reads `-1` as one literal with the
+    /// digits "-1", which is the negation of `1` here.
+    fn lit_expr(&mut self, l: &syn::ExprLit) -> Result<ExprKind> {
+        let span = Loc::of(l);
+        let negated = match &l.lit {
+            syn::Lit::Int(i) => match i.base10_digits().strip_prefix('-') {
+                Some(d) => {
+                    let suffix = match i.suffix() {
+                        "" => None,
+                        x => Some(self.suffix(x, span, true)?),
+                    };
+                    let v: u128 = d.parse().map_err(|_| span.error("invalid integer literal"))?;
+                    Some(Lit::Int(v, suffix))
+                }
+                None => None,
+            },
+            syn::Lit::Float(f) => match f.base10_digits().strip_prefix('-') {
+                Some(d) => {
+                    let suffix = match f.suffix() {
+                        "" => None,
+                        x => Some(self.suffix(x, span, false)?),
+                    };
+                    Some(Lit::Float(d.to_string(), suffix))
+                }
+                None => None,
+            },
+            _ => None,
+        };
+        Ok(match negated {
+            Some(lit) => {
+                let magnitude = self.expr_node(ExprKind::Lit(lit), span);
+                ExprKind::Unary(UnOp::Neg, Box::new(magnitude))
+            }
+            None => ExprKind::Lit(self.lit(&l.lit)?),
+        })
     }
 
     fn lit(&self, lit: &syn::Lit) -> Result<Lit> {
@@ -834,9 +890,10 @@ impl Parser {
                 Ok(Lit::Float(digits, suffix))
             }
             syn::Lit::Bool(b) => Ok(Lit::Bool(b.value)),
+            syn::Lit::Byte(b) => Ok(Lit::Int(b.value().into(), Some(Scalar::U8))),
             other => err(
                 Loc::of(&other),
-                "only number and `bool` literals are supported in kernels",
+                "only number, byte (`b'a'`) and `bool` literals are supported in kernels",
             ),
         }
     }
@@ -1088,6 +1145,27 @@ impl Parser {
             body: self.block(&f.body)?,
             unroll,
         })
+    }
+}
+
+/// A `let` pattern: a name, `_`, or a tuple of patterns.
+fn let_pattern(p: &syn::Pat) -> Result<LetPat> {
+    match p {
+        syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Ok(LetPat::Name {
+            name: pi.ident.to_string(),
+            span: Loc::of(&pi.ident),
+            mutable: pi.mutability.is_some(),
+        }),
+        syn::Pat::Wild(_) => Ok(LetPat::Wild),
+        syn::Pat::Tuple(t) => Ok(LetPat::Tuple(
+            t.elems.iter().map(let_pattern).collect::<Result<Vec<_>>>()?,
+            Loc::of(t),
+        )),
+        syn::Pat::Paren(p) => let_pattern(&p.pat),
+        other => err(
+            Loc::of(&other),
+            "a `let` in a kernel binds a name, `_` or a tuple of them (`let (a, mut b) = ..`); other patterns are not supported",
+        ),
     }
 }
 
@@ -1450,12 +1528,10 @@ mod tests {
     #[test]
     fn rejects_constructs_outside_the_subset() {
         assert!(error("fn k() { let f = |x: u32| x; }").contains("closures"));
-        assert!(error("fn k(n: u32) { match n { _ => {} } }").contains("`match`"));
         assert!(error("fn k<T>() {}").contains("generic type parameters"));
         assert!(error("fn k(v: Vec<u32>) {}").contains("heap"));
         assert!(error("fn k() -> u32 { 0 }").contains("returns nothing"));
         assert!(error("fn k() { 'a: loop { break 'a; } }").contains("labels"));
-        assert!(error("fn k() { let (a, b) = (1, 2); }").contains("destructuring"));
         assert!(error("fn k(a: &[u32]) { for x in a.iter() {} }").contains("iterates over a range"));
         assert!(error("fn k() { println!(\"x\"); }").contains("`ptx!`"));
         assert!(error("fn k() { let s = \"x\"; }").contains("literals"));

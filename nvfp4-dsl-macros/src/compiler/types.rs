@@ -294,6 +294,8 @@ pub enum Ty {
         elem: Box<Ty>,
         len: Len,
     },
+    /// A tuple of values, one register (or more) per field.
+    Tuple(Vec<Ty>),
 }
 
 impl Ty {
@@ -371,6 +373,7 @@ impl Ty {
             | Ty::WgmmaDesc
             | Ty::InstrDesc => true,
             Ty::Array { elem, .. } => elem.is_value(),
+            Ty::Tuple(elems) => elems.iter().all(Ty::is_value),
             _ => false,
         }
     }
@@ -410,6 +413,12 @@ impl fmt::Display for Ty {
             Ty::SharedArray { elem, len } => write!(f, "SharedArray<{elem}, {len}>"),
             Ty::SharedSlice { elem } => write!(f, "SharedSlice<{elem}>"),
             Ty::Array { elem, len } => write!(f, "[{elem}; {len}]"),
+            Ty::Tuple(elems) if elems.len() == 1 => write!(f, "({},)", elems[0]),
+            Ty::Tuple(elems) => write!(
+                f,
+                "({})",
+                elems.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 }
