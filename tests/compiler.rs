@@ -50,7 +50,7 @@ fn all_devices() -> Vec<syn::ItemFn> {
 
 /// The device functions `kernel` calls, found by name as the macro finds
 /// them by path (the names are unique among the kernel sources).
-fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::ItemFn)> {
+fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
     let all = all_devices();
     let mut devices = Vec::new();
     loop {
@@ -63,7 +63,7 @@ fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::ItemFn)> {
             .iter()
             .find(|f| f.sig.ident == name)
             .unwrap_or_else(|| panic!("no #[device] fn `{name}`"));
-        devices.push((key, f.clone()));
+        devices.push((key, syn::Item::Fn(f.clone())));
     }
 }
 

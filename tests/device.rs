@@ -143,3 +143,68 @@ fn device_functions_of_another_crate_are_called_by_path_and_by_use() {
         assert_eq!(out[4 * i..4 * i + 4], [want[0], want[1], want[2], last], "{w:#x}");
     }
 }
+
+/// A small struct of values, kept in registers.
+#[device]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MinMax {
+    pub lo: f32,
+    pub hi: f32,
+    pub count: u32,
+}
+
+#[device]
+fn extend(m: MinMax, v: f32) -> MinMax {
+    MinMax {
+        count: m.count + 1,
+        lo: m.lo.min(v),
+        hi: m.hi.max(v),
+    }
+}
+
+mod shapes {
+    use nvfp4_dsl::prelude::*;
+
+    #[device]
+    #[derive(Clone, Copy)]
+    pub struct Span2 {
+        pub start: u32,
+        pub len: u32,
+    }
+
+    #[device]
+    pub fn end(s: Span2) -> u32 {
+        s.start + s.len
+    }
+}
+
+#[kernel(targets(sm_90))]
+pub fn structs(x: &[f32], out: &mut [f32], ends: &mut [u32]) {
+    let mut m = MinMax {
+        lo: f32::INFINITY,
+        hi: f32::NEG_INFINITY,
+        count: 0,
+    };
+    for i in 0..x.len() {
+        m = extend(m, x[i]);
+    }
+    m.count *= 2;
+    out[0] = m.lo;
+    out[1] = m.hi;
+    out[2] = m.count as f32;
+    let s = shapes::Span2 { start: 3, len: m.count };
+    ends[0] = shapes::end(s);
+}
+
+#[test]
+fn device_structs_are_built_passed_returned_and_updated_by_field() {
+    let device = Device::emulator(Target::Sm90);
+    let x = [3.5f32, -2.0, 7.25, 0.0, 1.0];
+    let dx = device.upload(&x).expect("upload");
+    let mut out = device.alloc_zeroed::<f32>(3).expect("alloc");
+    let mut ends = device.alloc_zeroed::<u32>(1).expect("alloc");
+    // SAFETY: one thread writes three floats and one word.
+    unsafe { structs::Kernel::launch(&device, LaunchConfig::linear(1, 1), &dx, &mut out, &mut ends).expect("launch") };
+    assert_eq!(device.download(&out).expect("download"), [-2.0, 7.25, 10.0]);
+    assert_eq!(device.download(&ends).expect("download"), [13]);
+}

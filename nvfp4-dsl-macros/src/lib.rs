@@ -36,7 +36,10 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel_with(attr.into(), func, Vec::new()).into()
 }
 
-/// Marks a function that kernels and other device functions can call.
+/// Marks a function that kernels and other device functions can call, or
+/// a struct of values they can use (`#[device] #[derive(Clone, Copy)]
+/// struct Pair { lo: u32, hi: f32 }`, kept in registers, built with a
+/// struct literal, read and written by field).
 ///
 /// ```ignore
 /// #[device]
@@ -71,12 +74,12 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = Tokens::from(item);
     let attr = Tokens::from(attr);
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => {
+    let parsed: syn::Item = match syn::parse2(item.clone()) {
+        Ok(i @ (syn::Item::Fn(_) | syn::Item::Struct(_))) => i,
+        Ok(_) | Err(_) => {
             let mut out = syn::Error::new(
-                e.span(),
-                "#[device] applies to a function: `#[device] fn name(..) { .. }`",
+                proc_macro2::Span::call_site(),
+                "#[device] applies to a function or a struct: `#[device] fn name(..) { .. }`, `#[device] #[derive(Clone, Copy)] struct Name { .. }`",
             )
             .to_compile_error();
             out.extend(item);
@@ -88,7 +91,7 @@ pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
         out.extend(item);
         return out.into();
     }
-    expand::device(&func).into()
+    expand::device(&parsed).into()
 }
 
 /// The callback of a device function's macro: `(attr) { kernel } { [path]
@@ -104,7 +107,7 @@ pub fn __kernel_with_devices(input: TokenStream) -> TokenStream {
 
 /// Fetches the next missing device function, or compiles the kernel when
 /// none is missing.
-fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::ItemFn)>) -> Tokens {
+fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)>) -> Tokens {
     match compiler::missing_devices(&func, &devices) {
         Err(e) => return expand::on_error(e, &func),
         Ok(missing) => {

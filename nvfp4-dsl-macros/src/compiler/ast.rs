@@ -368,6 +368,12 @@ pub enum ExprKind {
     },
     /// `(a, b, ..)`.
     Tuple(Vec<Expr>),
+    /// `Pair { lo: a, hi: b }` of a `#[device]` struct (its type resolved
+    /// by `parse`), each field with its span.
+    StructLit {
+        ty: super::types::StructTy,
+        fields: Vec<(String, Expr, Loc)>,
+    },
     /// `t.0`.
     TupleField(Box<Expr>, usize),
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
@@ -463,6 +469,7 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
             }
         }
         ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr_calls(a, f)),
+        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr_calls(a, f)),
         ExprKind::TupleField(a, _) => walk_expr_calls(a, f),
         ExprKind::Lit(_)
         | ExprKind::Var(_)

@@ -960,6 +960,12 @@ impl Checker<'_> {
             ExprKind::Field(base, field) => {
                 let bt = self.expr(base, None)?;
                 let bt = self.known(&bt, base.span)?;
+                if let Ty::Struct(st) = &bt {
+                    return match st.fields.iter().find(|(n, _)| n == field) {
+                        Some((_, t)) => Ok(TyV::Ty(t.clone())),
+                        None => err(e.span, format!("`{}` has no field `{field}`", st.name)),
+                    };
+                }
                 match (&bt, field.as_str()) {
                     (Ty::U32x4, "x" | "y" | "z" | "w") => Ok(TyV::Ty(Ty::Scalar(Scalar::U32))),
                     (Ty::U32x4, _) => err(
@@ -1093,6 +1099,23 @@ impl Checker<'_> {
             ExprKind::TupleField(base, i) => {
                 let bt = self.expr(base, None)?;
                 self.tuple_field(&bt, *i, e.span)
+            }
+            ExprKind::StructLit { ty, fields } => {
+                for (name, value, span) in fields {
+                    let Some((_, want)) = ty.fields.iter().find(|(n, _)| n == name) else {
+                        return err(*span, format!("`{}` has no field `{name}`", ty.name));
+                    };
+                    if fields.iter().filter(|(n, ..)| n == name).count() > 1 {
+                        return err(*span, format!("the field `{name}` is given twice"));
+                    }
+                    let want = TyV::Ty(want.clone());
+                    let t = self.expr(value, Some(&want))?;
+                    self.unify(&want, &t, value.span)?;
+                }
+                if let Some((name, _)) = ty.fields.iter().find(|(n, _)| !fields.iter().any(|(f, ..)| f == n)) {
+                    return err(e.span, format!("missing field `{name}` of `{}`", ty.name));
+                }
+                Ok(TyV::Ty(Ty::Struct(ty.clone())))
             }
             ExprKind::InlinePtx { ret, args, .. } => {
                 for a in args {
@@ -1343,6 +1366,12 @@ impl Checker<'_> {
             ExprKind::Field(base, field) => {
                 let bt = self.place(base)?;
                 let bt = self.known(&bt, base.span)?;
+                if let Ty::Struct(st) = &bt
+                    && let Some((_, t)) = st.fields.iter().find(|(n, _)| n == field)
+                {
+                    let t = TyV::Ty(t.clone());
+                    return Ok(self.record(p, t));
+                }
                 match (&bt, field.as_str()) {
                     (Ty::U32x4, "x" | "y" | "z" | "w") => {
                         let t = TyV::Ty(Ty::Scalar(Scalar::U32));

@@ -138,25 +138,29 @@ pub fn on_error(e: syn::Error, item: &syn::ItemFn) -> TokenStream {
     out
 }
 
-/// `#[device] fn name`: the function (for rustc and host code), and a
-/// `macro_rules!` that appends its source to a kernel's callback, reachable
-/// as `name!` wherever the function is (a `use` of the function imports
-/// both). A `pub` function's macro is `#[macro_export]`ed (under a hidden
-/// unique name at the crate root) so other crates reach it by the same
-/// path as the function.
-pub fn device(item: &syn::ItemFn) -> TokenStream {
-    let name = &item.sig.ident;
-    let vis = &item.vis;
-    let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(item));
+/// `#[device] fn name` or `#[device] struct Name`: the item (for rustc
+/// and host code), and a `macro_rules!` that appends its source to a
+/// kernel's callback, reachable as `name!` wherever the item is (a `use`
+/// of the item imports both). A `pub` item's macro is `#[macro_export]`ed
+/// (under a hidden unique name at the crate root) so other crates reach it
+/// by the same path as the item.
+pub fn device(item: &syn::Item) -> TokenStream {
+    let (name, vis, rust) = match item {
+        syn::Item::Fn(f) => {
+            let rust = strip_unroll(f);
+            (&f.sig.ident, &f.vis, quote!(#[allow(dead_code)] #rust))
+        }
+        syn::Item::Struct(s) => (&s.ident, &s.vis, quote!(#s)),
+        other => unreachable!("the attribute checked: a function or a struct, not {other:?}"),
+    };
+    let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(name, item));
     let export = if matches!(vis, syn::Visibility::Public(_)) {
         quote!(#[macro_export])
     } else {
         quote!()
     };
-    let function = strip_unroll(item);
     quote! {
-        #[allow(dead_code)]
-        #function
+        #rust
 
         #[doc(hidden)]
         #export
@@ -172,10 +176,10 @@ pub fn device(item: &syn::ItemFn) -> TokenStream {
     }
 }
 
-/// A name for a device function's macro that no other device function of
-/// the crate has: FNV-1a of its source and position.
-fn device_hash(item: &syn::ItemFn) -> u64 {
-    let start = item.sig.ident.span().start();
+/// A name for a device item's macro that no other device item of the
+/// crate has: FNV-1a of its source and position.
+fn device_hash(name: &syn::Ident, item: &syn::Item) -> u64 {
+    let start = name.span().start();
     let text = format!("{}:{}:{}", start.line, start.column, quote!(#item));
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -187,7 +191,7 @@ fn device_hash(item: &syn::ItemFn) -> u64 {
 pub fn fetch_device(
     attr: &TokenStream,
     item: &syn::ItemFn,
-    devices: &[(String, syn::ItemFn)],
+    devices: &[(String, syn::Item)],
     key: &str,
     span: Span,
 ) -> TokenStream {
@@ -219,7 +223,7 @@ fn path_tokens(key: &str, span: Span) -> TokenStream {
 
 /// The callback's input: the kernel's attribute tokens, the kernel, and
 /// the device functions fetched so far with their paths.
-pub type Callback = (TokenStream, syn::ItemFn, Vec<(String, syn::ItemFn)>);
+pub type Callback = (TokenStream, syn::ItemFn, Vec<(String, syn::Item)>);
 
 /// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`.
 pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
@@ -238,8 +242,8 @@ pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
             let key;
             syn::bracketed!(key in list);
             let path: syn::Path = key.parse()?;
-            let f: syn::ItemFn = list.parse()?;
-            devices.push((super::parse::path_key(&path), f));
+            let item: syn::Item = list.parse()?;
+            devices.push((super::parse::path_key(&path), item));
         }
         Ok((attr, kernel, devices))
     };

@@ -350,6 +350,13 @@ impl<'a> Lower<'a> {
                 }
                 Val::Parts(parts)
             }
+            Ty::Struct(st) => {
+                let mut parts = Vec::with_capacity(st.fields.len());
+                for (_, e) in &st.fields {
+                    parts.push(self.fresh(e)?);
+                }
+                Val::Parts(parts)
+            }
             Ty::Unit => Val::Unit,
             t => Val::Reg(self.reg(self.class_of(t))),
         })
@@ -377,6 +384,12 @@ impl<'a> Lower<'a> {
             (Val::Parts(d), Ty::Tuple(elems)) => {
                 let s = self.parts(src, d.len());
                 for ((d, s), t) in d.iter().zip(s).zip(elems) {
+                    self.assign_regs(d, &s, t);
+                }
+            }
+            (Val::Parts(d), Ty::Struct(st)) => {
+                let s = self.parts(src, d.len());
+                for ((d, s), (_, t)) in d.iter().zip(s).zip(&st.fields) {
                     self.assign_regs(d, &s, t);
                 }
             }
@@ -727,8 +740,9 @@ impl<'a> Lower<'a> {
                 Ok(Val::Mem(self.slice_from(m, s)))
             }
             ExprKind::Field(base, field) => {
+                let bt = self.ty(base);
                 let b = self.expr(base)?;
-                Ok(self.field(b, field))
+                Ok(self.field(b, &bt, field))
             }
             // The variable's own registers: the intrinsic updates them in place.
             ExprKind::RefMut(var) => self.expr(var),
@@ -848,6 +862,25 @@ impl<'a> Lower<'a> {
             ExprKind::TupleField(base, i) => {
                 let b = self.expr(base)?;
                 Ok(self.tuple_part(b, *i))
+            }
+            ExprKind::StructLit { ty, fields } => {
+                // Evaluated in the order written, stored in declaration order.
+                let mut values = Vec::with_capacity(fields.len());
+                for (name, value, _) in fields {
+                    values.push((name, self.expr(value)?));
+                }
+                let parts = ty
+                    .fields
+                    .iter()
+                    .map(|(n, _)| {
+                        values
+                            .iter()
+                            .find(|(f, _)| *f == n)
+                            .map(|(_, v)| v.clone())
+                            .expect("checked: every field given")
+                    })
+                    .collect();
+                Ok(Val::Parts(parts))
             }
             ExprKind::InlinePtx { ret, template, args } => {
                 let mut inputs = Vec::new();
@@ -1516,7 +1549,16 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn field(&self, b: Val, field: &str) -> Val {
+    /// A field of a `u32x4` or of a struct.
+    fn field(&self, b: Val, t: &Ty, field: &str) -> Val {
+        if let Ty::Struct(st) = t {
+            let i = st
+                .fields
+                .iter()
+                .position(|(n, _)| n == field)
+                .expect("checked: a field");
+            return self.tuple_part(b, i);
+        }
         let i = match field {
             "x" => 0,
             "y" => 1,
@@ -1562,8 +1604,9 @@ impl<'a> Lower<'a> {
                 }
             }
             ExprKind::Field(base, field) => {
+                let bt = self.ty(base);
                 let b = self.expr(base)?;
-                let dst = self.field(b, field);
+                let dst = self.field(b, &bt, field);
                 self.assign_regs(&dst, &v, &t);
                 Ok(())
             }

@@ -4,7 +4,7 @@
 //! offending tokens and a message that says what to write instead.
 
 use super::ast::*;
-use super::types::{CacheHint, Len, Scalar, Swizzle, Target, Ty};
+use super::types::{CacheHint, Len, Scalar, StructTy, Swizzle, Target, Ty};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 
@@ -30,9 +30,9 @@ impl FnKind {
     }
 }
 
-/// Parses a kernel function and the device functions it calls, each with
-/// the path its caller wrote.
-pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::ItemFn)]) -> Result<Kernel> {
+/// Parses a kernel function and the device functions and structs it uses,
+/// each with the path its user wrote.
+pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Result<Kernel> {
     let sig = &item.sig;
     check_signature(sig, FnKind::Kernel)?;
     if let syn::ReturnType::Type(arrow, ty) = &sig.output {
@@ -52,12 +52,22 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::ItemFn)]) -> Re
         next_id: 0,
         consts: consts.iter().map(|c| c.name.clone()).collect(),
         kind: FnKind::Kernel,
+        structs: Vec::new(),
+        caller: String::new(),
     };
+    for (key, item) in devices {
+        if let syn::Item::Struct(st) = item {
+            let ty = p.device_struct(st)?;
+            p.structs.push((key.clone(), ty));
+        }
+    }
     let params = p.params(sig, &consts, FnKind::Kernel)?;
     let body = p.block(&item.block)?;
     let mut parsed = Vec::with_capacity(devices.len());
-    for (key, f) in devices {
-        parsed.push(p.device(key, f)?);
+    for (key, item) in devices {
+        if let syn::Item::Fn(f) = item {
+            parsed.push(p.device(key, f)?);
+        }
     }
     Ok(Kernel {
         name: sig.ident.to_string(),
@@ -171,6 +181,11 @@ struct Parser {
     /// The const generics of the function being parsed.
     consts: Vec<String>,
     kind: FnKind,
+    /// The `#[device]` structs, by the path their users wrote.
+    structs: Vec<(String, StructTy)>,
+    /// The key of the device function being parsed (`""`: the kernel),
+    /// which paths in it resolve from.
+    caller: String,
 }
 
 const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
@@ -248,8 +263,50 @@ impl Parser {
         }
     }
 
+    /// A `#[device]` struct: named fields of numbers, vectors, arrays or
+    /// tuples, no generics.
+    fn device_struct(&self, st: &syn::ItemStruct) -> Result<StructTy> {
+        if !st.generics.params.is_empty() {
+            return err(Loc::of(&st.generics), "a `#[device]` struct takes no generics");
+        }
+        let syn::Fields::Named(named) = &st.fields else {
+            return err(
+                Loc::of(&st.fields),
+                "a `#[device]` struct has named fields: `struct Pair { lo: u32, hi: u32 }`",
+            );
+        };
+        let mut fields = Vec::with_capacity(named.named.len());
+        for f in &named.named {
+            let t = self.parse_ty(&f.ty)?;
+            if !t.is_value() || matches!(t, Ty::Struct(_)) {
+                return err(
+                    Loc::of(&f.ty),
+                    format!("a field of a `#[device]` struct is a number, a vector, an array or a tuple, not `{t}`"),
+                );
+            }
+            let name = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+            fields.push((name, t));
+        }
+        let at = st.ident.span().start();
+        Ok(StructTy {
+            name: st.ident.to_string(),
+            id: format!("{}@{}:{}", st.ident, at.line, at.column),
+            fields,
+        })
+    }
+
+    /// The `#[device]` struct a type path names, if it is one.
+    fn find_struct(&self, path: &syn::Path) -> Option<Ty> {
+        let key = resolve_device(&self.caller, &path_key(path));
+        self.structs
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, t)| Ty::Struct(t.clone()))
+    }
+
     /// A `#[device]` function reached through the path `key`.
     fn device(&mut self, key: &str, item: &syn::ItemFn) -> Result<DeviceFn> {
+        self.caller = key.to_string();
         let sig = &item.sig;
         check_signature(sig, FnKind::Device)?;
         let consts = const_params(sig, FnKind::Device)?;
@@ -272,6 +329,7 @@ impl Parser {
         let body = self.block(&item.block)?;
         self.consts = saved;
         self.kind = FnKind::Kernel;
+        self.caller.clear();
         Ok(DeviceFn {
             key: key.to_string(),
             name: sig.ident.to_string(),
@@ -379,6 +437,9 @@ impl Parser {
                     _ => None,
                 };
                 if let Some(t) = simple {
+                    return Ok(t);
+                }
+                if let Some(t) = self.find_struct(&tp.path) {
                     return Ok(t);
                 }
                 match name.as_str() {
@@ -778,11 +839,24 @@ impl Parser {
                     "`unsafe` blocks are not needed in kernels (every access is already device code); remove `unsafe`",
                 );
             }
-            E::Struct(s) => {
-                return err(
-                    Loc::of(&s),
-                    "struct literals are not supported in kernels; build vectors with their constructor, e.g. `u32x4::new(a, b, c, d)`",
-                );
+            E::Struct(lit) => {
+                let Some(Ty::Struct(ty)) = self.find_struct(&lit.path) else {
+                    return err(
+                        Loc::of(&lit.path),
+                        "kernels build the structs marked `#[device]` only; mark the struct `#[device]`, or build vectors with their constructor, e.g. `u32x4::new(a, b, c, d)`",
+                    );
+                };
+                if let Some(rest) = &lit.rest {
+                    return err(Loc::of(rest), "`..base` is not supported in kernels; give every field");
+                }
+                let mut fields = Vec::with_capacity(lit.fields.len());
+                for f in &lit.fields {
+                    let syn::Member::Named(name) = &f.member else {
+                        return err(Loc::of(&f.member), "name the field");
+                    };
+                    fields.push((name.to_string(), self.expr(&f.expr)?, Loc::of(f)));
+                }
+                ExprKind::StructLit { ty, fields }
             }
             E::Tuple(t) => {
                 if t.elems.is_empty() {
@@ -1167,6 +1241,45 @@ fn let_pattern(p: &syn::Pat) -> Result<LetPat> {
             "a `let` in a kernel binds a name, `_` or a tuple of them (`let (a, mut b) = ..`); other patterns are not supported",
         ),
     }
+}
+
+/// Whether `name` is a type the DSL knows (or rejects by name): any other
+/// type name in a kernel is a `#[device]` struct to fetch.
+pub fn is_builtin_type(name: &str) -> bool {
+    Scalar::from_rust_name(name).is_some()
+        || matches!(
+            name,
+            "u32x4"
+                | "TensorMap"
+                | "SmemDesc"
+                | "WgmmaDesc"
+                | "InstrDesc"
+                | "f16x2"
+                | "bf16x2"
+                | "Fp4x2"
+                | "E4m3"
+                | "E4m3x2"
+                | "SharedArray"
+                | "SharedSlice"
+                | "Self"
+                | "Vec"
+                | "Box"
+                | "String"
+                | "Rc"
+                | "Arc"
+                | "HashMap"
+                | "BTreeMap"
+                | "VecDeque"
+                | "Option"
+                | "Result"
+                | "isize"
+                | "i8"
+                | "i16"
+                | "u128"
+                | "i128"
+                | "char"
+                | "str"
+        )
 }
 
 /// A path as `a::b::c`, without generic arguments: the key a device
