@@ -55,10 +55,15 @@ pub fn matches(xs: &[i32], out: &mut [u32]) {
         u8::MAX => 3,
         _ => 4,
     };
+    // The arms' type is theirs, not the cast's (a fuzzer finding).
+    let widened = (match x {
+        0 => 5i32,
+        _ => -3,
+    }) as u64;
     let mut pair = (x, 1u32);
     pair.1 = 9;
     pair.0 -= 1;
-    out[5 * i + 4] = pair.0 as u32 ^ pair.1;
+    out[5 * i + 4] = pair.0 as u32 ^ pair.1 ^ widened as u32;
 }
 
 fn classify_host(x: i32, flag: bool) -> u32 {
@@ -106,7 +111,7 @@ fn match_and_tuples_compute_what_the_host_computes() {
             if flag { t.1 } else { t.0 as u32 },
             s,
             byte,
-            x.wrapping_sub(1) as u32 ^ 9,
+            x.wrapping_sub(1) as u32 ^ 9 ^ if x == 0 { 5 } else { -3i32 as u32 },
         ];
         assert_eq!(out[5 * i..5 * i + 5], want, "x = {x}");
     }

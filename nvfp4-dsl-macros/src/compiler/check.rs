@@ -670,7 +670,9 @@ impl Checker<'_> {
                 format!("`match` in kernels is on integers and `bool`s, not {d}; use `if`/`else`"),
             );
         }
-        let mut result: Option<TyV> = hint.cloned();
+        // The context's type is a hint only (as for `if`/`else`): the arms'
+        // own types decide.
+        let mut result: Option<TyV> = None;
         let mut all_diverge = true;
         for arm in arms {
             self.scopes.push(Vec::new());
@@ -678,7 +680,7 @@ impl Checker<'_> {
             if let Some(g) = &arm.guard {
                 self.expect_bool(g)?;
             }
-            let t = self.expr(&arm.body, result.as_ref())?;
+            let t = self.expr(&arm.body, result.as_ref().or(hint))?;
             self.scopes.pop();
             if t == TyV::Never {
                 continue;
@@ -1980,6 +1982,14 @@ mod tests {
             }
         }
         panic!("no let {name}");
+    }
+
+    /// Found by the differential fuzzer: the arms of a `match` were unified
+    /// with the context's type hint (a cast's target), rejecting valid code.
+    #[test]
+    fn regression_match_arms_take_their_type_from_the_arms_not_the_context() {
+        let (k, t) = check_src("fn k(v: u32) { let x = (match v { 0 => 5i32, _ => -3 }) as u64; }").unwrap();
+        assert_eq!(let_ty(&k, &t, "x"), Ty::Scalar(Scalar::U64));
     }
 
     #[test]
