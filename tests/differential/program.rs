@@ -337,6 +337,19 @@ enum E {
     TupleField(Box<E>, Box<E>, usize),
 }
 
+/// The range of a `for` loop: bounds reduced so trip counts stay small.
+#[derive(Clone, Debug)]
+enum Range {
+    /// `0..(n % 5)`.
+    Count(E),
+    /// `(a % 4)..(b % 9)`, or `..=` with `b % 6`.
+    Span(E, E, bool),
+    /// `((a % 4)..(b % 12)).step_by((s % 3 + 1) as usize)`.
+    Step(E, E, E),
+    /// `#[unroll] for v in 0..n`, `n` a constant.
+    Unrolled(u32),
+}
+
 #[derive(Clone, Debug)]
 enum P {
     Lit(V),
@@ -359,9 +372,11 @@ enum S {
     LetTuple(usize, usize, E, E),
     Assign(usize, E),
     OpAssign(Op, usize, E),
+    /// `v <<= e` (true) or `v >>= e`.
+    ShiftAssign(bool, usize, E),
     If(E, Vec<S>, Vec<S>),
-    /// `for v in 0..(count % 5)`.
-    For(usize, E, Vec<S>),
+    /// `for v in <range>` over `u32` or `i32` (its variable's type).
+    For(usize, Range, Vec<S>),
     /// `let mut c = start % 4; while c > 0 { c -= 1; .. }`.
     While(usize, E, Vec<S>),
     Match(E, Vec<Arm<Vec<S>>>),
@@ -370,6 +385,8 @@ enum S {
     Return(E),
     /// `out[base + slot..] = bits of value`.
     Out(usize, E),
+    /// `out[base + slot] = x.f().to_bits()`, `f` an approximate function.
+    OutApprox(usize, usize, E),
     /// `let dst = shfl_xor(src, mask);` (top level only).
     Shuffle(usize, usize, u32),
     /// `sh[tid] = value; sync; let dst = sh[tid ^ k]; sync;` (top level only).
@@ -394,6 +411,10 @@ enum Slot {
     /// The low word of an f64; the next slot is its high word.
     F64,
     F64High,
+    /// `f(x)` of an approximate `f32` function (index in
+    /// `nvfp4_tests::approx::FUNCTIONS`): the interpreter gives `x`, the
+    /// emulator's result must be within the documented bound of `f(x)`.
+    Approx(usize),
 }
 
 pub struct Program {
@@ -759,7 +780,7 @@ impl Gen<'_> {
             .rng
             .pick(&[Bool, U8, U16, U32, U64, I32, I64, F32, F64, U32, I32, F32]);
         let top = depth == 3 && self.kernel;
-        match self.rng.below(16) {
+        match self.rng.below(17) {
             0..=3 => {
                 let e = self.expr(t, 3);
                 let v = self.new_var(t);
@@ -780,12 +801,20 @@ impl Gen<'_> {
                     let vt = self.vars[v];
                     if vt != Bool && self.rng.chance(50) {
                         let ops: &[Op] = if vt.is_float() {
-                            &[Op::Add, Op::Sub, Op::Mul]
+                            &[Op::Add, Op::Sub, Op::Mul, Op::Div]
                         } else {
-                            &[Op::Add, Op::Sub, Op::Mul, Op::And, Op::Or, Op::Xor]
+                            &[Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Rem, Op::And, Op::Or, Op::Xor]
                         };
+                        if vt.is_int() && self.rng.chance(20) {
+                            let rt = self.rng.pick(&INTS);
+                            return S::ShiftAssign(self.rng.chance(50), v, self.expr(rt, 2));
+                        }
                         let op = self.rng.pick(ops);
-                        S::OpAssign(op, v, self.expr(vt, 2))
+                        let mut rhs = self.expr(vt, 2);
+                        if vt.is_int() && matches!(op, Op::Div | Op::Rem) {
+                            rhs = E::Bin(Op::Or, Box::new(rhs), Box::new(E::Lit(V::int(vt, 1))));
+                        }
+                        S::OpAssign(op, v, rhs)
                     } else {
                         S::Assign(v, self.expr(vt, 3))
                     }
@@ -807,14 +836,25 @@ impl Gen<'_> {
                 S::If(c, then, els)
             }
             9 if depth > 0 => {
-                let count = self.expr(U32, 2);
-                let v = self.new_var(U32);
+                let vt = if self.rng.chance(30) { I32 } else { U32 };
+                let range = match self.rng.below(5) {
+                    0 | 1 if vt == U32 => Range::Count(self.expr(U32, 2)),
+                    2 => Range::Step(self.expr(vt, 2), self.expr(vt, 2), self.expr(U32, 1)),
+                    3 => Range::Unrolled(self.rng.below(5) as u32),
+                    _ => Range::Span(self.expr(vt, 2), self.expr(vt, 2), self.rng.chance(50)),
+                };
+                let vt = if let Range::Unrolled(_) | Range::Count(_) = range {
+                    U32
+                } else {
+                    vt
+                };
+                let v = self.new_var(vt);
                 let was = std::mem::replace(&mut self.in_loop, true);
                 self.scope.push((v, false));
                 let body = self.block(3, depth - 1);
                 self.scope.pop();
                 self.in_loop = was;
-                S::For(v, count, body)
+                S::For(v, range, body)
             }
             10 if depth > 0 => {
                 let start = self.expr(U32, 2);
@@ -850,6 +890,12 @@ impl Gen<'_> {
                 let dst = self.new_var(st);
                 self.scope.push((dst, false));
                 S::Shuffle(dst, src, 1 + self.rng.below(31) as u32)
+            }
+            15 if top => {
+                let f = self.rng.below(nvfp4_tests::approx::FUNCTIONS.len() as u64) as usize;
+                let slot = self.slots.len();
+                self.slots.push(Slot::Approx(f));
+                S::OutApprox(slot, f, self.expr(F32, 3))
             }
             14 if top => {
                 let e = self.expr(U32, 3);
@@ -1063,6 +1109,10 @@ impl Render<'_> {
                 let line = format!("v{v} {}= {};", op.symbol(), self.expr(e));
                 self.line(&line);
             }
+            S::ShiftAssign(left, v, e) => {
+                let line = format!("v{v} {}= {};", if *left { "<<" } else { ">>" }, self.expr(e));
+                self.line(&line);
+            }
             S::If(c, then, els) => {
                 let line = format!("if {} {{", self.expr(c));
                 self.line(&line);
@@ -1075,9 +1125,28 @@ impl Render<'_> {
                     self.line("}");
                 }
             }
-            S::For(v, count, body) => {
-                let line = format!("for v{v} in 0..({}) % 5 {{", self.expr(count));
-                self.line(&line);
+            S::For(v, range, body) => {
+                let header = match range {
+                    Range::Count(n) => format!("0..({}) % 5", self.expr(n)),
+                    Range::Span(a, b, inclusive) => format!(
+                        "(({}) % 4)..{}(({}) % {})",
+                        self.expr(a),
+                        if *inclusive { "=" } else { "" },
+                        self.expr(b),
+                        if *inclusive { 6 } else { 9 }
+                    ),
+                    Range::Step(a, b, step) => format!(
+                        "((({}) % 4)..(({}) % 12)).step_by((({}) % 3 + 1) as usize)",
+                        self.expr(a),
+                        self.expr(b),
+                        self.expr(step)
+                    ),
+                    Range::Unrolled(n) => {
+                        self.line("#[unroll]");
+                        format!("0u32..{n}u32")
+                    }
+                };
+                self.line(&format!("for v{v} in {header} {{"));
                 self.block(body);
                 self.line("}");
             }
@@ -1125,6 +1194,11 @@ impl Render<'_> {
                     ),
                     _ => format!("out[base + {slot}] = ({value}) as u32;"),
                 };
+                self.line(&line);
+            }
+            S::OutApprox(slot, f, e) => {
+                let name = nvfp4_tests::approx::FUNCTIONS[*f].0;
+                let line = format!("out[base + {slot}] = ({}).{name}().to_bits();", self.expr(e));
                 self.line(&line);
             }
             S::Shuffle(dst, src, mask) => self.line(&format!("let v{dst} = shfl_xor(v{src}, {mask});")),
@@ -1227,6 +1301,8 @@ struct Thread<'a> {
     tid: u32,
     gid: u32,
     inputs: &'a [u32],
+    /// The types of the current function's variables.
+    types: &'a [T],
     vars: Vec<V>,
 }
 
@@ -1241,6 +1317,7 @@ impl Program {
                 tid: gid % THREADS,
                 gid,
                 inputs,
+                types: &self.vars,
                 vars: vec![V::Bool(false); self.vars.len()],
             })
             .collect();
@@ -1293,6 +1370,11 @@ impl Program {
                     t.vars[*v] = binary(*op, t.vars[*v], r);
                     Flow::Next
                 }
+                S::ShiftAssign(left, v, e) => {
+                    let r = self.eval(e, t);
+                    t.vars[*v] = shift(*left, t.vars[*v], r);
+                    Flow::Next
+                }
                 S::If(c, then, els) => {
                     if self.eval(c, t).b() {
                         self.exec(then, t, out)
@@ -1300,11 +1382,25 @@ impl Program {
                         self.exec(els, t, out)
                     }
                 }
-                S::For(v, count, body) => {
-                    let n = self.eval(count, t).u32() % 5;
+                S::For(v, range, body) => {
+                    let vt = t.types[*v];
+                    let (start, end, step) = match range {
+                        Range::Count(n) => (0, i128::from(self.eval(n, t).u32() % 5) - 1, 1),
+                        Range::Span(a, b, inclusive) => {
+                            let lo = self.eval(a, t).i() % 4;
+                            let hi = self.eval(b, t).i() % if *inclusive { 6 } else { 9 };
+                            (lo, if *inclusive { hi } else { hi - 1 }, 1)
+                        }
+                        Range::Step(a, b, st) => {
+                            let lo = self.eval(a, t).i() % 4;
+                            let hi = self.eval(b, t).i() % 12;
+                            (lo, hi - 1, i128::from(self.eval(st, t).u32() % 3 + 1))
+                        }
+                        Range::Unrolled(n) => (0, i128::from(*n) - 1, 1),
+                    };
                     let mut flow = Flow::Next;
-                    for i in 0..n {
-                        t.vars[*v] = V::Int(U32, u64::from(i));
+                    for i in (start..=end).step_by(step as usize) {
+                        t.vars[*v] = V::int(vt, i);
                         match self.exec(body, t, out) {
                             Flow::Break => break,
                             Flow::Return(r) => {
@@ -1352,6 +1448,10 @@ impl Program {
                     }
                     Flow::Next
                 }
+                S::OutApprox(slot, _, e) => {
+                    out[*slot] = self.eval(e, t).u32();
+                    Flow::Next
+                }
                 S::Shuffle(..) | S::Shared(..) => unreachable!("top level only"),
             };
             if !matches!(flow, Flow::Next) {
@@ -1397,15 +1497,7 @@ impl Program {
             }
             E::Shift(left, a, b) => {
                 let (x, y) = (self.eval(a, t), self.eval(b, t));
-                let ty = x.ty();
-                let n = (y.bits() as u32) & (ty.bits() - 1);
-                if *left {
-                    V::Int(ty, (x.bits() << n) & ty.mask())
-                } else if ty.signed() {
-                    V::int(ty, x.i() >> n)
-                } else {
-                    V::Int(ty, x.bits() >> n)
-                }
+                shift(*left, x, y)
             }
             E::Cmp(c, a, b) => {
                 let (x, y) = (self.eval(a, t), self.eval(b, t));
@@ -1469,6 +1561,7 @@ impl Program {
                     tid: t.tid,
                     gid: t.gid,
                     inputs: t.inputs,
+                    types: &d.vars,
                     vars: vec![V::Bool(false); d.vars.len()],
                 };
                 frame.vars[..values.len()].copy_from_slice(&values);
@@ -1503,6 +1596,18 @@ impl Program {
                         g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan())
                     }
                     Slot::F64High => true,
+                    Slot::Approx(f) => {
+                        let (name, exact, domain) = nvfp4_tests::approx::FUNCTIONS[*f];
+                        let x = f32::from_bits(want[i]);
+                        let (g, w) = (f32::from_bits(got[i]), exact(f64::from(x)));
+                        if domain(x) {
+                            let (e, bound, _) = nvfp4_tests::approx::documented_error(name, x, g, w);
+                            e <= bound
+                        } else {
+                            // Outside the documented domain only NaN must stay NaN.
+                            !w.is_nan() || g.is_nan()
+                        }
+                    }
                 };
                 if !ok {
                     return Err(format!(
@@ -1513,6 +1618,19 @@ impl Program {
             }
         }
         Ok(())
+    }
+}
+
+/// `x << y` or `x >> y` as release Rust: the amount masked to the width.
+fn shift(left: bool, x: V, y: V) -> V {
+    let ty = x.ty();
+    let n = (y.bits() as u32) & (ty.bits() - 1);
+    if left {
+        V::Int(ty, (x.bits() << n) & ty.mask())
+    } else if ty.signed() {
+        V::int(ty, x.i() >> n)
+    } else {
+        V::Int(ty, x.bits() >> n)
     }
 }
 
