@@ -21,6 +21,8 @@
 #[path = "../nvfp4-dsl-macros/src/compiler/mod.rs"]
 mod compiler;
 
+// Shared with `tests/gpu.rs`, which uses other parts of it.
+#[allow(dead_code)]
 #[path = "differential/program.rs"]
 mod program;
 
@@ -40,20 +42,7 @@ enum Outcome {
 
 /// Compiles `p` with the compiler library and runs it on the emulator.
 fn run_on_emulator(p: &Program, inputs: &[u32]) -> Result<Vec<u32>, String> {
-    let item: syn::ItemFn =
-        syn::parse_str(&p.kernel_source()).map_err(|e| format!("the generator wrote bad Rust: {e}"))?;
-    let devices: Vec<(String, syn::Item)> = p
-        .device_sources()
-        .into_iter()
-        .map(|(name, src)| syn::parse_str::<syn::Item>(&src).map(|i| (name, i)))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("the generator wrote bad Rust: {e}"))?;
-    let attr: proc_macro2::TokenStream = "targets(sm_90)".parse().expect("attribute tokens");
-    let compiled = compiler::compile(attr, &item, &devices, &compiler::Options::default()).map_err(|e| {
-        let at = e.span().start();
-        format!("compile error at {}:{}: {e}", at.line, at.column + 1)
-    })?;
-    let ptx = &compiled.variants[0].ptx[0].1;
+    let ptx = &p.compile_ptx()?;
     let module = Module::parse(ptx).map_err(|e| format!("the emulator rejects the PTX: {e}"))?;
     let mut mem = Memory::new();
     let inp = mem.alloc(inputs.len() * 4, false);

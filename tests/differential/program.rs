@@ -975,6 +975,48 @@ impl Program {
         }
     }
 
+    /// The kernel's PTX for sm_90, from the compiler library (no rustc).
+    pub fn compile_ptx(&self) -> Result<String, String> {
+        let bad = |e: syn::Error| format!("the generator wrote bad Rust: {e}");
+        let item: syn::ItemFn = syn::parse_str(&self.kernel_source()).map_err(bad)?;
+        let devices: Vec<(String, syn::Item)> = self
+            .device_sources()
+            .into_iter()
+            .map(|(name, src)| syn::parse_str::<syn::Item>(&src).map(|i| (name, i)))
+            .collect::<Result<_, _>>()
+            .map_err(bad)?;
+        let attr: proc_macro2::TokenStream = "targets(sm_90)".parse().expect("attribute tokens");
+        let compiled =
+            crate::compiler::compile(attr, &item, &devices, &crate::compiler::Options::default()).map_err(|e| {
+                let at = e.span().start();
+                format!("compile error at {}:{}: {e}", at.line, at.column + 1)
+            })?;
+        Ok(compiled.variants[0].ptx[0].1.clone())
+    }
+
+    /// Compares a GPU's words with the emulator's, bit for bit, except the
+    /// approximate functions' results, which must be within their bounds
+    /// of the exact value at the interpreter's argument (`want`).
+    pub fn compare_gpu(&self, gpu: &[u32], emulator: &[u32], want: &[u32]) -> Result<(), String> {
+        let slots = self.slots();
+        for thread in 0..(THREADS * BLOCKS) as usize {
+            for (k, kind) in self.slots.iter().enumerate() {
+                let i = thread * slots + k;
+                let ok = match kind {
+                    Slot::Approx(_) => self.compare_slot(*kind, gpu, want, i),
+                    _ => gpu[i] == emulator[i],
+                };
+                if !ok {
+                    return Err(format!(
+                        "thread {thread}, output word {k} ({kind:?}): GPU {:#010x}, emulator {:#010x}",
+                        gpu[i], emulator[i]
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Output words per thread.
     pub fn slots(&self) -> usize {
         self.slots.len().max(1)
@@ -1584,32 +1626,7 @@ impl Program {
         for thread in 0..(THREADS * BLOCKS) as usize {
             for (k, kind) in self.slots.iter().enumerate() {
                 let i = thread * slots + k;
-                let ok = match kind {
-                    Slot::Exact => got[i] == want[i],
-                    Slot::F32 => {
-                        let (g, w) = (f32::from_bits(got[i]), f32::from_bits(want[i]));
-                        got[i] == want[i] || (g.is_nan() && w.is_nan())
-                    }
-                    Slot::F64 => {
-                        let g = f64::from_bits(u64::from(got[i]) | u64::from(got[i + 1]) << 32);
-                        let w = f64::from_bits(u64::from(want[i]) | u64::from(want[i + 1]) << 32);
-                        g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan())
-                    }
-                    Slot::F64High => true,
-                    Slot::Approx(f) => {
-                        let (name, exact, domain) = nvfp4_tests::approx::FUNCTIONS[*f];
-                        let x = f32::from_bits(want[i]);
-                        let (g, w) = (f32::from_bits(got[i]), exact(f64::from(x)));
-                        if domain(x) {
-                            let (e, bound, _) = nvfp4_tests::approx::documented_error(name, x, g, w);
-                            e <= bound
-                        } else {
-                            // Outside the documented domain only NaN must stay NaN.
-                            !w.is_nan() || g.is_nan()
-                        }
-                    }
-                };
-                if !ok {
+                if !self.compare_slot(*kind, got, want, i) {
                     return Err(format!(
                         "thread {thread}, output word {k} ({kind:?}): emulator {:#010x}, interpreter {:#010x}",
                         got[i], want[i]
@@ -1618,6 +1635,35 @@ impl Program {
             }
         }
         Ok(())
+    }
+
+    /// Whether word `i` of a run agrees with the interpreter's.
+    fn compare_slot(&self, kind: Slot, got: &[u32], want: &[u32], i: usize) -> bool {
+        match kind {
+            Slot::Exact => got[i] == want[i],
+            Slot::F32 => {
+                let (g, w) = (f32::from_bits(got[i]), f32::from_bits(want[i]));
+                got[i] == want[i] || (g.is_nan() && w.is_nan())
+            }
+            Slot::F64 => {
+                let g = f64::from_bits(u64::from(got[i]) | u64::from(got[i + 1]) << 32);
+                let w = f64::from_bits(u64::from(want[i]) | u64::from(want[i + 1]) << 32);
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan())
+            }
+            Slot::F64High => true,
+            Slot::Approx(f) => {
+                let (name, exact, domain) = nvfp4_tests::approx::FUNCTIONS[f];
+                let x = f32::from_bits(want[i]);
+                let (g, w) = (f32::from_bits(got[i]), exact(f64::from(x)));
+                if domain(x) {
+                    let (e, bound, _) = nvfp4_tests::approx::documented_error(name, x, g, w);
+                    e <= bound
+                } else {
+                    // Outside the documented domain only NaN must stay NaN.
+                    !w.is_nan() || g.is_nan()
+                }
+            }
+        }
     }
 }
 
