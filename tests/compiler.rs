@@ -11,10 +11,7 @@ use std::collections::BTreeMap;
 
 /// Every `#[kernel]` function of a source file, with its attribute tokens.
 fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
-    let full = nvfp4_tests::repo_root().join(path);
-    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
-    let file = syn::parse_file(&text).expect("the kernel source parses");
-    file.items
+    nvfp4_tests::source_items(path)
         .into_iter()
         .filter_map(|item| match item {
             syn::Item::Fn(f) => {
@@ -32,26 +29,10 @@ fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
         .collect()
 }
 
-/// Every `#[device]` function of the kernel sources.
-fn all_devices() -> Vec<syn::ItemFn> {
-    KERNEL_SOURCES
-        .iter()
-        .flat_map(|path| {
-            let full = nvfp4_tests::repo_root().join(path);
-            let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
-            syn::parse_file(&text).expect("the kernel source parses").items
-        })
-        .filter_map(|item| match item {
-            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => Some(f),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The device functions `kernel` calls, found by name as the macro finds
 /// them by path (the names are unique among the kernel sources).
 fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
-    let all = all_devices();
+    let all = nvfp4_tests::device_functions();
     let mut devices = Vec::new();
     loop {
         let missing = compiler::missing_devices(kernel, &devices).expect("parses");
@@ -67,14 +48,6 @@ fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
     }
 }
 
-const KERNEL_SOURCES: &[&str] = &[
-    "nvfp4-kernels/src/samples.rs",
-    "nvfp4-kernels/src/decode.rs",
-    "nvfp4-kernels/src/gemv.rs",
-    "nvfp4-kernels/src/gemm/sm100.rs",
-    "nvfp4-kernels/src/gemm/sm90.rs",
-];
-
 #[test]
 fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
     let embedded: BTreeMap<(String, &str), &str> = nvfp4_tests::all_variants()
@@ -82,7 +55,7 @@ fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
         .flat_map(|v| v.ptx.iter().map(move |(t, p)| ((v.entry.to_string(), t.name()), *p)))
         .collect();
     let mut compared = 0;
-    for src in KERNEL_SOURCES {
+    for src in nvfp4_tests::KERNEL_SOURCES {
         for (attr, item) in kernels_in(src) {
             let a = compiler::compile(attr.clone(), &item, &devices_of(&item), &compiler::Options::default())
                 .expect("compiles");

@@ -16,6 +16,35 @@ pub fn all_variants() -> Vec<&'static Variant> {
     all
 }
 
+/// The project's sources that define kernels and device functions.
+pub const KERNEL_SOURCES: &[&str] = &[
+    "nvfp4-kernels/src/samples.rs",
+    "nvfp4-kernels/src/decode.rs",
+    "nvfp4-kernels/src/gemv.rs",
+    "nvfp4-kernels/src/gemm/sm100.rs",
+    "nvfp4-kernels/src/gemm/sm90.rs",
+];
+
+/// The items of a source file of the repository.
+pub fn source_items(path: &str) -> Vec<syn::Item> {
+    let full = repo_root().join(path);
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+    syn::parse_file(&text).expect("the source parses").items
+}
+
+/// Every `#[device]` function of the kernel sources (their names are
+/// unique, so a kernel's calls find them by name).
+pub fn device_functions() -> Vec<syn::ItemFn> {
+    KERNEL_SOURCES
+        .iter()
+        .flat_map(|path| source_items(path))
+        .filter_map(|item| match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The snapshot name of one kernel x specialisation x target.
 pub fn snapshot_name(v: &Variant, target: Target) -> String {
     format!("{}__{}__{}", v.kernel, v.spec, target.name())
