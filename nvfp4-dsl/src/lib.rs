@@ -41,7 +41,10 @@
 //! names the construct and says what to write instead.
 //!
 //! [`#[device]`](macro@device) functions are called from kernels and from
-//! each other (same module, other modules, other crates) and inlined.
+//! each other (same module, other modules, other crates) and inlined;
+//! `#[device]` structs of values live in registers. `match` works on
+//! integers and `bool`s (literals, ranges, `|`, `_`, bindings, guards),
+//! tuples as values and in `let` patterns.
 //!
 //! Rust's associated constants (`u32::MAX`, `i32::MIN`, `f32::EPSILON`,
 //! `f16::MAX`, `core::f32::consts::PI`, ...) and the methods of its numbers
