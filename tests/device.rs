@@ -208,3 +208,23 @@ fn device_structs_are_built_passed_returned_and_updated_by_field() {
     assert_eq!(device.download(&out).expect("download"), [-2.0, 7.25, 10.0]);
     assert_eq!(device.download(&ends).expect("download"), [13]);
 }
+
+/// A kernel that calls a device function defined after it in the file.
+#[kernel(targets(sm_90))]
+pub fn calls_later_definition(out: &mut [u32]) {
+    out[0] = defined_later(20);
+}
+
+#[device]
+fn defined_later(x: u32) -> u32 {
+    x * 2 + 1
+}
+
+#[test]
+fn a_device_function_may_follow_its_caller() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(1).expect("alloc");
+    // SAFETY: one thread writes one word.
+    unsafe { calls_later_definition::Kernel::launch(&device, LaunchConfig::linear(1, 1), &mut out).expect("launch") };
+    assert_eq!(device.download(&out).expect("download"), [41]);
+}
