@@ -46,10 +46,26 @@ mod helpers {
         out
     }
 
-    /// Calls a device function of its own module by its plain name.
+    /// The sum of an array of any length (`N` inferred from the argument).
+    /// Kernels index local arrays in unrolled loops (registers have no
+    /// iterators).
+    #[device]
+    #[allow(clippy::needless_range_loop)]
+    pub fn sum<const N: usize>(v: [f32; N]) -> f32 {
+        let mut total = 0.0f32;
+        #[unroll]
+        for i in 0..N {
+            total += v[i];
+        }
+        total
+    }
+
+    /// Calls device functions of its own module by their plain names; the
+    /// length of `load_scaled` comes from the type the call must have.
     #[device]
     pub fn scaled_sum(x: &[f32], start: usize) -> f32 {
-        sum4(load_scaled::<4>(x, start, 0.5))
+        let v: [f32; 4] = load_scaled(x, start, 0.5);
+        sum4(v) - sum(v) + sum4(load_scaled::<4>(x, start, 0.5))
     }
 
     /// Clamps through the caller's module: `super::` from here.

@@ -1,13 +1,13 @@
 use nvfp4_dsl::prelude::*;
 
 #[device]
-fn repeat<const N: usize>(v: f32) -> [f32; N] {
+fn fill<const N: usize>(v: f32) -> [f32; N] {
     [v; N]
 }
 
 #[kernel(targets(sm_90))]
 fn k(x: &mut [f32]) {
-    let r: [f32; 4] = repeat(x[0]);
+    let r = fill(x[0]);
     x[1] = r[0];
 }
 

@@ -26,6 +26,9 @@ pub struct Types {
     pub calls: HashMap<ExprId, &'static Intrinsic>,
     /// Calls of device functions: the index in `Kernel::devices`.
     pub devices: HashMap<ExprId, usize>,
+    /// The const generics of device calls without a turbofish, inferred
+    /// from array lengths.
+    pub device_lens: HashMap<ExprId, Vec<(String, Len)>>,
 }
 
 impl Types {
@@ -82,6 +85,7 @@ struct Checker<'k> {
     /// A device function's return type, for `return value`.
     ret: Option<TyV>,
     device_calls: HashMap<ExprId, usize>,
+    device_lens: HashMap<ExprId, Vec<(String, Len)>>,
     /// Who calls which device function, and where: (caller, callee, call).
     edges: Vec<(Option<usize>, usize, Loc)>,
     vars: Vec<Var>,
@@ -103,6 +107,7 @@ pub fn check(k: &Kernel) -> Result<Types> {
         current: None,
         ret: None,
         device_calls: HashMap::new(),
+        device_lens: HashMap::new(),
         edges: Vec::new(),
         vars: Vec::new(),
         scopes: vec![Vec::new()],
@@ -154,6 +159,38 @@ fn in_device(e: syn::Error, d: &DeviceFn, kernel: &str) -> syn::Error {
         }
     }
     out.unwrap_or_else(|| d.name_span.error("unknown error"))
+}
+
+/// Whether `t` has an array length that is one of `d`'s const generics.
+fn mentions_consts(t: &Ty, d: &DeviceFn) -> bool {
+    match t {
+        Ty::Array { elem, len } => {
+            matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)) || mentions_consts(elem, d)
+        }
+        Ty::Tuple(parts) => parts.iter().any(|p| mentions_consts(p, d)),
+        _ => false,
+    }
+}
+
+/// Reads the const generics that the array lengths of `declared` name off
+/// the matching lengths of `actual`.
+fn infer_lens(declared: &Ty, actual: &Ty, lens: &mut Vec<(String, Len)>) {
+    match (declared, actual) {
+        (Ty::Array { elem, len }, Ty::Array { elem: a, len: l }) => {
+            if let Len::Param(p) = len
+                && !lens.iter().any(|(n, _)| n == p)
+            {
+                lens.push((p.clone(), l.clone()));
+            }
+            infer_lens(elem, a, lens);
+        }
+        (Ty::Tuple(d), Ty::Tuple(a)) if d.len() == a.len() => {
+            for (d, a) in d.iter().zip(a) {
+                infer_lens(d, a, lens);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A device function's parameter types, with its const generics replaced by
@@ -251,7 +288,14 @@ impl Checker<'_> {
         self.kernel.devices.iter().position(|d| d.key == key)
     }
 
-    fn device_call(&mut self, e: &Expr, idx: usize, generics: &[GenericArg], args: &[Expr]) -> Result<TyV> {
+    fn device_call(
+        &mut self,
+        e: &Expr,
+        idx: usize,
+        generics: &[GenericArg],
+        args: &[Expr],
+        hint: Option<&TyV>,
+    ) -> Result<TyV> {
         let k = self.kernel;
         let d = &k.devices[idx];
         self.device_calls.insert(e.id, idx);
@@ -277,7 +321,8 @@ impl Checker<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        if generics.len() != d.consts.len() {
+        let inferring = generics.is_empty() && !d.consts.is_empty();
+        if generics.len() != d.consts.len() && !inferring {
             let msg = if d.consts.is_empty() {
                 format!("`{}` takes no generic arguments: `{signature}`", d.name)
             } else {
@@ -324,9 +369,38 @@ impl Checker<'_> {
                 ),
             );
         }
+        // Without a turbofish, array lengths in the arguments' types (or in
+        // the type the context expects) give the const generics, as in Rust.
+        let mut arg_types = Vec::with_capacity(args.len());
         for (a, p) in args.iter().zip(&d.params) {
             let want = substitute(&p.ty, &lens);
-            let t = self.expr(a, Some(&TyV::Ty(want.clone())))?;
+            let hint = (!inferring || !mentions_consts(&want, d)).then(|| TyV::Ty(want.clone()));
+            let t = self.expr(a, hint.as_ref())?;
+            if inferring && mentions_consts(&p.ty, d) {
+                let known = self.known(&t, a.span)?;
+                infer_lens(&p.ty, &known, &mut lens);
+            }
+            arg_types.push(t);
+        }
+        if inferring {
+            if let Some(h) = hint.map(|h| self.shallow(h))
+                && let TyV::Ty(h) = h
+            {
+                infer_lens(&d.ret, &h, &mut lens);
+            }
+            if let Some(c) = d.consts.iter().find(|c| !lens.iter().any(|(n, _)| *n == c.name)) {
+                return err(
+                    e.span,
+                    format!(
+                        "cannot infer the const generic `{}` of `{}`: write it with a turbofish, `{}::<..>(..)`: `{signature}`",
+                        c.name, d.name, d.name
+                    ),
+                );
+            }
+            self.device_lens.insert(e.id, lens.clone());
+        }
+        for ((a, p), t) in args.iter().zip(&d.params).zip(arg_types) {
+            let want = substitute(&p.ty, &lens);
             // A `&mut [T]` can be passed where `&[T]` is expected.
             if let (Ty::Slice { elem, mutable: false }, TyV::Ty(Ty::Slice { elem: got, .. })) =
                 (&want, self.shallow(&t))
@@ -532,6 +606,7 @@ impl Checker<'_> {
             expr: out,
             calls: self.calls,
             devices: self.device_calls,
+            device_lens: self.device_lens,
         })
     }
 
@@ -1430,7 +1505,7 @@ impl Checker<'_> {
             .collect();
         if candidates.is_empty() {
             if let Some(idx) = self.device_of(path) {
-                return self.device_call(e, idx, generics, args);
+                return self.device_call(e, idx, generics, args, hint);
             }
             let display = path.display();
             if path.qualifier.is_none() && path.name == self.kernel_name {

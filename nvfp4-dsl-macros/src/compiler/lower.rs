@@ -2002,7 +2002,16 @@ impl<'a> Lower<'a> {
     fn inline_device(&mut self, e: &Expr, idx: usize, args: &[Expr], generics: &[GenericArg]) -> Result<Val> {
         let kernel = self.kernel;
         let d = &kernel.devices[idx];
-        let mut consts = Vec::with_capacity(generics.len());
+        let mut consts = Vec::with_capacity(d.consts.len());
+        if let Some(lens) = self.types.device_lens.get(&e.id) {
+            for (name, len) in lens {
+                let v = match len {
+                    Len::Lit(n) => Val::Const(Const::Int(i128::from(*n))),
+                    Len::Param(p) => self.lookup(p).cloned().unwrap_or(Val::Unit),
+                };
+                consts.push((name.clone(), v));
+            }
+        }
         for (g, c) in generics.iter().zip(&d.consts) {
             let v = match g {
                 GenericArg::Len(l, _) => match l {
