@@ -82,7 +82,7 @@ pub fn device_calls(x: &[f32], seeds: &[u32], sums: &mut [f32], ints: &mut [u32]
         let s = seeds[i];
         ints[3 * i] = mix(s, i as u32);
         ints[3 * i + 1] = collatz_steps::<100>(s % 1000 + 1);
-        ints[3 * i + 2] = helpers::mixed_twice(s);
+        ints[3 * i + 2] = crate::helpers::mixed_twice(s);
         sums[i] = helpers::scaled_sum(x, 4 * i);
     }
 }

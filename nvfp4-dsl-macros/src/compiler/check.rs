@@ -735,7 +735,6 @@ impl Checker<'_> {
         let ok = match self.shallow(&st) {
             TyV::Ty(t) => t.is_int() || t == Ty::Scalar(Scalar::Bool),
             TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
-            TyV::Never => true,
             _ => false,
         };
         if !ok {

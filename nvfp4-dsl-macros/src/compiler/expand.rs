@@ -195,30 +195,48 @@ pub fn fetch_device(
     key: &str,
     span: Span,
 ) -> TokenStream {
-    let path = path_tokens(key, span);
-    let have = devices.iter().map(|(k, f)| {
-        let k = path_tokens(k, span);
-        quote!([#k] #f)
-    });
-    let key = path_tokens(key, span);
-    quote_spanned! {span=>
-        #path! {
-            [::nvfp4_dsl::__kernel_with_devices]
-            (#attr)
-            {#item}
-            {#(#have)* [#key]}
+    let tokens = || -> syn::Result<TokenStream> {
+        let path = path_tokens(key, span)?;
+        let mut have = Vec::with_capacity(devices.len());
+        for (k, f) in devices {
+            let k = path_tokens(k, span)?;
+            have.push(quote!([#k] #f));
         }
-    }
+        Ok(quote_spanned! {span=>
+            #path! {
+                [::nvfp4_dsl::__kernel_with_devices]
+                (#attr)
+                {#item}
+                {#(#have)* [#path]}
+            }
+        })
+    };
+    tokens().unwrap_or_else(|e| on_error(e, item))
 }
 
-/// `a::b::c` as path tokens, each spanned at `span`.
-fn path_tokens(key: &str, span: Span) -> TokenStream {
+/// `a::b::c` as path tokens, each spanned at `span`; an error for a path
+/// that is not plain identifiers (`$crate::f` from a macro).
+fn path_tokens(key: &str, span: Span) -> syn::Result<TokenStream> {
     let (leading, rest) = match key.strip_prefix("::") {
         Some(r) => (quote_spanned!(span=> ::), r),
         None => (quote!(), key),
     };
-    let segments = rest.split("::").map(|s| syn::Ident::new(s, span));
-    quote!(#leading #(#segments)::*)
+    let mut segments = Vec::new();
+    for s in rest.split("::") {
+        // `crate`, `self` and `super` are path segments too.
+        let any = <syn::Ident as syn::ext::IdentExt>::parse_any;
+        let mut ident = syn::parse::Parser::parse_str(any, s).map_err(|_| {
+            syn::Error::new(
+                span,
+                format!(
+                    "call `{key}` by a path of plain names (a `#[device]` function is fetched by the path of the call)"
+                ),
+            )
+        })?;
+        ident.set_span(span);
+        segments.push(ident);
+    }
+    Ok(quote!(#leading #(#segments)::*))
 }
 
 /// The callback's input: the kernel's attribute tokens, the kernel, and
