@@ -3,7 +3,7 @@
 //! emulator, and compared bit for bit with the same program evaluated by a
 //! plain-Rust interpreter of the generator's own syntax tree.
 //!
-//! Programs use every integer width and f32/f64: literals (edge values
+//! Programs use every integer width, f32/f64 and f16/bf16: literals (edge values
 //! included), inputs, arithmetic, bit operations, shifts, comparisons,
 //! casts, the std methods, `if` and `match` (statements and values), loops
 //! with data-dependent trip counts (`for`, `while`, `break`, `continue`),
@@ -177,6 +177,9 @@ fn the_generator_covers_the_subset() {
         " %= ",
         "i64)",
         "u16",
+        "f16::from_f32(",
+        "bf16::from_bits(",
+        ".to_f32()",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

@@ -93,6 +93,10 @@ pub enum T {
     I64,
     F32,
     F64,
+    /// `f16`.
+    H16,
+    /// `bf16`.
+    B16,
 }
 
 use T::*;
@@ -100,6 +104,9 @@ use T::*;
 const INTS: [T; 6] = [U8, U16, U32, U64, I32, I64];
 const NUMS: [T; 8] = [U8, U16, U32, U64, I32, I64, F32, F64];
 const SHUFFLED: [T; 3] = [U32, I32, F32];
+/// The types of values a program computes with (`f16`/`bf16` have no
+/// casts: they convert through `f32`).
+const VALUES: [T; 10] = [U8, U16, U32, U64, I32, I64, F32, F64, H16, B16];
 
 impl T {
     fn name(self) -> &'static str {
@@ -113,6 +120,8 @@ impl T {
             I64 => "i64",
             F32 => "f32",
             F64 => "f64",
+            H16 => "f16",
+            B16 => "bf16",
         }
     }
 
@@ -124,6 +133,10 @@ impl T {
         matches!(self, F32 | F64)
     }
 
+    fn is_half(self) -> bool {
+        matches!(self, H16 | B16)
+    }
+
     fn signed(self) -> bool {
         matches!(self, I32 | I64)
     }
@@ -132,7 +145,7 @@ impl T {
         match self {
             Bool => 1,
             U8 => 8,
-            U16 => 16,
+            U16 | H16 | B16 => 16,
             U32 | I32 | F32 => 32,
             U64 | I64 | F64 => 64,
         }
@@ -168,6 +181,8 @@ pub enum V {
     Int(T, u64),
     F32(f32),
     F64(f64),
+    H16(half::f16),
+    B16(half::bf16),
 }
 
 impl V {
@@ -181,6 +196,8 @@ impl V {
             V::Int(t, _) => t,
             V::F32(_) => F32,
             V::F64(_) => F64,
+            V::H16(_) => H16,
+            V::B16(_) => B16,
         }
     }
 
@@ -202,6 +219,8 @@ impl V {
             V::Bool(b) => u64::from(b),
             V::F32(f) => u64::from(f.to_bits()),
             V::F64(f) => f.to_bits(),
+            V::H16(h) => u64::from(h.to_bits()),
+            V::B16(h) => u64::from(h.to_bits()),
         }
     }
 
@@ -216,6 +235,8 @@ impl V {
         match self {
             V::F32(f) => f64::from(f),
             V::F64(f) => f,
+            V::H16(h) => h.to_f64(),
+            V::B16(h) => h.to_f64(),
             other => unreachable!("a float, not {other:?}"),
         }
     }
@@ -259,6 +280,8 @@ fn literal(v: V) -> String {
         V::Int(t, _) => format!("{}{}", v.i(), t.name()),
         V::F32(f) => float_literal(f64::from(f), f.is_nan(), "f32", format!("{f:?}")),
         V::F64(f) => float_literal(f, f.is_nan(), "f64", format!("{f:?}")),
+        V::H16(h) => format!("f16::from_bits({}u16)", h.to_bits()),
+        V::B16(h) => format!("bf16::from_bits({}u16)", h.to_bits()),
     }
 }
 
@@ -329,6 +352,10 @@ enum E {
     Not(Box<E>),
     Cast(Box<E>, T),
     FromBits(Box<E>, T),
+    /// `f16::from_f32(x)` or `bf16::from_f32(x)`.
+    HalfFrom(Box<E>, T),
+    /// `h.to_f32()`.
+    ToF32(Box<E>),
     Method(&'static str, Box<E>, Vec<E>),
     If(Box<E>, Box<E>, Box<E>),
     Match(Box<E>, Vec<Arm<E>>),
@@ -411,6 +438,8 @@ enum Slot {
     /// The low word of an f64; the next slot is its high word.
     F64,
     F64High,
+    /// An `f16` (false) or `bf16` (true) in the low half of the word.
+    Half(bool),
     /// `f(x)` of an approximate `f32` function (index in
     /// `nvfp4_tests::approx::FUNCTIONS`): the interpreter gives `x`, the
     /// emulator's result must be within the documented bound of `f(x)`.
@@ -497,6 +526,14 @@ impl Gen<'_> {
                 1 => f32::from_bits(r.next() as u32),
                 _ => (r.below(2001) as f32 - 1000.0) / 8.0,
             }),
+            H16 => V::H16(match r.below(4) {
+                0 => half::f16::from_bits(r.next() as u16),
+                _ => half::f16::from_f32((r.below(2001) as f32 - 1000.0) / 16.0),
+            }),
+            B16 => V::B16(match r.below(4) {
+                0 => half::bf16::from_bits(r.next() as u16),
+                _ => half::bf16::from_f32((r.below(2001) as f32 - 1000.0) / 16.0),
+            }),
             F64 => V::F64(match r.below(6) {
                 0 => r.pick(&[
                     0.0,
@@ -566,6 +603,7 @@ impl Gen<'_> {
                     _ => E::Cast(Box::new(E::Cast(Box::new(input(self.rng)), I32)), F64),
                 }
             }
+            H16 | B16 => E::HalfFrom(Box::new(E::FromBits(Box::new(word), F32)), t),
             F32 if self.rng.chance(60) => E::FromBits(Box::new(word), F32),
             t => E::Cast(Box::new(word), t),
         }
@@ -579,7 +617,7 @@ impl Gen<'_> {
         if t == Bool {
             return match self.rng.below(6) {
                 0 | 1 => {
-                    let ct = self.rng.pick(&NUMS);
+                    let ct = self.rng.pick(&VALUES);
                     let cmp = self.rng.pick(&[Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge]);
                     E::Cmp(cmp, Box::new(self.expr(ct, d)), Box::new(self.expr(ct, d)))
                 }
@@ -599,6 +637,30 @@ impl Gen<'_> {
                     E::Method(m, Box::new(self.expr(ft, d)), vec![])
                 }
             };
+        }
+        if t.is_half() {
+            return match self.rng.below(8) {
+                0..=2 => {
+                    let op = self.rng.pick(&[Op::Add, Op::Sub, Op::Mul, Op::Div]);
+                    E::Bin(op, Box::new(self.expr(t, d)), Box::new(self.expr(t, d)))
+                }
+                3 => E::Neg(Box::new(self.expr(t, d))),
+                4 => E::HalfFrom(Box::new(self.expr(F32, d)), t),
+                5 => E::If(
+                    Box::new(self.expr(Bool, d)),
+                    Box::new(self.expr(t, d)),
+                    Box::new(self.expr(t, d)),
+                ),
+                6 => {
+                    let other = self.rng.pick(&VALUES);
+                    E::TupleField(Box::new(self.expr(t, d)), Box::new(self.expr(other, d)), 0)
+                }
+                _ => self.leaf(t),
+            };
+        }
+        if t == F32 && self.rng.chance(8) {
+            let h = self.rng.pick(&[H16, B16]);
+            return E::ToF32(Box::new(self.expr(h, d)));
         }
         match self.rng.below(13) {
             0..=2 => {
@@ -654,7 +716,7 @@ impl Gen<'_> {
                 E::Call(i, params.into_iter().map(|p| self.expr(p, d)).collect())
             }
             11 => {
-                let other = self.rng.pick(&NUMS);
+                let other = self.rng.pick(&VALUES);
                 if self.rng.chance(50) {
                     E::TupleField(Box::new(self.expr(t, d)), Box::new(self.expr(other, d)), 0)
                 } else {
@@ -770,6 +832,7 @@ impl Gen<'_> {
         match t {
             F32 => self.slots.push(Slot::F32),
             F64 => self.slots.extend([Slot::F64, Slot::F64High]),
+            H16 | B16 => self.slots.push(Slot::Half(t == B16)),
             t => self.slots.extend(std::iter::repeat_n(Slot::Exact, t.words())),
         }
         S::Out(slot, e)
@@ -778,7 +841,7 @@ impl Gen<'_> {
     fn stmt(&mut self, depth: u32) -> S {
         let t = self
             .rng
-            .pick(&[Bool, U8, U16, U32, U64, I32, I64, F32, F64, U32, I32, F32]);
+            .pick(&[Bool, U8, U16, U32, U64, I32, I64, F32, F64, U32, I32, F32, H16, B16]);
         let top = depth == 3 && self.kernel;
         match self.rng.below(17) {
             0..=3 => {
@@ -789,7 +852,7 @@ impl Gen<'_> {
                 S::Let(v, mutable, e)
             }
             4 => {
-                let t2 = self.rng.pick(&NUMS);
+                let t2 = self.rng.pick(&VALUES);
                 let (a, b) = (self.expr(t, 2), self.expr(t2, 2));
                 let (va, vb) = (self.new_var(t), self.new_var(t2));
                 self.scope.push((va, false));
@@ -799,7 +862,7 @@ impl Gen<'_> {
             5 | 6 => match self.assignable() {
                 Some(v) => {
                     let vt = self.vars[v];
-                    if vt != Bool && self.rng.chance(50) {
+                    if vt != Bool && !vt.is_half() && self.rng.chance(50) {
                         let ops: &[Op] = if vt.is_float() {
                             &[Op::Add, Op::Sub, Op::Mul, Op::Div]
                         } else {
@@ -923,9 +986,9 @@ impl Program {
         let mut devices: Vec<Device> = Vec::new();
         for _ in 0..rng.below(4) {
             let params: Vec<(T, bool)> = (0..1 + rng.below(3))
-                .map(|_| (rng.pick(&NUMS), rng.chance(30)))
+                .map(|_| (rng.pick(&VALUES), rng.chance(30)))
                 .collect();
-            let ret = rng.pick(&NUMS);
+            let ret = rng.pick(&VALUES);
             let mut g = Gen {
                 rng: &mut rng,
                 devices: &devices,
@@ -1226,6 +1289,7 @@ impl Render<'_> {
                 let value = self.expr(e);
                 let line = match t {
                     F32 => format!("out[base + {slot}] = ({value}).to_bits();"),
+                    H16 | B16 => format!("out[base + {slot}] = ({value}).to_bits() as u32;"),
                     F64 => format!(
                         "{{ let w = ({value}).to_bits(); out[base + {slot}] = w as u32; out[base + {}] = (w >> 32) as u32; }}",
                         slot + 1
@@ -1263,7 +1327,8 @@ impl Render<'_> {
             E::Bin(_, a, _) | E::Shift(_, a, _) | E::Neg(a) | E::If(_, a, _) => self.ty(a),
             E::Not(a) => self.ty(a),
             E::Cmp(..) | E::Logic(..) => Bool,
-            E::Cast(_, t) | E::FromBits(_, t) => *t,
+            E::Cast(_, t) | E::FromBits(_, t) | E::HalfFrom(_, t) => *t,
+            E::ToF32(_) => F32,
             E::Method(m, x, _) => match *m {
                 "is_power_of_two" | "is_nan" | "is_finite" => Bool,
                 _ => self.ty(x),
@@ -1304,6 +1369,8 @@ impl Render<'_> {
             E::Not(a) => format!("(!{})", self.expr(a)),
             E::Cast(a, t) => format!("({} as {})", self.expr(a), t.name()),
             E::FromBits(a, t) => format!("{}::from_bits({})", t.name(), self.expr(a)),
+            E::HalfFrom(a, t) => format!("{}::from_f32({})", t.name(), self.expr(a)),
+            E::ToF32(a) => format!("({}).to_f32()", self.expr(a)),
             E::Method(m, x, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("({}).{m}({})", self.expr(x), args.join(", "))
@@ -1544,7 +1611,7 @@ impl Program {
             E::Cmp(c, a, b) => {
                 let (x, y) = (self.eval(a, t), self.eval(b, t));
                 let ord = match (x, y) {
-                    (V::F32(_) | V::F64(_), _) => x.f().partial_cmp(&y.f()),
+                    (V::F32(_) | V::F64(_) | V::H16(_) | V::B16(_), _) => x.f().partial_cmp(&y.f()),
                     _ => Some(x.i().cmp(&y.i())),
                 };
                 use std::cmp::Ordering::*;
@@ -1562,6 +1629,8 @@ impl Program {
                 if x == *and { self.eval(b, t) } else { V::Bool(x) }
             }
             E::Neg(a) => match self.eval(a, t) {
+                V::H16(h) => V::H16(-h),
+                V::B16(h) => V::B16(-h),
                 V::F32(f) => V::F32(-f),
                 V::F64(f) => V::F64(-f),
                 v => V::int(v.ty(), -v.i()),
@@ -1571,6 +1640,15 @@ impl Program {
                 v => V::Int(v.ty(), !v.bits() & v.ty().mask()),
             },
             E::Cast(a, to) => self.eval(a, t).cast(*to),
+            E::HalfFrom(a, to) => {
+                let f = self.eval(a, t).f() as f32;
+                if *to == H16 {
+                    V::H16(half::f16::from_f32(f))
+                } else {
+                    V::B16(half::bf16::from_f32(f))
+                }
+            }
+            E::ToF32(a) => V::F32(self.eval(a, t).f() as f32),
             E::FromBits(a, to) => {
                 let bits = self.eval(a, t).bits();
                 if *to == F32 {
@@ -1651,6 +1729,16 @@ impl Program {
                 g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan())
             }
             Slot::F64High => true,
+            Slot::Half(bf16) => {
+                let nan = |w: u32| {
+                    if bf16 {
+                        half::bf16::from_bits(w as u16).is_nan()
+                    } else {
+                        half::f16::from_bits(w as u16).is_nan()
+                    }
+                };
+                got[i] == want[i] || (nan(got[i]) && nan(want[i]))
+            }
             Slot::Approx(f) => {
                 let (name, exact, domain) = nvfp4_tests::approx::FUNCTIONS[f];
                 let x = f32::from_bits(want[i]);
@@ -1697,6 +1785,18 @@ fn binary(op: Op, x: V, y: V) -> V {
             _ => a / b,
         }),
         (V::F64(a), V::F64(b)) => V::F64(match op {
+            Op::Add => a + b,
+            Op::Sub => a - b,
+            Op::Mul => a * b,
+            _ => a / b,
+        }),
+        (V::H16(a), V::H16(b)) => V::H16(match op {
+            Op::Add => a + b,
+            Op::Sub => a - b,
+            Op::Mul => a * b,
+            _ => a / b,
+        }),
+        (V::B16(a), V::B16(b)) => V::B16(match op {
             Op::Add => a + b,
             Op::Sub => a - b,
             Op::Mul => a * b,
