@@ -3,8 +3,8 @@
 //! emulator, and compared bit for bit with the same program evaluated by a
 //! plain-Rust interpreter of the generator's own syntax tree.
 //!
-//! Programs use every integer width, f32/f64 and f16/bf16: literals (edge values
-//! included), inputs, arithmetic, bit operations, shifts, comparisons,
+//! Programs use every integer width, f32/f64 and f16/bf16: literals (edge
+//! values included), inputs, arithmetic, bit operations, shifts, comparisons,
 //! casts, the std methods, `if` and `match` (statements and values), loops
 //! with data-dependent trip counts (`for`, `while`, `break`, `continue`),
 //! device functions (with early `return`), tuples, shared memory with
