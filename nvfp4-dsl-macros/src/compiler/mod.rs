@@ -76,9 +76,11 @@ pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> s
                         _ => false,
                     }
             });
-            // The kernel calling itself is reported by `check`.
+            // The kernel calling itself, and `Vec::new()`, `f32::sqrt(x)` and
+            // the like, are reported by `check`.
             let is_kernel = path.qualifier.is_none() && path.name == kernel.name;
-            if !is_intrinsic && !is_kernel {
+            let on_builtin_type = path.qualifier.as_deref().is_some_and(parse::is_builtin_type);
+            if !is_intrinsic && !is_kernel && !on_builtin_type {
                 push_missing(
                     &mut missing,
                     devices,
