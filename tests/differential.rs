@@ -7,8 +7,9 @@
 //! values included), inputs, arithmetic, bit operations, shifts, comparisons,
 //! casts, the std methods, `if` and `match` (statements and values), loops
 //! with data-dependent trip counts (`for`, `while`, `break`, `continue`),
-//! device functions (with early `return`), tuples, shared memory with
-//! barriers and warp shuffles. Floats compare exactly, any NaN equal to
+//! device functions (with early `return`), tuples, local arrays (constant
+//! indices, unrolled updates), shared memory with barriers and warp
+//! shuffles. Floats compare exactly, any NaN equal to
 //! any NaN (Rust does not define NaN payloads); the approximate `f32`
 //! functions (`exp`, `sin`, ...) within the bounds the README documents.
 //!
@@ -180,6 +181,8 @@ fn the_generator_covers_the_subset() {
         "f16::from_f32(",
         "bf16::from_bits(",
         ".to_f32()",
+        "; 4];",
+        "for i in 0usize..4usize",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

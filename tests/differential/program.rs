@@ -362,6 +362,9 @@ enum E {
     Call(usize, Vec<E>),
     /// `(a, b).i`.
     TupleField(Box<E>, Box<E>, usize),
+    /// `aN[k]`: element `k` of the local array whose elements are the
+    /// variables `N..N + 4`.
+    ArrayLoad(usize, usize),
 }
 
 /// The range of a `for` loop: bounds reduced so trip counts stay small.
@@ -414,6 +417,12 @@ enum S {
     Out(usize, E),
     /// `out[base + slot] = x.f().to_bits()`, `f` an approximate function.
     OutApprox(usize, usize, E),
+    /// `let mut aN = [init; 4];` (elements: variables `N..N + 4`).
+    ArrayLet(usize, E),
+    /// `aN[k] = value;`.
+    ArrayStore(usize, usize, E),
+    /// `#[unroll] for i in 0usize..4usize { aN[i] = aN[i] op value; }`.
+    ArrayUpdate(usize, Op, E),
     /// `let dst = shfl_xor(src, mask);` (top level only).
     Shuffle(usize, usize, u32),
     /// `sh[tid] = value; sync; let dst = sh[tid ^ k]; sync;` (top level only).
@@ -465,7 +474,12 @@ struct Gen<'a> {
     ret: Option<T>,
     kernel: bool,
     slots: Vec<Slot>,
+    /// Local arrays in scope, by their first element's variable.
+    arrays: Vec<usize>,
 }
+
+/// Elements of every local array.
+const ARRAY: usize = 4;
 
 const INT_METHODS: &[&str] = &[
     "wrapping_add",
@@ -565,8 +579,14 @@ impl Gen<'_> {
         }
     }
 
-    /// A leaf of type `t`: a literal, a variable, or an input.
+    /// A leaf of type `t`: a literal, a variable, an array element, or an
+    /// input.
     fn leaf(&mut self, t: T) -> E {
+        let arrays: Vec<usize> = self.arrays.iter().copied().filter(|a| self.vars[*a] == t).collect();
+        if !arrays.is_empty() && self.rng.chance(25) {
+            let a = self.rng.pick(&arrays);
+            return E::ArrayLoad(a, self.rng.below(ARRAY as u64) as usize);
+        }
         if self.rng.chance(40)
             && let Some(v) = self.var_of(t)
         {
@@ -815,11 +835,44 @@ impl Gen<'_> {
     }
 
     fn block(&mut self, n: u64, depth: u32) -> Vec<S> {
-        let mark = self.scope.len();
+        let (mark, arrays) = (self.scope.len(), self.arrays.len());
         let count = 1 + self.rng.below(n);
         let stmts = (0..count).map(|_| self.stmt(depth)).collect();
         self.scope.truncate(mark);
+        self.arrays.truncate(arrays);
         stmts
+    }
+
+    /// A local array statement: a new array, a store, or an unrolled update.
+    fn array_stmt(&mut self) -> S {
+        let existing = (!self.arrays.is_empty()).then(|| self.rng.pick(&self.arrays.clone()));
+        match existing {
+            Some(a) if self.rng.chance(70) => {
+                let t = self.vars[a];
+                if self.rng.chance(50) {
+                    let k = self.rng.below(ARRAY as u64) as usize;
+                    S::ArrayStore(a, k, self.expr(t, 2))
+                } else {
+                    let ops: &[Op] = if t.is_int() {
+                        &[Op::Add, Op::Sub, Op::Mul, Op::Xor]
+                    } else {
+                        &[Op::Add, Op::Sub, Op::Mul]
+                    };
+                    let op = self.rng.pick(ops);
+                    S::ArrayUpdate(a, op, self.expr(t, 2))
+                }
+            }
+            _ => {
+                let t = self.rng.pick(&VALUES);
+                let init = self.expr(t, 2);
+                let a = self.new_var(t);
+                for _ in 1..ARRAY {
+                    self.new_var(t);
+                }
+                self.arrays.push(a);
+                S::ArrayLet(a, init)
+            }
+        }
     }
 
     fn assignable(&mut self) -> Option<usize> {
@@ -843,7 +896,8 @@ impl Gen<'_> {
             .rng
             .pick(&[Bool, U8, U16, U32, U64, I32, I64, F32, F64, U32, I32, F32, H16, B16]);
         let top = depth == 3 && self.kernel;
-        match self.rng.below(17) {
+        match self.rng.below(19) {
+            17 | 18 => self.array_stmt(),
             0..=3 => {
                 let e = self.expr(t, 3);
                 let v = self.new_var(t);
@@ -998,6 +1052,7 @@ impl Program {
                 ret: Some(ret),
                 kernel: false,
                 slots: Vec::new(),
+                arrays: Vec::new(),
             };
             let body = g.block(4, 2);
             let tail = g.expr(ret, 3);
@@ -1019,6 +1074,7 @@ impl Program {
             ret: None,
             kernel: true,
             slots: Vec::new(),
+            arrays: Vec::new(),
         };
         let count = 4 + g.rng.below(10);
         let mut body: Vec<S> = (0..count).map(|_| g.stmt(3)).collect();
@@ -1028,6 +1084,13 @@ impl Program {
             let t = g.vars[v];
             let s = g.out(t, E::Var(v));
             body.push(s);
+        }
+        for a in g.arrays.clone() {
+            let t = g.vars[a];
+            for k in 0..ARRAY {
+                let s = g.out(t, E::ArrayLoad(a, k));
+                body.push(s);
+            }
         }
         let (vars, slots) = (g.vars, g.slots);
         Program {
@@ -1307,6 +1370,23 @@ impl Render<'_> {
                 let line = format!("out[base + {slot}] = ({}).{name}().to_bits();", self.expr(e));
                 self.line(&line);
             }
+            S::ArrayLet(a, init) => {
+                let line = format!("let mut a{a} = [{}; {ARRAY}];", self.expr(init));
+                self.line(&line);
+            }
+            S::ArrayStore(a, k, e) => {
+                let line = format!("a{a}[{k}] = {};", self.expr(e));
+                self.line(&line);
+            }
+            S::ArrayUpdate(a, op, e) => {
+                self.line("#[unroll]");
+                self.line(&format!("for i in 0usize..{ARRAY}usize {{"));
+                self.indent += 1;
+                let line = format!("a{a}[i] = (a{a}[i] {} {});", op.symbol(), self.expr(e));
+                self.line(&line);
+                self.indent -= 1;
+                self.line("}");
+            }
             S::Shuffle(dst, src, mask) => self.line(&format!("let v{dst} = shfl_xor(v{src}, {mask});")),
             S::Shared(dst, e, k) => {
                 let line = format!("sh[tid] = {};", self.expr(e));
@@ -1336,6 +1416,7 @@ impl Render<'_> {
             E::Match(_, arms) => self.ty(&arms[0].body),
             E::Call(i, _) => self.rets[*i],
             E::TupleField(a, b, i) => self.ty(if *i == 0 { a } else { b }),
+            E::ArrayLoad(a, _) => self.vars[*a],
         }
     }
 
@@ -1393,6 +1474,7 @@ impl Render<'_> {
                 format!("d{i}({})", args.join(", "))
             }
             E::TupleField(a, b, i) => format!("({}, {}).{i}", self.expr(a), self.expr(b)),
+            E::ArrayLoad(a, k) => format!("a{a}[{k}]"),
         }
     }
 }
@@ -1557,6 +1639,22 @@ impl Program {
                     }
                     Flow::Next
                 }
+                S::ArrayLet(a, init) => {
+                    let v = self.eval(init, t);
+                    t.vars[*a..*a + ARRAY].fill(v);
+                    Flow::Next
+                }
+                S::ArrayStore(a, k, e) => {
+                    t.vars[a + k] = self.eval(e, t);
+                    Flow::Next
+                }
+                S::ArrayUpdate(a, op, e) => {
+                    for k in 0..ARRAY {
+                        let v = self.eval(e, t);
+                        t.vars[a + k] = binary(*op, t.vars[a + k], v);
+                    }
+                    Flow::Next
+                }
                 S::OutApprox(slot, _, e) => {
                     out[*slot] = self.eval(e, t).u32();
                     Flow::Next
@@ -1695,6 +1793,7 @@ impl Program {
                 let (x, y) = (self.eval(a, t), self.eval(b, t));
                 if *i == 0 { x } else { y }
             }
+            E::ArrayLoad(a, k) => t.vars[a + k],
         }
     }
 
