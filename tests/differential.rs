@@ -157,6 +157,7 @@ fn the_generator_covers_the_subset() {
         ".step_by(",
         "#[unroll]",
         "while ",
+        "loop {",
         "break;",
         "continue;",
         "return ",

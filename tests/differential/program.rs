@@ -407,8 +407,9 @@ enum S {
     If(E, Vec<S>, Vec<S>),
     /// `for v in <range>` over `u32` or `i32` (its variable's type).
     For(usize, Range, Vec<S>),
-    /// `let mut c = start % 4; while c > 0 { c -= 1; .. }`.
-    While(usize, E, Vec<S>),
+    /// `let mut c = start % 4; while c > 0 { c -= 1; .. }`, or as a
+    /// `loop` that breaks at 0 (true).
+    While(usize, E, Vec<S>, bool),
     Match(E, Vec<Arm<Vec<S>>>),
     Break,
     Continue,
@@ -979,7 +980,7 @@ impl Gen<'_> {
                 let was = std::mem::replace(&mut self.in_loop, true);
                 let body = self.block(3, depth - 1);
                 self.in_loop = was;
-                S::While(c, start, body)
+                S::While(c, start, body, self.rng.chance(40))
             }
             11 if depth > 0 => {
                 let st = self.rng.pick(&[U8, U16, U32, U64, I32, I64, Bool]);
@@ -1318,11 +1319,17 @@ impl Render<'_> {
                 self.block(body);
                 self.line("}");
             }
-            S::While(c, start, body) => {
+            S::While(c, start, body, as_loop) => {
                 let line = format!("let mut v{c} = ({}) % 4;", self.expr(start));
                 self.line(&line);
-                self.line(&format!("while v{c} > 0 {{"));
-                self.indent += 1;
+                if *as_loop {
+                    self.line("loop {");
+                    self.indent += 1;
+                    self.line(&format!("if v{c} == 0 {{ break; }}"));
+                } else {
+                    self.line(&format!("while v{c} > 0 {{"));
+                    self.indent += 1;
+                }
                 self.line(&format!("v{c} -= 1;"));
                 self.indent -= 1;
                 self.block(body);
@@ -1603,7 +1610,7 @@ impl Program {
                     }
                     flow
                 }
-                S::While(c, start, body) => {
+                S::While(c, start, body, _) => {
                     let mut left = self.eval(start, t).u32() % 4;
                     let mut flow = Flow::Next;
                     while left > 0 {
