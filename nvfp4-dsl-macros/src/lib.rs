@@ -66,10 +66,13 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// naming the cycle; errors in the body point at it and name the kernel.
 /// The function stays an ordinary Rust function too. A kernel reaches it
 /// by any path that reaches the function (`helper(..)`, `decode::helper(..)`,
-/// `other_crate::decode::helper(..)` for a `pub` one); inside a device
-/// function, paths resolve from its own module. A call of a function that
-/// is not `#[device]` fails with rustc's "cannot find macro `f`": mark it
-/// `#[device]`.
+/// `other_crate::decode::helper(..)` for a `pub` one). The device functions
+/// a device function calls are fetched from the kernel's module through
+/// the path the kernel used for the caller: `g(..)` inside `decode::f` is
+/// `decode::g` (and `super::`, `self::`, `crate::` work as in Rust); when
+/// the kernel imported `f` with `use`, import what `f` calls too. A call of
+/// a function that is not `#[device]` fails with rustc's "cannot find macro
+/// `f`": mark it `#[device]`.
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = Tokens::from(item);

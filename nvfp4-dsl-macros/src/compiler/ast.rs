@@ -482,8 +482,10 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
 }
 
 /// The key of the device function that `full`, written in the function
-/// with key `caller` (`""` for the kernel), names: paths resolve from the
-/// caller's module, as Rust's do (`crate::` and `::` paths as written).
+/// with key `caller` (`""` for the kernel), names: relative to the module
+/// part of the caller's key (the path the kernel reached the caller by),
+/// `crate::` and `::` paths as written. A proc macro cannot know a device
+/// function's own module, only the path it was reached by.
 pub fn resolve_device(caller: &str, full: &str) -> String {
     let module: Vec<&str> = match caller.rsplit_once("::") {
         Some((m, _)) => m.split("::").collect(),
