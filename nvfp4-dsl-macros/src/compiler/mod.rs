@@ -116,7 +116,7 @@ fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span
         fn path(&mut self, p: &syn::Path) {
             let Some(last) = p.segments.last() else { return };
             let name = last.ident.to_string();
-            if parse::is_builtin_type(&name) || !last.arguments.is_none() || self.generics.contains(&name) {
+            if parse::is_builtin_type(&name) || self.generics.contains(&name) {
                 return;
             }
             (self.found)(ast::resolve_device(self.caller, &parse::path_key(p)), last.ident.span());
