@@ -365,6 +365,9 @@ enum E {
     /// `aN[k]`: element `k` of the local array whose elements are the
     /// variables `N..N + 4`.
     ArrayLoad(usize, usize),
+    /// `reduce_<t>_<op>(aN)`: a device function generic over the array's
+    /// length (inferred), folding it with `op` in an unrolled loop.
+    Reduce(Op, usize),
 }
 
 /// The range of a `for` loop: bounds reduced so trip counts stay small.
@@ -458,6 +461,8 @@ enum Slot {
 
 pub struct Program {
     devices: Vec<Device>,
+    /// The reducing device functions, by element type and op.
+    reducers: Vec<(T, Op)>,
     vars: Vec<T>,
     body: Vec<S>,
     slots: Vec<Slot>,
@@ -477,6 +482,8 @@ struct Gen<'a> {
     slots: Vec<Slot>,
     /// Local arrays in scope, by their first element's variable.
     arrays: Vec<usize>,
+    /// The reducing device functions the code uses: element type and op.
+    reducers: Vec<(T, Op)>,
 }
 
 /// Elements of every local array.
@@ -587,6 +594,19 @@ impl Gen<'_> {
         if !arrays.is_empty() && self.rng.chance(25) {
             let a = self.rng.pick(&arrays);
             return E::ArrayLoad(a, self.rng.below(ARRAY as u64) as usize);
+        }
+        if !arrays.is_empty() && self.rng.chance(15) {
+            let a = self.rng.pick(&arrays);
+            let ops: &[Op] = if t.is_int() {
+                &[Op::Add, Op::Mul, Op::Xor]
+            } else {
+                &[Op::Add, Op::Mul]
+            };
+            let op = self.rng.pick(ops);
+            if !self.reducers.contains(&(t, op)) {
+                self.reducers.push((t, op));
+            }
+            return E::Reduce(op, a);
         }
         if self.rng.chance(40)
             && let Some(v) = self.var_of(t)
@@ -1039,6 +1059,7 @@ impl Program {
     pub fn generate(seed: u64) -> Program {
         let mut rng = Rng::new(seed);
         let mut devices: Vec<Device> = Vec::new();
+        let mut reducers: Vec<(T, Op)> = Vec::new();
         for _ in 0..rng.below(4) {
             let params: Vec<(T, bool)> = (0..1 + rng.below(3))
                 .map(|_| (rng.pick(&VALUES), rng.chance(30)))
@@ -1054,9 +1075,11 @@ impl Program {
                 kernel: false,
                 slots: Vec::new(),
                 arrays: Vec::new(),
+                reducers: std::mem::take(&mut reducers),
             };
             let body = g.block(4, 2);
             let tail = g.expr(ret, 3);
+            reducers = g.reducers;
             let vars = g.vars;
             devices.push(Device {
                 params,
@@ -1076,6 +1099,7 @@ impl Program {
             kernel: true,
             slots: Vec::new(),
             arrays: Vec::new(),
+            reducers,
         };
         let count = 4 + g.rng.below(10);
         let mut body: Vec<S> = (0..count).map(|_| g.stmt(3)).collect();
@@ -1093,9 +1117,10 @@ impl Program {
                 body.push(s);
             }
         }
-        let (vars, slots) = (g.vars, g.slots);
+        let (vars, slots, reducers) = (g.vars, g.slots, g.reducers);
         Program {
             devices,
+            reducers,
             vars,
             body,
             slots,
@@ -1187,6 +1212,15 @@ impl Program {
                 let _ = writeln!(src, "    {tail}\n}}");
                 (format!("d{i}"), src)
             })
+            .chain(self.reducers.iter().map(|(t, op)| {
+                let name = reducer_name(*t, *op);
+                let ty = t.name();
+                let src = format!(
+                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    #[unroll]\n    for i in 1..N {{\n        acc = acc {} v[i];\n    }}\n    acc\n}}\n",
+                    op.symbol()
+                );
+                (name, src)
+            }))
             .collect()
     }
 
@@ -1423,7 +1457,7 @@ impl Render<'_> {
             E::Match(_, arms) => self.ty(&arms[0].body),
             E::Call(i, _) => self.rets[*i],
             E::TupleField(a, b, i) => self.ty(if *i == 0 { a } else { b }),
-            E::ArrayLoad(a, _) => self.vars[*a],
+            E::ArrayLoad(a, _) | E::Reduce(_, a) => self.vars[*a],
         }
     }
 
@@ -1482,8 +1516,18 @@ impl Render<'_> {
             }
             E::TupleField(a, b, i) => format!("({}, {}).{i}", self.expr(a), self.expr(b)),
             E::ArrayLoad(a, k) => format!("a{a}[{k}]"),
+            E::Reduce(op, a) => format!("{}(a{a})", reducer_name(self.vars[*a], *op)),
         }
     }
+}
+
+fn reducer_name(t: T, op: Op) -> String {
+    let op = match op {
+        Op::Add => "add",
+        Op::Mul => "mul",
+        _ => "xor",
+    };
+    format!("reduce_{}_{op}", t.name())
 }
 
 /// How control leaves a statement.
@@ -1801,6 +1845,7 @@ impl Program {
                 if *i == 0 { x } else { y }
             }
             E::ArrayLoad(a, k) => t.vars[a + k],
+            E::Reduce(op, a) => (1..ARRAY).fold(t.vars[*a], |acc, k| binary(*op, acc, t.vars[a + k])),
         }
     }
 
