@@ -11,10 +11,7 @@ use std::collections::BTreeMap;
 
 /// Every `#[kernel]` function of a source file, with its attribute tokens.
 fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
-    let full = nvfp4_tests::repo_root().join(path);
-    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
-    let file = syn::parse_file(&text).expect("the kernel source parses");
-    file.items
+    nvfp4_tests::source_items(path)
         .into_iter()
         .filter_map(|item| match item {
             syn::Item::Fn(f) => {
@@ -32,14 +29,24 @@ fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
         .collect()
 }
 
-const KERNEL_SOURCES: &[&str] = &[
-    "nvfp4-kernels/src/samples.rs",
-    "nvfp4-kernels/src/decode.rs",
-    "nvfp4-kernels/src/gemv.rs",
-    "nvfp4-kernels/src/gemm/sm100.rs",
-    "nvfp4-kernels/src/gemm/sm90.rs",
-    "nvfp4-kernels/src/quantize.rs",
-];
+/// The device functions `kernel` calls, found by name as the macro finds
+/// them by path (the names are unique among the kernel sources).
+fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
+    let all = nvfp4_tests::device_functions();
+    let mut devices = Vec::new();
+    loop {
+        let missing = compiler::missing_devices(kernel, &devices).expect("parses");
+        let Some((key, _)) = missing.into_iter().next() else {
+            return devices;
+        };
+        let name = key.rsplit("::").next().expect("a name");
+        let f = all
+            .iter()
+            .find(|f| f.sig.ident == name)
+            .unwrap_or_else(|| panic!("no #[device] fn `{name}`"));
+        devices.push((key, syn::Item::Fn(f.clone())));
+    }
+}
 
 #[test]
 fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
@@ -48,10 +55,12 @@ fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
         .flat_map(|v| v.ptx.iter().map(move |(t, p)| ((v.entry.to_string(), t.name()), *p)))
         .collect();
     let mut compared = 0;
-    for src in KERNEL_SOURCES {
+    for src in nvfp4_tests::KERNEL_SOURCES {
         for (attr, item) in kernels_in(src) {
-            let a = compiler::compile(attr.clone(), &item, &compiler::Options::default()).expect("compiles");
-            let b = compiler::compile(attr, &item, &compiler::Options::default()).expect("compiles");
+            let a = compiler::compile(attr.clone(), &item, &devices_of(&item), &compiler::Options::default())
+                .expect("compiles");
+            let b =
+                compiler::compile(attr, &item, &devices_of(&item), &compiler::Options::default()).expect("compiles");
             for (va, vb) in a.variants.iter().zip(&b.variants) {
                 for ((ta, pa), (_, pb)) in va.ptx.iter().zip(&vb.ptx) {
                     assert_eq!(pa, pb, "{} {}: two compilations differ", va.entry, ta.name());
@@ -158,7 +167,7 @@ fn line_info_names_the_file_and_every_statement() {
     let opts = compiler::Options {
         line_info: Some("/src/samples.rs".into()),
     };
-    let out = compiler::compile(attr, &item, &opts).expect("compiles");
+    let out = compiler::compile(attr, &item, &devices_of(&item), &opts).expect("compiles");
     let ptx = &out.variants[0].ptx[0].1;
     assert!(ptx.contains(".file 1 \"/src/samples.rs\"\n"), "{ptx}");
     let is_statement_comment = |l: &str| {

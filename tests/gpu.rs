@@ -3,13 +3,22 @@
 //! shapes; and the PTX emulator against the GPU, bit for bit.
 //! Needs a GPU: run with `--ignored` on the GPU host (see the README).
 
-use nvfp4_dsl::{Device, Target};
+use nvfp4_dsl::{Device, KernelArg, LaunchConfig, Target, Variant};
 use nvfp4_kernels::gemm::GemmKernel;
 use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::nvfp4::gemm_inputs;
 use nvfp4_kernels::rng::Rng;
 use nvfp4_kernels::{decode, fidelity, gemm, samples};
+
+// The compiler library and the differential fuzzer's programs, for the
+// batch of generated kernels below.
+#[allow(dead_code)]
+#[path = "../nvfp4-dsl-macros/src/compiler/mod.rs"]
+mod compiler;
+#[allow(dead_code)]
+#[path = "differential/program.rs"]
+mod program;
 
 fn device() -> Device {
     Device::cuda(0).expect("a CUDA device")
@@ -604,4 +613,61 @@ fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
             }
         );
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
+    let report = nvfp4_tests::approx::check(&device(), 9).unwrap_or_else(|e| panic!("{e}"));
+    for (name, worst, at) in report {
+        println!("{name}: at most {worst:.2} ulp against f64 (at x = {at:e})");
+    }
+}
+
+/// Runs a generated kernel (PTX from the compiler library) on `device`.
+fn run_generated(device: &Device, variant: &'static Variant, inputs: &[u32], words: usize) -> Vec<u32> {
+    let inp = device.upload(inputs).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(words).expect("alloc");
+    let config = LaunchConfig::linear(program::BLOCKS, program::THREADS);
+    let mut args = [KernelArg::from(&inp), KernelArg::from(&mut out)];
+    // SAFETY: every thread writes its own `slots()` words of `out` and reads
+    // `inp` at indices below its length.
+    unsafe { nvfp4_dsl::launch(device, variant, config, &mut args) }.expect("launch");
+    device.download(&out).expect("download")
+}
+
+/// The differential fuzzer's programs on the GPU and on the emulator: the
+/// same bits (the approximate functions within their documented bounds).
+/// `NVFP4_GPU_FUZZ_PROGRAMS` sets the batch (default 2000).
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
+    let gpu = device();
+    let emulator = Device::emulator(Target::Sm90);
+    let programs: u64 = std::env::var("NVFP4_GPU_FUZZ_PROGRAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    for seed in 5_000_000..5_000_000 + programs {
+        let p = program::Program::generate(seed);
+        let ptx = p.compile_ptx().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        // The launcher takes a `&'static Variant`: one leaked per program
+        // of this bounded batch.
+        let ptx: &'static str = Box::leak(ptx.into_boxed_str());
+        let variant: &'static Variant = Box::leak(Box::new(Variant {
+            kernel: "fuzz",
+            spec: "default",
+            entry: "fuzz",
+            ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
+            programmatic: false,
+        }));
+        let inputs = program::inputs(seed);
+        let words = p.slots() * (program::THREADS * program::BLOCKS) as usize;
+        let on_gpu = run_generated(&gpu, variant, &inputs, words);
+        let on_emulator = run_generated(&emulator, variant, &inputs, words);
+        let want = p.interpret(&inputs);
+        p.compare_gpu(&on_gpu, &on_emulator, &want)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", p.source()));
+    }
+    println!("{programs} generated programs: the GPU and the emulator agree bit for bit");
 }

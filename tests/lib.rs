@@ -1,6 +1,8 @@
 //! Helpers shared by the workspace tests: every compiled kernel variant,
 //! the snapshot files, and the ptxas to assemble them with.
 
+pub mod approx;
+
 use nvfp4_dsl::{Target, Variant};
 use std::path::{Path, PathBuf};
 
@@ -13,6 +15,36 @@ pub fn all_variants() -> Vec<&'static Variant> {
     all.extend(nvfp4_kernels::gemm::gemm_nvfp4_sm90::VARIANTS);
     all.extend(nvfp4_kernels::quantize::quantize_nvfp4::VARIANTS);
     all
+}
+
+/// The project's sources that define kernels and device functions.
+pub const KERNEL_SOURCES: &[&str] = &[
+    "nvfp4-kernels/src/samples.rs",
+    "nvfp4-kernels/src/decode.rs",
+    "nvfp4-kernels/src/gemv.rs",
+    "nvfp4-kernels/src/gemm/sm100.rs",
+    "nvfp4-kernels/src/gemm/sm90.rs",
+    "nvfp4-kernels/src/quantize.rs",
+];
+
+/// The items of a source file of the repository.
+pub fn source_items(path: &str) -> Vec<syn::Item> {
+    let full = repo_root().join(path);
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+    syn::parse_file(&text).expect("the source parses").items
+}
+
+/// Every `#[device]` function of the kernel sources (their names are
+/// unique, so a kernel's calls find them by name).
+pub fn device_functions() -> Vec<syn::ItemFn> {
+    KERNEL_SOURCES
+        .iter()
+        .flat_map(|path| source_items(path))
+        .filter_map(|item| match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => Some(f),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The snapshot name of one kernel x specialisation x target.
@@ -72,4 +104,33 @@ pub fn find_nvdisasm() -> Option<PathBuf> {
 /// Whether this run is CI's (where a missing tool is a failure, not a skip).
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Assembles `ptx` for `target` (`sm_90`, ...) with `ptxas`; the error is
+/// ptxas's message.
+pub fn assemble(ptxas: &Path, ptx: &str, target: &str) -> Result<(), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "nvfp4-assemble-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join("k.ptx");
+    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(ptxas)
+        .arg(format!("-arch={target}"))
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.join("k.cubin"))
+        .output()
+        .map_err(|e| format!("running {}: {e}", ptxas.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = out?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }

@@ -1,14 +1,26 @@
-//! The `#[kernel]` attribute of nvfp4-dsl. See the `nvfp4-dsl` crate for the
-//! documentation of the DSL; this crate holds the compiler (`compiler/`).
+//! The `#[kernel]` and `#[device]` attributes of nvfp4-dsl. See the
+//! `nvfp4-dsl` crate for the documentation of the DSL; this crate holds the
+//! compiler (`compiler/`).
+//!
+//! A proc macro sees only the item it is attached to, so a kernel gets the
+//! source of the device functions it calls through macros: `#[device] fn f`
+//! also defines a `macro_rules!` named `f` (in the macro namespace, next to
+//! the function) that hands its own tokens to a callback. `#[kernel]` finds
+//! the calls that are neither intrinsics nor device functions it already
+//! has and expands to `path::f! { callback .. }` with the path the call
+//! wrote; the callback, `__kernel_with_devices!`, repeats that until every
+//! device function (of device functions too) is there, then compiles.
 
 mod compiler;
 
+use compiler::expand;
 use proc_macro::TokenStream;
+use proc_macro2::TokenStream as Tokens;
 
 /// Compiles a Rust function to PTX at build time. See `nvfp4_dsl::kernel`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let item = proc_macro2::TokenStream::from(item);
+    let item = Tokens::from(item);
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -21,12 +33,98 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
             return out.into();
         }
     };
+    kernel_with(attr.into(), func, Vec::new()).into()
+}
+
+/// Marks a function that kernels and other device functions can call, or
+/// a struct of values they can use (`#[device] #[derive(Clone, Copy)]
+/// struct Pair { lo: u32, hi: f32 }`, kept in registers, built with a
+/// struct literal, read and written by field).
+///
+/// ```ignore
+/// #[device]
+/// pub fn scaled<const N: usize>(x: &[f32], start: usize, s: f32) -> [f32; N] {
+///     let mut out = [0.0f32; N];
+///     #[unroll]
+///     for i in 0..N {
+///         out[i] = x[start + i] * s;
+///     }
+///     out
+/// }
+///
+/// #[kernel(targets(sm_90))]
+/// fn k(x: &[f32], y: &mut [f32]) {
+///     let v = scaled::<4>(x, 0, 0.5);
+///     y[0] = v[3];
+/// }
+/// ```
+///
+/// The body follows the kernel subset; parameters are slices, numbers,
+/// vectors and arrays (`mut` ones are copies), the result a value, and
+/// const generics are given with a turbofish. Each call is inlined (the
+/// PTX keeps one function per kernel), so recursion is a compile error
+/// naming the cycle; errors in the body point at it and name the kernel.
+/// The function stays an ordinary Rust function too. A kernel reaches it
+/// by any path that reaches the function (`helper(..)`, `decode::helper(..)`,
+/// `other_crate::decode::helper(..)` for a `pub` one). The device functions
+/// a device function calls are fetched from the kernel's module through
+/// the path the kernel used for the caller: `g(..)` inside `decode::f` is
+/// `decode::g` (and `super::`, `self::`, `crate::` work as in Rust); when
+/// the kernel imported `f` with `use`, import what `f` calls too. A call of
+/// a function that is not `#[device]` fails with rustc's "cannot find macro
+/// `f`": mark it `#[device]`.
+#[proc_macro_attribute]
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = Tokens::from(item);
+    let attr = Tokens::from(attr);
+    let parsed: syn::Item = match syn::parse2(item.clone()) {
+        Ok(i @ (syn::Item::Fn(_) | syn::Item::Struct(_))) => i,
+        Ok(_) | Err(_) => {
+            let mut out = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "#[device] applies to a function or a struct: `#[device] fn name(..) { .. }`, `#[device] #[derive(Clone, Copy)] struct Name { .. }`",
+            )
+            .to_compile_error();
+            out.extend(item);
+            return out.into();
+        }
+    };
+    if let Some(t) = attr.into_iter().next() {
+        let mut out = syn::Error::new(t.span(), "#[device] takes no arguments").to_compile_error();
+        out.extend(item);
+        return out.into();
+    }
+    expand::device(&parsed).into()
+}
+
+/// The callback of a device function's macro: `(attr) { kernel } { [path]
+/// device_fn ... }`. Not for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __kernel_with_devices(input: TokenStream) -> TokenStream {
+    match expand::parse_callback(input.into()) {
+        Ok((attr, func, devices)) => kernel_with(attr, func, devices).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Fetches the next missing device function, or compiles the kernel when
+/// none is missing.
+fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)>) -> Tokens {
+    match compiler::missing_devices(&func, &devices) {
+        Err(e) => return expand::on_error(e, &func),
+        Ok(missing) => {
+            if let Some((key, span)) = missing.into_iter().next() {
+                return expand::fetch_device(&attr, &func, &devices, &key, span);
+            }
+        }
+    }
     let opts = compiler::Options {
         line_info: line_info_file(&func),
     };
-    match compiler::compile(attr.into(), &func, &opts) {
-        Ok(c) => compiler::expand::expand(&c, &func).into(),
-        Err(e) => compiler::expand::on_error(e, &func).into(),
+    match compiler::compile(attr, &func, &devices, &opts) {
+        Ok(c) => expand::expand(&c, &func),
+        Err(e) => expand::on_error(e, &func),
     }
 }
 

@@ -20,10 +20,26 @@
 //! | method | PTX |
 //! | --- | --- |
 //! | `slice.len()` | the length parameter passed with every slice |
-//! | `x.min(y)`, `x.max(y)` (`f32`, `f64`, `u32`, `i32`, `u64`, `i64`, `usize`) | `min.T`, `max.T` |
+//! | `x.min(y)`, `x.max(y)` (`f32`, `f64`, `u8`, `u16`, `u32`, `i32`, `u64`, `i64`, `usize`) | `min.T`, `max.T` |
 //! | `x.mul_add(a, b)` (`f32`, `f64`) | `fma.rn.T` |
 //! | `x.abs()`, `x.sqrt()` (`f32`, `f64`) | `abs.T`, `sqrt.rn.T` |
-//! | `f32::from_bits(u)`, `x.to_bits()` | `mov.b32` |
+//! | `f32::from_bits(u)`, `x.to_bits()`, `f64::from_bits(u)` | `mov.b32`, `mov.b64` |
+//! | `x.wrapping_add(y)`, `x.wrapping_sub(y)`, `x.wrapping_mul(y)`, `x.wrapping_div(y)`, `x.wrapping_rem(y)`, `x.wrapping_neg()`, `x.wrapping_shl(n)`, `x.wrapping_shr(n)`, `x.wrapping_abs()`, `x.wrapping_pow(e)` (integers) | the operators' PTX (they wrap already) |
+//! | `x.saturating_add(y)`, `x.saturating_sub(y)` (integers) | unsigned: `min`/`max` then `add`/`sub`; `i32`: `add.sat.s32`, `sub.sat.s32`; `i64`: the wrapped result and an overflow test (`xor`, `and`, `setp`, `selp`) |
+//! | `x.saturating_mul(y)` (integers) | `mul.lo` and `mul.hi` with a `selp` (`mul.wide.s32` and a clamp for `i32`) |
+//! | `x.leading_zeros()`, `x.trailing_zeros()`, `x.count_ones()`, `x.count_zeros()`, `x.reverse_bits()` (integers) | `clz`, `brev` + `clz`, `popc`, `brev` (adjusted for `u8`/`u16`) |
+//! | `x.rotate_left(n)`, `x.rotate_right(n)` (integers) | 32-bit: `shf.l.wrap.b32`, `shf.r.wrap.b32`; others: `shl`, `shr`, `or` |
+//! | `x.pow(e)` (integers) | multiplications by squaring, unrolled for a constant `e`, else a loop |
+//! | `x.abs()`, `x.signum()` (`i32`, `i64`) | `abs.T` (`MIN.abs()` is `MIN`, as in release builds); `setp` + `selp` |
+//! | `x.is_power_of_two()` (unsigned) | `popc`, `setp.eq` |
+//! | `x.clamp(min, max)` (integers, `f32`, `f64`) | integers: `max` then `min`; floats: `setp` + `selp` in Rust's order (NaN stays NaN) |
+//! | `x.floor()`, `x.ceil()`, `x.trunc()`, `x.round_ties_even()` (`f32`, `f64`) | `cvt.rmi`, `cvt.rpi`, `cvt.rzi`, `cvt.rni` |
+//! | `x.round()`, `x.fract()` (`f32`, `f64`) | half away from zero from `cvt.rzi`, `sub`, `setp`, `copysign`, `add`; `x - x.trunc()` |
+//! | `x.copysign(s)`, `x.recip()`, `x.signum()` (`f32`, `f64`) | `copysign.T`, `rcp.rn.T`, `copysign` + `setp.nan` + `selp` |
+//! | `x.powi(n)` (`f32`, `f64`) | `mul.rn` by squaring in the order of Rust's `__powisf2`, `div.rn` for `n < 0` |
+//! | `x.is_nan()`, `x.is_finite()`, `x.is_infinite()`, `x.is_sign_negative()`, `x.is_sign_positive()` (`f32`, `f64`) | `setp.nan`, `testp.finite`, `testp.infinite`, the sign bit |
+//! | `x.exp2()`, `x.log2()`, `x.sin()`, `x.cos()`, `x.tanh()` (`f32`) | `ex2.approx.f32`, `lg2.approx.f32`, `sin.approx.f32`, `cos.approx.f32`, `tanh.approx.f32` (accuracy in the README) |
+//! | `x.exp()`, `x.ln()` (`f32`) | `mul.rn.f32` by log2(e) then `ex2.approx.f32`; `lg2.approx.f32` then `mul.rn.f32` by ln(2) |
 //! | `f16::from_f32(x)`, `bf16::from_f32(x)` | `cvt.rn.f16.f32`, `cvt.rn.bf16.f32` |
 //! | `h.to_f32()` (`f16`, `bf16`) | `cvt.f32.f16`; for `bf16` an exact shift (`cvt.u32.u16`, `shl.b32 16`) |
 //! | `f16::from_bits(u)`, `bf16::from_bits(u)`, `h.to_bits()` | `cvt.u16.u32`, `cvt.u32.u16` |

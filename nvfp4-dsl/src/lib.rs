@@ -40,8 +40,24 @@
 //! the branch not taken emits nothing. Anything else is a compile error that
 //! names the construct and says what to write instead.
 //!
-//! Indexing is unchecked on the device (a kernel has no way to panic);
-//! integer division by zero gives an unspecified value instead of panicking.
+//! [`#[device]`](macro@device) functions are called from kernels and from
+//! each other (same module, other modules, other crates) and inlined;
+//! `#[device]` structs of values live in registers. `match` works on
+//! integers and `bool`s (literals, ranges, `|`, `_`, bindings, guards),
+//! tuples as values and in `let` patterns.
+//!
+//! Rust's associated constants (`u32::MAX`, `i32::MIN`, `f32::EPSILON`,
+//! `f16::MAX`, `core::f32::consts::PI`, ...) and the methods of its numbers
+//! (`wrapping_*`, `saturating_*`, `leading_zeros`, `rotate_left`, `pow`,
+//! `floor`, `round`, `copysign`, `powi`, `exp`, `sin`, ... listed in
+//! [`intrinsics`]) work in kernels with Rust's results; `exp`, `exp2`,
+//! `ln`, `log2`, `sin`, `cos` and `tanh` are `f32` approximations with the
+//! accuracy the README documents.
+//!
+//! Indexing is unchecked on the device (a kernel has no way to panic).
+//! Integer division by zero gives all ones (`MAX`, or `-1` for signed
+//! types) instead of panicking, and `MIN / -1` gives `MIN` (as
+//! `wrapping_div`).
 //!
 //! ## What `#[kernel]` generates
 //!
@@ -85,7 +101,9 @@ mod target;
 mod types;
 
 pub use half::{bf16, f16};
-pub use nvfp4_dsl_macros::kernel;
+#[doc(hidden)]
+pub use nvfp4_dsl_macros::__kernel_with_devices;
+pub use nvfp4_dsl_macros::{device, kernel};
 pub use runtime::{
     CudaDevice, Device, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, EmuDevice, Error, KernelArg, LaunchConfig,
     Result, TileMap2d, launch,

@@ -4,6 +4,52 @@
 use crate::Error;
 use nvfp4_dsl::prelude::*;
 
+/// The e2m1 codes `j` (bits 4j..4j+4) of both 16-bit halves of `word`,
+/// each as an f16 equal to the value times 2^-14: the sign to bit 15 and
+/// the exponent-mantissa to bits 9..12 of its half (exact; e2m1's
+/// subnormal 0.5 lands on an f16 subnormal). `j` is a constant in the
+/// kernels (unrolled loops), so the shifts fold.
+#[device]
+pub fn e2m1_pair_scaled(word: u32, j: u32) -> f16x2 {
+    let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
+    let sign = word << (12 - 4 * j);
+    f16x2::from_bits((magnitude & 0x0E00_0E00) | (sign & 0x8000_8000))
+}
+
+/// The two e4m3 scales that `byte_perm(word, 0, sel)` picks (its low 16
+/// bits), each as an f16 splat into both halves of an `f16x2`.
+#[device]
+pub fn e4m3_pair_splats(word: u32, sel: u32) -> [f16x2; 2] {
+    let two = E4m3x2::from_bits(byte_perm(word, 0, sel) as u16).to_f16x2().to_bits();
+    [
+        f16x2::from_bits(byte_perm(two, 0, 0x1010)),
+        f16x2::from_bits(byte_perm(two, 0, 0x3232)),
+    ]
+}
+
+/// Twice the magnitudes of the e2m1 codes in the four low nibbles of
+/// `codes` (their sign bits ignored unless set: see below), one byte each,
+/// by a `byte_perm` lookup in the table 0, 1, 2, 3, 4, 6, 8, 12 whose low
+/// word is `table_lo` (0x0302_0100, passed as a run-time value so ptxas
+/// keeps it in a register). A code with its sign bit set indexes the
+/// table's sign-replicating half: pass magnitudes, or see
+/// [`e2m1_signed_doubled`].
+#[device]
+pub fn e2m1_doubled(table_lo: u32, codes: u32) -> u32 {
+    const TABLE_HI: u32 = 0x0C08_0604;
+    byte_perm(table_lo, TABLE_HI, codes)
+}
+
+/// Twice the values of the e2m1 codes in the four low nibbles of `codes`
+/// as signed bytes: the doubled magnitude of the positive codes, minus that
+/// of the negative ones (bytewise, without borrows between bytes).
+#[device]
+pub fn e2m1_signed_doubled(table_lo: u32, codes: u32) -> u32 {
+    let positive = e2m1_doubled(table_lo, codes);
+    let negative = e2m1_doubled(table_lo, codes ^ 0x8888);
+    positive | ((0x8080_8080 - negative) ^ 0x8080_8080)
+}
+
 /// Thread `i` (launch 256 threads) decodes byte `i` as `Fp4x2` and as
 /// `E4m3`, the pair `pairs[i]` as `E4m3x2`, and the word `words[i]` with
 /// both eight-value decodes.

@@ -26,6 +26,7 @@
 //! short kernel short.
 
 use crate::Error;
+use crate::decode::{e2m1_doubled, e2m1_signed_doubled};
 use crate::nvfp4::Nvfp4Tensor;
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{DeviceCopy, DeviceView, DeviceViewMut};
@@ -66,10 +67,9 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
         return;
     }
     let b_row = row0 / rows_per_batch * b_rows * units;
-    // Twice the e2m1 magnitudes (0, 0.5, 1, 1.5, 2, 3, 4, 6) as the eight
-    // bytes of a `byte_perm` table (integer path).
+    // The low word of the table of twice the e2m1 magnitudes (0, 0.5, 1,
+    // 1.5, 2, 3, 4, 6) for `byte_perm` (integer path).
     const TABLE_LO: u32 = 0x0302_0100;
-    const TABLE_HI: u32 = 0x0C08_0604;
     // The integer path's block sums are 4 * sum(a b).
     let sum_unit = if target_at_least(Target::Sm100a) {
         1.0f32
@@ -135,10 +135,7 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
             #[unroll]
             for q in 0..8 {
                 let codes = b_words[q / 2] >> (16 * (q % 2));
-                let positive = byte_perm(table_lo, TABLE_HI, codes);
-                let negative = byte_perm(table_lo, TABLE_HI, codes ^ 0x8888);
-                // Bytewise 0 - negative without borrows between bytes.
-                b2[q] = positive | ((0x8080_8080 - negative) ^ 0x8080_8080);
+                b2[q] = e2m1_signed_doubled(table_lo, codes);
                 b4[q] = (b2[q] << 1) & 0xFEFE_FEFE;
             }
         }
@@ -169,8 +166,8 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
                     for q in 4 * block..4 * block + 4 {
                         let codes = a_words[q / 2] >> (16 * (q % 2));
                         let magnitudes = codes & 0x7777;
-                        p = dp4a_u8_s8(byte_perm(table_lo, TABLE_HI, codes), b4[q], p);
-                        t = dp4a_u8_s8(byte_perm(table_lo, TABLE_HI, magnitudes), b2[q], t);
+                        p = dp4a_u8_s8(e2m1_doubled(table_lo, codes), b4[q], p);
+                        t = dp4a_u8_s8(e2m1_doubled(table_lo, magnitudes), b2[q], t);
                     }
                     sums[block] = (p - t) as f32;
                 }

@@ -9,12 +9,6 @@ mod compiler;
 
 use std::time::Instant;
 
-const SOURCES: &[&str] = &[
-    "nvfp4-kernels/src/samples.rs",
-    "nvfp4-kernels/src/decode.rs",
-    "nvfp4-kernels/src/gemv.rs",
-    "nvfp4-kernels/src/gemm.rs",
-];
 const REPEATS: usize = 30;
 
 fn main() {
@@ -22,17 +16,29 @@ fn main() {
         "{:<16} {:>9} {:>11} {:>12}",
         "kernel", "variants", "PTX bytes", "median ms"
     );
-    for src in SOURCES {
-        let path = nvfp4_tests::repo_root().join(src);
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let file = syn::parse_file(&text).expect("parses");
-        for item in file.items {
+    let all_devices = nvfp4_tests::device_functions();
+    for src in nvfp4_tests::KERNEL_SOURCES {
+        for item in nvfp4_tests::source_items(src) {
             let syn::Item::Fn(mut f) = item else { continue };
             let Some(pos) = f.attrs.iter().position(|a| a.path().is_ident("kernel")) else {
                 continue;
             };
             let attr = f.attrs.remove(pos);
             let syn::Meta::List(list) = attr.meta else { continue };
+            // The device functions it calls, found by name.
+            let mut devices: Vec<(String, syn::Item)> = Vec::new();
+            while let Some((key, _)) = compiler::missing_devices(&f, &devices)
+                .expect("parses")
+                .into_iter()
+                .next()
+            {
+                let name = key.rsplit("::").next().expect("a name");
+                let d = all_devices
+                    .iter()
+                    .find(|d| d.sig.ident == name)
+                    .expect("a #[device] fn");
+                devices.push((key, syn::Item::Fn(d.clone())));
+            }
             // Time from tokens, as the macro receives them: parse included.
             let tokens = quote::quote!(#f);
             let mut times = Vec::with_capacity(REPEATS);
@@ -40,8 +46,8 @@ fn main() {
             for _ in 0..REPEATS {
                 let start = Instant::now();
                 let item: syn::ItemFn = syn::parse2(tokens.clone()).expect("parses");
-                let out =
-                    compiler::compile(list.tokens.clone(), &item, &compiler::Options::default()).expect("compiles");
+                let out = compiler::compile(list.tokens.clone(), &item, &devices, &compiler::Options::default())
+                    .expect("compiles");
                 times.push(start.elapsed().as_secs_f64() * 1e3);
                 last = Some(out);
             }

@@ -59,6 +59,42 @@ impl From<Span> for Loc {
     }
 }
 
+/// One arm of a `match`.
+#[derive(Debug)]
+pub struct Arm {
+    pub pat: Pat,
+    pub guard: Option<Expr>,
+    pub body: Expr,
+}
+
+/// A `match` pattern on an integer or a `bool`.
+#[derive(Debug)]
+pub enum Pat {
+    /// `_`.
+    Wild,
+    /// A name: binds the value, or compares with a local `const` of that
+    /// name (as Rust does).
+    Ident(String, Loc),
+    /// A literal or a constant (`3`, `-1`, `true`, `u32::MAX`).
+    Lit(Expr),
+    /// `a..=b`, `a..b`, `a..`, `..=b`.
+    Range {
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+        inclusive: bool,
+    },
+    /// `p | q`.
+    Or(Vec<Pat>),
+}
+
+/// The left side of a `let`: a name, `_`, or a tuple of patterns.
+#[derive(Debug, Clone)]
+pub enum LetPat {
+    Name { name: String, span: Loc, mutable: bool },
+    Wild,
+    Tuple(Vec<LetPat>, Loc),
+}
+
 /// Index of an expression, unique within one kernel; `check` keys its type
 /// table by it.
 pub type ExprId = u32;
@@ -73,7 +109,25 @@ pub struct Kernel {
     pub consts: Vec<ConstParam>,
     pub params: Vec<Param>,
     pub body: Block,
+    /// The `#[device]` functions the kernel calls, directly or through
+    /// each other, in the order they were resolved.
+    pub devices: Vec<DeviceFn>,
     pub expr_count: u32,
+}
+
+/// A `#[device]` function: inlined at each call.
+#[derive(Debug)]
+pub struct DeviceFn {
+    /// The path the caller wrote (`decode::fp4_pair`), as its key.
+    pub key: String,
+    pub name: String,
+    pub name_span: Loc,
+    /// Line of the `fn` token, for the statement comments of its body.
+    pub fn_line: usize,
+    pub consts: Vec<ConstParam>,
+    pub params: Vec<Param>,
+    pub ret: Ty,
+    pub body: Block,
 }
 
 #[derive(Debug, Clone)]
@@ -111,14 +165,16 @@ pub struct Stmt {
 #[derive(Debug)]
 pub enum StmtKind {
     Let {
-        name: String,
-        name_span: Loc,
-        mutable: bool,
+        pat: LetPat,
         ty: Option<Ty>,
         init: Expr,
     },
     /// A local `const NAME: T = expr;`.
-    Const { name: String, ty: Scalar, init: Expr },
+    Const {
+        name: String,
+        ty: Scalar,
+        init: Expr,
+    },
     /// An expression statement; the flag says whether it ends in `;`.
     Expr(Expr, bool),
 }
@@ -214,6 +270,9 @@ pub struct CallPath {
     /// `Some("f16")` for `f16::from_f32`.
     pub qualifier: Option<String>,
     pub name: String,
+    /// The whole path as written, without generic arguments
+    /// (`decode::fp4_pair`): how a device function is found.
+    pub full: String,
 }
 
 impl CallPath {
@@ -226,10 +285,13 @@ impl CallPath {
 }
 
 /// Generic arguments written with a turbofish (`shared_array::<f32, 32>()`).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum GenericArg {
     Type(Ty, Loc),
     Len(Len, Loc),
+    /// Any other constant, for a device function's const generic
+    /// (`helper::<true>`, `helper::<{ N * 2 }>`).
+    Expr(Box<Expr>, Loc),
 }
 
 #[derive(Debug)]
@@ -293,10 +355,27 @@ pub enum ExprKind {
     For(ForLoop),
     Break,
     Continue,
-    Return,
+    /// `return` (kernels) or `return value` (device functions).
+    Return(Option<Box<Expr>>),
     Block(Block),
     Array(Vec<Expr>),
     Repeat(Box<Expr>, Len),
+    /// `match scrutinee { pattern if guard => value, .. }` on an integer
+    /// or a `bool`.
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<Arm>,
+    },
+    /// `(a, b, ..)`.
+    Tuple(Vec<Expr>),
+    /// `Pair { lo: a, hi: b }` of a `#[device]` struct (its type resolved
+    /// by `parse`), each field with its span.
+    StructLit {
+        ty: super::types::StructTy,
+        fields: Vec<(String, Expr, Loc)>,
+    },
+    /// `t.0`.
+    TupleField(Box<Expr>, usize),
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
     /// `ty` (or none for `()`), placeholders `{d}` and `{0}`, `{1}`, ...
     InlinePtx {
@@ -304,4 +383,134 @@ pub enum ExprKind {
         template: String,
         args: Vec<Expr>,
     },
+}
+
+/// Calls `f` on every function call in `b` (nested blocks included).
+pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
+    walk_exprs(b, &mut |e| {
+        if let ExprKind::Call { path, .. } = &e.kind {
+            f(e, path);
+        }
+    });
+}
+
+/// Calls `f` on every expression in `b`, outer ones first.
+pub fn walk_exprs(b: &Block, f: &mut impl FnMut(&Expr)) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr_calls(init, f),
+            StmtKind::Expr(e, _) => walk_expr_calls(e, f),
+        }
+    }
+}
+
+fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Call { args, generics, .. } => {
+            for g in generics {
+                if let GenericArg::Expr(x, _) = g {
+                    walk_expr_calls(x, f);
+                }
+            }
+            args.iter().for_each(|a| walk_expr_calls(a, f));
+        }
+        ExprKind::MethodCall { receiver, args, .. } => {
+            walk_expr_calls(receiver, f);
+            args.iter().for_each(|a| walk_expr_calls(a, f));
+        }
+        ExprKind::Unary(_, a)
+        | ExprKind::Cast(a, _)
+        | ExprKind::Field(a, _)
+        | ExprKind::Repeat(a, _)
+        | ExprKind::RefMut(a) => walk_expr_calls(a, f),
+        ExprKind::Return(a) => a.iter().for_each(|a| walk_expr_calls(a, f)),
+        ExprKind::Binary(_, a, b) | ExprKind::Assign(a, b) | ExprKind::AssignOp(_, a, b) | ExprKind::Index(a, b) => {
+            walk_expr_calls(a, f);
+            walk_expr_calls(b, f);
+        }
+        ExprKind::SliceFrom { base, start, .. } => {
+            walk_expr_calls(base, f);
+            walk_expr_calls(start, f);
+        }
+        ExprKind::Array(items) | ExprKind::InlinePtx { args: items, .. } => {
+            items.iter().for_each(|a| walk_expr_calls(a, f));
+        }
+        ExprKind::If { cond, then, els } => {
+            walk_expr_calls(cond, f);
+            walk_exprs(then, f);
+            if let Some(e) = els {
+                walk_expr_calls(e, f);
+            }
+        }
+        ExprKind::While { cond, body } => {
+            walk_expr_calls(cond, f);
+            walk_exprs(body, f);
+        }
+        ExprKind::Loop(b) | ExprKind::Block(b) => walk_exprs(b, f),
+        ExprKind::For(l) => {
+            walk_expr_calls(&l.start, f);
+            walk_expr_calls(&l.end, f);
+            if let Some(s) = &l.step {
+                walk_expr_calls(s, f);
+            }
+            walk_exprs(&l.body, f);
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            walk_expr_calls(scrutinee, f);
+            for a in arms {
+                if let Pat::Lit(x) = &a.pat {
+                    walk_expr_calls(x, f);
+                }
+                if let Some(g) = &a.guard {
+                    walk_expr_calls(g, f);
+                }
+                walk_expr_calls(&a.body, f);
+            }
+        }
+        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr_calls(a, f)),
+        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr_calls(a, f)),
+        ExprKind::TupleField(a, _) => walk_expr_calls(a, f),
+        ExprKind::Lit(_)
+        | ExprKind::Var(_)
+        | ExprKind::CacheHint(_)
+        | ExprKind::Target(_)
+        | ExprKind::Swizzle(_)
+        | ExprKind::Break
+        | ExprKind::Continue => {}
+    }
+}
+
+/// The key of the device function that `full`, written in the function
+/// with key `caller` (`""` for the kernel), names: relative to the module
+/// part of the caller's key (the path the kernel reached the caller by),
+/// `crate::` and `::` paths as written. A proc macro cannot know a device
+/// function's own module, only the path it was reached by.
+pub fn resolve_device(caller: &str, full: &str) -> String {
+    let module: Vec<&str> = match caller.rsplit_once("::") {
+        Some((m, _)) => m.split("::").collect(),
+        None => Vec::new(),
+    };
+    if full.starts_with("crate::") || full.starts_with("::") || module.is_empty() {
+        return full.to_string();
+    }
+    let mut parts = module;
+    let mut rest = full;
+    loop {
+        if let Some(r) = rest.strip_prefix("self::") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("super::") {
+            if parts.pop().is_none() {
+                return full.to_string();
+            }
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{}::{rest}", parts.join("::"))
+    }
 }

@@ -24,6 +24,11 @@ fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
 pub struct Types {
     pub expr: Vec<Ty>,
     pub calls: HashMap<ExprId, &'static Intrinsic>,
+    /// Calls of device functions: the index in `Kernel::devices`.
+    pub devices: HashMap<ExprId, usize>,
+    /// The const generics of device calls without a turbofish, inferred
+    /// from array lengths.
+    pub device_lens: HashMap<ExprId, Vec<(String, Len)>>,
 }
 
 impl Types {
@@ -39,6 +44,8 @@ enum TyV {
     Var(u32),
     /// A local array whose element type may still be a literal's variable.
     Array(Box<TyV>, Len),
+    /// A tuple whose element types may still be literals' variables.
+    Tuple(Vec<TyV>),
     Never,
 }
 
@@ -71,7 +78,16 @@ struct Binding {
     kind: NameKind,
 }
 
-struct Checker {
+struct Checker<'k> {
+    kernel: &'k Kernel,
+    /// The device function being checked (`None`: the kernel).
+    current: Option<usize>,
+    /// A device function's return type, for `return value`.
+    ret: Option<TyV>,
+    device_calls: HashMap<ExprId, usize>,
+    device_lens: HashMap<ExprId, Vec<(String, Len)>>,
+    /// Who calls which device function, and where: (caller, callee, call).
+    edges: Vec<(Option<usize>, usize, Loc)>,
     vars: Vec<Var>,
     scopes: Vec<Vec<Binding>>,
     expr: Vec<Option<TyV>>,
@@ -87,6 +103,12 @@ struct Checker {
 
 pub fn check(k: &Kernel) -> Result<Types> {
     let mut c = Checker {
+        kernel: k,
+        current: None,
+        ret: None,
+        device_calls: HashMap::new(),
+        device_lens: HashMap::new(),
+        edges: Vec::new(),
         vars: Vec::new(),
         scopes: vec![Vec::new()],
         expr: vec![None; k.expr_count as usize],
@@ -112,10 +134,291 @@ pub fn check(k: &Kernel) -> Result<Types> {
             "a kernel returns nothing; end the last statement with `;` and store results through a `&mut [T]` parameter",
         );
     }
+    for (i, d) in k.devices.iter().enumerate() {
+        c.device_body(i, d).map_err(|e| in_device(e, d, &k.name))?;
+    }
+    c.reject_recursion()?;
     c.finish()
 }
 
-impl Checker {
+/// Names the device function an error is in and the kernel it was
+/// compiled for (the span already points at the device function's source).
+fn in_device(e: syn::Error, d: &DeviceFn, kernel: &str) -> syn::Error {
+    let mut out: Option<syn::Error> = None;
+    for part in e {
+        let new = syn::Error::new(
+            part.span(),
+            format!(
+                "{part} (in device function `{}`, called from kernel `{kernel}`)",
+                d.name
+            ),
+        );
+        match &mut out {
+            Some(o) => o.combine(new),
+            None => out = Some(new),
+        }
+    }
+    out.unwrap_or_else(|| d.name_span.error("unknown error"))
+}
+
+/// Whether `t` has an array length that is one of `d`'s const generics.
+fn mentions_consts(t: &Ty, d: &DeviceFn) -> bool {
+    match t {
+        Ty::Array { elem, len } => {
+            matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)) || mentions_consts(elem, d)
+        }
+        Ty::Tuple(parts) => parts.iter().any(|p| mentions_consts(p, d)),
+        _ => false,
+    }
+}
+
+/// Reads the const generics that the array lengths of `declared` name off
+/// the matching lengths of `actual`.
+fn infer_lens(declared: &Ty, actual: &Ty, lens: &mut Vec<(String, Len)>) {
+    match (declared, actual) {
+        (Ty::Array { elem, len }, Ty::Array { elem: a, len: l }) => {
+            if let Len::Param(p) = len
+                && !lens.iter().any(|(n, _)| n == p)
+            {
+                lens.push((p.clone(), l.clone()));
+            }
+            infer_lens(elem, a, lens);
+        }
+        (Ty::Tuple(d), Ty::Tuple(a)) if d.len() == a.len() => {
+            for (d, a) in d.iter().zip(a) {
+                infer_lens(d, a, lens);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A device function's parameter types, with its const generics replaced by
+/// the lengths a call gives them.
+fn substitute(t: &Ty, lens: &[(String, Len)]) -> Ty {
+    match t {
+        Ty::Array { elem, len } => Ty::Array {
+            elem: Box::new(substitute(elem, lens)),
+            len: match len {
+                Len::Param(p) => lens
+                    .iter()
+                    .find(|(n, _)| n == p)
+                    .map_or_else(|| len.clone(), |(_, l)| l.clone()),
+                l => l.clone(),
+            },
+        },
+        other => other.clone(),
+    }
+}
+
+impl Checker<'_> {
+    /// Checks a device function's body once, in its own scope: its const
+    /// generics and parameters, and its return type.
+    fn device_body(&mut self, i: usize, d: &DeviceFn) -> Result<()> {
+        let saved = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        for cp in &d.consts {
+            self.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
+        }
+        for p in &d.params {
+            self.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+        }
+        self.current = Some(i);
+        let ret = TyV::Ty(d.ret.clone());
+        self.ret = Some(ret.clone());
+        let loops = std::mem::replace(&mut self.loop_depth, 0);
+        let t = self.block(&d.body, Some(&ret))?;
+        if t != TyV::Never {
+            let span = d.body.stmts.last().map_or(d.body.span, |s| s.span);
+            self.unify(&ret, &t, span).map_err(|_| {
+                let found = self.describe(&t);
+                span.error(format!("`{}` returns `{}`, but its body gives {found}", d.name, d.ret))
+            })?;
+        }
+        self.loop_depth = loops;
+        self.scopes = saved;
+        self.current = None;
+        self.ret = None;
+        Ok(())
+    }
+
+    /// Device functions are inlined: a cycle of calls is an error at the
+    /// call that closes it, naming the cycle.
+    fn reject_recursion(&self) -> Result<()> {
+        let names = |path: &[usize]| {
+            path.iter()
+                .map(|i| format!("`{}`", self.kernel.devices[*i].name))
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        };
+        // Depth-first from every device function; a call back to a function
+        // on the current path closes a cycle.
+        fn visit(c: &Checker<'_>, path: &mut Vec<usize>, names: &dyn Fn(&[usize]) -> String) -> Result<()> {
+            let at = *path.last().expect("a non-empty path");
+            for (from, to, span) in &c.edges {
+                if *from != Some(at) {
+                    continue;
+                }
+                if let Some(start) = path.iter().position(|p| p == to) {
+                    let mut cycle = path[start..].to_vec();
+                    cycle.push(*to);
+                    return err(
+                        *span,
+                        format!(
+                            "recursion is not supported in kernels (device functions are inlined): {}; write a loop",
+                            names(&cycle)
+                        ),
+                    );
+                }
+                path.push(*to);
+                visit(c, path, names)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        for i in 0..self.kernel.devices.len() {
+            visit(self, &mut vec![i], &names)?;
+        }
+        Ok(())
+    }
+
+    /// The device function a call names, if it is one.
+    fn device_of(&self, path: &CallPath) -> Option<usize> {
+        let caller = self.current.map_or("", |i| self.kernel.devices[i].key.as_str());
+        let key = resolve_device(caller, &path.full);
+        self.kernel.devices.iter().position(|d| d.key == key)
+    }
+
+    fn device_call(
+        &mut self,
+        e: &Expr,
+        idx: usize,
+        generics: &[GenericArg],
+        args: &[Expr],
+        hint: Option<&TyV>,
+    ) -> Result<TyV> {
+        let k = self.kernel;
+        let d = &k.devices[idx];
+        self.device_calls.insert(e.id, idx);
+        self.edges.push((self.current, idx, e.span));
+        let signature = format!(
+            "fn {}{}({})",
+            d.name,
+            if d.consts.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<{}>",
+                    d.consts
+                        .iter()
+                        .map(|c| format!("const {}: {}", c.name, c.ty.rust_name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+            d.params
+                .iter()
+                .map(|p| format!("{}: {}", p.name, p.ty))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let inferring = generics.is_empty() && !d.consts.is_empty();
+        if generics.len() != d.consts.len() && !inferring {
+            let msg = if d.consts.is_empty() {
+                format!("`{}` takes no generic arguments: `{signature}`", d.name)
+            } else {
+                format!(
+                    "write the const generics of `{}` with a turbofish, `{}::<..>(..)`: `{signature}`",
+                    d.name, d.name
+                )
+            };
+            return err(e.span, msg);
+        }
+        let mut lens = Vec::new();
+        for (g, c) in generics.iter().zip(&d.consts) {
+            let want = TyV::Ty(Ty::Scalar(c.ty));
+            match g {
+                GenericArg::Len(len, span) => {
+                    if let Len::Param(p) = len {
+                        let t = self.lookup(p).map(|b| b.ty.clone());
+                        if let Some(t) = t {
+                            self.unify(&want, &t, *span)?;
+                        }
+                    } else if c.ty == Scalar::Bool {
+                        return err(*span, format!("`{}` is a `bool`; write `true` or `false`", c.name));
+                    }
+                    lens.push((c.name.clone(), len.clone()));
+                }
+                GenericArg::Expr(x, _) => {
+                    let t = self.expr(x, Some(&want))?;
+                    self.unify(&want, &t, x.span)?;
+                }
+                GenericArg::Type(_, span) => {
+                    return err(*span, format!("`{}` is a const generic; write a value", c.name));
+                }
+            }
+        }
+        if args.len() != d.params.len() {
+            return err(
+                e.span,
+                format!(
+                    "`{}` takes {} argument{}, {} given: `{signature}`",
+                    d.name,
+                    d.params.len(),
+                    if d.params.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            );
+        }
+        // Without a turbofish, array lengths in the arguments' types (or in
+        // the type the context expects) give the const generics, as in Rust.
+        let mut arg_types = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&d.params) {
+            let want = substitute(&p.ty, &lens);
+            let hint = (!inferring || !mentions_consts(&want, d)).then(|| TyV::Ty(want.clone()));
+            let t = self.expr(a, hint.as_ref())?;
+            if inferring && mentions_consts(&p.ty, d) {
+                let known = self.known(&t, a.span)?;
+                infer_lens(&p.ty, &known, &mut lens);
+            }
+            arg_types.push(t);
+        }
+        if inferring {
+            if let Some(h) = hint.map(|h| self.shallow(h))
+                && let TyV::Ty(h) = h
+            {
+                infer_lens(&d.ret, &h, &mut lens);
+            }
+            if let Some(c) = d.consts.iter().find(|c| !lens.iter().any(|(n, _)| *n == c.name)) {
+                return err(
+                    e.span,
+                    format!(
+                        "cannot infer the const generic `{}` of `{}`: write it with a turbofish, `{}::<..>(..)`: `{signature}`",
+                        c.name, d.name, d.name
+                    ),
+                );
+            }
+            self.device_lens.insert(e.id, lens.clone());
+        }
+        for ((a, p), t) in args.iter().zip(&d.params).zip(arg_types) {
+            let want = substitute(&p.ty, &lens);
+            // A `&mut [T]` can be passed where `&[T]` is expected.
+            if let (Ty::Slice { elem, mutable: false }, TyV::Ty(Ty::Slice { elem: got, .. })) =
+                (&want, self.shallow(&t))
+                && *elem == got
+            {
+                continue;
+            }
+            self.unify(&TyV::Ty(want.clone()), &t, a.span).map_err(|_| {
+                let found = self.describe(&t);
+                a.span.error(format!(
+                    "argument `{}` of `{}` must be `{want}`, found {found}: `{signature}`",
+                    p.name, d.name
+                ))
+            })?;
+        }
+        Ok(TyV::Ty(substitute(&d.ret, &lens)))
+    }
+
     fn bind(&mut self, name: &str, ty: TyV, mutable: bool, kind: NameKind) {
         if name == "_" {
             return;
@@ -181,6 +484,10 @@ impl Checker {
                 format!("an array of {l} {inner}")
             }
             TyV::Never => "`!`".to_string(),
+            TyV::Tuple(parts) => {
+                let inner: Vec<String> = parts.iter().map(|p| self.describe(p)).collect();
+                format!("a tuple ({})", inner.join(", "))
+            }
         }
     }
 
@@ -204,7 +511,20 @@ impl Checker {
                     len: len.clone(),
                 }))
             }
-            (TyV::Array(..), _) | (_, TyV::Array(..)) => {
+            (TyV::Tuple(x), TyV::Tuple(y)) if x.len() == y.len() => {
+                let mut parts = Vec::with_capacity(x.len());
+                for (p, q) in x.iter().zip(y) {
+                    parts.push(self.unify(p, q, span)?);
+                }
+                Ok(TyV::Tuple(parts))
+            }
+            (TyV::Tuple(x), TyV::Ty(Ty::Tuple(y))) | (TyV::Ty(Ty::Tuple(y)), TyV::Tuple(x)) if x.len() == y.len() => {
+                for (p, q) in x.iter().zip(y) {
+                    self.unify(p, &TyV::Ty(q.clone()), span)?;
+                }
+                Ok(TyV::Ty(Ty::Tuple(y.clone())))
+            }
+            (TyV::Array(..) | TyV::Tuple(_), _) | (_, TyV::Array(..) | TyV::Tuple(_)) => {
                 let (da, db) = (self.describe(&a), self.describe(&b));
                 err(span, format!("mismatched types: expected {da}, found {db}"))
             }
@@ -285,6 +605,8 @@ impl Checker {
         Ok(Types {
             expr: out,
             calls: self.calls,
+            devices: self.device_calls,
+            device_lens: self.device_lens,
         })
     }
 
@@ -296,6 +618,7 @@ impl Checker {
                 len,
             },
             TyV::Never => Ty::Unit,
+            TyV::Tuple(parts) => Ty::Tuple(parts.iter().map(|p| self.resolve(p)).collect()),
             TyV::Var(v) => {
                 let s = match self.vars[v as usize].kind {
                     VarKind::Int => Scalar::I32,
@@ -315,40 +638,14 @@ impl Checker {
             let last = i + 1 == n;
             result = TyV::Ty(Ty::Unit);
             match &s.kind {
-                StmtKind::Let {
-                    name,
-                    mutable,
-                    ty,
-                    init,
-                    name_span,
-                } => {
+                StmtKind::Let { pat, ty, init } => {
                     let declared = ty.clone().map(TyV::Ty);
                     let t = self.expr(init, declared.as_ref())?;
                     let t = match &declared {
                         Some(d) => self.unify(d, &t, init.span)?,
                         None => t,
                     };
-                    let shown = self.shallow(&t);
-                    if let TyV::Ty(ty) = &shown
-                        && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::TensorMap)
-                    {
-                        return err(
-                            *name_span,
-                            format!(
-                                "cannot bind a value of type `{ty}` to a name; pass it directly to the intrinsic that takes it"
-                            ),
-                        );
-                    }
-                    if *mutable
-                        && let TyV::Ty(ty) = &shown
-                        && ty.is_memory()
-                    {
-                        return err(
-                            *name_span,
-                            "memory views cannot be `mut`; bind a new name for another view",
-                        );
-                    }
-                    self.bind(name, t, *mutable, NameKind::Local);
+                    self.bind_let(pat, t)?;
                 }
                 StmtKind::Const { name, ty, init } => {
                     let t = TyV::Ty(Ty::Scalar(*ty));
@@ -375,6 +672,153 @@ impl Checker {
         Ok(result)
     }
 
+    /// Binds the names of a `let` pattern to the parts of a value of type `t`.
+    fn bind_let(&mut self, pat: &LetPat, t: TyV) -> Result<()> {
+        match pat {
+            LetPat::Wild => Ok(()),
+            LetPat::Name { name, span, mutable } => {
+                let shown = self.shallow(&t);
+                if let TyV::Ty(ty) = &shown
+                    && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::TensorMap)
+                {
+                    return err(
+                        *span,
+                        format!(
+                            "cannot bind a value of type `{ty}` to a name; pass it directly to the intrinsic that takes it"
+                        ),
+                    );
+                }
+                if *mutable
+                    && let TyV::Ty(ty) = &shown
+                    && ty.is_memory()
+                {
+                    return err(*span, "memory views cannot be `mut`; bind a new name for another view");
+                }
+                self.bind(name, t, *mutable, NameKind::Local);
+                Ok(())
+            }
+            LetPat::Tuple(pats, span) => {
+                let parts = self.tuple_parts(&t);
+                match parts {
+                    Some(parts) if parts.len() == pats.len() => {
+                        for (p, t) in pats.iter().zip(parts) {
+                            self.bind_let(p, t)?;
+                        }
+                        Ok(())
+                    }
+                    _ => {
+                        let d = self.describe(&t);
+                        err(
+                            *span,
+                            format!("this pattern takes a tuple of {} values, found {d}", pats.len()),
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// The element types of a tuple type.
+    fn tuple_parts(&mut self, t: &TyV) -> Option<Vec<TyV>> {
+        match self.shallow(t) {
+            TyV::Tuple(parts) => Some(parts),
+            TyV::Ty(Ty::Tuple(parts)) => Some(parts.into_iter().map(TyV::Ty).collect()),
+            _ => None,
+        }
+    }
+
+    /// `match` on an integer or a `bool`: each arm's pattern typed as the
+    /// scrutinee, its bindings in a scope of the arm, a `bool` guard, and
+    /// the arms' values unified as `if`/`else` branches are.
+    fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm], hint: Option<&TyV>) -> Result<TyV> {
+        let st = self.expr(scrutinee, None)?;
+        let ok = match self.shallow(&st) {
+            TyV::Ty(t) => t.is_int() || t == Ty::Scalar(Scalar::Bool),
+            TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
+            _ => false,
+        };
+        if !ok {
+            let d = self.describe(&st);
+            return err(
+                scrutinee.span,
+                format!("`match` in kernels is on integers and `bool`s, not {d}; use `if`/`else`"),
+            );
+        }
+        // The context's type is a hint only (as for `if`/`else`): the arms'
+        // own types decide.
+        let mut result: Option<TyV> = None;
+        let mut all_diverge = true;
+        for arm in arms {
+            self.scopes.push(Vec::new());
+            self.pattern(&arm.pat, &st)?;
+            if let Some(g) = &arm.guard {
+                self.expect_bool(g)?;
+            }
+            let t = self.expr(&arm.body, result.as_ref().or(hint))?;
+            self.scopes.pop();
+            if t == TyV::Never {
+                continue;
+            }
+            all_diverge = false;
+            result = Some(match result {
+                Some(r) => self.unify(&r, &t, arm.body.span)?,
+                None => t,
+            });
+        }
+        if arms.is_empty() {
+            return err(e.span, "a `match` needs at least one arm");
+        }
+        if all_diverge {
+            return Ok(TyV::Never);
+        }
+        Ok(result.unwrap_or(TyV::Ty(Ty::Unit)))
+    }
+
+    fn pattern(&mut self, p: &Pat, st: &TyV) -> Result<()> {
+        match p {
+            Pat::Wild => Ok(()),
+            Pat::Ident(name, span) => {
+                if let Some(b) = self.lookup(name)
+                    && matches!(b.kind, NameKind::LocalConst | NameKind::ConstGeneric)
+                {
+                    return err(
+                        *span,
+                        format!(
+                            "compare with the constant in a guard: `v if v == {name} =>` (constants are not patterns in kernels)"
+                        ),
+                    );
+                }
+                self.bind(name, st.clone(), false, NameKind::Local);
+                Ok(())
+            }
+            Pat::Lit(x) => {
+                let t = self.expr(x, Some(st))?;
+                self.unify(st, &t, x.span)?;
+                Ok(())
+            }
+            Pat::Range { lo, hi, .. } => {
+                let bool_t = TyV::Ty(Ty::Scalar(Scalar::Bool));
+                for b in [lo, hi].into_iter().flatten() {
+                    let t = self.expr(b, Some(st))?;
+                    if self.shallow(&t) == bool_t {
+                        return err(b.span, "ranges of `bool` are not patterns; write `true` or `false`");
+                    }
+                    self.unify(st, &t, b.span)?;
+                }
+                Ok(())
+            }
+            Pat::Or(ps) => {
+                for q in ps {
+                    if let Pat::Ident(name, span) = q {
+                        return err(*span, format!("`{name}` would bind in one alternative only; use `_`"));
+                    }
+                    self.pattern(q, st)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     fn expr(&mut self, e: &Expr, hint: Option<&TyV>) -> Result<TyV> {
         let t = self.expr_inner(e, hint)?;
         Ok(self.record(e, t))
@@ -394,6 +838,9 @@ impl Checker {
                 elem: Box::new(self.known(&e, span)?),
                 len,
             }),
+            TyV::Tuple(parts) => Ok(Ty::Tuple(
+                parts.iter().map(|p| self.known(p, span)).collect::<Result<Vec<_>>>()?,
+            )),
             TyV::Var(_) => err(
                 span,
                 "type annotations needed: give this value a type (a literal suffix such as `1u32` or `1.0f32`, or `let x: T`)",
@@ -508,7 +955,7 @@ impl Checker {
                         VarKind::Float => Ty::Scalar(Scalar::F64),
                     },
                     TyV::Ty(t) => t,
-                    TyV::Array(..) => return err(e.span, "cannot cast an array"),
+                    TyV::Array(..) | TyV::Tuple(_) => return err(e.span, "cannot cast an array or a tuple"),
                     TyV::Never => return Ok(TyV::Ty(to.clone())),
                 };
                 let ok = match (from.scalar(), to.scalar()) {
@@ -589,6 +1036,12 @@ impl Checker {
             ExprKind::Field(base, field) => {
                 let bt = self.expr(base, None)?;
                 let bt = self.known(&bt, base.span)?;
+                if let Ty::Struct(st) = &bt {
+                    return match st.fields.iter().find(|(n, _)| n == field) {
+                        Some((_, t)) => Ok(TyV::Ty(t.clone())),
+                        None => err(e.span, format!("`{}` has no field `{field}`", st.name)),
+                    };
+                }
                 match (&bt, field.as_str()) {
                     (Ty::U32x4, "x" | "y" | "z" | "w") => Ok(TyV::Ty(Ty::Scalar(Scalar::U32))),
                     (Ty::U32x4, _) => err(
@@ -639,7 +1092,7 @@ impl Checker {
                 let ok = match self.shallow(&vt) {
                     TyV::Ty(t) => t.is_int(),
                     TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
-                    TyV::Never | TyV::Array(..) => false,
+                    TyV::Never | TyV::Array(..) | TyV::Tuple(_) => false,
                 };
                 if !ok {
                     return err(f.start.span, "a `for` range must be over integers");
@@ -667,7 +1120,23 @@ impl Checker {
                 }
                 Ok(TyV::Never)
             }
-            ExprKind::Return => Ok(TyV::Never),
+            ExprKind::Return(value) => match (&self.ret, value) {
+                (None, _) => Ok(TyV::Never),
+                (Some(ret), None) => {
+                    let ret = ret.clone();
+                    self.unify(&ret, &TyV::Ty(Ty::Unit), e.span).map_err(|_| {
+                        e.span
+                            .error("this device function returns a value: write `return value;`")
+                    })?;
+                    Ok(TyV::Never)
+                }
+                (Some(ret), Some(v)) => {
+                    let ret = ret.clone();
+                    let t = self.expr(v, Some(&ret))?;
+                    self.unify(&ret, &t, v.span)?;
+                    Ok(TyV::Never)
+                }
+            },
             ExprKind::Block(b) => self.block(b, hint.as_ref()),
             ExprKind::Array(items) => {
                 let Some(first) = items.first() else {
@@ -689,6 +1158,41 @@ impl Checker {
                 self.check_len(len, e.span)?;
                 Ok(TyV::Array(Box::new(t), len.clone()))
             }
+            ExprKind::Match { scrutinee, arms } => self.match_expr(e, scrutinee, arms, hint.as_ref()),
+            ExprKind::Tuple(items) => {
+                let hints = match hint.as_ref().and_then(|h| self.tuple_parts(h)) {
+                    Some(h) if h.len() == items.len() => h.into_iter().map(Some).collect(),
+                    _ => vec![None; items.len()],
+                };
+                let mut parts = Vec::with_capacity(items.len());
+                for (item, h) in items.iter().zip(hints) {
+                    let t = self.expr(item, h.as_ref())?;
+                    self.tuple_elem_ok(&t, item.span)?;
+                    parts.push(t);
+                }
+                Ok(TyV::Tuple(parts))
+            }
+            ExprKind::TupleField(base, i) => {
+                let bt = self.expr(base, None)?;
+                self.tuple_field(&bt, *i, e.span)
+            }
+            ExprKind::StructLit { ty, fields } => {
+                for (name, value, span) in fields {
+                    let Some((_, want)) = ty.fields.iter().find(|(n, _)| n == name) else {
+                        return err(*span, format!("`{}` has no field `{name}`", ty.name));
+                    };
+                    if fields.iter().filter(|(n, ..)| n == name).count() > 1 {
+                        return err(*span, format!("the field `{name}` is given twice"));
+                    }
+                    let want = TyV::Ty(want.clone());
+                    let t = self.expr(value, Some(&want))?;
+                    self.unify(&want, &t, value.span)?;
+                }
+                if let Some((name, _)) = ty.fields.iter().find(|(n, _)| !fields.iter().any(|(f, ..)| f == n)) {
+                    return err(e.span, format!("missing field `{name}` of `{}`", ty.name));
+                }
+                Ok(TyV::Ty(Ty::Struct(ty.clone())))
+            }
             ExprKind::InlinePtx { ret, args, .. } => {
                 for a in args {
                     let t = self.expr(a, None)?;
@@ -701,6 +1205,34 @@ impl Checker {
                     }
                 }
                 Ok(TyV::Ty(ret.clone()))
+            }
+        }
+    }
+
+    fn tuple_elem_ok(&mut self, t: &TyV, span: Loc) -> Result<()> {
+        match self.shallow(t) {
+            TyV::Var(_) | TyV::Array(..) | TyV::Tuple(_) => Ok(()),
+            TyV::Ty(t) if t.is_value() => Ok(()),
+            other => {
+                let d = self.describe(&other);
+                err(
+                    span,
+                    format!("a tuple holds values (numbers, vectors, arrays), not {d}"),
+                )
+            }
+        }
+    }
+
+    fn tuple_field(&mut self, t: &TyV, i: usize, span: Loc) -> Result<TyV> {
+        match self.tuple_parts(t) {
+            Some(parts) if i < parts.len() => Ok(parts[i].clone()),
+            Some(parts) => err(
+                span,
+                format!("this tuple has {} fields, `.{i}` is not one", parts.len()),
+            ),
+            None => {
+                let d = self.describe(t);
+                err(span, format!("`.{i}` is a tuple field, and this is {d}"))
             }
         }
     }
@@ -902,9 +1434,20 @@ impl Checker {
                     None => err(base.span, format!("cannot index a value of type `{bt}`")),
                 }
             }
+            ExprKind::TupleField(base, i) => {
+                let bt = self.place(base)?;
+                let t = self.tuple_field(&bt, *i, p.span)?;
+                Ok(self.record(p, t))
+            }
             ExprKind::Field(base, field) => {
                 let bt = self.place(base)?;
                 let bt = self.known(&bt, base.span)?;
+                if let Ty::Struct(st) = &bt
+                    && let Some((_, t)) = st.fields.iter().find(|(n, _)| n == field)
+                {
+                    let t = TyV::Ty(t.clone());
+                    return Ok(self.record(p, t));
+                }
                 match (&bt, field.as_str()) {
                     (Ty::U32x4, "x" | "y" | "z" | "w") => {
                         let t = TyV::Ty(Ty::Scalar(Scalar::U32));
@@ -960,6 +1503,9 @@ impl Checker {
             .filter(|i| i.name == path.name && i.form == form)
             .collect();
         if candidates.is_empty() {
+            if let Some(idx) = self.device_of(path) {
+                return self.device_call(e, idx, generics, args, hint);
+            }
             let display = path.display();
             if path.qualifier.is_none() && path.name == self.kernel_name {
                 return err(
@@ -991,7 +1537,7 @@ impl Checker {
             return err(
                 e.span,
                 format!(
-                    "`{display}` is not an intrinsic; a kernel can only call the intrinsics of `nvfp4_dsl::prelude` (other functions, and kernels themselves, cannot be called from a kernel)"
+                    "`{display}` is not an intrinsic or a `#[device]` function; a kernel can call the intrinsics of `nvfp4_dsl::prelude` and functions marked `#[device]` (kernels themselves cannot be called from a kernel)"
                 ),
             );
         }
@@ -1017,6 +1563,9 @@ impl Checker {
             .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
             .collect();
         if candidates.is_empty() {
+            if let Some(msg) = unsupported_method(method, &rty) {
+                return err(e.span, msg);
+            }
             let known: Vec<&str> = intrinsics::all()
                 .filter(|i| i.form == Form::Method && i.params.first().is_some_and(|p| p.matches(&rty, i)))
                 .map(|i| i.name)
@@ -1077,7 +1626,7 @@ impl Checker {
             (Generics::None, []) => None,
             (Generics::None, [g, ..]) => {
                 let span = match g {
-                    GenericArg::Type(_, s) | GenericArg::Len(_, s) => *s,
+                    GenericArg::Type(_, s) | GenericArg::Len(_, s) | GenericArg::Expr(_, s) => *s,
                 };
                 return err(span, format!("`{display}` takes no generic arguments"));
             }
@@ -1406,6 +1955,57 @@ impl Checker {
     }
 }
 
+/// Why a method that Rust has is missing on `ty` in kernels, and what to
+/// write instead, for the methods people reach for.
+fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    let int = ty.is_int();
+    if int && (method.starts_with("checked_") || method.starts_with("overflowing_")) {
+        let op = method.split_once('_').map_or(method, |(_, op)| op);
+        let instead = ["wrapping_", "saturating_"]
+            .iter()
+            .map(|p| format!("{p}{op}"))
+            .filter(|m| intrinsics::all().any(|i| i.name == m && i.form == Form::Method))
+            .map(|m| format!("`.{m}()`"))
+            .collect::<Vec<_>>();
+        let what = if method.starts_with("checked_") {
+            "returns an `Option`"
+        } else {
+            "returns a `(value, overflowed)` tuple"
+        };
+        let hint = if instead.is_empty() {
+            "compute the condition explicitly with a comparison".to_string()
+        } else {
+            format!("use {}, or compare explicitly", instead.join(" or "))
+        };
+        return Some(format!(
+            "`.{method}()` {what}, which kernels cannot lower (a kernel has no way to panic or unwrap); {hint}"
+        ));
+    }
+    let rows: Vec<&Intrinsic> = intrinsics::all()
+        .filter(|i| i.name == method && i.form == Form::Method)
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut types: Vec<String> = rows
+        .iter()
+        .flat_map(|i| i.t_set.iter().map(|t| format!("`{t}`")))
+        .collect();
+    types.dedup();
+    if types.is_empty() {
+        return None;
+    }
+    let hint = if intrinsics::APPROXIMATE.contains(&method) && *ty == Ty::Scalar(Scalar::F64) {
+        format!("; PTX approximates it in `f32` only: write `(x as f32).{method}()`")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "`.{method}()` is available in kernels on {}, not on `{ty}`{hint}",
+        types.join(", ")
+    ))
+}
+
 fn want_display(t: &TyV) -> String {
     match t {
         TyV::Ty(t) => t.to_string(),
@@ -1431,7 +2031,7 @@ mod tests {
 
     fn check_src(src: &str) -> Result<(Kernel, Types)> {
         let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
-        let k = parse_kernel(&item)?;
+        let k = parse_kernel(&item, &[])?;
         let t = check(&k)?;
         Ok((k, t))
     }
@@ -1445,13 +2045,25 @@ mod tests {
 
     fn let_ty(k: &Kernel, t: &Types, name: &str) -> Ty {
         for s in &k.body.stmts {
-            if let StmtKind::Let { name: n, init, .. } = &s.kind
+            if let StmtKind::Let {
+                pat: LetPat::Name { name: n, .. },
+                init,
+                ..
+            } = &s.kind
                 && n == name
             {
                 return t.of(init).clone();
             }
         }
         panic!("no let {name}");
+    }
+
+    /// Found by the differential fuzzer: the arms of a `match` were unified
+    /// with the context's type hint (a cast's target), rejecting valid code.
+    #[test]
+    fn regression_match_arms_take_their_type_from_the_arms_not_the_context() {
+        let (k, t) = check_src("fn k(v: u32) { let x = (match v { 0 => 5i32, _ => -3 }) as u64; }").unwrap();
+        assert_eq!(let_ty(&k, &t, "x"), Ty::Scalar(Scalar::U64));
     }
 
     #[test]

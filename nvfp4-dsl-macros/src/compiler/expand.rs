@@ -7,6 +7,9 @@
 //!   no `launch`, so using it is a Rust compile error;
 //! - the original function, private and never called, so rustc type-checks
 //!   the body against the intrinsic declarations (and the IDE sees it).
+//!
+//! `#[device]` functions expand to themselves and a macro that hands their
+//! source to a kernel ([`device`], [`fetch_device`], [`parse_callback`]).
 
 use super::Compiled;
 use super::attr::SpecValue;
@@ -144,6 +147,136 @@ pub fn on_error(e: syn::Error, item: &syn::ItemFn) -> TokenStream {
     out
 }
 
+/// `#[device] fn name` or `#[device] struct Name`: the item (for rustc
+/// and host code), and a `macro_rules!` that appends its source to a
+/// kernel's callback, reachable as `name!` wherever the item is (a `use`
+/// of the item imports both). A `pub` item's macro is `#[macro_export]`ed
+/// (under a hidden unique name at the crate root) so other crates reach it
+/// by the same path as the item.
+pub fn device(item: &syn::Item) -> TokenStream {
+    let (name, vis, rust) = match item {
+        syn::Item::Fn(f) => {
+            let rust = strip_unroll(f);
+            (&f.sig.ident, &f.vis, quote!(#[allow(dead_code)] #rust))
+        }
+        syn::Item::Struct(s) => (&s.ident, &s.vis, quote!(#s)),
+        other => unreachable!("the attribute checked: a function or a struct, not {other:?}"),
+    };
+    let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(name, item));
+    let export = if matches!(vis, syn::Visibility::Public(_)) {
+        quote!(#[macro_export])
+    } else {
+        quote!()
+    };
+    quote! {
+        #rust
+
+        #[doc(hidden)]
+        #export
+        macro_rules! #hidden {
+            ([$($callback:tt)*] ($($attr:tt)*) {$($kernel:tt)*} {$($devices:tt)*}) => {
+                $($callback)*! { ($($attr)*) {$($kernel)*} {$($devices)* #item} }
+            };
+        }
+
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #hidden as #name;
+    }
+}
+
+/// A name for a device item's macro that no other device item of the
+/// crate has: FNV-1a of its source and position.
+fn device_hash(name: &syn::Ident, item: &syn::Item) -> u64 {
+    let start = name.span().start();
+    let text = format!("{}:{}:{}", start.line, start.column, quote!(#item));
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Expands to the macro of the device function at `key`, which calls the
+/// kernel callback back with its source appended.
+pub fn fetch_device(
+    attr: &TokenStream,
+    item: &syn::ItemFn,
+    devices: &[(String, syn::Item)],
+    key: &str,
+    span: Span,
+) -> TokenStream {
+    let tokens = || -> syn::Result<TokenStream> {
+        let path = path_tokens(key, span)?;
+        let mut have = Vec::with_capacity(devices.len());
+        for (k, f) in devices {
+            let k = path_tokens(k, span)?;
+            have.push(quote!([#k] #f));
+        }
+        Ok(quote_spanned! {span=>
+            #path! {
+                [::nvfp4_dsl::__kernel_with_devices]
+                (#attr)
+                {#item}
+                {#(#have)* [#path]}
+            }
+        })
+    };
+    tokens().unwrap_or_else(|e| on_error(e, item))
+}
+
+/// `a::b::c` as path tokens, each spanned at `span`; an error for a path
+/// that is not plain identifiers (`$crate::f` from a macro).
+fn path_tokens(key: &str, span: Span) -> syn::Result<TokenStream> {
+    let (leading, rest) = match key.strip_prefix("::") {
+        Some(r) => (quote_spanned!(span=> ::), r),
+        None => (quote!(), key),
+    };
+    let mut segments = Vec::new();
+    for s in rest.split("::") {
+        // `crate`, `self` and `super` are path segments too.
+        let any = <syn::Ident as syn::ext::IdentExt>::parse_any;
+        let mut ident = syn::parse::Parser::parse_str(any, s).map_err(|_| {
+            syn::Error::new(
+                span,
+                format!(
+                    "call `{key}` by a path of plain names (a `#[device]` function is fetched by the path of the call)"
+                ),
+            )
+        })?;
+        ident.set_span(span);
+        segments.push(ident);
+    }
+    Ok(quote!(#leading #(#segments)::*))
+}
+
+/// The callback's input: the kernel's attribute tokens, the kernel, and
+/// the device functions fetched so far with their paths.
+pub type Callback = (TokenStream, syn::ItemFn, Vec<(String, syn::Item)>);
+
+/// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`.
+pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
+    use syn::parse::Parser;
+    let parser = |stream: syn::parse::ParseStream| {
+        let attr;
+        syn::parenthesized!(attr in stream);
+        let attr: TokenStream = attr.parse()?;
+        let kernel;
+        syn::braced!(kernel in stream);
+        let kernel: syn::ItemFn = kernel.parse()?;
+        let list;
+        syn::braced!(list in stream);
+        let mut devices = Vec::new();
+        while !list.is_empty() {
+            let key;
+            syn::bracketed!(key in list);
+            let path: syn::Path = key.parse()?;
+            let item: syn::Item = list.parse()?;
+            devices.push((super::parse::path_key(&path), item));
+        }
+        Ok((attr, kernel, devices))
+    };
+    parser.parse2(input)
+}
+
 fn target_tokens(t: Target) -> TokenStream {
     let v = format_ident!("{}", t.variant());
     quote!(::nvfp4_dsl::Target::#v)
@@ -216,13 +349,19 @@ fn launcher_params(item: &syn::ItemFn) -> Launcher {
 /// The user's function as rustc should see it: `#[unroll]` removed (it is
 /// ours), private, allowed to be unused.
 fn type_check_copy(item: &syn::ItemFn) -> TokenStream {
-    let mut f = item.clone();
-    StripUnroll.visit_item_fn_mut(&mut f);
+    let mut f = strip_unroll(item);
     f.vis = syn::Visibility::Inherited;
     f.attrs.retain(|a| !a.path().is_ident("doc"));
     let span = Span::call_site();
     let allow = quote_spanned!(span=> #[allow(dead_code, clippy::all)]);
     quote!(#allow #f)
+}
+
+/// The function without our `#[unroll]` attributes, as rustc should see it.
+fn strip_unroll(item: &syn::ItemFn) -> syn::ItemFn {
+    let mut f = item.clone();
+    StripUnroll.visit_item_fn_mut(&mut f);
+    f
 }
 
 struct StripUnroll;

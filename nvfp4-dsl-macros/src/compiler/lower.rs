@@ -121,6 +121,20 @@ pub struct Lower<'a> {
     /// copies, so a later assignment does not change the new name's value.
     var_regs: HashSet<RegId>,
     line_info: bool,
+    /// The device functions being inlined, innermost last: where their
+    /// `return` jumps and the registers their value goes to.
+    returns: Vec<Return>,
+}
+
+/// An inlined device function's exit.
+struct Return {
+    /// The block around the inlined body.
+    block: u32,
+    result: Val,
+    ty: Ty,
+    /// Its name and the line of its `fn`, for the statement comments.
+    name: String,
+    fn_line: usize,
 }
 
 pub struct LowerOptions<'a> {
@@ -160,6 +174,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         next_label: 0,
         var_regs: HashSet::new(),
         line_info: opts.line_info.is_some(),
+        returns: Vec::new(),
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;
@@ -168,39 +183,14 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
     Ok(l.func)
 }
 
+/// Whether a body asks a slice for its length (`x.len()`), so the kernel
+/// loads the length parameters.
 fn uses_len(b: &Block) -> bool {
-    fn expr(e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::MethodCall { method, receiver, args } => {
-                method == "len" || expr(receiver) || args.iter().any(expr)
-            }
-            ExprKind::Unary(_, a)
-            | ExprKind::Cast(a, _)
-            | ExprKind::Field(a, _)
-            | ExprKind::Repeat(a, _)
-            | ExprKind::RefMut(a) => expr(a),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Assign(a, b)
-            | ExprKind::AssignOp(_, a, b)
-            | ExprKind::Index(a, b) => expr(a) || expr(b),
-            ExprKind::SliceFrom { base, start, .. } => expr(base) || expr(start),
-            ExprKind::Call { args, .. } | ExprKind::Array(args) | ExprKind::InlinePtx { args, .. } => {
-                args.iter().any(expr)
-            }
-            ExprKind::If { cond, then, els } => expr(cond) || block(then) || els.as_deref().is_some_and(expr),
-            ExprKind::While { cond, body } => expr(cond) || block(body),
-            ExprKind::Loop(b) | ExprKind::Block(b) => block(b),
-            ExprKind::For(f) => expr(&f.start) || expr(&f.end) || f.step.as_deref().is_some_and(expr) || block(&f.body),
-            _ => false,
-        }
-    }
-    fn block(b: &Block) -> bool {
-        b.stmts.iter().any(|s| match &s.kind {
-            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => expr(init),
-            StmtKind::Expr(e, _) => expr(e),
-        })
-    }
-    block(b)
+    let mut found = false;
+    walk_exprs(b, &mut |e| {
+        found |= matches!(&e.kind, ExprKind::MethodCall { method, .. } if method == "len");
+    });
+    found
 }
 
 /// PTX immediate for an integer of type `s`.
@@ -257,7 +247,7 @@ impl<'a> Lower<'a> {
     }
 
     /// Lowers `f` into a separate node list.
-    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Vec<Node>, T)> {
+    pub fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(Vec<Node>, T)> {
         self.out.push(Vec::new());
         let r = f(self);
         let nodes = self.out.pop().expect("pushed above");
@@ -353,6 +343,20 @@ impl<'a> Lower<'a> {
                 }
                 Val::Parts(parts)
             }
+            Ty::Tuple(elems) => {
+                let mut parts = Vec::with_capacity(elems.len());
+                for e in elems {
+                    parts.push(self.fresh(e)?);
+                }
+                Val::Parts(parts)
+            }
+            Ty::Struct(st) => {
+                let mut parts = Vec::with_capacity(st.fields.len());
+                for (_, e) in &st.fields {
+                    parts.push(self.fresh(e)?);
+                }
+                Val::Parts(parts)
+            }
             Ty::Unit => Val::Unit,
             t => Val::Reg(self.reg(self.class_of(t))),
         })
@@ -375,6 +379,18 @@ impl<'a> Lower<'a> {
                 let s = self.parts(src, d.len());
                 for (d, s) in d.iter().zip(s) {
                     self.assign_regs(d, &s, elem);
+                }
+            }
+            (Val::Parts(d), Ty::Tuple(elems)) => {
+                let s = self.parts(src, d.len());
+                for ((d, s), t) in d.iter().zip(s).zip(elems) {
+                    self.assign_regs(d, &s, t);
+                }
+            }
+            (Val::Parts(d), Ty::Struct(st)) => {
+                let s = self.parts(src, d.len());
+                for ((d, s), (_, t)) in d.iter().zip(s).zip(&st.fields) {
+                    self.assign_regs(d, &s, t);
                 }
             }
             (Val::Reg(r), t) => {
@@ -445,8 +461,10 @@ impl<'a> Lower<'a> {
     fn len_value(&self, len: &Len) -> u64 {
         match len {
             Len::Lit(n) => *n,
-            Len::Param(p) => match self.spec.iter().find(|(n, _)| n == p) {
-                Some((_, SpecValue::Int(v))) => *v as u64,
+            // A const generic of the kernel or of the device function being
+            // inlined, bound as a constant.
+            Len::Param(p) => match self.lookup(p) {
+                Some(Val::Const(Const::Int(v))) => *v as u64,
                 _ => 0,
             },
         }
@@ -466,7 +484,7 @@ impl<'a> Lower<'a> {
             };
             self.bind(name, Val::Const(c));
         }
-        let load_len = uses_len(&self.kernel.body);
+        let load_len = uses_len(&self.kernel.body) || self.kernel.devices.iter().any(|d| uses_len(&d.body));
         let prefix = self.func.entry.clone();
         for p in &self.kernel.params {
             match &p.ty {
@@ -585,20 +603,10 @@ impl<'a> Lower<'a> {
             result = Val::Unit;
             self.stmt_header(s);
             match &s.kind {
-                StmtKind::Let {
-                    name, mutable, init, ..
-                } => {
+                StmtKind::Let { pat, init, .. } => {
                     let t = self.ty(init);
                     let v = self.expr(init)?;
-                    let v = if *mutable {
-                        let fresh = self.fresh(&t)?;
-                        self.assign_regs(&fresh, &v, &t);
-                        self.mark_var(&fresh);
-                        fresh
-                    } else {
-                        self.copy_if_var(v, &t)?
-                    };
-                    self.bind(name, v);
+                    self.bind_let(pat, v, &t)?;
                 }
                 StmtKind::Const { name, init, .. } => {
                     let v = self.expr(init)?;
@@ -622,7 +630,44 @@ impl<'a> Lower<'a> {
         Ok(result)
     }
 
+    /// Binds a `let` pattern's names to the parts of `v`: a `mut` name gets
+    /// registers of its own, another name shares `v`'s unless they belong to
+    /// a variable (which may change later).
+    fn bind_let(&mut self, pat: &LetPat, v: Val, t: &Ty) -> Result<()> {
+        match pat {
+            LetPat::Wild => {}
+            LetPat::Name { name, mutable, .. } => {
+                let v = if *mutable {
+                    let fresh = self.fresh(t)?;
+                    self.assign_regs(&fresh, &v, t);
+                    self.mark_var(&fresh);
+                    fresh
+                } else {
+                    self.copy_if_var(v, t)?
+                };
+                self.bind(name, v);
+            }
+            LetPat::Tuple(pats, _) => {
+                let Ty::Tuple(elems) = t else {
+                    unreachable!("checked: a tuple")
+                };
+                let parts = self.parts(&v, pats.len());
+                for ((p, v), t) in pats.iter().zip(parts).zip(elems) {
+                    self.bind_let(p, v, t)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn stmt_header(&mut self, s: &Stmt) {
+        if let Some(r) = self.returns.last() {
+            // A device function's statement: its line from its own `fn`.
+            let rel = s.line.saturating_sub(r.fn_line);
+            let comment = format!("{}:{rel}: {}", r.name, s.text);
+            self.push(Node::Comment(comment));
+            return;
+        }
         let rel = s.line.saturating_sub(self.kernel.fn_line);
         self.push(Node::Comment(format!("{rel}: {}", s.text)));
         if self.line_info {
@@ -695,8 +740,9 @@ impl<'a> Lower<'a> {
                 Ok(Val::Mem(self.slice_from(m, s)))
             }
             ExprKind::Field(base, field) => {
+                let bt = self.ty(base);
                 let b = self.expr(base)?;
-                Ok(self.field(b, field))
+                Ok(self.field(b, &bt, field))
             }
             // The variable's own registers: the intrinsic updates them in place.
             ExprKind::RefMut(var) => self.expr(var),
@@ -773,8 +819,17 @@ impl<'a> Lower<'a> {
                 }
                 Ok(Val::Unit)
             }
-            ExprKind::Return => {
-                self.push(Node::Return);
+            ExprKind::Return(value) => {
+                let Some(ret) = self.returns.last() else {
+                    self.push(Node::Return);
+                    return Ok(Val::Unit);
+                };
+                let (block, result, ty) = (ret.block, ret.result.clone(), ret.ty.clone());
+                if let Some(v) = value {
+                    let v = self.expr(v)?;
+                    self.assign_regs(&result, &v, &ty);
+                }
+                self.push(Node::ExitBlock(block));
                 Ok(Val::Unit)
             }
             ExprKind::Block(b) => self.block_stmts(b),
@@ -795,6 +850,37 @@ impl<'a> Lower<'a> {
                     );
                 }
                 Ok(Val::Parts(vec![v; n as usize]))
+            }
+            ExprKind::Match { scrutinee, arms } => self.match_expr(e, scrutinee, arms),
+            ExprKind::Tuple(items) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for it in items {
+                    parts.push(self.expr(it)?);
+                }
+                Ok(Val::Parts(parts))
+            }
+            ExprKind::TupleField(base, i) => {
+                let b = self.expr(base)?;
+                Ok(self.tuple_part(b, *i))
+            }
+            ExprKind::StructLit { ty, fields } => {
+                // Evaluated in the order written, stored in declaration order.
+                let mut values = Vec::with_capacity(fields.len());
+                for (name, value, _) in fields {
+                    values.push((name, self.expr(value)?));
+                }
+                let parts = ty
+                    .fields
+                    .iter()
+                    .map(|(n, _)| {
+                        values
+                            .iter()
+                            .find(|(f, _)| *f == n)
+                            .map(|(_, v)| v.clone())
+                            .expect("checked: every field given")
+                    })
+                    .collect();
+                Ok(Val::Parts(parts))
             }
             ExprKind::InlinePtx { ret, template, args } => {
                 let mut inputs = Vec::new();
@@ -1463,7 +1549,16 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn field(&self, b: Val, field: &str) -> Val {
+    /// A field of a `u32x4` or of a struct.
+    fn field(&self, b: Val, t: &Ty, field: &str) -> Val {
+        if let Ty::Struct(st) = t {
+            let i = st
+                .fields
+                .iter()
+                .position(|(n, _)| n == field)
+                .expect("checked: a field");
+            return self.tuple_part(b, i);
+        }
         let i = match field {
             "x" => 0,
             "y" => 1,
@@ -1509,8 +1604,15 @@ impl<'a> Lower<'a> {
                 }
             }
             ExprKind::Field(base, field) => {
+                let bt = self.ty(base);
                 let b = self.expr(base)?;
-                let dst = self.field(b, field);
+                let dst = self.field(b, &bt, field);
+                self.assign_regs(&dst, &v, &t);
+                Ok(())
+            }
+            ExprKind::TupleField(base, i) => {
+                let b = self.expr(base)?;
+                let dst = self.tuple_part(b, *i);
                 self.assign_regs(&dst, &v, &t);
                 Ok(())
             }
@@ -1554,6 +1656,125 @@ impl<'a> Lower<'a> {
             els: else_nodes,
         });
         Ok(result)
+    }
+
+    /// `match`: each arm in a block that a failed pattern or guard exits
+    /// to the next arm; the matching arm's value goes to the result and
+    /// exits the whole match. Patterns on a constant fold, so only the arm
+    /// taken is emitted.
+    fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm]) -> Result<Val> {
+        let t = self.ty(e);
+        let st = self.ty(scrutinee);
+        let s = self.scalar_of(&st);
+        let v = self.expr(scrutinee)?;
+        let result = if t == Ty::Unit { Val::Unit } else { self.fresh(&t)? };
+        let whole = self.label();
+        let (nodes, ()) = self.nested(|l| {
+            for arm in arms {
+                let test = l.pattern_test(&arm.pat, &v, s, e.span)?;
+                if let Val::Const(Const::Bool(false)) = test {
+                    continue;
+                }
+                let block = l.label();
+                let (body, always) = l.nested(|l| {
+                    let mut always = true;
+                    if !matches!(test, Val::Const(Const::Bool(true))) {
+                        always = false;
+                        let p = l.in_reg(&test, Scalar::Bool);
+                        l.push(Node::If {
+                            cond: p,
+                            negate: true,
+                            then: vec![Node::ExitBlock(block)],
+                            els: vec![],
+                        });
+                    }
+                    l.scopes.push(Vec::new());
+                    l.bind_pattern(&arm.pat, &v, &st)?;
+                    if let Some(g) = &arm.guard {
+                        match l.expr(g)? {
+                            Val::Const(Const::Bool(true)) => {}
+                            Val::Const(Const::Bool(false)) => {
+                                always = false;
+                                l.push(Node::ExitBlock(block));
+                            }
+                            gv => {
+                                always = false;
+                                let p = l.in_reg(&gv, Scalar::Bool);
+                                l.push(Node::If {
+                                    cond: p,
+                                    negate: true,
+                                    then: vec![Node::ExitBlock(block)],
+                                    els: vec![],
+                                });
+                            }
+                        }
+                    }
+                    let value = l.expr(&arm.body)?;
+                    l.assign_regs(&result, &value, &t);
+                    l.scopes.pop();
+                    l.push(Node::ExitBlock(whole));
+                    Ok(always)
+                })?;
+                l.push(Node::Block { id: block, body });
+                if always {
+                    // Later arms cannot be reached.
+                    break;
+                }
+            }
+            Ok(())
+        })?;
+        self.push(Node::Block { id: whole, body: nodes });
+        Ok(result)
+    }
+
+    /// Whether `v` (of type `s`) matches `p`, as a `bool` value.
+    fn pattern_test(&mut self, p: &Pat, v: &Val, s: Scalar, span: Loc) -> Result<Val> {
+        let yes = Val::Const(Const::Bool(true));
+        Ok(match p {
+            Pat::Wild | Pat::Ident(..) => yes,
+            Pat::Lit(x) => {
+                let k = self.expr(x)?;
+                self.binary(BinOp::Eq, v.clone(), k, s, None, None, span)?
+            }
+            Pat::Range { lo, hi, inclusive } => {
+                let mut test = yes;
+                if let Some(lo) = lo {
+                    let k = self.expr(lo)?;
+                    let above = self.binary(BinOp::Ge, v.clone(), k, s, None, None, span)?;
+                    test = self.binary(BinOp::BitAnd, test, above, Scalar::Bool, None, None, span)?;
+                }
+                if let Some(hi) = hi {
+                    let k = self.expr(hi)?;
+                    let op = if *inclusive { BinOp::Le } else { BinOp::Lt };
+                    let below = self.binary(op, v.clone(), k, s, None, None, span)?;
+                    test = self.binary(BinOp::BitAnd, test, below, Scalar::Bool, None, None, span)?;
+                }
+                test
+            }
+            Pat::Or(ps) => {
+                let mut test = Val::Const(Const::Bool(false));
+                for q in ps {
+                    let t = self.pattern_test(q, v, s, span)?;
+                    test = self.binary(BinOp::BitOr, test, t, Scalar::Bool, None, None, span)?;
+                }
+                test
+            }
+        })
+    }
+
+    fn bind_pattern(&mut self, p: &Pat, v: &Val, t: &Ty) -> Result<()> {
+        if let Pat::Ident(name, _) = p {
+            let v = self.copy_if_var(v.clone(), t)?;
+            self.bind(name, v);
+        }
+        Ok(())
+    }
+
+    fn tuple_part(&self, v: Val, i: usize) -> Val {
+        match v {
+            Val::Parts(mut p) if i < p.len() => p.swap_remove(i),
+            other => unreachable!("checked: a tuple, not {other:?}"),
+        }
     }
 
     fn for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
@@ -1727,6 +1948,9 @@ impl<'a> Lower<'a> {
     // ----- intrinsic calls -----
 
     fn call(&mut self, e: &Expr, receiver: Option<&Expr>, args: &[Expr], generics: &[GenericArg]) -> Result<Val> {
+        if let Some(&idx) = self.types.devices.get(&e.id) {
+            return self.inline_device(e, idx, args, generics);
+        }
         let intr = *self.types.calls.get(&e.id).expect("checked: every call resolved");
         if !self.target.has(intr.min_target) {
             let needs = match intr.min_target {
@@ -1758,6 +1982,7 @@ impl<'a> Lower<'a> {
             match g {
                 GenericArg::Type(t, _) => generic_ty = Some(t.clone()),
                 GenericArg::Len(l, _) => generic_len = Some(self.len_value(l)),
+                GenericArg::Expr(..) => unreachable!("checked: intrinsics take lengths"),
             }
         }
         let call = Call {
@@ -1767,6 +1992,99 @@ impl<'a> Lower<'a> {
             generic_len,
         };
         (intr.lower)(self, &call)
+    }
+
+    /// A device function's body in place of its call: its parameters bound
+    /// to the arguments' values in a scope of its own. A body without
+    /// `return` is lowered as a block whose value is the call's; with
+    /// `return`, inside a block that `return` exits, its value going
+    /// through registers.
+    fn inline_device(&mut self, e: &Expr, idx: usize, args: &[Expr], generics: &[GenericArg]) -> Result<Val> {
+        let kernel = self.kernel;
+        let d = &kernel.devices[idx];
+        let mut consts = Vec::with_capacity(d.consts.len());
+        if let Some(lens) = self.types.device_lens.get(&e.id) {
+            for (name, len) in lens {
+                let v = match len {
+                    Len::Lit(n) => Val::Const(Const::Int(i128::from(*n))),
+                    Len::Param(p) => self.lookup(p).cloned().unwrap_or(Val::Unit),
+                };
+                consts.push((name.clone(), v));
+            }
+        }
+        for (g, c) in generics.iter().zip(&d.consts) {
+            let v = match g {
+                GenericArg::Len(l, _) => match l {
+                    Len::Lit(n) => Val::Const(Const::Int(i128::from(*n))),
+                    Len::Param(p) => self.lookup(p).cloned().unwrap_or(Val::Unit),
+                },
+                GenericArg::Expr(x, _) => self.expr(x)?,
+                GenericArg::Type(..) => unreachable!("checked: const generics take values"),
+            };
+            let Val::Const(k) = v else {
+                return err(
+                    e.span,
+                    format!("the const generic `{}` needs a value known at compile time", c.name),
+                );
+            };
+            consts.push((c.name.clone(), Val::Const(k)));
+        }
+        let mut params = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&d.params) {
+            let v = self.expr(a)?;
+            let v = if p.mutable {
+                let t = self.ty(a);
+                let fresh = self.fresh(&t)?;
+                self.assign_regs(&fresh, &v, &t);
+                self.mark_var(&fresh);
+                fresh
+            } else {
+                v
+            };
+            params.push((p.name.clone(), v));
+        }
+        const MAX_DEPTH: usize = 64;
+        if self.returns.len() >= MAX_DEPTH {
+            return err(e.span, "device functions nest more than 64 calls deep here");
+        }
+        let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        let loops = std::mem::take(&mut self.loops);
+        for (name, v) in consts.into_iter().chain(params) {
+            self.bind(&name, v);
+        }
+        let ty = self.ty(e);
+        let mut has_return = false;
+        walk_exprs(&d.body, &mut |x| has_return |= matches!(x.kind, ExprKind::Return(_)));
+        let block = self.label();
+        let result = if has_return && ty != Ty::Unit {
+            self.fresh(&ty)?
+        } else {
+            Val::Unit
+        };
+        self.returns.push(Return {
+            block,
+            result: result.clone(),
+            ty: ty.clone(),
+            name: d.name.clone(),
+            fn_line: d.fn_line,
+        });
+        let lowered = if has_return {
+            self.nested(|l| {
+                let v = l.block_stmts(&d.body)?;
+                l.assign_regs(&result, &v, &ty);
+                Ok(())
+            })
+            .map(|(body, ())| {
+                self.push(Node::Block { id: block, body });
+                result
+            })
+        } else {
+            self.block_stmts(&d.body)
+        };
+        self.returns.pop();
+        self.scopes = scopes;
+        self.loops = loops;
+        lowered
     }
 
     /// Declares a static shared array and returns its view.
@@ -1829,7 +2147,7 @@ impl<'a> Lower<'a> {
 }
 
 fn diverges(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Break | ExprKind::Continue | ExprKind::Return)
+    matches!(e.kind, ExprKind::Break | ExprKind::Continue | ExprKind::Return(_))
 }
 
 /// Expressions that can run unconditionally without changing behaviour: no

@@ -48,10 +48,121 @@ pub struct Compiled {
     pub variants: Vec<Variant>,
 }
 
-/// Compiles `#[kernel(attr)] item`.
-pub fn compile(attr: TokenStream, item: &syn::ItemFn, opts: &Options) -> syn::Result<Compiled> {
+/// The `#[device]` functions and structs a kernel or its device functions
+/// use that are not among `devices` yet: each as the path to fetch it by
+/// (resolved from the kernel's module) and the span of a use. Structs come
+/// first: the kernel cannot be parsed without them.
+pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> syn::Result<Vec<(String, Span)>> {
+    let mut missing: Vec<(String, Span)> = Vec::new();
+    struct_uses(item, "", &mut |key, span| {
+        push_missing(&mut missing, devices, key, span)
+    });
+    for (key, d) in devices {
+        if let syn::Item::Fn(f) = d {
+            struct_uses(f, key, &mut |k, span| push_missing(&mut missing, devices, k, span));
+        }
+    }
+    if !missing.is_empty() {
+        return Ok(missing);
+    }
+    let kernel = parse::parse_kernel(item, devices)?;
+    let mut visit = |caller: &str, body: &ast::Block| {
+        ast::walk_calls(body, &mut |e, path| {
+            let is_intrinsic = intrinsics::all().any(|i| {
+                i.name == path.name
+                    && match (&path.qualifier, i.form) {
+                        (None, intrinsics::Form::Free) => true,
+                        (Some(q), intrinsics::Form::Assoc(a)) => a == q,
+                        _ => false,
+                    }
+            });
+            // The kernel calling itself, and `Vec::new()`, `f32::sqrt(x)` and
+            // the like, are reported by `check`.
+            let is_kernel = path.qualifier.is_none() && path.name == kernel.name;
+            let on_builtin_type = path.qualifier.as_deref().is_some_and(parse::is_builtin_type);
+            if !is_intrinsic && !is_kernel && !on_builtin_type {
+                push_missing(
+                    &mut missing,
+                    devices,
+                    ast::resolve_device(caller, &path.full),
+                    e.span.start,
+                );
+            }
+        });
+    };
+    visit("", &kernel.body);
+    for d in &kernel.devices {
+        visit(&d.key, &d.body);
+    }
+    Ok(missing)
+}
+
+fn push_missing(missing: &mut Vec<(String, Span)>, devices: &[(String, syn::Item)], key: String, span: Span) {
+    if !devices.iter().any(|(k, _)| *k == key) && !missing.iter().any(|(k, _)| *k == key) {
+        missing.push((key, span));
+    }
+}
+
+/// Calls `found` with the key and span of every type or struct literal in
+/// `f` that names a type the DSL does not know: a `#[device]` struct.
+fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span)) {
+    use syn::visit::Visit;
+    struct Uses<'a> {
+        caller: &'a str,
+        generics: Vec<String>,
+        found: &'a mut dyn FnMut(String, Span),
+    }
+    impl Uses<'_> {
+        fn path(&mut self, p: &syn::Path) {
+            let Some(last) = p.segments.last() else { return };
+            let name = last.ident.to_string();
+            if parse::is_builtin_type(&name) || self.generics.contains(&name) {
+                return;
+            }
+            (self.found)(ast::resolve_device(self.caller, &parse::path_key(p)), last.ident.span());
+        }
+    }
+    impl<'ast> Visit<'ast> for Uses<'_> {
+        fn visit_type_path(&mut self, t: &'ast syn::TypePath) {
+            if t.qself.is_none() {
+                self.path(&t.path);
+            }
+            syn::visit::visit_type_path(self, t);
+        }
+        fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+            self.path(&e.path);
+            syn::visit::visit_expr_struct(self, e);
+        }
+    }
+    let generics = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    Uses {
+        caller,
+        generics,
+        found,
+    }
+    .visit_item_fn(f);
+}
+
+/// Compiles `#[kernel(attr)] item`, with the device functions it calls
+/// (each with the path it is called by).
+pub fn compile(
+    attr: TokenStream,
+    item: &syn::ItemFn,
+    devices: &[(String, syn::Item)],
+    opts: &Options,
+) -> syn::Result<Compiled> {
     let attr = attr::parse(attr)?;
-    let kernel = parse::parse_kernel(item)?;
+    let kernel = parse::parse_kernel(item, devices)?;
     let types = check::check(&kernel)?;
     let specs = specialisations(&attr, &kernel)?;
     let mut variants = Vec::with_capacity(specs.len());
@@ -193,7 +304,7 @@ mod tests {
 
     fn compile_src(attr: &str, src: &str) -> syn::Result<Compiled> {
         let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
-        compile(attr.parse().expect("attr tokens"), &item, &Options::default())
+        compile(attr.parse().expect("attr tokens"), &item, &[], &Options::default())
     }
 
     const SAXPY: &str = "fn saxpy(x: &[f32], y: &mut [f32], a: f32, n: u32) {

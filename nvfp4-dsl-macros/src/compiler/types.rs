@@ -294,6 +294,20 @@ pub enum Ty {
         elem: Box<Ty>,
         len: Len,
     },
+    /// A tuple of values, one register (or more) per field.
+    Tuple(Vec<Ty>),
+    /// A `#[device]` struct: its fields in registers, in declaration order.
+    Struct(StructTy),
+}
+
+/// A `#[device] struct`'s name, identity and fields.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct StructTy {
+    pub name: String,
+    /// Where it is defined (`Pair@12:4`): the same struct reached by two
+    /// paths is one type.
+    pub id: String,
+    pub fields: Vec<(String, Ty)>,
 }
 
 impl Ty {
@@ -371,6 +385,8 @@ impl Ty {
             | Ty::WgmmaDesc
             | Ty::InstrDesc => true,
             Ty::Array { elem, .. } => elem.is_value(),
+            Ty::Tuple(elems) => elems.iter().all(Ty::is_value),
+            Ty::Struct(_) => true,
             _ => false,
         }
     }
@@ -410,6 +426,13 @@ impl fmt::Display for Ty {
             Ty::SharedArray { elem, len } => write!(f, "SharedArray<{elem}, {len}>"),
             Ty::SharedSlice { elem } => write!(f, "SharedSlice<{elem}>"),
             Ty::Array { elem, len } => write!(f, "[{elem}; {len}]"),
+            Ty::Struct(st) => write!(f, "{}", st.name),
+            Ty::Tuple(elems) if elems.len() == 1 => write!(f, "({},)", elems[0]),
+            Ty::Tuple(elems) => write!(
+                f,
+                "({})",
+                elems.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 }

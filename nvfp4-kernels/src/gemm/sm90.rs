@@ -56,6 +56,7 @@
 //! (`t = c % 8 / 2`, `h = c % 2`, `j = 2 (s % 2) + c / 8`), which makes every
 //! register of a fragment two nibbles of one 32-bit word.
 
+use crate::decode::{e2m1_pair_scaled, e4m3_pair_splats};
 use nvfp4_dsl::prelude::*;
 
 /// K per pipeline stage.
@@ -247,9 +248,9 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     // Scales of groups 4 half + ah and 4 half + 2 + ah (bytes ah, 2 + ah).
                     let sw = scale_words[(RAW_BASE + sfa_raw + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
                     let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-                    let two = E4m3x2::from_bits(byte_perm(sw, 0, sel) as u16).to_f16x2().to_bits();
-                    asc[2 * half] = f16x2::from_bits(byte_perm(two, 0, 0x1010));
-                    asc[2 * half + 1] = f16x2::from_bits(byte_perm(two, 0, 0x3232));
+                    let splats = e4m3_pair_splats(sw, sel);
+                    asc[2 * half] = splats[0];
+                    asc[2 * half + 1] = splats[1];
                 }
                 #[unroll]
                 for job in 0..8usize {
@@ -257,11 +258,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     let mut out = [0u32; 4];
                     #[unroll]
                     for chunk in 0..4usize {
-                        let word = aw[2 * chunk + job / 4];
-                        let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
-                        let sign = word << (12 - 4 * j);
-                        let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
-                        out[chunk] = hmul2(f16x2::from_bits(bits), asc[chunk]).to_bits();
+                        let value = e2m1_pair_scaled(aw[2 * chunk + job / 4], j);
+                        out[chunk] = hmul2(value, asc[chunk]).to_bits();
                     }
                     // The 16-byte column of logical K 32 q + 16 (j / 2) + 8
                     // (j % 2) within the half (q = 2 ah + job / 4).
@@ -291,9 +289,9 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 for half in 0..2usize {
                     let sw = scale_words[(next_stage + sfa_raw + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
                     let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-                    let two = E4m3x2::from_bits(byte_perm(sw, 0, sel) as u16).to_f16x2().to_bits();
-                    asc[2 * half] = f16x2::from_bits(byte_perm(two, 0, 0x1010));
-                    asc[2 * half + 1] = f16x2::from_bits(byte_perm(two, 0, 0x3232));
+                    let splats = e4m3_pair_splats(sw, sel);
+                    asc[2 * half] = splats[0];
+                    asc[2 * half + 1] = splats[1];
                 }
             }
             #[unroll]
@@ -332,12 +330,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         // f: row (f % 2: g or g + 8), pair (f / 2).
                         let v = bw[f % 2];
                         let vw = [v.x, v.y, v.z, v.w];
-                        let word = vw[step / 2];
-                        let j = j0 + f as u32 / 2;
-                        let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
-                        let sign = word << (12 - 4 * j);
-                        let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
-                        frag[f] = hmul2(f16x2::from_bits(bits), f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
+                        let value = e2m1_pair_scaled(vw[step / 2], j0 + f as u32 / 2);
+                        frag[f] = hmul2(value, f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
                     }
                     let desc = WgmmaDesc::new(shared_address(smem, dec + step as u32 / 4 * 16384))
                         .with_leading_byte_offset(16)

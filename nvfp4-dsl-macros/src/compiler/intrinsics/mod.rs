@@ -1,7 +1,8 @@
 //! The one table of intrinsics: name, signature, minimum target, lowering,
 //! kept as one file per family ([`FAMILIES`]): thread indices,
 //! synchronisation and warp operations; memory and asynchronous copies;
-//! arithmetic and conversions; Blackwell tcgen05; Hopper wgmma.
+//! arithmetic and conversions; the methods of Rust's numbers; Blackwell
+//! tcgen05; Hopper wgmma.
 //!
 //! `check` types calls against the signatures; `lower` calls the lowering
 //! function, which may emit different PTX per target and raise the module's
@@ -9,6 +10,7 @@
 //! so rustc type-checks kernel bodies; a test keeps the two in step.
 
 mod convert;
+mod math;
 mod memory;
 mod tcgen05;
 mod threads;
@@ -24,6 +26,7 @@ pub static FAMILIES: &[&[Intrinsic]] = &[
     threads::TABLE,
     memory::TABLE,
     convert::TABLE,
+    math::TABLE,
     tcgen05::TABLE,
     wgmma::TABLE,
 ];
@@ -174,6 +177,7 @@ pub fn is_pure_index(name: &str) -> bool {
     all().any(|i| i.name == name && i.form == Form::Free && i.params.is_empty() && i.ret == RetTy::Is(U32))
 }
 
+pub(super) const U8: Ty = Ty::Scalar(Scalar::U8);
 pub(super) const U16: Ty = Ty::Scalar(Scalar::U16);
 pub(super) const U32: Ty = Ty::Scalar(Scalar::U32);
 pub(super) const I32: Ty = Ty::Scalar(Scalar::I32);
@@ -226,6 +230,8 @@ macro_rules! intrinsic {
 }
 
 use {intrinsic, sreg};
+
+pub use math::APPROXIMATE;
 
 pub(super) fn arg(c: &Call, i: usize) -> Val {
     c.args[i].0.clone()

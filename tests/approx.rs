@@ -1,0 +1,129 @@
+//! The `f32` functions PTX approximates (`exp`, `exp2`, `ln`, `log2`,
+//! `sin`, `cos`, `tanh`) against f64, within the bounds the README
+//! documents: on the emulator (`tests/std_methods.rs`) and on a GPU
+//! (`tests/gpu.rs`).
+
+use nvfp4_dsl::prelude::*;
+use nvfp4_kernels::rng::Rng;
+
+/// The approximate functions, seven results per input.
+#[kernel(targets(sm_90, sm_100a))]
+pub fn approximate_methods(x: &[f32], out: &mut [f32]) {
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
+    if i < x.len() {
+        let v = x[i];
+        let o = i * 7;
+        out[o] = v.exp();
+        out[o + 1] = v.exp2();
+        out[o + 2] = v.ln();
+        out[o + 3] = v.log2();
+        out[o + 4] = v.sin();
+        out[o + 5] = v.cos();
+        out[o + 6] = v.tanh();
+    }
+}
+
+/// Distance in ulps from `got` to the exact `want`, in units of the
+/// spacing of f32 at `want` (0 for two NaNs or equal values).
+pub fn ulps(got: f32, want: f64) -> f64 {
+    if got.is_nan() && want.is_nan() || f64::from(got) == want {
+        return 0.0;
+    }
+    if got.is_nan() || want.is_nan() || got.is_infinite() {
+        return f64::INFINITY;
+    }
+    let w = (want as f32).abs();
+    let spacing = if w.is_infinite() {
+        f64::from(f32::MAX) - f64::from(f32::from_bits(f32::MAX.to_bits() - 1))
+    } else {
+        f64::from(f32::from_bits(w.to_bits() + 1)) - f64::from(w)
+    };
+    ((f64::from(got) - want) / spacing).abs()
+}
+
+/// The error the README documents for `name`, which is NVIDIA's bound for
+/// the same instruction sequence (CUDA's `__expf`, `__exp2f`, `__logf`,
+/// `__log2f`, `__sinf`, `__cosf`; PTX's `tanh.approx.f32`): the error of
+/// `got` against the exact `want` in the unit the bound is stated in, the
+/// bound, and the unit.
+pub fn documented_error(name: &str, x: f32, got: f32, want: f64) -> (f64, f64, &'static str) {
+    let abs = (f64::from(got) - want).abs();
+    let near_one = (0.5..=2.0).contains(&x);
+    match name {
+        "exp" => (ulps(got, want), 2.0 + (1.173 * f64::from(x.abs())).floor(), "ulp"),
+        "exp2" => (ulps(got, want), 2.0, "ulp"),
+        "ln" if near_one => (abs, 2f64.powf(-21.41), "absolute"),
+        "log2" if near_one => (abs, 2f64.powf(-22.0), "absolute"),
+        "ln" => (ulps(got, want), 3.0, "ulp"),
+        "log2" => (ulps(got, want), 2.0, "ulp"),
+        "sin" | "cos" if x.abs() <= std::f32::consts::PI => (abs, 2f64.powf(-21.41), "absolute"),
+        "sin" | "cos" => (abs, 2f64.powf(-20.9), "absolute"),
+        _ => (abs / want.abs().max(f64::MIN_POSITIVE), 2f64.powf(-10.987), "relative"),
+    }
+}
+
+/// A function's name, its exact value in f64, and its domain.
+pub type Function = (&'static str, fn(f64) -> f64, fn(f32) -> bool);
+
+/// Each function with its exact value and its domain.
+pub const FUNCTIONS: [Function; 7] = [
+    ("exp", f64::exp, |v| v.abs() <= 87.0),
+    ("exp2", f64::exp2, |v| v.abs() <= 126.0),
+    ("ln", f64::ln, |v| v > 0.0 && v.is_finite()),
+    ("log2", f64::log2, |v| v > 0.0 && v.is_finite()),
+    ("sin", f64::sin, |v| v.abs() <= 100.0 * std::f32::consts::PI),
+    ("cos", f64::cos, |v| v.abs() <= 100.0 * std::f32::consts::PI),
+    ("tanh", f64::tanh, |v| v.is_finite() && v != 0.0),
+];
+
+/// Runs every function on `device` over random and special inputs; checks
+/// each result against its documented bound and returns, per function,
+/// the worst error in ulps and where it occurred.
+pub fn check(device: &Device, seed: u64) -> Result<Vec<(&'static str, f64, f32)>, String> {
+    let mut rng = Rng::new(seed);
+    let mut x: Vec<f32> = (0..4000).map(|_| rng.uniform(-87.0, 88.0)).collect();
+    x.extend((0..2000).map(|_| rng.uniform(-1.0, 1.0)));
+    x.extend((0..2000).map(|_| rng.uniform(0.5, 2.0)));
+    x.extend((0..2000).map(|_| f32::from_bits(rng.next_u32() & 0x7FFF_FFFF)));
+    x.extend([
+        0.0,
+        -0.0,
+        1.0,
+        2.0,
+        0.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+    ]);
+    let dx = device.upload(&x).map_err(|e| e.to_string())?;
+    let mut out = device.alloc_zeroed::<f32>(x.len() * 7).map_err(|e| e.to_string())?;
+    let blocks = x.len().div_ceil(256) as u32;
+    // SAFETY: one thread per input, writing its seven results.
+    unsafe { approximate_methods::Kernel::launch(device, LaunchConfig::linear(blocks, 256), &dx, &mut out) }
+        .map_err(|e| e.to_string())?;
+    let out = device.download(&out).map_err(|e| e.to_string())?;
+    let mut report = Vec::new();
+    for (f, (name, exact, domain)) in FUNCTIONS.iter().enumerate() {
+        let mut worst = (0.0f64, 0.0f32);
+        for (i, v) in x.iter().enumerate() {
+            if !domain(*v) {
+                continue;
+            }
+            let want = exact(f64::from(*v));
+            let got = out[i * 7 + f];
+            let (e, bound, unit) = documented_error(name, *v, got, want);
+            if e > bound {
+                return Err(format!(
+                    "{name}({v:e}) = {got:e}, exact {want:e}: {unit} error {e:e} > {bound:e}"
+                ));
+            }
+            let u = ulps(got, want);
+            if u > worst.0 {
+                worst = (u, *v);
+            }
+        }
+        report.push((*name, worst.0, worst.1));
+    }
+    Ok(report)
+}
