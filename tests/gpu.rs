@@ -450,17 +450,9 @@ impl Step {
         use nvfp4_kernels::quantize::{self, ScaleLayout};
         let k = weights.k;
         let plain = ScaleLayout::Plain;
-        quantize::quantize(
-            device,
-            &self.x,
-            1,
-            1,
-            k,
-            1.0 / 1344.0,
-            plain,
-            &mut self.codes,
-            &mut self.scales,
-        )?;
+        // Input scale 0.5 keeps the outputs of the test's wide weights
+        // within f16 (1/1344, the scale of x's amax, overflows them).
+        quantize::quantize(device, &self.x, 1, 1, k, 0.5, plain, &mut self.codes, &mut self.scales)?;
         let token = Nvfp4View::new(1, k, 1, &self.codes, &self.scales)?;
         gemv::gemv_scaled_with(device, GemvConfig::choose(k), 0.5, weights, token, &mut self.y)?;
         gemv::gemv(device, weights, token, &mut self.y2)
@@ -515,7 +507,7 @@ fn a_captured_graph_replays_what_direct_launches_compute() {
     step.run(&device, weights).expect("direct");
     let direct = step.outputs(&stream);
     let xf: Vec<f32> = x1.iter().map(|v| v.to_f32()).collect();
-    let want = gemv_reference(&w, &quantize_reference(&xf, 1, k, 1.0 / 1344.0).expect("reference"));
+    let want = gemv_reference(&w, &quantize_reference(&xf, 1, k, 0.5).expect("reference"));
     let halved: Vec<f64> = want.iter().map(|v| v * 0.5).collect();
     check_close(&direct[..m], &halved, 1e-3, 1e-3).unwrap_or_else(|e| panic!("direct, scaled: {e}"));
     check_close(&direct[m..], &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("direct: {e}"));
@@ -619,8 +611,8 @@ fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
     let report = nvfp4_tests::approx::check(&device(), 9).unwrap_or_else(|e| panic!("{e}"));
-    for (name, worst, at) in report {
-        println!("{name}: at most {worst:.2} ulp against f64 (at x = {at:e})");
+    for (name, worst, unit, at) in report {
+        println!("{name}: at most {worst:.3e} {unit} (at x = {at:e})");
     }
 }
 

@@ -515,8 +515,8 @@ fn float_methods_match_std_on_f32_and_f64() {
 #[test]
 fn approximate_functions_are_within_their_documented_error_on_the_emulator() {
     let report = nvfp4_tests::approx::check(&Device::emulator(Target::Sm90), 9).unwrap_or_else(|e| panic!("{e}"));
-    for (name, worst, at) in report {
-        println!("{name}: at most {worst:.2} ulp (at x = {at:e})");
+    for (name, worst, unit, at) in report {
+        println!("{name}: at most {worst:.3e} {unit} (at x = {at:e})");
     }
 }
 

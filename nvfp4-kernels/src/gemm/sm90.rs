@@ -24,23 +24,23 @@
 //! weights of a linear layer) is the wgmma's A operand, decoded straight
 //! into register fragments; A (the `M` rows, 128 tokens per tile) is the
 //! wgmma's B operand, decoded once per K stage into 128-byte-swizzled
-//! shared memory. A block of 384 threads computes `128 * BLOCKS` rows of B
-//! x 128 rows of A over a range of K:
-//! - warpgroup 0 is the producer (its registers lowered with
-//!   `setmaxnreg`): one elected thread streams K in stages of 128 through a
-//!   four-stage ring — B's `128 * BLOCKS` x 64-byte tile and A's 128 x
+//! shared memory. A block of 256 threads (two warpgroups) computes
+//! `128 * BLOCKS` rows of B x 128 rows of A over a range of K:
+//! - thread 0 is also the producer: it streams K in stages of 128 through
+//!   a four-stage ring — B's `128 * BLOCKS` x 64-byte tile and A's 128 x
 //!   64-byte tile (64-byte swizzle) by the tensor copy engine, their 1 KiB
 //!   blocks of scales by bulk copies — each completing on the stage's
-//!   `full` mbarrier;
-//! - warpgroups 1 and 2 are the consumers (registers raised), each owning
-//!   `BLOCKS` m64 blocks of B rows. Per stage and block a thread loads its
-//!   two rows' 32 values and scales into registers, then for each of the 8
-//!   K steps of 16 decodes its fragment and issues a `wgmma.m64n128k16`;
-//!   meanwhile it decodes its share of the next stage's A tile into the
-//!   next of three f16 buffers. After the block's 8 steps it waits and
-//!   promotes the scratch accumulator. A named barrier between the two
-//!   consumer warpgroups and a proxy fence publish each decoded tile to the
-//!   tensor cores; three buffers let a warpgroup run a stage ahead.
+//!   `full` mbarrier, each slot refilled once all 256 threads arrived on
+//!   its `empty` mbarrier;
+//! - each warpgroup owns `BLOCKS` m64 blocks of B rows. Per stage and
+//!   block a thread loads its two rows' 32 values and scales into
+//!   registers, then for each of the 8 K steps of 16 decodes its fragment
+//!   and issues a `wgmma.m64n128k16`; meanwhile it decodes its share of the
+//!   next stage's A tile into the next of three f16 buffers. After the
+//!   block's 8 steps it waits and promotes the scratch accumulator. A named
+//!   barrier between the two warpgroups and a proxy fence publish each
+//!   decoded tile to the tensor cores; three buffers let a warpgroup run a
+//!   stage ahead.
 //!
 //! K is split among the `SPLIT` blocks of a cluster (along grid x), each
 //! taking a contiguous range of stages. Every block writes its f32 partial
