@@ -57,7 +57,10 @@ pub fn documented_error(name: &str, x: f32, got: f32, want: f64) -> (f64, f64, &
         "log2" if near_one => (abs, 2f64.powf(-22.0), "absolute"),
         "ln" => (ulps(got, want), 3.0, "ulp"),
         "log2" => (ulps(got, want), 2.0, "ulp"),
-        "sin" | "cos" => (abs, 2f64.powf(-21.41), "absolute"),
+        // The PTX ISA's bound for `sin.approx.f32`/`cos.approx.f32` on
+        // [-π, π]; CUDA states 2^-21.41 for `__sinf`/`__cosf` there, which
+        // the H100 exceeds (cos(1.7598144) is 3.64e-7 = 2^-21.39 off).
+        "sin" | "cos" => (abs, 2f64.powf(-20.9), "absolute"),
         _ => (abs / want.abs().max(f64::MIN_POSITIVE), 2f64.powf(-10.987), "relative"),
     }
 }

@@ -630,7 +630,10 @@ fn run_generated(device: &Device, variant: &'static Variant, inputs: &[u32], wor
 
 /// The differential fuzzer's programs on the GPU and on the emulator: the
 /// same bits (the approximate functions within their documented bounds).
-/// `NVFP4_GPU_FUZZ_PROGRAMS` sets the batch (default 2000).
+/// `NVFP4_GPU_FUZZ_PROGRAMS` sets the batch (default 2000); every program
+/// runs, each mismatch is printed (with its PTX and source written to
+/// `NVFP4_GPU_FUZZ_DUMP`, a directory, when set) and the test fails at the
+/// end if there was any.
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
@@ -640,6 +643,8 @@ fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
+    let dump = std::env::var_os("NVFP4_GPU_FUZZ_DUMP").map(std::path::PathBuf::from);
+    let mut mismatches = Vec::new();
     for seed in 5_000_000..5_000_000 + programs {
         let p = program::Program::generate(seed);
         let ptx = p.compile_ptx().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
@@ -658,8 +663,22 @@ fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
         let on_gpu = run_generated(&gpu, variant, &inputs, words);
         let on_emulator = run_generated(&emulator, variant, &inputs, words);
         let want = p.interpret(&inputs);
-        p.compare_gpu(&on_gpu, &on_emulator, &want)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", p.source()));
+        if let Err(e) = p.compare_gpu(&on_gpu, &on_emulator, &want) {
+            println!("seed {seed}: {e}");
+            if let Some(dir) = &dump {
+                std::fs::create_dir_all(dir).expect("dump directory");
+                std::fs::write(dir.join(format!("seed-{seed}.ptx")), ptx).expect("write");
+                std::fs::write(dir.join(format!("seed-{seed}.rs")), p.source()).expect("write");
+            }
+            mismatches.push(seed);
+        }
     }
-    println!("{programs} generated programs: the GPU and the emulator agree bit for bit");
+    println!(
+        "{programs} generated programs on the GPU and the emulator: {} mismatches {mismatches:?}",
+        mismatches.len()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "the GPU and the emulator disagree on seeds {mismatches:?}"
+    );
 }
