@@ -130,7 +130,7 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
     for (m, n, k) in [(128, 4096, 7168), (256, 512, 2048)] {
         let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs");
         let want = nvfp4_kernels::nvfp4::gemm_reference(&a, &b);
-        for (blocks, split) in [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (2, 4)] {
+        for (blocks, split) in [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4), (2, 8)] {
             let kernel = Some(GemmKernel::Sm90 { blocks, split });
             let first = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
             nvfp4_kernels::nvfp4::check_close(&first, &want, 1e-3, 1e-3)
@@ -145,7 +145,7 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
     }
 }
 
-/// One cluster-split GEMM, for `compute-sanitizer --tool memcheck` and
+/// One split-K GEMM (and its reduction), for `compute-sanitizer --tool memcheck` and
 /// `--tool racecheck` (see the README).
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]

@@ -12,6 +12,9 @@ pub struct Options {
     /// (a kernel that never ends on its own: a mutated wait, a spin on a
     /// flag nobody sets). `None`: no limit.
     pub max_warp_instructions: Option<u64>,
+    /// The multiprocessors the emulated GPU reports (`None`: the target's
+    /// usual count), for host code that sizes its grids by them.
+    pub multiprocessors: Option<u32>,
 }
 
 /// The order in which warps run and asynchronous operations complete.
@@ -45,6 +48,7 @@ impl Options {
         Options {
             schedule: Schedule::Adversarial { seed },
             max_warp_instructions: None,
+            multiprocessors: None,
         }
     }
 
@@ -53,6 +57,7 @@ impl Options {
         Options {
             schedule: Schedule::Sequential,
             max_warp_instructions: None,
+            multiprocessors: None,
         }
     }
 
@@ -60,6 +65,15 @@ impl Options {
     pub fn with_max_warp_instructions(self, n: u64) -> Options {
         Options {
             max_warp_instructions: Some(n),
+            ..self
+        }
+    }
+
+    /// The same options for an emulated GPU that reports `n`
+    /// multiprocessors.
+    pub fn with_multiprocessors(self, n: u32) -> Options {
+        Options {
+            multiprocessors: Some(n),
             ..self
         }
     }

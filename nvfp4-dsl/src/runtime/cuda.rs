@@ -186,6 +186,13 @@ impl CudaDevice {
         Ok(self.storage(slice))
     }
 
+    pub(super) fn alloc_scratch(&self, bytes: usize) -> Result<Storage> {
+        // SAFETY: the bytes are plain data of no type's invariants; whatever
+        // the allocation held is a valid (unspecified) value of them.
+        let slice = unsafe { self.stream.alloc::<u8>(bytes) }.map_err(driver("allocating device memory"))?;
+        Ok(self.storage(slice))
+    }
+
     pub(super) fn download(&self, s: &CudaSlice<u8>) -> Result<Vec<u8>> {
         self.stream.clone_dtoh(s).map_err(driver("copying from the device"))
     }

@@ -131,6 +131,9 @@ impl EmuDevice {
     /// sm_90/sm_90a, a B200's 148 for sm_100a, an A100's 108 for sm_80 (it
     /// only guides how host code sizes grids; blocks run one at a time).
     pub fn multiprocessors(&self) -> u32 {
+        if let Some(n) = self.options.multiprocessors {
+            return n;
+        }
         match self.target {
             Target::Sm80 => 108,
             Target::Sm90 | Target::Sm90a => 132,

@@ -455,6 +455,21 @@ impl Device {
         Ok(DeviceBuffer::new(storage, len))
     }
 
+    /// A new buffer of `len` elements whose contents are unspecified: a
+    /// workspace that kernels write before they read it. On a CUDA device
+    /// it is allocated in stream order without a fill (the emulator's is
+    /// zeroed).
+    pub fn alloc_scratch<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::InvalidLaunch(format!("a buffer of {len} elements is too large")))?;
+        let storage = match self {
+            Device::Cuda(d) => d.alloc_scratch(bytes)?,
+            Device::Emulator(d) => Storage::Emu(d.alloc_zeroed(bytes)?),
+        };
+        Ok(DeviceBuffer::new(storage, len))
+    }
+
     /// Copies a buffer back to the host (waits for the work before it on
     /// this device's stream).
     pub fn download<T: DeviceCopy>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {

@@ -13,7 +13,9 @@
 //! the byte floor (the bytes of A, B, their scales and C once, at the copy
 //! bandwidth). The anchor in the same run is cuBLAS's f16 GEMM (f32
 //! accumulation) on the decoded operands, loaded at run time ("cuBLAS not
-//! found" when the library is absent).
+//! found" when the library is absent). An sm_90a row with K split says how
+//! the partial sums meet: `cl` in clusters (distributed shared memory),
+//! `gm` through global memory and the reduction kernel.
 //!
 //! The launch rows measure the cost of launching rather than the kernels:
 //! host microseconds per call of a small GEMV (512 x 2048, so the GPU keeps
@@ -266,7 +268,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             GemmKernel::Sm100 { .. } => [128, 256].map(|bn| GemmKernel::Sm100 { bn }).to_vec(),
             GemmKernel::Sm90 { .. } => [1, 2]
                 .into_iter()
-                .flat_map(|blocks| [1, 2, 4].map(|split| GemmKernel::Sm90 { blocks, split }))
+                .flat_map(|blocks| [1, 2, 4, 8].map(|split| GemmKernel::Sm90 { blocks, split }))
                 .filter(|k9| matches!(k9, GemmKernel::Sm90 { split, .. } if *split as usize <= k / 128))
                 .collect(),
         };
@@ -283,7 +285,15 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             })?;
             let variant = match kernel {
                 GemmKernel::Sm100 { bn } => format!("sm_100a BN={bn}"),
-                GemmKernel::Sm90 { blocks, split } => format!("sm_90a rows={} split={split}", 128 * blocks),
+                GemmKernel::Sm90 { blocks, split } => {
+                    let grid = split * (n / (128 * blocks as usize)) as u32;
+                    let how = match split {
+                        1 => "",
+                        _ if gemm::sm90_clustered(device.multiprocessors() as usize, grid, split) => " cl",
+                        _ => " gm",
+                    };
+                    format!("sm_90a rows={} split={split}{how}", 128 * blocks)
+                }
             };
             rows.push(row("gemm", variant, ms * 1e3, ratio));
         }

@@ -8,13 +8,13 @@
 //!   `tcgen05` block-scaled MMAs on FP4). Verified by ptxas, its SASS and
 //!   the emulator; no Blackwell GPU was available to run it.
 //! - Hopper (compute capability 9.0): [`gemm_nvfp4_sm90`] (sm_90a, FP4
-//!   decoded exactly to f16, `wgmma` with f32 accumulation, K split over a
-//!   cluster with a deterministic reduction in distributed shared memory).
+//!   decoded exactly to f16, `wgmma` with f32 accumulation, K split over
+//!   blocks whose f32 partials [`gemm_sm90_reduce`] sums in a fixed order).
 
 mod sm100;
 mod sm90;
 
-pub use sm90::gemm_nvfp4_sm90;
+pub use sm90::{gemm_nvfp4_sm90, gemm_sm90_reduce};
 pub use sm100::gemm_nvfp4;
 
 use crate::Error;
@@ -44,8 +44,8 @@ pub enum GemmKernel {
         bn: usize,
     },
     /// The sm_90a `wgmma` kernel: tiles of 128 rows of A x `128 * blocks`
-    /// rows of B (`blocks` 1 or 2), K split over `split` blocks of a
-    /// cluster (1, 2 or 4).
+    /// rows of B (`blocks` 1 or 2), K split over `split` blocks (1, 2, 4 or
+    /// 8) and their partial sums reduced by a second kernel.
     Sm90 {
         /// m64 blocks of B rows per consumer warpgroup.
         blocks: u32,
@@ -72,16 +72,31 @@ impl GemmKernel {
     }
 }
 
+/// Whether the sm_90a kernel reduces a K split over `split` blocks in
+/// clusters (distributed shared memory) rather than through global memory
+/// and [`gemm_sm90_reduce`]: when all `blocks` of the grid fit at once as
+/// clusters. A cluster must fit in one GPC: on the H100 at most 30 clusters
+/// of 4 run at once (`cuOccupancyMaxActiveClusters`), 120 of its 132
+/// multiprocessors; clusters of 2 fill them all.
+pub fn sm90_clustered(sms: usize, blocks: u32, split: u32) -> bool {
+    let blocks = blocks as usize;
+    match split {
+        2 => blocks <= sms,
+        4 => blocks / 4 <= sms * 30 / 132,
+        _ => false,
+    }
+}
+
 /// The sm_90a tiling `(blocks, split)` with the least predicted time on a
-/// GPU of `sms` multiprocessors, from a model fitted to all six tilings on
-/// the three benchmark shapes on the H100 (`bench --all-variants`, within
-/// 7% everywhere): a block's K stage of 128 costs 1 unit with 128-row tiles
-/// and 1.5 with 256-row tiles (1.42 and 2.13 µs), and a launch a fixed 3.2,
-/// 5.9 or 10.5 units with K split over 1, 2 or 4 blocks (the cluster launch
-/// and the reduction); blocks run in waves of as many as fit at once, one
-/// per multiprocessor, clusters of 4 only on 30 of every 132 (what
-/// `cuOccupancyMaxActiveClusters` reports on the H100: a cluster must fit
-/// in one GPC).
+/// GPU of `sms` multiprocessors, from a model fitted to the H100
+/// (`bench --all-variants`): a block's K stage of 128 costs 1 unit with
+/// 128-row tiles and 1.5 with 256-row tiles (1.42 and 2.13 µs); a launch a
+/// fixed 3.2 units, 5.9 with K split over a cluster of 2 and 10.5 over a
+/// cluster of 4 (the cluster launch and its reduction), and when the
+/// clusters would not fit at once ([`sm90_clustered`]) the split goes
+/// through global memory instead: 5.6 units plus 0.38 per MB of f32
+/// partial sums written and read back (the second kernel included). Blocks run in waves of one per
+/// multiprocessor.
 pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, u32) {
     let stages = (k / sm90::BK).max(1);
     let mut best = (1, 1);
@@ -91,17 +106,23 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
         if !n.is_multiple_of(rows) {
             continue;
         }
-        for (split, fixed) in [(1u32, 3.2), (2, 5.9), (4, 10.5)] {
+        for split in [1u32, 2, 4, 8] {
             if split as usize > stages {
                 continue;
             }
-            let capacity = if split == 4 {
-                (sms * 30 / 132).max(1) * 4
-            } else {
-                sms.max(1)
-            };
             let blocks_total = (m / BM) * (n / rows) * l * split as usize;
-            let waves = blocks_total.div_ceil(capacity);
+            let fixed = match split {
+                1 => 3.2,
+                _ if sm90_clustered(sms, blocks_total as u32, split) => {
+                    if split == 2 {
+                        5.9
+                    } else {
+                        10.5
+                    }
+                }
+                _ => 5.6 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
+            };
+            let waves = blocks_total.div_ceil(sms.max(1));
             let per_stage = if blocks == 2 { 1.5 } else { 1.0 };
             let cost = (waves * stages.div_ceil(split as usize)) as f64 * per_stage + fixed;
             if cost < best_cost {
@@ -439,25 +460,33 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                     device.describe()
                 )));
             }
-            if !matches!(blocks, 1 | 2) || !matches!(split, 1 | 2 | 4) || split as usize > k / sm90::BK {
+            if !matches!(blocks, 1 | 2) || !matches!(split, 1 | 2 | 4 | 8) || split as usize > k / sm90::BK {
                 return Err(Error::Shape(format!(
-                    "the sm_90a kernel takes 1 or 2 blocks of 64 B rows per warpgroup and splits K over 1, 2 or 4 blocks, at most one per stage of {} ({} stages); not {blocks} and {split}",
+                    "the sm_90a kernel takes 1 or 2 blocks of 64 B rows per warpgroup and splits K over 1, 2, 4 or 8 blocks, at most one per stage of {} ({} stages); not {blocks} and {split}",
                     sm90::BK,
                     k / sm90::BK
                 )));
             }
             let map_a = a.map(MapTile::Sm90A, "a")?;
             let map_b = b.map(MapTile::Sm90B { rows: 128 * blocks }, "b")?;
-            let launch = LaunchConfig::new(
-                (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32),
-                (sm90::THREADS, 1, 1),
-            )
-            .with_shared_bytes(sm90::shared_bytes(blocks))
-            .with_cluster((split, 1, 1));
+            let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
+            let clustered = sm90_clustered(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
+            let mut launch =
+                LaunchConfig::new(grid, (sm90::THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
+            if clustered {
+                launch = launch.with_cluster((split, 1, 1));
+            }
+            // The partial sums of a split K without clusters, in stream
+            // order after the previous work and freed after the reduction
+            // (a few words otherwise: the kernel does not touch them then).
+            let values = m * n * l;
+            let reduced = split > 1 && !clustered;
+            let mut partials = device.alloc_scratch::<f32>(if reduced { split as usize * values } else { 4 })?;
             // SAFETY: shapes checked above and by the maps: every tile is
             // inside a and b (rows are multiples of 128 and of the tile, K
             // of 256), the scale blocks exist for every (128 rows, 64 K)
-            // block, and every row and column of c is in bounds.
+            // block, every row and column of c is in bounds, and partials
+            // holds `split` copies of C when K is split.
             unsafe {
                 macro_rules! launch {
                     ($b:literal, $s:literal) => {
@@ -469,6 +498,8 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                             a.scales,
                             b.scales,
                             c.reborrow(),
+                            &mut partials,
+                            u32::from(clustered),
                             mm,
                             nn,
                             kk,
@@ -480,9 +511,46 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                     (1, 1) => launch!(1, 1),
                     (1, 2) => launch!(1, 2),
                     (1, 4) => launch!(1, 4),
+                    (1, 8) => launch!(1, 8),
                     (2, 1) => launch!(2, 1),
                     (2, 2) => launch!(2, 2),
-                    _ => launch!(2, 4),
+                    (2, 4) => launch!(2, 4),
+                    _ => launch!(2, 8),
+                }
+            }
+            if reduced {
+                let items = (values / 8) as u32;
+                let reduce = LaunchConfig::linear(items.div_ceil(256), 256);
+                // SAFETY: partials holds `split` x `values` f32 and c at
+                // least `values` f16 (checked above); values is a multiple
+                // of 8 (N of 128).
+                unsafe {
+                    match split {
+                        2 => gemm_sm90_reduce::Kernel::<2>::launch(
+                            device,
+                            reduce,
+                            &partials,
+                            c.reborrow(),
+                            items,
+                            alpha,
+                        )?,
+                        4 => gemm_sm90_reduce::Kernel::<4>::launch(
+                            device,
+                            reduce,
+                            &partials,
+                            c.reborrow(),
+                            items,
+                            alpha,
+                        )?,
+                        _ => gemm_sm90_reduce::Kernel::<8>::launch(
+                            device,
+                            reduce,
+                            &partials,
+                            c.reborrow(),
+                            items,
+                            alpha,
+                        )?,
+                    }
                 }
             }
         }
@@ -586,12 +654,25 @@ mod tests {
 
     #[test]
     fn the_sm90_tiling_is_the_fastest_measured_on_the_benchmark_shapes() {
-        // The fastest of the six tilings measured on the H100 (132
-        // multiprocessors) for each benchmark shape.
-        let fastest = [(2, 4), (2, 4), (1, 2)];
+        // The fastest of the eight tilings measured on the H100 (132
+        // multiprocessors) for each benchmark shape: 256-row tiles in
+        // clusters of 4, 128-row tiles split 4 through global memory (32
+        // clusters of 4 would not fit at once), 128-row tiles in clusters
+        // of 2.
+        let fastest = [(2, 4), (1, 4), (1, 2)];
         for ((m, n, k), want) in BENCH_SHAPES.into_iter().zip(fastest) {
             assert_eq!(sm90_tiling(132, m, n, k, 1), want, "M={m} N={n} K={k}");
         }
+    }
+
+    #[test]
+    fn clusters_are_used_only_where_they_all_fit_at_once() {
+        assert!(sm90_clustered(132, 112, 4));
+        assert!(!sm90_clustered(132, 128, 4));
+        assert!(sm90_clustered(132, 132, 2));
+        assert!(!sm90_clustered(132, 134, 2));
+        assert!(!sm90_clustered(132, 8, 8));
+        assert!(!sm90_clustered(132, 64, 1));
     }
 
     #[test]

@@ -42,12 +42,21 @@
 //!   decoded tile to the tensor cores; three buffers let a warpgroup run a
 //!   stage ahead.
 //!
-//! K is split among the `SPLIT` blocks of a cluster (along grid x), each
-//! taking a contiguous range of stages. Every block writes its f32 partial
-//! tile to its shared memory; after a cluster barrier, block `r` sums the
-//! partials of its share of the tile's rows of C from all blocks of the
-//! cluster in rank order (distributed shared memory), so the result is the
-//! same bits on every run, and stores f16 C.
+//! K is split among `SPLIT` blocks (along grid x), each taking a
+//! contiguous range of stages, so that the small-M shapes fill the
+//! multiprocessors. Every block puts its f32 tile in shared memory; then
+//! - `SPLIT = 1`: it stores its tile of C;
+//! - `clustered`, the `SPLIT` blocks a cluster: after a cluster barrier,
+//!   block `r` sums its share of the tile's rows over the cluster's blocks
+//!   in rank order through distributed shared memory and stores C (no
+//!   global traffic, but a cluster must fit in one GPC: the H100 runs at
+//!   most 30 clusters of 4 at once, 120 of its 132 multiprocessors);
+//! - not clustered: it stores its f32 partial tile to `partials[rank]`,
+//!   and [`gemm_sm90_reduce`], the next kernel in the stream, sums the
+//!   partials in rank order into C (any number of blocks, at the cost of
+//!   writing and reading the partials).
+//!
+//! Either way the sums run in a fixed order: the same bits on every run.
 //!
 //! K inside a 128-wide stage is permuted the same way for both operands
 //! (a dot product does not depend on the order of K): a thread of the
@@ -78,16 +87,20 @@ pub const fn shared_bytes(blocks: u32) -> u32 {
 }
 
 /// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
-/// per consumer warpgroup, K split over the `SPLIT` (1, 2, 4) blocks of a
-/// cluster. `map_a`: tensor map over A `[L*M rows][K/2 bytes]`, boxes of 64
+/// per consumer warpgroup, K split over `SPLIT` (1, 2, 4, 8) blocks.
+/// `map_a`: tensor map over A `[L*M rows][K/2 bytes]`, boxes of 64
 /// bytes x 128 rows, 64-byte swizzle; `map_b`: over B `[L*N rows][K/2
 /// bytes]`, boxes of 64 bytes x `128 * BLOCKS` rows, no swizzle; `sfa`,
 /// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`, each sum times
-/// `alpha` (an epilogue scale, 1 for none). Grid: (SPLIT,
-/// N / (128 * BLOCKS), L * M / 128), clusters of (SPLIT, 1, 1).
+/// `alpha` (an epilogue scale, 1 for none);
+/// `partials`: `[SPLIT][L * M][N]` f32, each block's unscaled sums over its
+/// K range, written when `SPLIT > 1` and not `clustered` (then c is left to
+/// the reduction); `clustered` (0 or 1): launched in clusters of
+/// (SPLIT, 1, 1), reducing through distributed shared memory (`SPLIT` 2 or
+/// 4). Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128).
 #[kernel(
     targets(sm_90a),
-    specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4]),
+    specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4, 8]),
     launch_bounds(256, 1)
 )]
 #[allow(clippy::too_many_arguments)]
@@ -97,6 +110,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     sfa: &[E4m3],
     sfb: &[E4m3],
     c: &mut [f16],
+    partials: &mut [f32],
+    clustered: u32,
     m: u32,
     n: u32,
     k: u32,
@@ -137,7 +152,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let tid = thread_idx_x();
     let warp = tid / 32;
     let lane = lane_id();
-    let rank = if SPLIT > 1 { cluster_cta_rank() } else { 0 };
+    let rank = block_idx_x();
     let n0 = block_idx_y() * b_rows;
     let m_tiles = m / 128;
     let batch = block_idx_z() / m_tiles;
@@ -387,51 +402,111 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             let v = if blk == 0 { acc0[i] } else { acc1[i] };
             partial[a_row * PITCH + b_row] = v * UNSCALE;
         }
-        if SPLIT > 1 {
+        if SPLIT > 1 && clustered != 0 {
+            cluster_sync();
+            // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) *
+            // 128 / SPLIT of the tile over the cluster in rank order, 8 B
+            // rows per item, items spread over the 256 threads (the loads of
+            // one item from all blocks are in flight together).
+            let items_per_row = 16 * BLOCKS;
+            for it in 0..8 * BLOCKS / SPLIT {
+                let item = ct + 256 * it;
+                let a_row = rank * (128 / SPLIT) + item / items_per_row;
+                let b_row = item % items_per_row * 8;
+                let at = (a_row * PITCH + b_row) / 4;
+                let mut sum = [0.0f32; 8];
+                #[unroll]
+                for src in 0..SPLIT {
+                    let lo = load_cluster(words, at, src);
+                    let hi = load_cluster(words, at + 1, src);
+                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                    #[unroll]
+                    for e in 0..8 {
+                        sum[e] += f32::from_bits(v[e]);
+                    }
+                }
+                let mut h = [0u32; 4];
+                #[unroll]
+                for e in 0..4 {
+                    h[e] = f16x2::from_f32s(sum[2 * e] * alpha, sum[2 * e + 1] * alpha).to_bits();
+                }
+                let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+                store_v4(c, out, u32x4::new(h[0], h[1], h[2], h[3]), Cache::Default);
+            }
+            // The other blocks read this one's partial tile until here.
             cluster_sync();
         } else {
             named_barrier_sync(1, 256);
-        }
-        // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) * 128 /
-        // SPLIT of the tile over the cluster in rank order, 8 B rows per
-        // item, items spread over the 256 consumer threads (the loads of
-        // one item from all blocks are in flight together).
-        let items_per_row = 16 * BLOCKS;
-        for it in 0..8 * BLOCKS / SPLIT {
-            let item = ct + 256 * it;
-            let a_row = rank * (128 / SPLIT) + item / items_per_row;
-            let b_row = item % items_per_row * 8;
-            let at = (a_row * PITCH + b_row) / 4;
-            let mut sum = [0.0f32; 8];
+            // The tile from shared memory, 8 B rows per item, items spread over
+            // the 256 threads: f16 C, or the f32 partial sums.
+            let items_per_row = 16 * BLOCKS;
             #[unroll]
-            for src in 0..SPLIT {
-                let lo = if SPLIT > 1 {
-                    load_cluster(words, at, src)
+            for it in 0..8 * BLOCKS {
+                let item = ct + 256 * it;
+                let a_row = item / items_per_row;
+                let b_row = item % items_per_row * 8;
+                let at = (a_row * PITCH + b_row) / 4;
+                let lo = words[at];
+                let hi = words[at + 1];
+                let row = rows0[0u32] + a_row;
+                let col = block_idx_y() * b_rows + b_row;
+                if SPLIT == 1 {
+                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                    let mut h = [0u32; 4];
+                    #[unroll]
+                    for e in 0..4 {
+                        h[e] = f16x2::from_f32s(f32::from_bits(v[2 * e]) * alpha, f32::from_bits(v[2 * e + 1]) * alpha)
+                            .to_bits();
+                    }
+                    store_v4(
+                        c,
+                        (row * n + col) as usize,
+                        u32x4::new(h[0], h[1], h[2], h[3]),
+                        Cache::Default,
+                    );
                 } else {
-                    words[at]
-                };
-                let hi = if SPLIT > 1 {
-                    load_cluster(words, at + 1, src)
-                } else {
-                    words[at + 1]
-                };
-                let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                #[unroll]
-                for e in 0..8 {
-                    sum[e] += f32::from_bits(v[e]);
+                    let out = ((rank * grid_dim_z() * 128 + row) * n + col) as usize;
+                    store_v4(partials, out, lo, Cache::Global);
+                    store_v4(partials, out + 4, hi, Cache::Global);
                 }
             }
-            let mut h = [0u32; 4];
+        }
+    }
+}
+
+/// Sums the `SPLIT` f32 partial results of [`gemm_nvfp4_sm90`] in rank
+/// order (the same bits on every run), times `alpha`, into f16 C:
+/// `c[i] = f16(alpha * (0 + partials[0][i] + .. + partials[SPLIT - 1][i]))`
+/// for the `8 * items` values of C, each thread 8 of them. Waits for the
+/// GEMM before its first load (it may launch while the GEMM runs).
+#[kernel(targets(sm_90a), specialize(SPLIT = [2, 4, 8]))]
+pub fn gemm_sm90_reduce<const SPLIT: u32>(partials: &[f32], c: &mut [f16], items: u32, alpha: f32) {
+    grid_dependency_wait();
+    launch_dependents();
+    let item = block_idx_x() * block_dim_x() + thread_idx_x();
+    if item < items {
+        let mut sum = [0.0f32; 8];
+        #[unroll]
+        for src in 0..SPLIT {
+            let at = ((src * items + item) * 8) as usize;
+            let lo = load_v4(partials, at, Cache::Streaming);
+            let hi = load_v4(partials, at + 4, Cache::Streaming);
+            let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
             #[unroll]
-            for e in 0..4 {
-                h[e] = f16x2::from_f32s(sum[2 * e] * alpha, sum[2 * e + 1] * alpha).to_bits();
+            for e in 0..8 {
+                sum[e] += f32::from_bits(v[e]);
             }
-            let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
-            store_v4(c, out, u32x4::new(h[0], h[1], h[2], h[3]), Cache::Default);
         }
-        if SPLIT > 1 {
-            // The other blocks read this one's partial tile until here.
-            cluster_sync();
+        let mut h = [0u32; 4];
+        #[unroll]
+        for e in 0..4 {
+            h[e] = f16x2::from_f32s(sum[2 * e] * alpha, sum[2 * e + 1] * alpha).to_bits();
         }
+        store_v4(
+            c,
+            (item * 8) as usize,
+            u32x4::new(h[0], h[1], h[2], h[3]),
+            Cache::Default,
+        );
     }
 }
