@@ -246,7 +246,7 @@ fn regression_int_abs_is_not_ptx_abs() {
         let (ptx, got) = run_kernel(src, &[x, d, n], 5);
         assert!(!ptx.contains("abs.s"), "integer abs must not be PTX's abs:\n{ptx}");
         let (x, d) = (x as i32, d as i32 | 1);
-        let w = (i64::from(x as u32) << 32) as i64;
+        let w = (u64::from(x as u32) << 32) as i64;
         let wr = w.wrapping_abs() % i64::from(d);
         let want = [
             (x.wrapping_abs() % d) as u32,
