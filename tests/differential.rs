@@ -190,3 +190,131 @@ fn the_generator_covers_the_subset() {
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");
     }
 }
+
+/// Compiles a kernel `fuzz(inp: &[u32], out: &mut [u32])` with the compiler
+/// library and runs it on the emulator in one thread; its PTX and `out`.
+fn run_kernel(src: &str, inputs: &[u32], words: usize) -> (String, Vec<u32>) {
+    let item: syn::ItemFn = syn::parse_str(src).expect("kernel source");
+    let attr: proc_macro2::TokenStream = "targets(sm_90)".parse().expect("attribute tokens");
+    let compiled = compiler::compile(attr, &item, &[], &compiler::Options::default()).expect("compiles");
+    let ptx = compiled.variants[0].ptx[0].1.clone();
+    let module = Module::parse(&ptx).expect("the emulator parses the PTX");
+    let mut mem = Memory::new();
+    let inp = mem.alloc(inputs.len() * 4, false);
+    let bytes: Vec<u8> = inputs.iter().flat_map(|w| w.to_le_bytes()).collect();
+    mem.write(inp, &bytes).expect("write");
+    let out = mem.alloc(words * 4, true);
+    let params = [
+        ParamValue::U64(inp),
+        ParamValue::U64(inputs.len() as u64),
+        ParamValue::U64(out),
+        ParamValue::U64(words as u64),
+    ];
+    module
+        .launch("fuzz", &Launch::new((1, 1, 1), (1, 1, 1), 0), &params, &mut mem)
+        .expect("runs");
+    let bytes = mem.read(out, words * 4).expect("read");
+    let words = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    (ptx, words)
+}
+
+/// Seed 5000195 on the H100: `(x as i32).abs() % d` with x = i32::MIN gave
+/// `2147483648 % d`, positive. The compiler wrote `abs.s32`, whose result
+/// ptxas takes to be non-negative, so it dropped the remainder's sign
+/// correction; Rust's `MIN.abs()` is `MIN`. Integer `abs` is now
+/// `(x ^ m) - m` with `m = x >> 31`, which ptxas leaves alone.
+#[test]
+fn regression_int_abs_is_not_ptx_abs() {
+    let src = "fn fuzz(inp: &[u32], out: &mut [u32]) {
+        let x = inp[0] as i32;
+        let d = (inp[1] as i32) | 1i32;
+        out[0] = (x.abs() % d) as u32;
+        out[1] = x.wrapping_abs() as u32;
+        let w = ((inp[0] as u64) << 32u32) as i64;
+        out[2] = ((w.abs() % (d as i64)) >> 32u32) as u32;
+        out[3] = (w.abs() % (d as i64)) as u32;
+        out[4] = (2.0f32).powi(inp[2] as i32).to_bits();
+    }";
+    for (x, d, n) in [
+        (0x8000_0000u32, 3u32, 0x8000_0000u32),
+        (0xFFFF_FFF9, 0xFFFF_FFFC, 3),
+        (7, 2, 0xFFFF_FFFE),
+    ] {
+        let (ptx, got) = run_kernel(src, &[x, d, n], 5);
+        assert!(!ptx.contains("abs.s"), "integer abs must not be PTX's abs:\n{ptx}");
+        let (x, d) = (x as i32, d as i32 | 1);
+        let w = (u64::from(x as u32) << 32) as i64;
+        let wr = w.wrapping_abs() % i64::from(d);
+        let want = [
+            (x.wrapping_abs() % d) as u32,
+            x.wrapping_abs() as u32,
+            (wr >> 32) as u32,
+            wr as u32,
+            2.0f32.powi(n as i32).to_bits(),
+        ];
+        assert_eq!(got, want, "x = {x}, d = {d}, n = {n}");
+    }
+}
+
+/// Seed 5000284 on the H100: `-(-(h.to_f32()))` of a bf16 NaN kept
+/// `0x7fff0000` (ptxas folded the two `neg.f32` away), while the emulator
+/// gave the canonical NaN that one `neg.f32` of a NaN gives on the H100.
+/// Rust's `-x` flips the sign bit and keeps a NaN's payload; the compiler
+/// now writes it as an `xor` of the sign bit (f16, bf16, f32, f64), which
+/// means the same on the GPU however ptxas folds it.
+#[test]
+fn regression_float_negation_flips_the_sign_bit_of_a_nan() {
+    let src = "fn fuzz(inp: &[u32], out: &mut [u32]) {
+        let x = f32::from_bits(inp[0]);
+        out[0] = (-x).to_bits();
+        out[1] = (-(-x)).to_bits();
+        let w = f64::from_bits(((inp[0] as u64) << 32u32) | (inp[1] as u64));
+        let n = (-w).to_bits();
+        out[2] = n as u32;
+        out[3] = (n >> 32u32) as u32;
+        out[4] = (-f16::from_bits(inp[1] as u16)).to_bits() as u32;
+        out[5] = (-bf16::from_bits(inp[1] as u16)).to_bits() as u32;
+    }";
+    for (a, b) in [
+        (0x7FFF_0000u32, 0x7E01u32),
+        (0xFFC0_0001, 0xFFFF),
+        (0x3F80_0000, 0x8000),
+        (0x8000_0000, 0),
+    ] {
+        let (ptx, got) = run_kernel(src, &[a, b], 6);
+        assert!(
+            !ptx.contains("neg.f") && !ptx.contains("neg.bf"),
+            "float negation must be bits:\n{ptx}"
+        );
+        let w = (u64::from(a) << 32 | u64::from(b)) ^ (1 << 63);
+        let want = [a ^ 0x8000_0000, a, w as u32, (w >> 32) as u32, b ^ 0x8000, b ^ 0x8000];
+        assert_eq!(got, want, "inputs {a:#x} {b:#x}");
+    }
+}
+
+/// Seeds 5000129 and 5000229 on the H100: `x.clamp(3.75, 9.0)` of the NaN
+/// `0xfffffffe` gave `0x7fffffff`: ptxas turned the compare-and-selects
+/// into `FMNMX.NAN`, which returns the canonical NaN. Rust's `clamp`
+/// returns `x` itself; the lowering now selects `x` when it is NaN, which
+/// ptxas keeps.
+#[test]
+fn regression_float_clamp_returns_a_nan_operand_itself() {
+    let src = "fn fuzz(inp: &[u32], out: &mut [u32]) {
+        out[0] = (f32::from_bits(inp[0])).clamp(3.75f32, 9.0f32).to_bits();
+        let w = f64::from_bits(((inp[0] as u64) << 32u32) | (inp[0] as u64));
+        out[1] = (w.clamp(-4.5f64, 2.0f64).to_bits() >> 32u32) as u32;
+    }";
+    for x in [0xFFFF_FFFEu32, 0x7FC0_0000, 0x4000_0000, 0xC2C8_0000, 0x8000_0000] {
+        let (ptx, got) = run_kernel(src, &[x], 2);
+        assert_eq!(ptx.matches("setp.nan").count(), 2, "{ptx}");
+        let w = f64::from_bits(u64::from(x) << 32 | u64::from(x));
+        let want = [
+            f32::from_bits(x).clamp(3.75, 9.0).to_bits(),
+            (w.clamp(-4.5, 2.0).to_bits() >> 32) as u32,
+        ];
+        assert_eq!(got, want, "x = {x:#x}");
+    }
+}

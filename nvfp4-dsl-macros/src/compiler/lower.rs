@@ -940,6 +940,23 @@ impl<'a> Lower<'a> {
         let src = self.operand(&v, s);
         let d = self.reg(s.reg_class());
         match (op, s) {
+            (UnOp::Neg, Scalar::F16 | Scalar::Bf16) => {
+                // Rust's float negation flips the sign bit, NaN included;
+                // PTX's `neg` of a NaN gives the canonical NaN on the H100
+                // unless ptxas folds it away (`-(-x)`), so bits do it.
+                self.emit("xor.b16", vec![d.into(), src, Operand::imm("0x8000")]);
+            }
+            (UnOp::Neg, Scalar::F32 | Scalar::F64) => {
+                let (class, b, sign) = if s == Scalar::F64 {
+                    (RegClass::B64, "b64", "0x8000000000000000")
+                } else {
+                    (RegClass::B32, "b32", "0x80000000")
+                };
+                let bits = self.reg(class);
+                self.emit(format!("mov.{b}"), vec![bits.into(), src]);
+                self.emit(format!("xor.{b}"), vec![bits.into(), bits.into(), Operand::imm(sign)]);
+                self.emit(format!("mov.{b}"), vec![d.into(), bits.into()]);
+            }
             (UnOp::Neg, s) => self.emit(format!("neg.{}", s.ptx_arith()), vec![d.into(), src]),
             (UnOp::Not, Scalar::Bool) => self.emit("not.pred", vec![d.into(), src]),
             (UnOp::Not, s) => {

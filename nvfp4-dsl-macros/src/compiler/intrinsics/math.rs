@@ -315,7 +315,7 @@ fn int(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
         "wrapping_shr" => l.binary(Shr, x, arg(c, 1), s, Some(Scalar::U32), None, span),
         "abs" | "wrapping_abs" => {
             let xr = l.in_reg(&x, s);
-            Ok(unary_op(l, &format!("abs.{t}"), class, xr.into()))
+            Ok(Val::Reg(int_abs(l, s, xr)))
         }
         "leading_zeros" | "trailing_zeros" | "count_ones" | "count_zeros" | "is_power_of_two" => {
             let mut src = l.in_reg(&x, s);
@@ -661,6 +661,26 @@ fn fold_int(name: &str, s: Scalar, a: &[Const]) -> Option<Const> {
     }
 }
 
+/// Rust's wrapping `abs` of a signed integer (`MIN.abs()` is `MIN`):
+/// `(x ^ m) - m` with `m = x >> (bits - 1)`. Not PTX's `abs.s32`/`abs.s64`:
+/// ptxas takes their result to be non-negative and drops the sign
+/// correction of a `rem.s32` that divides it, so on the GPU
+/// `i32::MIN.abs() % 3` was 2 instead of -2 (fuzz seed 5000195).
+fn int_abs(l: &mut Lower<'_>, s: Scalar, x: ir::Reg) -> ir::Reg {
+    let (class, b, t) = if s.bits() == 64 {
+        (RegClass::B64, "b64", "s64")
+    } else {
+        (RegClass::B32, "b32", "s32")
+    };
+    let m = l.reg(class);
+    l.emit(format!("shr.{t}"), vec![m.into(), x.into(), Operand::imm(s.bits() - 1)]);
+    let flipped = l.reg(class);
+    l.emit(format!("xor.{b}"), vec![flipped.into(), x.into(), m.into()]);
+    let d = l.reg(class);
+    l.emit(format!("sub.{t}"), vec![d.into(), flipped.into(), m.into()]);
+    d
+}
+
 fn float(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
     let s = scalar(c, 0);
     if !APPROXIMATE.contains(&name)
@@ -733,6 +753,12 @@ fn float(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
             l.emit(format!("selp.{t}"), vec![d.into(), lo.into(), x.into(), p.into()]);
             l.emit(format!("setp.gt.{t}"), vec![p.into(), d.into(), hi.into()]);
             l.emit(format!("selp.{t}"), vec![d.into(), hi.into(), d.into(), p.into()]);
+            // ptxas turns the compare-and-selects with constant bounds into
+            // `FMNMX.NAN`, which gives the canonical NaN for a NaN `x`
+            // (fuzz seeds 5000129, 5000229); an explicit select keeps x.
+            let nan = l.reg(RegClass::Pred);
+            l.emit(format!("setp.nan.{t}"), vec![nan.into(), x.into(), x.into()]);
+            l.emit(format!("selp.{t}"), vec![d.into(), x.into(), d.into(), nan.into()]);
             d
         }
         "signum" => {
@@ -834,8 +860,7 @@ fn powi(l: &mut Lower<'_>, c: &Call, s: Scalar, x: ir::Reg) -> Result<Val> {
     }
     let nr = l.in_reg(&n, Scalar::I32);
     // |n| as an unsigned count (i32::MIN gives 2^31, as `unsigned_abs`).
-    let left = l.reg(RegClass::B32);
-    l.emit("abs.s32", vec![left.into(), nr.into()]);
+    let left = int_abs(l, Scalar::I32, nr);
     let id = l.label();
     let (body, ()) = l.nested(|l| {
         let bit = l.reg(RegClass::B32);
