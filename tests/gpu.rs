@@ -628,6 +628,13 @@ fn run_generated(device: &Device, variant: &'static Variant, inputs: &[u32], wor
     device.download(&out).expect("download")
 }
 
+/// Generated programs where the GPU differs from the emulator because of
+/// the driver's JIT, not of our PTX (each checked on the H100).
+const KNOWN_DRIVER_DIFFERENCES: &[(u64, &str)] = &[(
+    5000115,
+    "the JIT folds constant f32 add.rn/sub.rn with a rounding that breaks a tie away from even (the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants)",
+)];
+
 /// The differential fuzzer's programs on the GPU and on the emulator: the
 /// same bits (the approximate functions within their documented bounds).
 /// `NVFP4_GPU_FUZZ_PROGRAMS` sets the batch (default 2000); every program
@@ -683,12 +690,16 @@ fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
                 std::fs::write(dir.join(format!("seed-{seed}.ptx")), ptx).expect("write");
                 std::fs::write(dir.join(format!("seed-{seed}.rs")), p.source()).expect("write");
             }
-            mismatches.push(seed);
+            match KNOWN_DRIVER_DIFFERENCES.iter().find(|(known, _)| *known == seed) {
+                Some((_, why)) => println!("seed {seed}: a known driver difference: {why}"),
+                None => mismatches.push(seed),
+            }
         }
     }
     println!(
-        "{programs} generated programs on the GPU and the emulator: {} mismatches {mismatches:?}",
-        mismatches.len()
+        "{programs} generated programs on the GPU and the emulator: {} mismatches {mismatches:?} ({} known driver differences listed)",
+        mismatches.len(),
+        KNOWN_DRIVER_DIFFERENCES.len()
     );
     assert!(
         mismatches.is_empty(),
@@ -696,18 +707,19 @@ fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
     );
 }
 
-/// A probe for GPU fuzz seed 5000115, where the H100 gave `0x790f07e5` and
-/// the emulator (IEEE, and the SASS of the CUDA 13.0.88 ptxas, which folds
-/// it to a constant) `0x790f07e6` for `x - (((x + x) + x) + x)` with the
-/// constant x = `0xF83EB532` in `add.rn`/`sub.rn`. The exact result is
-/// -3x, which lies half-way between the two: ties-to-even gives `...e6`.
-/// Hypothesis: the driver's JIT folds the constant arithmetic with another
-/// rounding. The probe runs the same PTX with x as a constant and with x
-/// loaded from memory (which no compiler can fold) and prints both; the
-/// loaded one should be `0x790f07e6` (the FADDs round to nearest even).
+/// GPU fuzz seed 5000115: the H100 gave `0x790f07e5` where the emulator
+/// (IEEE, and the SASS of the CUDA 13.0.88 ptxas, which folds it to a
+/// constant) gives `0x790f07e6` for `x - (((x + x) + x) + x)` with the
+/// constant x = `0xF83EB532` in `add.rn`/`sub.rn`. The exact result, -3x,
+/// lies half-way between the two; ties-to-even gives `...e6`. Measured on
+/// the H100 with driver 580.159.04: with x loaded from memory the GPU gives
+/// `...e6`, with x a constant `...e5`: the driver's JIT folds the constant
+/// arithmetic with another rounding. The test checks the loaded case and
+/// prints the constant one (a driver difference no code of ours can
+/// change; `KNOWN_DRIVER_DIFFERENCES` lists the seed for the batch).
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
-fn probe_constant_f32_arithmetic_rounds_ties_to_even() {
+fn the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants() {
     let gpu = device();
     let emulator = Device::emulator(Target::Sm90);
     let kernel = |load: bool| {
@@ -747,7 +759,6 @@ fn probe_constant_f32_arithmetic_rounds_ties_to_even() {
         println!("x - (((x + x) + x) + x), x = 0xf83eb532 {how}: GPU {on_gpu:#010x}, emulator {emulated:#010x}");
         report.push((how, on_gpu, emulated));
     }
-    for (how, on_gpu, emulated) in report {
-        assert_eq!(on_gpu, emulated, "x {how}: the GPU and the emulator differ");
-    }
+    let (_, on_gpu, emulated) = report[1];
+    assert_eq!(on_gpu, emulated, "x loaded: the GPU and the emulator differ");
 }
