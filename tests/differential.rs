@@ -347,3 +347,40 @@ fn regression_float_abs_clears_the_sign_bit_of_a_nan() {
         assert_eq!(got, want, "inputs {a:#x} {b:#x}");
     }
 }
+
+/// Seed 5002873 on the H100: `(a + -457534851i32).saturating_add(1356611541)`
+/// with `a + -457534851` wrapping to a large positive number did not
+/// saturate: ptxas folds the constant `add.s32` into the `add.sat.s32` that
+/// follows (`add.sat(a, c1 + c2)`, as the local CUDA 13.0 SASS shows). The
+/// compiler now writes i32 `saturating_add`/`saturating_sub` as the i64
+/// ones: the wrapped result, replaced by MIN or MAX on overflow.
+#[test]
+fn regression_i32_saturating_add_after_a_wrapping_add_saturates() {
+    let src = "fn fuzz(inp: &[u32], out: &mut [u32]) {
+        let a = inp[0] as i32;
+        out[0] = ((a + -457534851i32).saturating_add(1356611541i32)) as u32;
+        out[1] = ((a - 457534851i32).saturating_sub(-1356611541i32)) as u32;
+        out[2] = (a.saturating_add(inp[1] as i32)) as u32;
+        out[3] = (a.saturating_sub(inp[1] as i32)) as u32;
+    }";
+    for (a, b) in [
+        (0x96B1_A563u32, 0x7FFF_FFFFu32),
+        (0x7FFF_FFFF, 1),
+        (0x8000_0000, 0x8000_0000),
+        (5, 0xFFFF_FFF0),
+    ] {
+        let (ptx, got) = run_kernel(src, &[a, b], 4);
+        assert!(
+            !ptx.contains(".sat.s32"),
+            "i32 saturation must not be PTX's .sat:\n{ptx}"
+        );
+        let (x, y) = (a as i32, b as i32);
+        let want = [
+            x.wrapping_add(-457534851).saturating_add(1356611541) as u32,
+            x.wrapping_sub(457534851).saturating_sub(-1356611541) as u32,
+            x.saturating_add(y) as u32,
+            x.saturating_sub(y) as u32,
+        ];
+        assert_eq!(got, want, "inputs {a:#x} {b:#x}");
+    }
+}
