@@ -318,3 +318,69 @@ fn regression_float_clamp_returns_a_nan_operand_itself() {
         assert_eq!(got, want, "x = {x:#x}");
     }
 }
+
+/// Seed 5001852 on the H100: `f32::NAN.abs()` gave `0x7fc00000` (ptxas
+/// folded the `abs.f32` of the constant), the emulator the canonical NaN
+/// that `abs.f32` of a NaN gives on the H100. Rust's `abs` clears the sign
+/// bit and keeps a NaN's payload; the compiler now writes it as an `and`
+/// (f32, f64), which means the same however ptxas folds it.
+#[test]
+fn regression_float_abs_clears_the_sign_bit_of_a_nan() {
+    let src = "fn fuzz(inp: &[u32], out: &mut [u32]) {
+        out[0] = (f32::from_bits(inp[0])).abs().to_bits();
+        out[1] = (f32::NAN).abs().to_bits();
+        let w = f64::from_bits(((inp[0] as u64) << 32u32) | (inp[1] as u64));
+        let a = w.abs().to_bits();
+        out[2] = a as u32;
+        out[3] = (a >> 32u32) as u32;
+    }";
+    for (a, b) in [
+        (0xFFC0_0001u32, 0xFE01u32),
+        (0x7F80_0001, 0xFFFF),
+        (0xBF80_0000, 0x8000),
+        (0x8000_0000, 0x7C01),
+    ] {
+        let (ptx, got) = run_kernel(src, &[a, b], 4);
+        assert!(!ptx.contains("abs."), "float abs must be bits:\n{ptx}");
+        let w = (u64::from(a) << 32 | u64::from(b)) & !(1 << 63);
+        let want = [a & 0x7FFF_FFFF, f32::NAN.abs().to_bits(), w as u32, (w >> 32) as u32];
+        assert_eq!(got, want, "inputs {a:#x} {b:#x}");
+    }
+}
+
+/// Seed 5002873 on the H100: `(a + -457534851i32).saturating_add(1356611541)`
+/// with `a + -457534851` wrapping to a large positive number did not
+/// saturate: ptxas folds the constant `add.s32` into the `add.sat.s32` that
+/// follows (`add.sat(a, c1 + c2)`, as the local CUDA 13.0 SASS shows). The
+/// compiler now writes i32 `saturating_add`/`saturating_sub` as the i64
+/// ones: the wrapped result, replaced by MIN or MAX on overflow.
+#[test]
+fn regression_i32_saturating_add_after_a_wrapping_add_saturates() {
+    let src = "fn fuzz(inp: &[u32], out: &mut [u32]) {
+        let a = inp[0] as i32;
+        out[0] = ((a + -457534851i32).saturating_add(1356611541i32)) as u32;
+        out[1] = ((a - 457534851i32).saturating_sub(-1356611541i32)) as u32;
+        out[2] = (a.saturating_add(inp[1] as i32)) as u32;
+        out[3] = (a.saturating_sub(inp[1] as i32)) as u32;
+    }";
+    for (a, b) in [
+        (0x96B1_A563u32, 0x7FFF_FFFFu32),
+        (0x7FFF_FFFF, 1),
+        (0x8000_0000, 0x8000_0000),
+        (5, 0xFFFF_FFF0),
+    ] {
+        let (ptx, got) = run_kernel(src, &[a, b], 4);
+        assert!(
+            !ptx.contains(".sat.s32"),
+            "i32 saturation must not be PTX's .sat:\n{ptx}"
+        );
+        let (x, y) = (a as i32, b as i32);
+        let want = [
+            x.wrapping_add(-457534851).saturating_add(1356611541) as u32,
+            x.wrapping_sub(457534851).saturating_sub(-1356611541) as u32,
+            x.saturating_add(y) as u32,
+            x.saturating_sub(y) as u32,
+        ];
+        assert_eq!(got, want, "inputs {a:#x} {b:#x}");
+    }
+}

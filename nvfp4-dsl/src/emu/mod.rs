@@ -168,13 +168,17 @@
 //!   the SASS instructions' rules, and ptxas rewrites. It commutes the
 //!   operands of `add`/`mul` and the factors of `fma` (a constant goes
 //!   last), so which of two NaN operands an f64 result carries depends on
-//!   its choice; it folds `neg`/`abs` pairs away and turns a float
+//!   its choice; it folds `neg`/`abs` pairs away, and the `abs` of a
+//!   constant NaN to the NaN with its sign cleared, and turns a float
 //!   compare-and-`selp` against a constant into `FMNMX.NAN` (canonical
-//!   NaN); and it takes `abs.s32`/`abs.s64` to be non-negative (a `rem.s32`
-//!   of it loses its sign fix for `MIN`). The DSL's compiler writes what
-//!   does not depend on that (integer `abs`, float negation as bits, an
-//!   explicit NaN select in `clamp`); the GPU fuzz batch counts any f64
-//!   NaN equal to any f64 NaN.
+//!   NaN); it takes `abs.s32`/`abs.s64` to be non-negative (a `rem.s32`
+//!   of it loses its sign fix for `MIN`); and it folds a constant
+//!   `add.s32` into the `add.sat.s32` that follows, which then misses the
+//!   saturation when the first add wraps. The DSL's compiler writes what
+//!   does not depend on that (integer `abs`, float negation and `abs` as
+//!   bits, an explicit NaN select in `clamp`, i32 saturation as a select
+//!   on overflow); the GPU fuzz batch counts any f64 NaN equal to any f64
+//!   NaN.
 //! - `min`/`max` return the non-NaN operand and order -0 below +0; two NaNs
 //!   give the canonical NaN (f64: the quieted b), as does any NaN with
 //!   `.NaN`.

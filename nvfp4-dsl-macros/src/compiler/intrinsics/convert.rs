@@ -149,9 +149,23 @@ pub(super) static TABLE: &[Intrinsic] = &[
         min_target: Target::Sm80,
         sig: "fn abs(self) -> Self",
         lower: |l, c| {
+            // Rust's float `abs` clears the sign bit, NaN included; PTX's
+            // `abs` of a NaN gives the canonical NaN on the H100 unless
+            // ptxas folds it (of a constant NaN it kept `0x7fc00000`: GPU
+            // fuzz seed 5001852), so bits do it (f32, f64).
             let s = scalar(c, 0);
             let a = l.operand(&arg(c, 0), s);
-            Ok(unary_op(l, &format!("abs.{}", s.ptx_arith()), s.reg_class(), a))
+            let (class, b, mask) = if s == Scalar::F64 {
+                (RegClass::B64, "b64", "0x7FFFFFFFFFFFFFFF")
+            } else {
+                (RegClass::B32, "b32", "0x7FFFFFFF")
+            };
+            let bits = l.reg(class);
+            l.emit(format!("mov.{b}"), vec![bits.into(), a]);
+            l.emit(format!("and.{b}"), vec![bits.into(), bits.into(), Operand::imm(mask)]);
+            let d = l.reg(s.reg_class());
+            l.emit(format!("mov.{b}"), vec![d.into(), bits.into()]);
+            Ok(Val::Reg(d))
         },
     },
     Intrinsic {

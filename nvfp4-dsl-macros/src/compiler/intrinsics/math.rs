@@ -409,17 +409,13 @@ fn int(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
             };
             l.binary(if add { Add } else { Sub }, Val::Reg(bound), y, s, None, None, span)
         }
-        "saturating_add" | "saturating_sub" if s == Scalar::I32 => {
-            let op = if name == "saturating_add" { "add" } else { "sub" };
-            let xr = l.in_reg(&x, s);
-            let y = l.operand(&arg(c, 1), s);
-            let d = l.reg(class);
-            l.emit(format!("{op}.sat.s32"), vec![d.into(), xr.into(), y]);
-            Ok(Val::Reg(d))
-        }
         "saturating_add" | "saturating_sub" => {
-            // i64: the wrapped result, replaced by MIN or MAX (the side of
-            // `x`) when the operation overflowed.
+            // i32, i64: the wrapped result, replaced by MIN or MAX (the
+            // side of `x`) when the operation overflowed. Not PTX's
+            // `add.sat.s32`: ptxas folds `add.s32 r, a, c1` into a
+            // following `add.sat.s32 d, r, c2` as `add.sat(a, c1 + c2)`,
+            // which does not saturate when `a + c1` wraps (GPU fuzz seed
+            // 5002873: `(a + -457534851).saturating_add(1356611541)`).
             let add = name == "saturating_add";
             let y = arg(c, 1);
             let wrapped = l.binary(if add { Add } else { Sub }, x.clone(), y.clone(), s, None, None, span)?;
@@ -435,24 +431,19 @@ fn int(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
     }
 }
 
-/// `overflowed ? (x < 0 ? MIN : MAX) : wrapped`, for a signed 64-bit `x`.
+/// `overflowed ? (x < 0 ? MIN : MAX) : wrapped`, for a signed 32- or
+/// 64-bit `x` (the call's type).
 fn saturate_toward(l: &mut Lower<'_>, c: &Call, x: Val, wrapped: Val, overflowed: Val) -> Result<Val> {
     use BinOp::*;
-    let s = Scalar::I64;
-    let sign = l.binary(Shr, x, Val::Const(Const::Int(63)), s, None, None, c.span)?;
-    let limit = l.binary(
-        BitXor,
-        sign,
-        Val::Const(Const::Int(i64::MAX.into())),
-        s,
-        None,
-        None,
-        c.span,
-    )?;
+    let s = scalar(c, 0);
+    let top = Val::Const(Const::Int((s.bits() - 1).into()));
+    let sign = l.binary(Shr, x, top, s, None, None, c.span)?;
+    let max = Val::Const(Const::Int(s.int_range().1));
+    let limit = l.binary(BitXor, sign, max, s, None, None, c.span)?;
     let (lo, wo) = (l.operand(&limit, s), l.operand(&wrapped, s));
     let p = l.in_reg(&overflowed, Scalar::Bool);
-    let d = l.reg(RegClass::B64);
-    l.emit("selp.b64", vec![d.into(), lo, wo, p.into()]);
+    let d = l.reg(s.reg_class());
+    l.emit(format!("selp.{}", bits_of(s)), vec![d.into(), lo, wo, p.into()]);
     Ok(Val::Reg(d))
 }
 
