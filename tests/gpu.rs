@@ -616,6 +616,19 @@ fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
     }
 }
 
+/// A variant of the sm_90 PTX `ptx` whose entry is `fuzz`. The launcher
+/// takes a `&'static Variant`: one is leaked per program of a bounded batch.
+fn leaked_fuzz_variant(ptx: String) -> &'static Variant {
+    let ptx: &'static str = Box::leak(ptx.into_boxed_str());
+    Box::leak(Box::new(Variant {
+        kernel: "fuzz",
+        spec: "default",
+        entry: "fuzz",
+        ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
+        programmatic: false,
+    }))
+}
+
 /// Runs a generated kernel (PTX from the compiler library) on `device`.
 fn run_generated(device: &Device, variant: &'static Variant, inputs: &[u32], words: usize) -> Vec<u32> {
     let inp = device.upload(inputs).expect("upload");
@@ -680,16 +693,7 @@ fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
         }
         let p = program::Program::generate(seed);
         let ptx = p.compile_ptx().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        // The launcher takes a `&'static Variant`: one leaked per program
-        // of this bounded batch.
-        let ptx: &'static str = Box::leak(ptx.into_boxed_str());
-        let variant: &'static Variant = Box::leak(Box::new(Variant {
-            kernel: "fuzz",
-            spec: "default",
-            entry: "fuzz",
-            ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
-            programmatic: false,
-        }));
+        let variant = leaked_fuzz_variant(ptx);
         let inputs = program::inputs(seed);
         let words = p.slots() * (program::THREADS * program::BLOCKS) as usize;
         let on_gpu = run_generated(&gpu, variant, &inputs, words);
@@ -699,7 +703,7 @@ fn generated_kernels_give_the_same_bits_on_the_gpu_as_on_the_emulator() {
             println!("seed {seed}: {e}");
             if let Some(dir) = &dump {
                 std::fs::create_dir_all(dir).expect("dump directory");
-                std::fs::write(dir.join(format!("seed-{seed}.ptx")), ptx).expect("write");
+                std::fs::write(dir.join(format!("seed-{seed}.ptx")), variant.ptx[0].1).expect("write");
                 std::fs::write(dir.join(format!("seed-{seed}.rs")), p.source()).expect("write");
             }
             match KNOWN_DRIVER_DIFFERENCES.iter().find(|(known, _)| *known == seed) {
@@ -757,14 +761,7 @@ fn the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants() {
     let words = (program::THREADS * program::BLOCKS) as usize;
     let mut report = Vec::new();
     for load in [false, true] {
-        let ptx: &'static str = Box::leak(kernel(load).into_boxed_str());
-        let variant: &'static Variant = Box::leak(Box::new(Variant {
-            kernel: "fuzz",
-            spec: "default",
-            entry: "fuzz",
-            ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
-            programmatic: false,
-        }));
+        let variant = leaked_fuzz_variant(kernel(load));
         let on_gpu = run_generated(&gpu, variant, &inputs, words)[0];
         let emulated = run_generated(&emulator, variant, &inputs, words)[0];
         let how = if load { "loaded" } else { "constant" };
@@ -847,14 +844,7 @@ fn a_uniform_register_live_across_a_divergent_branch_keeps_its_value() {
     let mut wrong = Vec::new();
     for (name, ptx) in cases {
         println!("{name}: running");
-        let ptx: &'static str = Box::leak(ptx.into_boxed_str());
-        let variant: &'static Variant = Box::leak(Box::new(Variant {
-            kernel: "fuzz",
-            spec: "default",
-            entry: "fuzz",
-            ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
-            programmatic: false,
-        }));
+        let variant = leaked_fuzz_variant(ptx);
         let on_gpu = run_generated(&gpu, variant, &inputs, words);
         let emulated = run_generated(&emulator, variant, &inputs, words);
         let differ: Vec<usize> = (0..words).filter(|&k| on_gpu[k] != emulated[k]).collect();
