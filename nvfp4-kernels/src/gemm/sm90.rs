@@ -365,11 +365,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         let mut out = [0u32; 4];
                         #[unroll]
                         for chunk in 0..4usize {
-                            let word = aw[2 * chunk + job / 4];
-                            let magnitude = if j == 3 { word >> 3 } else { word << (9 - 4 * j) };
-                            let sign = word << (12 - 4 * j);
-                            let bits = (magnitude & 0x0E00_0E00) | (sign & 0x8000_8000);
-                            out[chunk] = hmul2(f16x2::from_bits(bits), asc[chunk]).to_bits();
+                            let value = e2m1_pair_scaled(aw[2 * chunk + job / 4], j);
+                            out[chunk] = hmul2(value, asc[chunk]).to_bits();
                         }
                         let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
                         words[(next_dec + a_dec_row + (column ^ (ar % 8)) * 16) / 16] =
@@ -425,13 +422,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         sum[e] += f32::from_bits(v[e]);
                     }
                 }
-                let mut h = [0u32; 4];
-                #[unroll]
-                for e in 0..4 {
-                    h[e] = f16x2::from_f32s(sum[2 * e] * alpha, sum[2 * e + 1] * alpha).to_bits();
-                }
                 let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
-                store_v4(c, out, u32x4::new(h[0], h[1], h[2], h[3]), Cache::Default);
+                store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
             }
             // The other blocks read this one's partial tile until here.
             cluster_sync();
@@ -451,19 +443,17 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 let row = rows0[0u32] + a_row;
                 let col = block_idx_y() * b_rows + b_row;
                 if SPLIT == 1 {
-                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                    let mut h = [0u32; 4];
-                    #[unroll]
-                    for e in 0..4 {
-                        h[e] = f16x2::from_f32s(f32::from_bits(v[2 * e]) * alpha, f32::from_bits(v[2 * e + 1]) * alpha)
-                            .to_bits();
-                    }
-                    store_v4(
-                        c,
-                        (row * n + col) as usize,
-                        u32x4::new(h[0], h[1], h[2], h[3]),
-                        Cache::Default,
-                    );
+                    let sums = [
+                        f32::from_bits(lo.x),
+                        f32::from_bits(lo.y),
+                        f32::from_bits(lo.z),
+                        f32::from_bits(lo.w),
+                        f32::from_bits(hi.x),
+                        f32::from_bits(hi.y),
+                        f32::from_bits(hi.z),
+                        f32::from_bits(hi.w),
+                    ];
+                    store_v4(c, (row * n + col) as usize, scaled_f16x8(sums, alpha), Cache::Default);
                 } else {
                     let out = ((rank * grid_dim_z() * 128 + row) * n + col) as usize;
                     store_v4(partials, out, lo, Cache::Global);
@@ -472,6 +462,18 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             }
         }
     }
+}
+
+/// Eight sums times `alpha`, each rounded to f16, packed in pairs: 16 bytes
+/// of C.
+#[device]
+fn scaled_f16x8(sums: [f32; 8], alpha: f32) -> u32x4 {
+    let mut h = [0u32; 4];
+    #[unroll]
+    for e in 0..4 {
+        h[e] = f16x2::from_f32s(sums[2 * e] * alpha, sums[2 * e + 1] * alpha).to_bits();
+    }
+    u32x4::new(h[0], h[1], h[2], h[3])
 }
 
 /// Sums the `SPLIT` f32 partial results of [`gemm_nvfp4_sm90`] in rank
@@ -497,16 +499,6 @@ pub fn gemm_sm90_reduce<const SPLIT: u32>(partials: &[f32], c: &mut [f16], items
                 sum[e] += f32::from_bits(v[e]);
             }
         }
-        let mut h = [0u32; 4];
-        #[unroll]
-        for e in 0..4 {
-            h[e] = f16x2::from_f32s(sum[2 * e] * alpha, sum[2 * e + 1] * alpha).to_bits();
-        }
-        store_v4(
-            c,
-            (item * 8) as usize,
-            u32x4::new(h[0], h[1], h[2], h[3]),
-            Cache::Default,
-        );
+        store_v4(c, (item * 8) as usize, scaled_f16x8(sum, alpha), Cache::Default);
     }
 }
