@@ -421,35 +421,24 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
             // scale blocks exist for every (128 rows, 256 K) tile, and every
             // row and column of c is in bounds.
             unsafe {
-                if bn == 128 {
-                    gemm_nvfp4::Kernel::<128, STAGES>::launch(
-                        device,
-                        launch,
-                        map_a,
-                        map_b,
-                        a.scales,
-                        b.scales,
-                        c.reborrow(),
-                        mm,
-                        nn,
-                        kk,
-                        alpha,
-                    )?;
-                } else {
-                    gemm_nvfp4::Kernel::<256, STAGES>::launch(
-                        device,
-                        launch,
-                        map_a,
-                        map_b,
-                        a.scales,
-                        b.scales,
-                        c.reborrow(),
-                        mm,
-                        nn,
-                        kk,
-                        alpha,
-                    )?;
+                macro_rules! launch {
+                    ($bn:literal) => {
+                        gemm_nvfp4::Kernel::<$bn, STAGES>::launch(
+                            device,
+                            launch,
+                            map_a,
+                            map_b,
+                            a.scales,
+                            b.scales,
+                            c.reborrow(),
+                            mm,
+                            nn,
+                            kk,
+                            alpha,
+                        )?
+                    };
                 }
+                if bn == 128 { launch!(128) } else { launch!(256) }
             }
         }
         GemmKernel::Sm90 { blocks, split } => {
