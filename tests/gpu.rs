@@ -631,29 +631,45 @@ fn leaked_fuzz_variant(ptx: String) -> &'static Variant {
 
 /// Runs a generated kernel (PTX from the compiler library) on `device`.
 fn run_generated(device: &Device, variant: &'static Variant, inputs: &[u32], words: usize) -> Vec<u32> {
-    let inp = device.upload(inputs).expect("upload");
-    let mut out = device.alloc_zeroed::<u32>(words).expect("alloc");
+    try_run_generated(device, variant, inputs, words).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `run_generated`, with a fault (which ends the CUDA context) as an error.
+fn try_run_generated(
+    device: &Device,
+    variant: &'static Variant,
+    inputs: &[u32],
+    words: usize,
+) -> Result<Vec<u32>, String> {
+    let inp = device.upload(inputs).map_err(|e| format!("upload: {e:?}"))?;
+    let mut out = device.alloc_zeroed::<u32>(words).map_err(|e| format!("alloc: {e:?}"))?;
     let config = LaunchConfig::linear(program::BLOCKS, program::THREADS);
     let mut args = [KernelArg::from(&inp), KernelArg::from(&mut out)];
     // SAFETY: every thread writes its own `slots()` words of `out` and reads
     // `inp` at indices below its length.
-    unsafe { nvfp4_dsl::launch(device, variant, config, &mut args) }.expect("launch");
-    device.download(&out).expect("download")
+    unsafe { nvfp4_dsl::launch(device, variant, config, &mut args) }.map_err(|e| format!("launch: {e:?}"))?;
+    device.download(&out).map_err(|e| format!("download: {e:?}"))
 }
 
 /// Generated programs where the GPU differs from the emulator because of
 /// the driver's JIT, not of our PTX (each checked on the H100).
-const KNOWN_DRIVER_DIFFERENCES: &[(u64, &str)] = &[(
-    5000115,
-    "the JIT folds constant f32 add.rn/sub.rn with a rounding that breaks a tie away from even (the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants)",
-)];
+const KNOWN_DRIVER_DIFFERENCES: &[(u64, &str)] = &[
+    (
+        5000115,
+        "the JIT folds constant f32 add.rn/sub.rn with a rounding that breaks a tie away from even (the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants)",
+    ),
+    (
+        6003704,
+        "ptxas writes `i32::MIN | (negative >> 1)` as an add that carries the sign bit out (ptxas_adds_where_an_or_of_the_sign_bit_is_written)",
+    ),
+];
 
 /// Generated programs that ptxas (the driver's JIT) miscompiles into an
 /// illegal address: not run, since a fault ends the CUDA context and so
 /// the batch.
 const KNOWN_DRIVER_FAULTS: &[(u64, &str)] = &[(
     5001421,
-    "ptxas reuses the uniform register that holds `out` on the other side of a divergent branch (a_uniform_register_live_across_a_divergent_branch_keeps_its_value)",
+    "ptxas reuses the uniform register that holds `out` on the other side of a divergent branch (ptxas_clobbers_a_uniform_register_live_across_a_divergent_branch)",
 )];
 
 /// The differential fuzzer's programs on the GPU and on the emulator: the
@@ -789,11 +805,13 @@ fn the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants() {
 /// `div.rn.f32` after it. Each control changes one thing, and the local
 /// SASS then keeps `out` intact: the quotient stored, the numerator
 /// loaded, no divisions after the `if`. The controls run first (a fault
-/// ends the CUDA context); each checks every output word against the
-/// emulator.
+/// ends the CUDA context); each must match the emulator in every output
+/// word, and the reduced kernel must fault (H100, driver 580.159.04: it
+/// does). When it runs instead, the driver's ptxas was fixed: take seed
+/// 5001421 off `KNOWN_DRIVER_FAULTS`.
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
-fn a_uniform_register_live_across_a_divergent_branch_keeps_its_value() {
+fn ptxas_clobbers_a_uniform_register_live_across_a_divergent_branch() {
     let gpu = device();
     let emulator = Device::emulator(Target::Sm90);
     let kernel = |then_extra: &str, numerator: &str, after: bool| {
@@ -841,9 +859,8 @@ fn a_uniform_register_live_across_a_divergent_branch_keeps_its_value() {
         ("control: no divisions after the if", kernel("", constant, false)),
         ("seed 5001421 reduced", kernel("", constant, true)),
     ];
-    let mut wrong = Vec::new();
-    for (name, ptx) in cases {
-        println!("{name}: running");
+    let [controls @ .., (reduced, reduced_ptx)] = cases;
+    for (name, ptx) in controls {
         let variant = leaked_fuzz_variant(ptx);
         let on_gpu = run_generated(&gpu, variant, &inputs, words);
         let emulated = run_generated(&emulator, variant, &inputs, words);
@@ -853,9 +870,39 @@ fn a_uniform_register_live_across_a_divergent_branch_keeps_its_value() {
             differ.len(),
             &differ[..differ.len().min(8)]
         );
-        if !differ.is_empty() {
-            wrong.push(name);
-        }
+        assert!(differ.is_empty(), "{name}: the GPU differs from the emulator");
     }
-    assert!(wrong.is_empty(), "the GPU differs from the emulator in {wrong:?}");
+    match try_run_generated(&gpu, leaked_fuzz_variant(reduced_ptx), &inputs, words) {
+        Err(fault) => println!("{reduced}: faults as ptxas compiles it ({fault})"),
+        Ok(_) => panic!("{reduced}: ran without a fault; take seed 5001421 off KNOWN_DRIVER_FAULTS"),
+    }
+}
+
+/// GPU fuzz seed 6003704, reduced (`nvfp4_tests::sign_bit_or_kernel`; the
+/// SASS is in `tests/sass.rs`, which pins ptxas's add): on random inputs
+/// the emulator gives Rust's `i32::MIN | ((0x882c6397 | x) >> 1)` and the
+/// GPU that value with the sign bit cleared, in every word. When the GPU
+/// agrees with the emulator, the driver's ptxas was fixed: take the seed
+/// off `KNOWN_DRIVER_DIFFERENCES`.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn ptxas_adds_where_an_or_of_the_sign_bit_is_written() {
+    let gpu = device();
+    let emulator = Device::emulator(Target::Sm90);
+    let variant = leaked_fuzz_variant(nvfp4_tests::sign_bit_or_kernel());
+    let inputs = program::inputs(6003704);
+    let words = (program::THREADS * program::BLOCKS) as usize;
+    let on_gpu = run_generated(&gpu, variant, &inputs, words);
+    let emulated = run_generated(&emulator, variant, &inputs, words);
+    for k in 0..words {
+        let rust = (i32::MIN | ((-2010356841i32 | inputs[k] as i32) >> 1)) as u32;
+        assert_eq!(emulated[k], rust, "word {k}: the emulator differs from Rust");
+        assert_eq!(
+            on_gpu[k],
+            rust & 0x7fff_ffff,
+            "word {k}: GPU {:#010x}, Rust {rust:#010x}; if they agree, take seed 6003704 off KNOWN_DRIVER_DIFFERENCES",
+            on_gpu[k]
+        );
+    }
+    println!("{words} words: the GPU clears the sign bit Rust's result has in every one");
 }

@@ -135,3 +135,20 @@ pub fn assemble(ptxas: &Path, ptx: &str, target: &str) -> Result<(), String> {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
 }
+
+/// The sm_90 kernel of GPU fuzz seed 6003704, reduced: thread i stores
+/// `i32::MIN | ((0x882c6397 | inp[i]) >> 1)` (an arithmetic shift) to
+/// `out[i]`; Rust's result always has the sign bit set. Parameters as the
+/// fuzzer's kernels: `inp`, its length, `out`, its length.
+pub fn sign_bit_or_kernel() -> String {
+    ".version 7.8\n.target sm_90\n.address_size 64\n\
+     .visible .entry fuzz(.param .u64 inp, .param .u64 inp_len, .param .u64 out, .param .u64 out_len)\n{\n\
+     .reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n\
+     ld.param.u64 %rd1, [inp];\ncvta.to.global.u64 %rd2, %rd1;\n\
+     ld.param.u64 %rd3, [out];\ncvta.to.global.u64 %rd4, %rd3;\n\
+     mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r4, %r2, %r3, %r1;\n\
+     mul.wide.u32 %rd5, %r4, 4;\nadd.s64 %rd6, %rd2, %rd5;\nld.global.u32 %r5, [%rd6];\n\
+     or.b32 %r6, -2010356841, %r5;\nshr.s32 %r6, %r6, 1;\nor.b32 %r7, -2147483648, %r6;\n\
+     add.s64 %rd7, %rd4, %rd5;\nst.global.u32 [%rd7], %r7;\nret;\n}\n"
+        .to_string()
+}
