@@ -656,7 +656,7 @@ pub(crate) fn fma_half(a: u64, b: u64, c: u64, f: Fmt) -> u64 {
 
 /// `m * 2^shift` truncated toward zero (the tensor cores' alignment of a
 /// term); `m` and the result fit an i64.
-pub(crate) fn shift_toward_zero(m: i64, shift: i32) -> i64 {
+fn shift_toward_zero(m: i64, shift: i32) -> i64 {
     if shift >= 0 {
         m << shift
     } else if shift > -64 {
@@ -666,9 +666,23 @@ pub(crate) fn shift_toward_zero(m: i64, shift: i32) -> i64 {
     }
 }
 
+/// The tensor cores' sum of `terms` (each `(m, e, lead)`: the value
+/// `m * 2^e` with leading exponent `lead`) as f32 bits: every term
+/// truncated toward zero to units of 2^(largest lead - `sum_bits`), the
+/// integer sum rounded toward zero ([`f32_toward_zero`]); +0 for none.
+/// The caller keeps the aligned terms' sum within an i64.
+pub(crate) fn aligned_sum_toward_zero(terms: &[(i64, i32, i32)], sum_bits: i32) -> u32 {
+    let Some(emax) = terms.iter().map(|t| t.2).max() else {
+        return 0;
+    };
+    let unit = emax - sum_bits;
+    let sum: i64 = terms.iter().map(|&(m, e, _)| shift_toward_zero(m, e - unit)).sum();
+    f32_toward_zero(sum, unit)
+}
+
 /// `sum * 2^unit` rounded toward zero to f32 bits; beyond the largest
 /// finite value, an infinity (what the tensor cores return); zero is +0.
-pub(crate) fn f32_toward_zero(sum: i64, unit: i32) -> u32 {
+fn f32_toward_zero(sum: i64, unit: i32) -> u32 {
     if sum == 0 {
         return 0;
     }

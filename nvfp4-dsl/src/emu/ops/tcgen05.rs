@@ -452,15 +452,9 @@ fn block_scaled_sum(q: [i32; 4], sa: [u8; 4], sb: [u8; 4], old: Option<u32>) -> 
             }
         }
     }
-    let terms = &terms[..k];
-    let Some(emax) = terms.iter().map(|t| t.2).max() else {
-        return 0;
-    };
-    // Each term in units of 2^(emax - SUM_BITS), truncated toward zero:
-    // below 2^47 each (block sums under 2^19 shifted by at most 27 bits).
-    let unit = emax - SUM_BITS;
-    let sum: i64 = terms.iter().map(|&(m, e, _)| fp::shift_toward_zero(m, e - unit)).sum();
-    fp::f32_toward_zero(sum, unit)
+    // Aligned, each term is below 2^47 (block sums under 2^19 shifted by at
+    // most 27 bits).
+    fp::aligned_sum_toward_zero(&terms[..k], SUM_BITS)
 }
 
 fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {

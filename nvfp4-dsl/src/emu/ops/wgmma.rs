@@ -474,15 +474,9 @@ fn dot(a: &[Op; 16], b: &[Op; 16], old: Option<u32>) -> u32 {
     if pos_inf || neg_inf {
         return F32.inf(neg_inf) as u32;
     }
-    let terms = &terms[..k];
-    let Some(emax) = terms.iter().map(|t| t.2).max() else {
-        return 0;
-    };
-    // Each term in units of 2^(emax - SUM_BITS), truncated toward zero: at
-    // most 2^(SUM_BITS + 2) each, so 17 of them fit an i64.
-    let unit = emax - SUM_BITS;
-    let sum: i64 = terms.iter().map(|&(m, e, _)| fp::shift_toward_zero(m, e - unit)).sum();
-    fp::f32_toward_zero(sum, unit)
+    // Aligned, each term is at most 2^(SUM_BITS + 2), so 17 of them fit an
+    // i64.
+    fp::aligned_sum_toward_zero(&terms[..k], SUM_BITS)
 }
 
 /// Completes a pending `wgmma.mma_async`: reads its operands, writes this
