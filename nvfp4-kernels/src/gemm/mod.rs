@@ -514,31 +514,22 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                 // least `values` f16 (checked above); values is a multiple
                 // of 8 (N of 128).
                 unsafe {
+                    macro_rules! reduce {
+                        ($s:literal) => {
+                            gemm_sm90_reduce::Kernel::<$s>::launch(
+                                device,
+                                reduce,
+                                &partials,
+                                c.reborrow(),
+                                items,
+                                alpha,
+                            )?
+                        };
+                    }
                     match split {
-                        2 => gemm_sm90_reduce::Kernel::<2>::launch(
-                            device,
-                            reduce,
-                            &partials,
-                            c.reborrow(),
-                            items,
-                            alpha,
-                        )?,
-                        4 => gemm_sm90_reduce::Kernel::<4>::launch(
-                            device,
-                            reduce,
-                            &partials,
-                            c.reborrow(),
-                            items,
-                            alpha,
-                        )?,
-                        _ => gemm_sm90_reduce::Kernel::<8>::launch(
-                            device,
-                            reduce,
-                            &partials,
-                            c.reborrow(),
-                            items,
-                            alpha,
-                        )?,
+                        2 => reduce!(2),
+                        4 => reduce!(4),
+                        _ => reduce!(8),
                     }
                 }
             }
