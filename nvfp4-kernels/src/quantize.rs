@@ -253,39 +253,33 @@ pub fn quantize<'a, 'd, 's>(
     };
     let launch = LaunchConfig::linear(threads.div_ceil(256), 256);
     let (data, scales) = (data.cast::<u32>()?, scales.cast::<E4m3>()?);
+    let (units, bf16) = match x {
+        Activations::F16(v) => (v.cast::<u32x4>()?, false),
+        Activations::Bf16(v) => (v.cast::<u32x4>()?, true),
+    };
     // SAFETY: one thread per block of 16 of rows_out rows; a thread of a
     // row below `rows` reads 2 units of x (rows * k / 8 in all), every
     // thread writes 2 words of data (rows_out * k / 8) and one scale, at an
     // index below the scale length checked above.
     unsafe {
-        match x {
-            Activations::F16(v) => quantize_nvfp4::Kernel::<false>::launch(
-                device,
-                launch,
-                v.cast::<u32x4>()?,
-                data,
-                scales,
-                r,
-                ro,
-                kk,
-                global,
-                global_over_6,
-                blocked,
-            )?,
-            Activations::Bf16(v) => quantize_nvfp4::Kernel::<true>::launch(
-                device,
-                launch,
-                v.cast::<u32x4>()?,
-                data,
-                scales,
-                r,
-                ro,
-                kk,
-                global,
-                global_over_6,
-                blocked,
-            )?,
+        macro_rules! launch {
+            ($bf16:literal) => {
+                quantize_nvfp4::Kernel::<$bf16>::launch(
+                    device,
+                    launch,
+                    units,
+                    data,
+                    scales,
+                    r,
+                    ro,
+                    kk,
+                    global,
+                    global_over_6,
+                    blocked,
+                )?
+            };
         }
+        if bf16 { launch!(true) } else { launch!(false) }
     }
     Ok(())
 }
