@@ -70,37 +70,29 @@ fn the_quantize_kernel_gives_the_cpu_recipes_bytes() {
                 };
                 let mut data = device.upload(&vec![0xA5u8; rows_out * k / 2]).expect("upload");
                 let mut scales = device.upload(&vec![0x5Au8; scale_len]).expect("upload");
-                if bf {
-                    let dx = device
+                let (x_bf16, x_f16);
+                let activations: quantize::Activations = if bf {
+                    x_bf16 = device
                         .upload(&x.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>())
                         .expect("upload");
-                    quantize::quantize(
-                        &device,
-                        &dx,
-                        rows,
-                        rows_out,
-                        k,
-                        input_scale,
-                        layout,
-                        &mut data,
-                        &mut scales,
-                    )
+                    (&x_bf16).into()
                 } else {
-                    let dx = device
+                    x_f16 = device
                         .upload(&x.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>())
                         .expect("upload");
-                    quantize::quantize(
-                        &device,
-                        &dx,
-                        rows,
-                        rows_out,
-                        k,
-                        input_scale,
-                        layout,
-                        &mut data,
-                        &mut scales,
-                    )
-                }
+                    (&x_f16).into()
+                };
+                quantize::quantize(
+                    &device,
+                    activations,
+                    rows,
+                    rows_out,
+                    k,
+                    input_scale,
+                    layout,
+                    &mut data,
+                    &mut scales,
+                )
                 .expect("quantize");
                 let what = format!("{target} bf16={bf} input_scale={input_scale} {layout:?}");
                 let got_data = device.download(&data).expect("download");
