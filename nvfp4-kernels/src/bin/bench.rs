@@ -543,13 +543,7 @@ fn launch_rows(device: &Device, opts: &Options) -> Result<Vec<LaunchRow>, String
         host_us: Some(host_us(&stream, opts.repeats, || bare(&mut c))?),
         gpu_us: None,
     });
-    let got: Vec<f16> = stream
-        .clone_dtoh(&c)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(f16::from_bits)
-        .collect();
-    check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("bare cudarc launch: {e}"))?;
+    check_f16_output(&stream, &c, &want, "bare cudarc launch")?;
     // SAFETY: u16 and f16 have the same size and every bit pattern is valid.
     let mut view = unsafe { c.transmute_mut::<f16>(m) }.ok_or("an f16 view")?;
     rows.insert(
@@ -603,14 +597,24 @@ fn launch_rows(device: &Device, opts: &Options) -> Result<Vec<LaunchRow>, String
         host_us: Some(replay_host / LAUNCHES as f64),
         gpu_us: Some(replay),
     });
+    check_f16_output(&stream, &c, &want, "graph replay")?;
+    Ok(rows)
+}
+
+/// Checks the f16 bits in `c` against `want` within rtol = atol = 1e-3.
+fn check_f16_output(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    c: &cudarc::driver::CudaSlice<u16>,
+    want: &[f64],
+    what: &str,
+) -> Result<(), String> {
     let got: Vec<f16> = stream
-        .clone_dtoh(&c)
+        .clone_dtoh(c)
         .map_err(|e| e.to_string())?
         .into_iter()
         .map(f16::from_bits)
         .collect();
-    check_close(&got, &want, 1e-3, 1e-3).map_err(|e| format!("graph replay: {e}"))?;
-    Ok(rows)
+    check_close(&got, want, 1e-3, 1e-3).map_err(|e| format!("{what}: {e}"))
 }
 
 /// The geometric mean over `kernel`'s shapes of each shape's fastest variant.
