@@ -108,14 +108,18 @@ fn subjects() -> Vec<Subject> {
         subject("gemm sm_100a", Target::Sm100a, "gemm_nvfp4__bn_128_stages_4", |seed| {
             gemm_check(GemmKernel::Sm100 { bn: 128 }, (128, 128, 1280), seed)
         }),
-        // K split over a cluster of 2: 5 stages per block (the ring and the
-        // three decoded tiles wrap), the cluster reduction.
+        // K split over a cluster of 2: 5 stages per block (the ring
+        // wraps), the cluster reduction.
         subject(
             "gemm sm_90a",
             Target::Sm90a,
             "gemm_nvfp4_sm90__blocks_1_split_2",
             |seed| gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 1280), seed),
         ),
+        // The kernel that decodes A for it, in the same GEMM.
+        subject("gemm sm_90a decode", Target::Sm90a, "gemm_sm90_decode_a", |seed| {
+            gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 1280), seed)
+        }),
         // The same kernel on an emulated GPU of one multiprocessor: the two
         // blocks' clusters would not fit, so the split goes through global
         // memory and the reduction kernel.
@@ -318,11 +322,11 @@ const SURVIVORS: &[Survivor] = &[
     },
     Survivor {
         subjects: &["gemm sm_90a", "gemm sm_90a global split"],
-        text: "mbarrier.try_wait.parity.shared::cta.b64 %p7, [%r97], %r94;",
+        text: "bar.warp.sync -1;",
         occurrences: 0..1,
-        change: "wait skipped",
-        why: Why::Equivalent(
-            "the producer's wait for a free slot: thread 0 refills the slot of stage i - 1 after the named barrier that ends stage i - 1, which every consumer reaches after its arrive on that slot's empty mbarrier, so the barrier already orders the refill after every read",
+        change: "removed",
+        why: Why::Missed(
+            "the wgmmas are .aligned and need warp 0 converged again after thread 0's producer branch; the emulator runs the lanes that reach one instruction together, so it shows the divergence only on some schedules (it reported the divergent wgmma.fence on a 256 x 512 x 1280 GEMM with 256-row tiles when the kernel was first written without it), not on this subject's",
         ),
     },
     Survivor {
@@ -340,7 +344,7 @@ const SURVIVORS: &[Survivor] = &[
         occurrences: 0..8,
         change: "removed",
         why: Why::Equivalent(
-            "the waits inside the K loop only bound the wgmmas in flight: each step's A fragment has registers of its own, the accumulator is read after wgmma.wait_group 0, and the decoded tile is rewritten after the stage's last barrier",
+            "the waits inside the K loop only bound the wgmmas in flight: each step's A fragment has registers of its own, the accumulator is read after wgmma.wait_group 0, and the stage's slot is released only after that wait",
         ),
     },
     Survivor {
@@ -355,7 +359,7 @@ const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a"],
         text: "bar.sync 1, 256;",
-        occurrences: 2..3,
+        occurrences: 1..2,
         change: "removed",
         why: Why::Elsewhere(
             "gemm sm_90a global split: the barrier before a block reads its tile back when K is not split over a cluster; in clusters the cluster barrier orders it",

@@ -13,6 +13,7 @@ pub fn all_variants() -> Vec<&'static Variant> {
     all.extend(nvfp4_kernels::gemv::gemv_nvfp4::VARIANTS);
     all.extend(nvfp4_kernels::gemm::gemm_nvfp4::VARIANTS);
     all.extend(nvfp4_kernels::gemm::gemm_nvfp4_sm90::VARIANTS);
+    all.extend(nvfp4_kernels::gemm::gemm_sm90_decode_a::VARIANTS);
     all.extend(nvfp4_kernels::gemm::gemm_sm90_reduce::VARIANTS);
     all.extend(nvfp4_kernels::quantize::quantize_nvfp4::VARIANTS);
     all

@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         .into_iter()
         .chain(gemv::gemv_nvfp4::VARIANTS)
         .chain(gemm::gemm_nvfp4_sm90::VARIANTS)
+        .chain(gemm::gemm_sm90_decode_a::VARIANTS)
         .chain(gemm::gemm_sm90_reduce::VARIANTS)
         .chain(gemm::gemm_nvfp4::VARIANTS)
         .chain(nvfp4_kernels::quantize::quantize_nvfp4::VARIANTS);

@@ -23,24 +23,30 @@
 //! The kernel computes `C^T = B x A^T` per tile: B (the `N` rows, the
 //! weights of a linear layer) is the wgmma's A operand, decoded straight
 //! into register fragments; A (the `M` rows, 128 tokens per tile) is the
-//! wgmma's B operand, decoded once per K stage into 128-byte-swizzled
-//! shared memory. A block of 256 threads (two warpgroups) computes
-//! `128 * BLOCKS` rows of B x 128 rows of A over a range of K:
+//! wgmma's B operand, read from 128-byte-swizzled shared memory. A is
+//! decoded once, before the GEMM, by [`gemm_sm90_decode_a`]: every tile of
+//! B reads the same A, and decoding it in each block cost a quarter of the
+//! block's time (PERF.md entries 6 and 7); each (128 rows, 128 K) tile of A
+//! becomes a 32 KiB f16 image, exactly what the MMAs read from shared
+//! memory, which the GEMM copies in with one bulk copy. A block of 256
+//! threads (two warpgroups) computes `128 * BLOCKS` rows of B x 128 rows of
+//! A over a range of K:
 //! - thread 0 is also the producer: it streams K in stages of 128 through
-//!   a four-stage ring — B's `128 * BLOCKS` x 64-byte tile and A's 128 x
-//!   64-byte tile (64-byte swizzle) by the tensor copy engine, their 1 KiB
-//!   blocks of scales by bulk copies — each completing on the stage's
-//!   `full` mbarrier, each slot refilled once all 256 threads arrived on
-//!   its `empty` mbarrier;
+//!   a four-stage ring — A's image and B's 1 KiB blocks of scales by bulk
+//!   copies, B's `128 * BLOCKS` x 64-byte tile by the tensor copy engine —
+//!   each completing on the stage's `full` mbarrier, each slot refilled
+//!   once all 256 threads arrived on its `empty` mbarrier. B does not
+//!   depend on the kernels before (only A does, through the decode kernel,
+//!   which waits for them before it lets this one launch), so the first
+//!   four stages of B are requested before the kernel waits for the decode;
 //! - each warpgroup owns `BLOCKS` m64 blocks of B rows. Per stage and
 //!   block a thread loads its two rows' 32 values and scales into
 //!   registers, then for each of the 8 K steps of 16 decodes its fragment
-//!   and issues a `wgmma.m64n128k16`; meanwhile it decodes its share of the
-//!   next stage's A tile into the next of three f16 buffers. After the
-//!   block's 8 steps it waits and promotes the scratch accumulator. A named
-//!   barrier between the two warpgroups and a proxy fence publish each
-//!   decoded tile to the tensor cores; three buffers let a warpgroup run a
-//!   stage ahead.
+//!   and issues a `wgmma.m64n128k16`. After the block's 8 steps it waits,
+//!   releases the stage once its last block is done (the MMAs read A's
+//!   image from the slot) and promotes the scratch accumulator. The two
+//!   warpgroups share nothing but the ring, so neither waits for the other
+//!   inside the K loop.
 //!
 //! K is split among `SPLIT` blocks (along grid x), each taking a
 //! contiguous range of stages, so that the small-M shapes fill the
@@ -74,30 +80,122 @@ pub const BK: usize = 128;
 /// Threads per block: two warpgroups.
 pub const THREADS: u32 = 256;
 
-/// Bytes of one raw stage: B's `128 * blocks` x 64 bytes and their scales
-/// (1 KiB per 128 rows), A's 128 x 64 bytes and their scales.
-const fn raw_bytes(blocks: u32) -> u32 {
-    9216 * blocks + 9216
+/// Bytes of A's decoded image per tile of 128 rows and K stage: f16, two
+/// 128-byte-swizzled 64-wide halves of 16 KiB.
+pub const IMAGE_BYTES: u32 = 32768;
+
+/// Bytes of one stage of the ring: A's decoded image, B's `128 * blocks` x
+/// 64 bytes and their scales (1 KiB per 128 rows).
+const fn stage_bytes(blocks: u32) -> u32 {
+    IMAGE_BYTES + 9216 * blocks
 }
 
-/// Dynamic shared memory per block: three decoded A tiles of 32 KiB and
-/// four raw stages.
+/// Dynamic shared memory per block: four stages (the images first, each
+/// 1 KiB-aligned as the swizzle needs, then the raw B parts).
 pub const fn shared_bytes(blocks: u32) -> u32 {
-    3 * 32768 + 4 * raw_bytes(blocks)
+    4 * stage_bytes(blocks)
+}
+
+/// Dynamic shared memory of [`gemm_sm90_decode_a`]: A's raw stage (128 x
+/// 64 bytes, 64-byte swizzle) and its scales.
+pub const DECODE_SHARED_BYTES: u32 = 9216;
+
+/// Decodes A once for [`gemm_nvfp4_sm90`]: block (kt, tile) turns rows
+/// `128 tile ..` and K stage `kt` of A into the exact image the GEMM's
+/// MMAs read from shared memory — f16 values times 2^-14, K permuted as
+/// the module docs say, two 128-byte-swizzled halves — at `images[(tile *
+/// K / 128 + kt) * 8192 ..]` (32 KiB). `map_a`: tensor map over A `[L*M
+/// rows][K/2 bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle;
+/// `sfa` its blocked scales. Grid: (K / 128, L * M / 128), 256 threads.
+///
+/// It waits for the previous kernel in the stream (which may have written
+/// A) before it lets the GEMM after it launch: the GEMM reads B before its
+/// own wait, which is sound only once every kernel before this one is
+/// complete.
+#[kernel(targets(sm_90a), launch_bounds(256))]
+pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k: u32) {
+    let smem = dynamic_shared::<u8>(0);
+    let pairs = dynamic_shared::<u64>(0);
+    let scale_words = dynamic_shared::<u32>(0);
+    let bars = shared_array::<u64, 1>();
+    grid_dependency_wait();
+    launch_dependents();
+    let tid = thread_idx_x();
+    let kt = block_idx_x();
+    let tile = block_idx_y();
+    if tid == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if tid == 0 {
+        mbarrier_arrive_expect_tx(bars, 0u32, 9216u32);
+        cp_async_bulk_tensor_2d_global_to_shared(smem, 0u32, map_a, (kt * 64) as i32, (tile * 128) as i32, bars, 0u32);
+        // Blocked scales: 512 bytes per (128 rows, 64 K).
+        cp_async_bulk_global_to_shared(smem, 8192u32, sfa, (tile * (k / 64) + 2 * kt) * 512, 1024, bars, 0u32);
+    }
+    // Row `ar` of the tile, K words 2 ah and 2 ah + 1 of each 16-byte chunk
+    // (so `ah` picks the 64-wide half of the image). Where those words are
+    // (64-byte swizzle: chunk c of row r sits at chunk c ^ (r / 2 % 4)), and
+    // where their values go (128-byte swizzle).
+    let ar = tid % 128;
+    let ah = tid / 128;
+    let a_swz = ar / 2 % 4;
+    let image = (tile * (k / 128) + kt) * 8192 + (ah * 16384 + ar / 8 * 1024 + ar % 8 * 128) / 4;
+    mbarrier_wait_parity(bars, 0u32, 0u32);
+    let mut aw = [0u32; 8];
+    #[unroll]
+    for chunk in 0..4usize {
+        let p = pairs[(ar * 64 + 8 * ah + 16 * (chunk as u32 ^ a_swz)) / 8];
+        aw[2 * chunk] = p as u32;
+        aw[2 * chunk + 1] = (p >> 32) as u32;
+    }
+    let mut asc = [f16x2::from_bits(0); 4];
+    #[unroll]
+    for half in 0..2usize {
+        // Scales of groups 4 half + ah and 4 half + 2 + ah (bytes ah, 2 + ah).
+        let sw = scale_words[(8192 + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
+        let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
+        let splats = e4m3_pair_splats(sw, sel);
+        asc[2 * half] = splats[0];
+        asc[2 * half + 1] = splats[1];
+    }
+    #[unroll]
+    for job in 0..8usize {
+        let j = job as u32 % 4;
+        let mut out = [0u32; 4];
+        #[unroll]
+        for chunk in 0..4usize {
+            let value = e2m1_pair_scaled(aw[2 * chunk + job / 4], j);
+            out[chunk] = hmul2(value, asc[chunk]).to_bits();
+        }
+        // The 16-byte column of logical K 32 q + 16 (j / 2) + 8 (j % 2)
+        // within the half (q = 2 ah + job / 4).
+        let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
+        store_v4(
+            images,
+            (image + (column ^ (ar % 8)) * 4) as usize,
+            u32x4::new(out[0], out[1], out[2], out[3]),
+            Cache::Default,
+        );
+    }
 }
 
 /// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
 /// per consumer warpgroup, K split over `SPLIT` (1, 2, 4, 8) blocks.
-/// `map_a`: tensor map over A `[L*M rows][K/2 bytes]`, boxes of 64
-/// bytes x 128 rows, 64-byte swizzle; `map_b`: over B `[L*N rows][K/2
-/// bytes]`, boxes of 64 bytes x `128 * BLOCKS` rows, no swizzle; `sfa`,
-/// `sfb`: the blocked scale layouts; `c`: `[L][M][N]`, each sum times
-/// `alpha` (an epilogue scale, 1 for none);
+/// `images`: A decoded by [`gemm_sm90_decode_a`], launched just before this
+/// kernel; `map_b`: tensor map over B `[L*N rows][K/2 bytes]`, boxes of 64
+/// bytes x `128 * BLOCKS` rows, no swizzle; `sfb`: its blocked scales; `c`:
+/// `[L][M][N]`, each sum times `alpha` (an epilogue scale, 1 for none);
 /// `partials`: `[SPLIT][L * M][N]` f32, each block's unscaled sums over its
 /// K range, written when `SPLIT > 1` and not `clustered` (then c is left to
 /// the reduction); `clustered` (0 or 1): launched in clusters of
 /// (SPLIT, 1, 1), reducing through distributed shared memory (`SPLIT` 2 or
 /// 4). Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128).
+///
+/// B is read before the kernel waits for the previous one in the stream:
+/// launch it after [`gemm_sm90_decode_a`] (as [`super::gemm`] does), whose
+/// wait comes before it lets this kernel start.
 #[kernel(
     targets(sm_90a),
     specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4, 8]),
@@ -105,9 +203,8 @@ pub const fn shared_bytes(blocks: u32) -> u32 {
 )]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
-    map_a: TensorMap,
+    images: &[u32],
     map_b: TensorMap,
-    sfa: &[E4m3],
     sfb: &[E4m3],
     c: &mut [f16],
     partials: &mut [f32],
@@ -117,26 +214,22 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     k: u32,
     alpha: f32,
 ) {
-    // Dynamic shared memory: three decoded A tiles (f16, 128 rows x 128 K,
-    // two 128-byte-swizzled 64-wide halves of 16 KiB), then four raw
-    // stages of B, B's scales, A (64-byte swizzle) and A's scales.
-    const DEC_BYTES: u32 = 32768;
-    const RAW_BASE: u32 = 3 * DEC_BYTES;
+    // Dynamic shared memory: four stages, A's images at s * IMAGE_BYTES,
+    // then B (`128 * BLOCKS` x 64 bytes) and its scales at RAW_BASE + s *
+    // raw_bytes.
+    const IMAGE_BYTES: u32 = 32768;
+    const RAW_BASE: u32 = 4 * IMAGE_BYTES;
     // The partial tile, f32 [128 rows of A][rows of B] with rows of 260
     // values (the padding spreads a warp's stores over all banks).
     const PITCH: u32 = 260;
     // 2^28: the decoded operands are their values times 2^-14 each.
     const UNSCALE: f32 = 268435456.0;
-    let raw_bytes = 9216 * BLOCKS + 9216;
+    let raw_bytes = 9216 * BLOCKS;
     let sfb_raw = 8192 * BLOCKS;
-    let a_raw = 9216 * BLOCKS;
-    let sfa_raw = a_raw + 8192;
     let b_rows = 128 * BLOCKS;
 
     let smem = dynamic_shared::<u8>(0);
     let words = dynamic_shared::<u32x4>(0);
-    let pairs = dynamic_shared::<u64>(0);
-    let scale_words = dynamic_shared::<u32>(0);
     let scale_pairs = dynamic_shared::<u16>(0);
     let partial = dynamic_shared::<f32>(0);
     // mbarriers: full[s] (stage s landed), empty[4 + s] (stage s consumed).
@@ -147,7 +240,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let rows0 = shared_array::<u32, 2>();
 
     // The next kernel in the stream may start launching now; this one
-    // waits for the previous one before its first load.
+    // waits for the previous one before it reads A.
     launch_dependents();
     let tid = thread_idx_x();
     let warp = tid / 32;
@@ -184,48 +277,39 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         let t = lane % 4;
         // The part of a B row's scale offset that depends on the lane only.
         let b_scale_lane = t / 2 * 512 + (16 * (w % 2) + g) * 16 + w / 2 * 4 + 2 * (t % 2);
-        // Decoding A: row `ar` of the tile, K words 2 ah and 2 ah + 1 of
-        // each 16-byte chunk (so warpgroup `ah` fills the `ah`-th 64-wide
-        // half of the decoded tile). Where those words are (64-byte
-        // swizzle: chunk c of row r sits at chunk c ^ (r / 2 % 4)), and
-        // where their values go (128-byte swizzle).
-        let ar = ct % 128;
-        let ah = ct / 128;
-        let a_raw_row = a_raw + ar * 64 + 8 * ah;
-        let a_swz = ar / 2 % 4;
-        let a_dec_row = ah * 16384 + ar / 8 * 1024 + ar % 8 * 128;
         // The f32 accumulators of the thread's m64 blocks, and the scratch
         // accumulator of the stage's wgmma chain.
         let mut acc0 = [0.0f32; 64];
         let mut acc1 = [0.0f32; 64];
         let mut chain = [0.0f32; 64];
-        // A's raw words and scales (f16 in both halves) of the stage being
-        // decoded.
-        let mut aw = [0u32; 8];
-        let mut asc = [f16x2::from_bits(0); 4];
         for i in 0..stages {
             // Thread 0 is also the producer: the first four stages at the
-            // start, then stage i + 3 into the slot stage i - 1 used (every
-            // thread released it before the last barrier).
+            // start (B first, A's images once the previous kernel is done),
+            // then from the third stage on, stage i + 2 into the slot stage
+            // i - 2 used (the warpgroups run less than a stage apart, so it
+            // is free or nearly).
             if tid == 0 {
-                if i == 0 {
-                    grid_dependency_wait();
-                }
-                let a_row = rows0[0u32];
+                let a_tile = rows0[0u32] / 128;
                 let b_row = rows0[1u32];
                 // Blocked scales: 512 bytes per (128 rows, 64 K).
-                let sfa_block = a_row / 128 * k_blocks;
                 let sfb_block = b_row / 128 * k_blocks;
-                let to = (i + 4).min(stages);
-                for j in (if i == 0 { 0 } else { i + 3 })..to {
+                let to = if i == 0 { stages.min(4) } else { (i + 3).min(stages) };
+                let from = if i == 0 { 0 } else { (i + 2).max(4) };
+                for j in from..to {
                     let slot = j % 4;
                     let kt = first + j;
                     mbarrier_wait_parity(bars, 4 + slot, (j / 4 & 1) ^ 1);
-                    mbarrier_arrive_expect_tx(bars, slot, raw_bytes);
+                    mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
                     let at = RAW_BASE + slot * raw_bytes;
-                    let k_byte = (kt * 64) as i32;
-                    cp_async_bulk_tensor_2d_global_to_shared(smem, at, map_b, k_byte, b_row as i32, bars, slot);
-                    cp_async_bulk_tensor_2d_global_to_shared(smem, at + a_raw, map_a, k_byte, a_row as i32, bars, slot);
+                    cp_async_bulk_tensor_2d_global_to_shared(
+                        smem,
+                        at,
+                        map_b,
+                        (kt * 64) as i32,
+                        b_row as i32,
+                        bars,
+                        slot,
+                    );
                     #[unroll]
                     for rb in 0..BLOCKS {
                         cp_async_bulk_global_to_shared(
@@ -238,77 +322,39 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                             slot,
                         );
                     }
-                    cp_async_bulk_global_to_shared(
-                        smem,
-                        at + sfa_raw,
-                        sfa,
-                        (sfa_block + 2 * kt) * 512,
-                        1024,
-                        bars,
-                        slot,
-                    );
-                }
-            }
-            if i == 0 {
-                // Decode A of stage 0 (the steps below decode the next one).
-                mbarrier_wait_parity(bars, 0u32, 0u32);
-                #[unroll]
-                for chunk in 0..4usize {
-                    let p = pairs[(RAW_BASE + a_raw_row + 16 * (chunk as u32 ^ a_swz)) / 8];
-                    aw[2 * chunk] = p as u32;
-                    aw[2 * chunk + 1] = (p >> 32) as u32;
-                }
-                #[unroll]
-                for half in 0..2usize {
-                    // Scales of groups 4 half + ah and 4 half + 2 + ah (bytes ah, 2 + ah).
-                    let sw = scale_words[(RAW_BASE + sfa_raw + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
-                    let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-                    let splats = e4m3_pair_splats(sw, sel);
-                    asc[2 * half] = splats[0];
-                    asc[2 * half + 1] = splats[1];
-                }
-                #[unroll]
-                for job in 0..8usize {
-                    let j = job as u32 % 4;
-                    let mut out = [0u32; 4];
-                    #[unroll]
-                    for chunk in 0..4usize {
-                        let value = e2m1_pair_scaled(aw[2 * chunk + job / 4], j);
-                        out[chunk] = hmul2(value, asc[chunk]).to_bits();
+                    if i > 0 {
+                        cp_async_bulk_global_to_shared(
+                            smem,
+                            slot * IMAGE_BYTES,
+                            images,
+                            (a_tile * k_stages + kt) * 8192,
+                            IMAGE_BYTES,
+                            bars,
+                            slot,
+                        );
                     }
-                    // The 16-byte column of logical K 32 q + 16 (j / 2) + 8
-                    // (j % 2) within the half (q = 2 ah + job / 4).
-                    let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
-                    words[(a_dec_row + (column ^ (ar % 8)) * 16) / 16] = u32x4::new(out[0], out[1], out[2], out[3]);
                 }
-                fence_proxy_async_shared();
-                named_barrier_sync(1, 256);
+                if i == 0 {
+                    grid_dependency_wait();
+                    for j in 0..to {
+                        cp_async_bulk_global_to_shared(
+                            smem,
+                            j * IMAGE_BYTES,
+                            images,
+                            (a_tile * k_stages + first + j) * 8192,
+                            IMAGE_BYTES,
+                            bars,
+                            j,
+                        );
+                    }
+                }
             }
+            // Warp 0 converges again before its `.aligned` wgmmas (no
+            // barrier between the warpgroups does it any more).
+            sync_warp();
             let s = i % 4;
             let stage = RAW_BASE + s * raw_bytes;
-            let next_stage = RAW_BASE + (i + 1) % 4 * raw_bytes;
-            let dec = i % 3 * DEC_BYTES;
-            let next_dec = (i + 1) % 3 * DEC_BYTES;
-            // The next stage's A, decoded during this stage's MMAs (after
-            // the last stage, stale words into an unused buffer: the step
-            // loop has no branches).
-            if i + 1 < stages {
-                mbarrier_wait_parity(bars, (i + 1) % 4, (i + 1) / 4 & 1);
-                #[unroll]
-                for chunk in 0..4usize {
-                    let p = pairs[(next_stage + a_raw_row + 16 * (chunk as u32 ^ a_swz)) / 8];
-                    aw[2 * chunk] = p as u32;
-                    aw[2 * chunk + 1] = (p >> 32) as u32;
-                }
-                #[unroll]
-                for half in 0..2usize {
-                    let sw = scale_words[(next_stage + sfa_raw + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
-                    let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-                    let splats = e4m3_pair_splats(sw, sel);
-                    asc[2 * half] = splats[0];
-                    asc[2 * half + 1] = splats[1];
-                }
-            }
+            mbarrier_wait_parity(bars, s, i / 4 & 1);
             #[unroll]
             for blk in 0..BLOCKS as usize {
                 // The block's rows g and g + 8 of the thread: 32 values
@@ -316,11 +362,11 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 let mut bw = [u32x4::new(0, 0, 0, 0); 2];
                 let mut bsc = [0u32; 2];
                 // Row 64 mb + 16 w + g + 8 r of the tile (mb = BLOCKS wg +
-                // blk): its 16 bytes at row * 64 + 16 t, its scales of groups
-                // 2 t, 2 t + 1 in the blocked layout at (row / 128) KiB +
-                // (t / 2) 512 + (row % 32) 16 + (row % 128 / 32) 4 + 2 (t % 2),
-                // written out for row % 32 = 16 (w % 2) + g + 8 r and
-                // row % 128 / 32 = 2 (mb % 2) + w / 2 (16 w + g + 8 r < 64).
+                // blk): its 16 bytes at row * 64 + 16 t, its scales of
+                // groups 2 t, 2 t + 1 in the blocked layout at (row / 128)
+                // KiB + (t / 2) 512 + (row % 32) 16 + (row % 128 / 32) 4 +
+                // 2 (t % 2), written out for row % 32 = 16 (w % 2) + g + 8 r
+                // and row % 128 / 32 = 2 (mb % 2) + w / 2 (16 w + g + 8 r < 64).
                 let mb = BLOCKS * wg + blk as u32;
                 #[unroll]
                 for r in 0..2usize {
@@ -328,10 +374,6 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     bw[r] = words[(stage + (64 * mb + 16 * w + g + 8 * rr) * 64 + 16 * t) / 16];
                     let sf = stage + sfb_raw + mb / 2 * 1024 + b_scale_lane + 128 * rr + 8 * (mb % 2);
                     bsc[r] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2().to_bits();
-                }
-                if blk as u32 + 1 == BLOCKS {
-                    // Everything this thread reads of raw stage s is in registers.
-                    mbarrier_arrive(bars, 4 + s);
                 }
                 #[unroll]
                 for step in 0..8usize {
@@ -348,7 +390,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         let value = e2m1_pair_scaled(vw[step / 2], j0 + f as u32 / 2);
                         frag[f] = hmul2(value, f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
                     }
-                    let desc = WgmmaDesc::new(shared_address(smem, dec + step as u32 / 4 * 16384))
+                    let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
                         .with_leading_byte_offset(16)
                         .with_stride_byte_offset(1024)
                         .with_swizzle(Swizzle::B128)
@@ -356,26 +398,14 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     wgmma_fence();
                     wgmma_f16_rs(&mut chain, frag, desc, step > 0);
                     wgmma_commit_group();
-                    // One of the 8 jobs of decoding the next stage's A every
-                    // BLOCKS steps.
-                    let slot = 8 * blk + step;
-                    if slot % BLOCKS as usize == 0 {
-                        let job = slot / BLOCKS as usize;
-                        let j = job as u32 % 4;
-                        let mut out = [0u32; 4];
-                        #[unroll]
-                        for chunk in 0..4usize {
-                            let value = e2m1_pair_scaled(aw[2 * chunk + job / 4], j);
-                            out[chunk] = hmul2(value, asc[chunk]).to_bits();
-                        }
-                        let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
-                        words[(next_dec + a_dec_row + (column ^ (ar % 8)) * 16) / 16] =
-                            u32x4::new(out[0], out[1], out[2], out[3]);
-                    }
                     wgmma_wait_group(1);
                 }
                 // Promote the chain: one correctly rounded f32 add per value.
                 wgmma_wait_group(0);
+                if blk as u32 + 1 == BLOCKS {
+                    // This thread's reads of stage s, its MMAs' included, are done.
+                    mbarrier_arrive(bars, 4 + s);
+                }
                 #[unroll]
                 for e in 0..64usize {
                     if blk == 0 {
@@ -385,11 +415,10 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     }
                 }
             }
-            fence_proxy_async_shared();
-            named_barrier_sync(1, 256);
         }
-        // Both warpgroups' MMAs are done with the decoded tiles (the last
-        // barrier), so the partial tile may overwrite them.
+        // Both warpgroups' MMAs are done with the ring, so the partial tile
+        // may overwrite it.
+        named_barrier_sync(1, 256);
         #[unroll]
         for x in 0..64 * BLOCKS as usize {
             let blk = x / 64;
