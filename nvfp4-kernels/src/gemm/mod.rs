@@ -90,8 +90,8 @@ pub fn sm90_clustered(sms: usize, blocks: u32, split: u32) -> bool {
 /// The sm_90a tiling `(blocks, split)` with the least predicted time on a
 /// GPU of `sms` multiprocessors, from a model fitted to the H100
 /// (`bench --all-variants`, PERF.md entries 5 and 7): a block's K stage of
-/// 128 costs 1 unit with 128-row tiles and 2 with 256-row tiles (about 1.0
-/// to 1.3 µs and 2.2 to 2.3 µs, more with more blocks in flight); a launch
+/// 128 costs 1 unit with 128-row tiles and 1.8 with 256-row tiles (about
+/// 1.0 to 1.3 µs and 2.2, more with more blocks in flight); a launch
 /// a fixed 3.2 units, 5.9 with K split over a cluster of 2 and 10.5 over a
 /// cluster of 4 (the cluster launch and its reduction), and when the
 /// clusters would not fit at once ([`sm90_clustered`]) the split goes
@@ -124,7 +124,7 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
                 _ => 5.6 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
             };
             let waves = blocks_total.div_ceil(sms.max(1));
-            let per_stage = if blocks == 2 { 2.0 } else { 1.0 };
+            let per_stage = if blocks == 2 { 1.8 } else { 1.0 };
             let cost = (waves * stages.div_ceil(split as usize)) as f64 * per_stage + fixed;
             if cost < best_cost {
                 best = (blocks, split);
@@ -477,7 +477,7 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                 return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
             }
             let mut images = device.alloc_scratch::<u32>(m * l * k / 2)?;
-            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 1), (256, 1, 1))
+            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 4), (256, 1, 1))
                 .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
             // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
             // multiple of 128, K of 256), its scale blocks exist, and images
@@ -646,10 +646,11 @@ mod tests {
     #[test]
     fn the_sm90_tiling_is_the_fastest_measured_on_the_benchmark_shapes() {
         // The fastest of the eight tilings measured on the H100 (132
-        // multiprocessors) for each benchmark shape: 128-row tiles in
-        // clusters of 2, split 4 through global memory (32 clusters of 4
-        // would not fit at once), in clusters of 2.
-        let fastest = [(1, 2), (1, 4), (1, 2)];
+        // multiprocessors) for each benchmark shape: 256-row tiles in
+        // clusters of 4, 128-row tiles split 4 through global memory (32
+        // clusters of 4 would not fit at once), 128-row tiles in clusters
+        // of 2.
+        let fastest = [(2, 4), (1, 4), (1, 2)];
         for ((m, n, k), want) in BENCH_SHAPES.into_iter().zip(fastest) {
             assert_eq!(sm90_tiling(132, m, n, k, 1), want, "M={m} N={n} K={k}");
         }

@@ -100,13 +100,14 @@ pub const fn shared_bytes(blocks: u32) -> u32 {
 /// 64 bytes, 64-byte swizzle) and its scales.
 pub const DECODE_SHARED_BYTES: u32 = 9216;
 
-/// Decodes A once for [`gemm_nvfp4_sm90`]: block (kt, tile) turns rows
-/// `128 tile ..` and K stage `kt` of A into the exact image the GEMM's
-/// MMAs read from shared memory — f16 values times 2^-14, K permuted as
-/// the module docs say, two 128-byte-swizzled halves — at `images[(tile *
-/// K / 128 + kt) * 8192 ..]` (32 KiB). `map_a`: tensor map over A `[L*M
-/// rows][K/2 bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle;
-/// `sfa` its blocked scales. Grid: (K / 128, L * M / 128), 256 threads.
+/// Decodes A once for [`gemm_nvfp4_sm90`]: the blocks (kt, tile, part)
+/// turn rows `128 tile ..` and K stage `kt` of A into the exact image the
+/// GEMM's MMAs read from shared memory — f16 values times 2^-14, K
+/// permuted as the module docs say, two 128-byte-swizzled halves — at
+/// `images[(tile * K / 128 + kt) * 8192 ..]` (32 KiB), each of the four
+/// parts a quarter of it. `map_a`: tensor map over A `[L*M rows][K/2
+/// bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle; `sfa` its
+/// blocked scales. Grid: (K / 128, L * M / 128, 4), 256 threads.
 ///
 /// It waits for the previous kernel in the stream (which may have written
 /// A) before it lets the GEMM after it launch: the GEMM reads B before its
@@ -115,8 +116,7 @@ pub const DECODE_SHARED_BYTES: u32 = 9216;
 #[kernel(targets(sm_90a), launch_bounds(256))]
 pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k: u32) {
     let smem = dynamic_shared::<u8>(0);
-    let pairs = dynamic_shared::<u64>(0);
-    let scale_words = dynamic_shared::<u32>(0);
+    let words = dynamic_shared::<u32>(0);
     let bars = shared_array::<u64, 1>();
     grid_dependency_wait();
     launch_dependents();
@@ -134,50 +134,36 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k:
         // Blocked scales: 512 bytes per (128 rows, 64 K).
         cp_async_bulk_global_to_shared(smem, 8192u32, sfa, (tile * (k / 64) + 2 * kt) * 512, 1024, bars, 0u32);
     }
-    // Row `ar` of the tile, K words 2 ah and 2 ah + 1 of each 16-byte chunk
-    // (so `ah` picks the 64-wide half of the image). Where those words are
-    // (64-byte swizzle: chunk c of row r sits at chunk c ^ (r / 2 % 4)), and
-    // where their values go (128-byte swizzle).
-    let ar = tid % 128;
-    let ah = tid / 128;
-    let a_swz = ar / 2 % 4;
-    let image = (tile * (k / 128) + kt) * 8192 + (ah * 16384 + ar / 8 * 1024 + ar % 8 * 128) / 4;
     mbarrier_wait_parity(bars, 0u32, 0u32);
-    let mut aw = [0u32; 8];
+    let image = (tile * (k / 128) + kt) * 8192;
+    // Each thread writes two 16-byte chunks of the image, a warp 512
+    // consecutive bytes at a time.
     #[unroll]
-    for chunk in 0..4usize {
-        let p = pairs[(ar * 64 + 8 * ah + 16 * (chunk as u32 ^ a_swz)) / 8];
-        aw[2 * chunk] = p as u32;
-        aw[2 * chunk + 1] = (p >> 32) as u32;
-    }
-    let mut asc = [f16x2::from_bits(0); 4];
-    #[unroll]
-    for half in 0..2usize {
-        // Scales of groups 4 half + ah and 4 half + 2 + ah (bytes ah, 2 + ah).
-        let sw = scale_words[(8192 + 512 * half as u32 + ar % 32 * 16 + ar / 32 * 4) / 4];
+    for it in 0..2u32 {
+        // Chunk q: half `ah` (64 K), row `r`, stored at column q % 8, which
+        // holds logical column (the decode job) c (128-byte swizzle).
+        let q = block_idx_z() * 512 + it * 256 + tid;
+        let ah = q / 1024;
+        let r = q % 1024 / 8;
+        let c = q % 8 ^ r % 8;
+        // Row r's raw K words 2 ah + c / 4 of each 16-byte chunk (64-byte
+        // swizzle: chunk ch of row r sits at chunk ch ^ (r / 2 % 4)), and
+        // its scales of groups 4 h + ah and 4 h + 2 + ah (bytes ah, 2 + ah
+        // of word h).
         let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-        let splats = e4m3_pair_splats(sw, sel);
-        asc[2 * half] = splats[0];
-        asc[2 * half + 1] = splats[1];
-    }
-    #[unroll]
-    for job in 0..8usize {
-        let j = job as u32 % 4;
         let mut out = [0u32; 4];
         #[unroll]
-        for chunk in 0..4usize {
-            let value = e2m1_pair_scaled(aw[2 * chunk + job / 4], j);
-            out[chunk] = hmul2(value, asc[chunk]).to_bits();
+        for h in 0..2u32 {
+            let sw = words[(8192 + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
+            let splats = e4m3_pair_splats(sw, sel);
+            #[unroll]
+            for e in 0..2u32 {
+                let ch = 2 * h + e;
+                let word = words[(r * 64 + 16 * (ch ^ (r / 2 % 4)) + 8 * ah + 4 * (c / 4)) / 4];
+                out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
+            }
         }
-        // The 16-byte column of logical K 32 q + 16 (j / 2) + 8 (j % 2)
-        // within the half (q = 2 ah + job / 4).
-        let column = 4 * (job as u32 / 4) + 2 * (j / 2) + j % 2;
-        store_v4(
-            images,
-            (image + (column ^ (ar % 8)) * 4) as usize,
-            u32x4::new(out[0], out[1], out[2], out[3]),
-            Cache::Default,
-        );
+        store_v4(images, (image + q * 4) as usize, u32x4::new(out[0], out[1], out[2], out[3]), Cache::Default);
     }
 }
 
