@@ -163,7 +163,12 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k:
                 out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
             }
         }
-        store_v4(images, (image + q * 4) as usize, u32x4::new(out[0], out[1], out[2], out[3]), Cache::Default);
+        store_v4(
+            images,
+            (image + q * 4) as usize,
+            u32x4::new(out[0], out[1], out[2], out[3]),
+            Cache::Default,
+        );
     }
 }
 
