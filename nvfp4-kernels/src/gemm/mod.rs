@@ -477,7 +477,7 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                 return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
             }
             let mut images = device.alloc_scratch::<u32>(m * l * k / 2)?;
-            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 4), (256, 1, 1))
+            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (256, 1, 1))
                 .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
             // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
             // multiple of 128, K of 256), its scale blocks exist, and images

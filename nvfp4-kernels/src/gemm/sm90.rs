@@ -104,10 +104,10 @@ pub const DECODE_SHARED_BYTES: u32 = 9216;
 /// turn rows `128 tile ..` and K stage `kt` of A into the exact image the
 /// GEMM's MMAs read from shared memory — f16 values times 2^-14, K
 /// permuted as the module docs say, two 128-byte-swizzled halves — at
-/// `images[(tile * K / 128 + kt) * 8192 ..]` (32 KiB), each of the four
-/// parts a quarter of it. `map_a`: tensor map over A `[L*M rows][K/2
+/// `images[(tile * K / 128 + kt) * 8192 ..]` (32 KiB), each of the eight
+/// parts an eighth of it. `map_a`: tensor map over A `[L*M rows][K/2
 /// bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle; `sfa` its
-/// blocked scales. Grid: (K / 128, L * M / 128, 4), 256 threads.
+/// blocked scales. Grid: (K / 128, L * M / 128, 8), 256 threads.
 ///
 /// It waits for the previous kernel in the stream (which may have written
 /// A) before it lets the GEMM after it launch: the GEMM reads B before its
@@ -136,40 +136,37 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k:
     }
     mbarrier_wait_parity(bars, 0u32, 0u32);
     let image = (tile * (k / 128) + kt) * 8192;
-    // Each thread writes two 16-byte chunks of the image, a warp 512
-    // consecutive bytes at a time.
+    // Each thread writes one 16-byte chunk of the image, a warp 512
+    // consecutive bytes: chunk q, half `ah` (64 K), row `r`, stored at
+    // column q % 8, which holds logical column (the decode job) c (128-byte
+    // swizzle).
+    let q = block_idx_z() * 256 + tid;
+    let ah = q / 1024;
+    let r = q % 1024 / 8;
+    let c = q % 8 ^ r % 8;
+    // Row r's raw K words 2 ah + c / 4 of each 16-byte chunk (64-byte
+    // swizzle: chunk ch of row r sits at chunk ch ^ (r / 2 % 4)), and its
+    // scales of groups 4 h + ah and 4 h + 2 + ah (bytes ah, 2 + ah of word
+    // h).
+    let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
+    let mut out = [0u32; 4];
     #[unroll]
-    for it in 0..2u32 {
-        // Chunk q: half `ah` (64 K), row `r`, stored at column q % 8, which
-        // holds logical column (the decode job) c (128-byte swizzle).
-        let q = block_idx_z() * 512 + it * 256 + tid;
-        let ah = q / 1024;
-        let r = q % 1024 / 8;
-        let c = q % 8 ^ r % 8;
-        // Row r's raw K words 2 ah + c / 4 of each 16-byte chunk (64-byte
-        // swizzle: chunk ch of row r sits at chunk ch ^ (r / 2 % 4)), and
-        // its scales of groups 4 h + ah and 4 h + 2 + ah (bytes ah, 2 + ah
-        // of word h).
-        let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
-        let mut out = [0u32; 4];
+    for h in 0..2u32 {
+        let sw = words[(8192 + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
+        let splats = e4m3_pair_splats(sw, sel);
         #[unroll]
-        for h in 0..2u32 {
-            let sw = words[(8192 + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
-            let splats = e4m3_pair_splats(sw, sel);
-            #[unroll]
-            for e in 0..2u32 {
-                let ch = 2 * h + e;
-                let word = words[(r * 64 + 16 * (ch ^ (r / 2 % 4)) + 8 * ah + 4 * (c / 4)) / 4];
-                out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
-            }
+        for e in 0..2u32 {
+            let ch = 2 * h + e;
+            let word = words[(r * 64 + 16 * (ch ^ (r / 2 % 4)) + 8 * ah + 4 * (c / 4)) / 4];
+            out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
         }
-        store_v4(
-            images,
-            (image + q * 4) as usize,
-            u32x4::new(out[0], out[1], out[2], out[3]),
-            Cache::Default,
-        );
     }
+    store_v4(
+        images,
+        (image + q * 4) as usize,
+        u32x4::new(out[0], out[1], out[2], out[3]),
+        Cache::Default,
+    );
 }
 
 /// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
