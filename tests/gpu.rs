@@ -616,6 +616,13 @@ fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
     }
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn integer_div_ceil_matches_std_on_the_gpu() {
+    let pairs = nvfp4_tests::div_ceil::check(&device(), 11).unwrap_or_else(|e| panic!("{e}"));
+    println!("{pairs} pairs of u32 and of u64: div_ceil as std (MAX for a zero divisor)");
+}
+
 /// A variant of the sm_90 PTX `ptx` whose entry is `fuzz`. The launcher
 /// takes a `&'static Variant`: one is leaked per program of a bounded batch.
 fn leaked_fuzz_variant(ptx: String) -> &'static Variant {

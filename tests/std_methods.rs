@@ -207,10 +207,11 @@ signed_methods!(i64_signed, i64);
 macro_rules! unsigned_methods {
     ($name:ident, $t:ty) => {
         #[kernel(targets(sm_90))]
-        pub fn $name(a: &[$t], out: &mut [u32]) {
+        pub fn $name(a: &[$t], b: &[$t], powers: &mut [u32], ceils: &mut [$t]) {
             let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
             if i < a.len() {
-                out[i] = a[i].is_power_of_two() as u32;
+                powers[i] = a[i].is_power_of_two() as u32;
+                ceils[i] = a[i].div_ceil(b[i]);
             }
         }
     };
@@ -219,6 +220,12 @@ unsigned_methods!(u8_unsigned, u8);
 unsigned_methods!(u16_unsigned, u16);
 unsigned_methods!(u32_unsigned, u32);
 unsigned_methods!(u64_unsigned, u64);
+
+#[test]
+fn div_ceil_matches_std_in_both_widths() {
+    let pairs = nvfp4_tests::div_ceil::check(&Device::emulator(Target::Sm90), 11).unwrap_or_else(|e| panic!("{e}"));
+    assert!(pairs > 0);
+}
 
 #[test]
 fn signed_and_unsigned_only_methods_match_std() {
@@ -246,19 +253,35 @@ fn signed_and_unsigned_only_methods_match_std() {
     }
     signed!(i32_signed, i32, 32);
     signed!(i64_signed, i64, 64);
+    // div_ceil over every pair of edge cases and random values, zero
+    // divisors included: `MAX`, as `x / 0` gives in a kernel (Rust panics).
     macro_rules! unsigned {
         ($kernel:ident, $t:ty, $bits:expr) => {{
-            let a: Vec<$t> = int_inputs($bits, &mut rng, 64).into_iter().map(|v| v as $t).collect();
-            let da = device.upload(&a).expect("upload");
-            let mut out = device.alloc_zeroed::<u32>(a.len()).expect("alloc");
-            // SAFETY: one thread per input.
+            let values: Vec<$t> = int_inputs($bits, &mut rng, 24).into_iter().map(|v| v as $t).collect();
+            let (a, b): (Vec<$t>, Vec<$t>) = values.iter().flat_map(|&x| values.iter().map(move |&y| (x, y))).unzip();
+            let (da, db) = (device.upload(&a).expect("upload"), device.upload(&b).expect("upload"));
+            let mut powers = device.alloc_zeroed::<u32>(a.len()).expect("alloc");
+            let mut ceils = device.alloc_zeroed::<$t>(a.len()).expect("alloc");
+            // SAFETY: one thread per input pair.
             unsafe {
-                $kernel::Kernel::launch(&device, LaunchConfig::linear(1, a.len() as u32), &da, &mut out)
-                    .expect("launch")
+                $kernel::Kernel::launch(
+                    &device,
+                    LaunchConfig::linear((a.len() as u32).div_ceil(128), 128),
+                    &da,
+                    &db,
+                    &mut powers,
+                    &mut ceils,
+                )
+                .expect("launch")
             };
-            let out = device.download(&out).expect("download");
-            for (i, x) in a.iter().enumerate() {
-                assert_eq!(out[i], x.is_power_of_two() as u32, "{x}");
+            let (powers, ceils) = (
+                device.download(&powers).expect("download"),
+                device.download(&ceils).expect("download"),
+            );
+            for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert_eq!(powers[i], x.is_power_of_two() as u32, "{x}");
+                let want = if *y == 0 { <$t>::MAX } else { x.div_ceil(*y) };
+                assert_eq!(ceils[i], want, "{x}.div_ceil({y})");
             }
         }};
     }

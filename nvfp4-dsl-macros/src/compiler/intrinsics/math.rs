@@ -168,6 +168,13 @@ pub(super) static TABLE: &[Intrinsic] = &[
     int_method!("abs", [T], SIGNED, RetTy::T, "fn abs(self) -> Self"),
     int_method!("signum", [T], SIGNED, RetTy::T, "fn signum(self) -> Self"),
     int_method!(
+        "div_ceil",
+        [T, T],
+        UNSIGNED,
+        RetTy::T,
+        "fn div_ceil(self, rhs: Self) -> Self"
+    ),
+    int_method!(
         "is_power_of_two",
         [T],
         UNSIGNED,
@@ -361,6 +368,29 @@ fn int(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
             Ok(Val::Reg(d))
         }
         "rotate_left" | "rotate_right" => rotate(l, c, name == "rotate_left"),
+        "div_ceil" => {
+            // The quotient, plus one when there is a remainder; by zero
+            // `MAX`, as `x / 0` gives (the remainder is then all ones too,
+            // and the quotient plus one would wrap). With a remainder the
+            // divisor is at least 2, so the quotient plus one fits.
+            let y = arg(c, 1);
+            let q = l.binary(Div, x.clone(), y.clone(), s, None, None, span)?;
+            let r = l.binary(Rem, x, y.clone(), s, None, None, span)?;
+            let (qr, rr, yr) = (l.in_reg(&q, s), l.in_reg(&r, s), l.in_reg(&y, s));
+            let (rest, zero) = (l.reg(RegClass::Pred), l.reg(RegClass::Pred));
+            l.emit(format!("setp.ne.{t}"), vec![rest.into(), rr.into(), Operand::imm(0)]);
+            l.emit(format!("setp.eq.{t}"), vec![zero.into(), yr.into(), Operand::imm(0)]);
+            let up = l.reg(class);
+            l.emit(
+                format!("selp.{t}"),
+                vec![up.into(), Operand::imm(1), Operand::imm(0), rest.into()],
+            );
+            let d = l.reg(class);
+            l.emit(format!("add.{t}"), vec![d.into(), qr.into(), up.into()]);
+            let max = l.operand(&Val::Const(Const::Int(s.int_range().1)), s);
+            l.emit(format!("selp.{t}"), vec![d.into(), max, d.into(), zero.into()]);
+            Ok(Val::Reg(d))
+        }
         "pow" | "wrapping_pow" => int_pow(l, c),
         "signum" => {
             let xr = l.in_reg(&x, s);
@@ -620,6 +650,7 @@ fn fold_int(name: &str, s: Scalar, a: &[Const]) -> Option<Const> {
         "count_ones" => count(pattern(x).count_ones()),
         "count_zeros" => count(bits - pattern(x).count_ones()),
         "is_power_of_two" => Some(Const::Bool(pattern(x).count_ones() == 1)),
+        "div_ceil" if ints[1] != 0 => value((x + ints[1] - 1) / ints[1]),
         "reverse_bits" => value((pattern(x).reverse_bits() >> (128 - bits)) as i128),
         "rotate_left" | "rotate_right" => {
             let k = (ints[1] as u32) % bits;
