@@ -369,16 +369,18 @@ fn int(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
         }
         "rotate_left" | "rotate_right" => rotate(l, c, name == "rotate_left"),
         "div_ceil" => {
-            // The quotient, plus one when there is a remainder; by zero
-            // `MAX`, as `x / 0` gives (the remainder is then all ones too,
-            // and the quotient plus one would wrap). With a remainder the
-            // divisor is at least 2, so the quotient plus one fits.
+            // The quotient, plus one when quotient x divisor falls short of
+            // x (one division, not a second one for the remainder: u64's
+            // is a subroutine); by zero `MAX`, as `x / 0` gives (the
+            // quotient plus one would wrap). With a remainder the divisor
+            // is at least 2, so the quotient plus one fits, and the product
+            // never exceeds x.
             let y = arg(c, 1);
             let q = l.binary(Div, x.clone(), y.clone(), s, None, None, span)?;
-            let r = l.binary(Rem, x, y.clone(), s, None, None, span)?;
-            let (qr, rr, yr) = (l.in_reg(&q, s), l.in_reg(&r, s), l.in_reg(&y, s));
+            let back = l.binary(Mul, q.clone(), y.clone(), s, None, None, span)?;
+            let (qr, br, xr, yr) = (l.in_reg(&q, s), l.in_reg(&back, s), l.in_reg(&x, s), l.in_reg(&y, s));
             let (rest, zero) = (l.reg(RegClass::Pred), l.reg(RegClass::Pred));
-            l.emit(format!("setp.ne.{t}"), vec![rest.into(), rr.into(), Operand::imm(0)]);
+            l.emit(format!("setp.ne.{t}"), vec![rest.into(), br.into(), xr.into()]);
             l.emit(format!("setp.eq.{t}"), vec![zero.into(), yr.into(), Operand::imm(0)]);
             let up = l.reg(class);
             l.emit(
