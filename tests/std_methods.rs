@@ -228,6 +228,12 @@ fn div_ceil_matches_std_in_both_widths() {
 }
 
 #[test]
+fn the_last_block_to_arrive_sees_every_block_s_release() {
+    let blocks = nvfp4_tests::atomics::check(&Device::emulator(Target::Sm90), 37, 12).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(blocks, 37);
+}
+
+#[test]
 fn signed_and_unsigned_only_methods_match_std() {
     let device = Device::emulator(Target::Sm90);
     let mut rng = Rng::new(7);

@@ -488,6 +488,30 @@ pub fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &
     device_only("mbarrier_wait_parity")
 }
 
+/// Adds `value` to `dst[index]` atomically and returns the old value, with
+/// acquire and release semantics at GPU scope: writes this thread made (or
+/// acquired) before it are visible to a thread that reads its result with a
+/// later acquire, and writes released before the increments it reads are
+/// visible to this thread after it. For counters that blocks of a launch
+/// use to find which of them arrives last.
+///
+/// PTX: `atom.acq_rel.gpu.global.add.u32 old, [addr], value;`
+#[inline(always)]
+pub fn atomic_add_acq_rel_gpu<I: DeviceIndex>(dst: &mut [u32], index: I, value: u32) -> u32 {
+    let _ = (dst, index, value);
+    device_only("atomic_add_acq_rel_gpu")
+}
+
+/// A memory fence with acquire and release semantics at GPU scope: orders
+/// this thread's memory accesses before it against those after it, as seen
+/// by any thread of the GPU that synchronises with this one.
+///
+/// PTX: `fence.acq_rel.gpu;`
+#[inline(always)]
+pub fn fence_acq_rel_gpu() {
+    device_only("fence_acq_rel_gpu")
+}
+
 /// Orders this thread's earlier shared-memory writes before later accesses
 /// of the asynchronous proxy (bulk copies, tensor cores).
 ///
@@ -707,6 +731,18 @@ pub fn cluster_size() -> u32 {
 #[inline(always)]
 pub fn cluster_arrive() {
     device_only("cluster_arrive")
+}
+
+/// Arrives at the cluster barrier without ordering memory: for a barrier
+/// that only keeps blocks alive (a block whose shared memory the others
+/// read must not exit before they are done), where every access it must
+/// cover has completed (its value used) before the arrive. Pair with
+/// [`cluster_wait`]; the warp must be converged.
+///
+/// PTX (ISA 8.0): `barrier.cluster.arrive.relaxed.aligned;`
+#[inline(always)]
+pub fn cluster_arrive_relaxed() {
+    device_only("cluster_arrive_relaxed")
 }
 
 /// Waits until every thread of the cluster has arrived at the cluster

@@ -461,17 +461,31 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
             let map_b = b.map(MapTile::Sm90B { rows: 128 * blocks }, "b")?;
             let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
             let clustered = sm90_clustered(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
+            // K split 4 where clusters of 4 do not fit at once: clusters of
+            // two, the tile's second cluster to finish adding the halves.
+            let pairs = split == 4 && !clustered;
             let mut launch =
                 LaunchConfig::new(grid, (sm90::THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
             if clustered {
                 launch = launch.with_cluster((split, 1, 1));
+            } else if pairs {
+                launch = launch.with_cluster((2, 1, 1));
             }
             // The partial sums of a split K without clusters, in stream
             // order after the previous work and freed after the reduction
             // (a few words otherwise: the kernel does not touch them then).
             let values = m * n * l;
-            let reduced = split > 1 && !clustered;
-            let mut partials = device.alloc_scratch::<f32>(if reduced { split as usize * values } else { 4 })?;
+            let reduced = split > 1 && !clustered && !pairs;
+            let parts = if reduced {
+                split as usize * values
+            } else if pairs {
+                2 * values
+            } else {
+                4
+            };
+            let mut partials = device.alloc_scratch::<f32>(parts)?;
+            let tiles = grid.1 as usize * grid.2 as usize;
+            let mut counters = device.alloc_scratch::<u32>(if pairs { 2 * tiles } else { 1 })?;
             // A decoded once for every tile of B: 2 bytes per value.
             if i32::try_from(m * l * k / 2).is_err() {
                 return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
@@ -482,7 +496,7 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
             // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
             // multiple of 128, K of 256), its scale blocks exist, and images
             // holds one 32 KiB image per tile.
-            unsafe { gemm_sm90_decode_a::Kernel::launch(device, decode, map_a, a.scales, &mut images, kk)? };
+            unsafe { gemm_sm90_decode_a::Kernel::launch(device, decode, map_a, a.scales, &mut images, &mut counters, kk)? };
             // SAFETY: shapes checked above and by the maps: every tile is
             // inside a and b (rows are multiples of 128 and of the tile, K
             // of 256), the scale blocks exist for every (128 rows, 64 K)
@@ -499,7 +513,8 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                             b.scales,
                             c.reborrow(),
                             &mut partials,
-                            u32::from(clustered),
+                            &mut counters,
+                            if pairs { 2 } else { u32::from(clustered) },
                             mm,
                             nn,
                             kk,

@@ -114,7 +114,7 @@ pub const DECODE_SHARED_BYTES: u32 = 9216;
 /// own wait, which is sound only once every kernel before this one is
 /// complete.
 #[kernel(targets(sm_90a), launch_bounds(256))]
-pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k: u32) {
+pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], counters: &mut [u32], k: u32) {
     let smem = dynamic_shared::<u8>(0);
     let words = dynamic_shared::<u32>(0);
     let bars = shared_array::<u64, 1>();
@@ -123,6 +123,14 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], k:
     let tid = thread_idx_x();
     let kt = block_idx_x();
     let tile = block_idx_y();
+    // The GEMM's tile counters start at zero (they are only read after
+    // this kernel completes).
+    let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
+    let mut zero = ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * 256 + tid;
+    while (zero as usize) < counters.len() {
+        counters[zero as usize] = 0;
+        zero += blocks * 256;
+    }
     if tid == 0 {
         mbarrier_init(bars, 0u32, 1);
         fence_mbarrier_init();
@@ -196,6 +204,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     sfb: &[E4m3],
     c: &mut [f16],
     partials: &mut [f32],
+    counters: &mut [u32],
     clustered: u32,
     m: u32,
     n: u32,
@@ -226,6 +235,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     // epilogue (kept in shared memory rather than in registers through the
     // main loop).
     let rows0 = shared_array::<u32, 2>();
+    // The old value of this block's tile counter (`clustered` = 2).
+    let last = shared_array::<u32, 1>();
 
     // The next kernel in the stream may start launching now; this one
     // waits for the previous one before it reads A.
@@ -270,7 +281,11 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         let mut acc0 = [0.0f32; 64];
         let mut acc1 = [0.0f32; 64];
         let mut chain = [0.0f32; 64];
-        for i in 0..stages {
+        for ip in 0..stages.div_ceil(4) {
+        #[unroll]
+        for sub in 0..4u32 {
+        let i = 4 * ip + sub;
+        if i < stages {
             // Thread 0 is also the producer: the first four stages at the
             // start (B first, A's images once the previous kernel is done),
             // then from the third stage on, stage i + 2 into the slot stage
@@ -384,25 +399,23 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         .with_swizzle(Swizzle::B128)
                         .offset(step as u32 % 4 * 32);
                     wgmma_fence();
-                    wgmma_f16_rs(&mut chain, frag, desc, step > 0);
+                    wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
                     wgmma_commit_group();
                     wgmma_wait_group(1);
-                }
-                // Promote the chain: one correctly rounded f32 add per value.
-                wgmma_wait_group(0);
-                if blk as u32 + 1 == BLOCKS {
-                    // This thread's reads of stage s, its MMAs' included, are done.
-                    mbarrier_arrive(bars, 4 + s);
-                }
-                #[unroll]
-                for e in 0..64usize {
-                    if blk == 0 {
-                        acc0[e] += chain[e];
-                    } else {
-                        acc1[e] += chain[e];
+                    if sub > 0 && step == 0 {
+                        mbarrier_arrive(bars, 4 + (i + 3) % 4);
                     }
                 }
             }
+        }
+        }
+        wgmma_wait_group(0);
+        let last_stage = (4 * ip + 3).min(stages - 1);
+        mbarrier_arrive(bars, 4 + last_stage % 4);
+        #[unroll]
+        for e in 0..64usize {
+            acc0[e] += chain[e];
+        }
         }
         // Both warpgroups' MMAs are done with the ring, so the partial tile
         // may overwrite it.
@@ -416,13 +429,92 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             let v = if blk == 0 { acc0[i] } else { acc1[i] };
             partial[a_row * PITCH + b_row] = v * UNSCALE;
         }
-        if SPLIT > 1 && clustered != 0 {
+        if SPLIT == 4 && clustered == 2 {
+            cluster_sync();
+            // Clusters of two: block `cr` of the cluster sums A rows 64 cr ..
+            // 64 cr + 64 of the tile over its cluster (0 + p0 + p1) into
+            // partials[half]; the tile's second cluster to finish adds the
+            // two halves of K (partials[0] + partials[1], the same bits
+            // whichever finishes last) into C.
+            let cr = rank % 2;
+            let half = rank / 2;
+            let items_per_row = 16 * BLOCKS;
+            #[unroll]
+            for it in 0..4 * BLOCKS {
+                let item = ct + 256 * it;
+                let a_row = cr * 64 + item / items_per_row;
+                let b_row = item % items_per_row * 8;
+                let at = (a_row * PITCH + b_row) / 4;
+                let mut sum = [0.0f32; 8];
+                #[unroll]
+                for src in 0..2u32 {
+                    let lo = load_cluster(words, at, src);
+                    let hi = load_cluster(words, at + 1, src);
+                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                    #[unroll]
+                    for e in 0..8 {
+                        sum[e] += f32::from_bits(v[e]);
+                    }
+                }
+                let out = ((half * grid_dim_z() * 128 + rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+                store_v4(
+                    partials,
+                    out,
+                    u32x4::new(sum[0].to_bits(), sum[1].to_bits(), sum[2].to_bits(), sum[3].to_bits()),
+                    Cache::Global,
+                );
+                store_v4(
+                    partials,
+                    out + 4,
+                    u32x4::new(sum[4].to_bits(), sum[5].to_bits(), sum[6].to_bits(), sum[7].to_bits()),
+                    Cache::Global,
+                );
+            }
+            // This block's partial sums are released by its counter
+            // increment; the counter's old value says whether the tile's
+            // other cluster has released its own.
+            fence_acq_rel_gpu();
+            named_barrier_sync(1, 256);
+            if ct == 0 {
+                let tile = block_idx_z() * grid_dim_y() + block_idx_y();
+                last[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+            }
+            named_barrier_sync(1, 256);
+            if last[0u32] == 1 {
+                fence_acq_rel_gpu();
+                #[unroll]
+                for it in 0..4 * BLOCKS {
+                    let item = ct + 256 * it;
+                    let a_row = cr * 64 + item / items_per_row;
+                    let b_row = item % items_per_row * 8;
+                    let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+                    let other = (grid_dim_z() * 128 * n) as usize;
+                    let mut sum = [0.0f32; 8];
+                    #[unroll]
+                    for p in 0..2usize {
+                        let lo = load_v4(partials, out + p * other, Cache::Global);
+                        let hi = load_v4(partials, out + p * other + 4, Cache::Global);
+                        let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                        #[unroll]
+                        for e in 0..8 {
+                            sum[e] += f32::from_bits(v[e]);
+                        }
+                    }
+                    store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
+                }
+            }
+            // The other block read this one's partial tile until here (the
+            // loads are complete: their values are stored).
+            cluster_arrive_relaxed();
+            cluster_wait();
+        } else if SPLIT > 1 && clustered != 0 {
             cluster_sync();
             // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) *
             // 128 / SPLIT of the tile over the cluster in rank order, 8 B
             // rows per item, items spread over the 256 threads (the loads of
             // one item from all blocks are in flight together).
             let items_per_row = 16 * BLOCKS;
+            #[unroll]
             for it in 0..8 * BLOCKS / SPLIT {
                 let item = ct + 256 * it;
                 let a_row = rank * (128 / SPLIT) + item / items_per_row;
@@ -442,8 +534,10 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
                 store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
             }
-            // The other blocks read this one's partial tile until here.
-            cluster_sync();
+            // The other blocks read this one's partial tile until here (the
+            // loads are complete: their values are stored).
+            cluster_arrive_relaxed();
+            cluster_wait();
         } else {
             named_barrier_sync(1, 256);
             // The tile from shared memory, 8 B rows per item, items spread over

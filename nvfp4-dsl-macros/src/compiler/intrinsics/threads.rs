@@ -134,6 +134,15 @@ pub(super) static TABLE: &[Intrinsic] = &[
         |l, _| simple(l, "barrier.cluster.arrive.release.aligned", 80)
     ),
     intrinsic!(
+        "cluster_arrive_relaxed",
+        Form::Free,
+        [],
+        RetTy::Unit,
+        Sm90,
+        "fn cluster_arrive_relaxed()",
+        |l, _| simple(l, "barrier.cluster.arrive.relaxed.aligned", 80)
+    ),
+    intrinsic!(
         "cluster_wait",
         Form::Free,
         [],
