@@ -1,25 +1,36 @@
 //! `atomic_add_acq_rel_gpu` and `fence_acq_rel_gpu`: the blocks of a launch
 //! count their arrivals on one counter, and the last to arrive sums what
-//! every block released before its increment. On the emulator blocks run
-//! one after another (`tests/std_methods.rs`); on a GPU they run at once
-//! (`tests/gpu.rs`).
+//! every block released before its increment; and `global_timer`, read
+//! around that. On the emulator blocks run one after another
+//! (`tests/std_methods.rs`); on a GPU they run at once (`tests/gpu.rs`).
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_kernels::rng::Rng;
 
 /// Block b stores `values[b]` into `slots[b]` and takes a ticket from
 /// `counter[0]`; the block whose ticket is the last sums every slot into
-/// `total[0]`. `tickets[b]`: block b's ticket.
+/// `total[0]`. `tickets[b]`: block b's ticket; `times[2 b]`, `times[2 b +
+/// 1]`: the global timer at its start and after its ticket.
 #[kernel(targets(sm_90))]
-pub fn last_block_sums(values: &[u32], slots: &mut [u32], counter: &mut [u32], tickets: &mut [u32], total: &mut [u32]) {
+pub fn last_block_sums(
+    values: &[u32],
+    slots: &mut [u32],
+    counter: &mut [u32],
+    tickets: &mut [u32],
+    total: &mut [u32],
+    times: &mut [u64],
+) {
     let ticket = shared_array::<u32, 1>();
     let b = block_idx_x();
+    let start = global_timer();
     if thread_idx_x() == 0 {
         store(slots, b, values[b as usize], Cache::Global);
         fence_acq_rel_gpu();
         let old = atomic_add_acq_rel_gpu(counter, 0u32, 1);
         tickets[b as usize] = old;
         ticket[0u32] = old;
+        times[2 * b as usize] = start;
+        times[2 * b as usize + 1] = global_timer();
     }
     sync_threads();
     if ticket[0u32] + 1 == grid_dim_x() && thread_idx_x() == 0 {
@@ -32,8 +43,9 @@ pub fn last_block_sums(values: &[u32], slots: &mut [u32], counter: &mut [u32], t
 }
 
 /// Launches `blocks` blocks on random values: the tickets must be 0 ..
-/// blocks in some order, the counter `blocks`, and the total the sum of
-/// the values. Returns the number of blocks, or what went wrong.
+/// blocks in some order, the counter `blocks`, the total the sum of the
+/// values, and no block's timer may go back. Returns the number of blocks,
+/// or what went wrong.
 pub fn check(device: &Device, blocks: u32, seed: u64) -> Result<u32, String> {
     let mut rng = Rng::new(seed);
     let values: Vec<u32> = (0..blocks).map(|_| rng.next_u64() as u32).collect();
@@ -44,8 +56,9 @@ pub fn check(device: &Device, blocks: u32, seed: u64) -> Result<u32, String> {
     let mut counter = device.upload(&[0u32]).map_err(err)?;
     let mut tickets = device.upload(&vec![0x5A5A_5A5Au32; n]).map_err(err)?;
     let mut total = device.upload(&[0x5A5A_5A5Au32]).map_err(err)?;
+    let mut times = device.upload(&vec![u64::MAX; 2 * n]).map_err(err)?;
     // SAFETY: one block per value; slots and tickets hold `blocks` words,
-    // counter and total one.
+    // times two per block, counter and total one.
     unsafe {
         last_block_sums::Kernel::launch(
             device,
@@ -55,6 +68,7 @@ pub fn check(device: &Device, blocks: u32, seed: u64) -> Result<u32, String> {
             &mut counter,
             &mut tickets,
             &mut total,
+            &mut times,
         )
         .map_err(err)?
     };
@@ -71,6 +85,14 @@ pub fn check(device: &Device, blocks: u32, seed: u64) -> Result<u32, String> {
     let got = device.download(&total).map_err(err)?[0];
     if got != want {
         return Err(format!("the last block summed {got}, not {want}"));
+    }
+    let times = device.download(&times).map_err(err)?;
+    if let Some(b) = (0..n).find(|&b| times[2 * b] > times[2 * b + 1]) {
+        return Err(format!(
+            "block {b}'s timer went back: {} then {}",
+            times[2 * b],
+            times[2 * b + 1]
+        ));
     }
     Ok(blocks)
 }

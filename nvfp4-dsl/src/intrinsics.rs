@@ -119,6 +119,17 @@ special_register! {
     lane_id => "%laneid";
 }
 
+/// The GPU's global timer in nanoseconds, the same clock on every
+/// multiprocessor (its resolution is a microsecond or finer): for
+/// timelines of a launch's blocks. The emulator's timer counts the block's
+/// warp instructions instead.
+///
+/// PTX: `mov.u64 d, %globaltimer;`
+#[inline(always)]
+pub fn global_timer() -> u64 {
+    device_only("global_timer")
+}
+
 /// Whether the PTX being generated has `target`'s features
 /// ([`Target::has`](crate::Target::has): `target` itself or a newer plain
 /// target; `Target::Sm90a` and `Target::Sm100a` only themselves): a

@@ -1010,7 +1010,7 @@ impl Ctx<'_> {
                 Sreg::LaneMaskGt => 0xFFFF_FFFF & !((2u64 << l) - 1),
                 Sreg::LaneMaskGe => 0xFFFF_FFFF & !((1u64 << l) - 1),
                 Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
-                Sreg::Clock64 => self.b.clock,
+                Sreg::Clock64 | Sreg::GlobalTimer => self.b.clock,
                 Sreg::DynSmem => u64::from(self.env.dyn_bytes),
                 Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
                 Sreg::ClusterCtaRank => u64::from(self.b.rank),

@@ -125,6 +125,19 @@ pub(super) static TABLE: &[Intrinsic] = &[
         |l, _| Ok(Val::Reg(special(l, "%cluster_nctarank")))
     ),
     intrinsic!(
+        "global_timer",
+        Form::Free,
+        [],
+        RetTy::Is(U64),
+        Sm80,
+        "fn global_timer() -> u64",
+        |l, _| {
+            let r = l.reg(RegClass::B64);
+            l.emit("mov.u64", vec![r.into(), Operand::Sym("%globaltimer".into())]);
+            Ok(Val::Reg(r))
+        }
+    ),
+    intrinsic!(
         "cluster_arrive",
         Form::Free,
         [],
