@@ -110,6 +110,28 @@ fn the_hopper_gemm_matches_the_reference_on_the_sm90a_emulator() {
 }
 
 #[test]
+fn the_hopper_gemm_sums_a_split_of_4_in_pairs_of_clusters_on_the_emulator() {
+    // An emulated GPU of 4 multiprocessors: clusters of 4 would not fit, so
+    // each tile's two clusters of 2 sum their halves of K and the second
+    // to finish adds them (10 stages: 2 + 3 and 2 + 3 per half, chains
+    // shorter than 4 stages; a batch of 2 with one stage per block).
+    let device = Device::emulator_with(
+        Target::Sm90a,
+        nvfp4_dsl::emu::Options::default().with_multiprocessors(4),
+    );
+    let mut rng = Rng::new(47);
+    for (shape, kind) in [((128, 256, 1280, 1), Inputs::Wide), ((128, 256, 512, 2), Inputs::Task)] {
+        let kernel = GemmKernel::Sm90 { blocks: 1, split: 4 };
+        assert_eq!(
+            gemm::sm90_reduction(4, 4 * (shape.1 / 128 * shape.3) as u32, 4),
+            gemm::Sm90Reduction::Pairs
+        );
+        gemm::check_gemm(&device, &mut rng, shape, kind, Some(kernel), None)
+            .unwrap_or_else(|e| panic!("{shape:?} {kernel:?}: {e}"));
+    }
+}
+
+#[test]
 fn the_hopper_gemm_check_fails_when_a_scales_are_permuted() {
     let device = Device::emulator(Target::Sm90a);
     let mut rng = Rng::new(46);

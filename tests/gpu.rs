@@ -145,7 +145,8 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
     }
 }
 
-/// One split-K GEMM (and its reduction), for `compute-sanitizer --tool memcheck` and
+/// One split-K GEMM (and its reduction) and, on Hopper, one K split in
+/// pairs of clusters, for `compute-sanitizer --tool memcheck` and
 /// `--tool racecheck` (see the README).
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
@@ -162,6 +163,21 @@ fn gemm_for_the_sanitizer() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     println!("GEMM M=128 N=512 K=2048 {kernel:?}: within 1e-3 of the f64 reference");
+    if device.compute_capability() != (9, 0) {
+        return;
+    }
+    // K split 4 over 32 tiles: pairs of clusters of 2 and their counters.
+    let pairs = Some(GemmKernel::Sm90 { blocks: 1, split: 4 });
+    gemm::check_gemm(
+        &device,
+        &mut Rng::new(54),
+        (128, 4096, 512, 1),
+        Inputs::Wide,
+        pairs,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("GEMM M=128 N=4096 K=512 {pairs:?}: within 1e-3 of the f64 reference");
 }
 
 #[test]
@@ -614,6 +630,16 @@ fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
     for (name, worst, unit, at) in report {
         println!("{name}: at most {worst:.3e} {unit} (at x = {at:e})");
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_last_block_to_arrive_sees_every_block_s_release_on_the_gpu() {
+    let device = device();
+    for (blocks, seed) in [(1000, 12), (20000, 13)] {
+        nvfp4_tests::atomics::check(&device, blocks, seed).unwrap_or_else(|e| panic!("{e}"));
+    }
+    println!("1000 and 20000 blocks: tickets 0 .. n, and the last block summed every block's value");
 }
 
 #[test]

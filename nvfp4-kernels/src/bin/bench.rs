@@ -287,10 +287,11 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 GemmKernel::Sm100 { bn } => format!("sm_100a BN={bn}"),
                 GemmKernel::Sm90 { blocks, split } => {
                     let grid = split * (n / (128 * blocks as usize)) as u32;
-                    let how = match split {
-                        1 => "",
-                        _ if gemm::sm90_clustered(device.multiprocessors() as usize, grid, split) => " cl",
-                        _ => " gm",
+                    let how = match gemm::sm90_reduction(device.multiprocessors() as usize, grid, split) {
+                        gemm::Sm90Reduction::None => "",
+                        gemm::Sm90Reduction::Cluster => " cl",
+                        gemm::Sm90Reduction::Pairs => " cl2x2",
+                        gemm::Sm90Reduction::Kernel => " gm",
                     };
                     format!("sm_90a rows={} split={split}{how}", 128 * blocks)
                 }

@@ -72,18 +72,37 @@ impl GemmKernel {
     }
 }
 
-/// Whether the sm_90a kernel reduces a K split over `split` blocks in
-/// clusters (distributed shared memory) rather than through global memory
-/// and [`gemm_sm90_reduce`]: when all `blocks` of the grid fit at once as
-/// clusters. A cluster must fit in one GPC: on the H100 at most 30 clusters
-/// of 4 run at once (`cuOccupancyMaxActiveClusters`), 120 of its 132
-/// multiprocessors; clusters of 2 fill them all.
-pub fn sm90_clustered(sms: usize, blocks: u32, split: u32) -> bool {
+/// How the sm_90a kernel sums a K split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sm90Reduction {
+    /// K is not split.
+    None,
+    /// The `split` blocks of a tile form a cluster and sum through
+    /// distributed shared memory.
+    Cluster,
+    /// `split` = 4 in clusters of 2: each cluster sums its half of K
+    /// through distributed shared memory, and the tile's second cluster to
+    /// finish adds the two halves (an atomic counter per tile).
+    Pairs,
+    /// Every block stores its partial sums and [`gemm_sm90_reduce`], a
+    /// second kernel, adds them.
+    Kernel,
+}
+
+/// How the sm_90a kernel sums a K split over `split` blocks, `blocks` in
+/// all: in clusters when they all fit at once (a cluster must fit in one
+/// GPC: on the H100 at most 30 clusters of 4 run at once,
+/// `cuOccupancyMaxActiveClusters`, 120 of its 132 multiprocessors; clusters
+/// of 2 fill them all); a split of 4 that does not fit in clusters of 4 in
+/// pairs of clusters of 2; otherwise through the reduction kernel.
+pub fn sm90_reduction(sms: usize, blocks: u32, split: u32) -> Sm90Reduction {
     let blocks = blocks as usize;
     match split {
-        2 => blocks <= sms,
-        4 => blocks / 4 <= sms * 30 / 132,
-        _ => false,
+        1 => Sm90Reduction::None,
+        2 if blocks <= sms => Sm90Reduction::Cluster,
+        4 if blocks / 4 <= sms * 30 / 132 => Sm90Reduction::Cluster,
+        4 => Sm90Reduction::Pairs,
+        _ => Sm90Reduction::Kernel,
     }
 }
 
@@ -92,12 +111,12 @@ pub fn sm90_clustered(sms: usize, blocks: u32, split: u32) -> bool {
 /// entry 7: a sweep of K at fixed N and tiling, 1 unit about 1 µs): a
 /// block's K stage of 128 costs 1 unit with 128-row tiles and 1.8 with
 /// 256-row tiles; a call a fixed 5 units (the decode kernel, the launches,
-/// the pipeline's start and end), 8 with K split over a cluster of 2 and 16
-/// over a cluster of 4 (the cluster launch and its reduction), and when the
-/// clusters would not fit at once ([`sm90_clustered`]) the split goes
-/// through global memory instead: 7.8 units plus 0.38 per MB of f32
-/// partial sums written and read back (the second kernel included). Blocks
-/// run in waves of one per multiprocessor.
+/// the pipeline's start and end), 8 with K split over a cluster of 2, 16
+/// over a cluster of 4 (the cluster launch and its reduction), 13 over
+/// pairs of clusters of 2 and, through the reduction kernel
+/// ([`sm90_reduction`]), 7.8 units plus 0.38 per MB of f32 partial sums
+/// written and read back (the second kernel included). Blocks run in waves
+/// of one per multiprocessor.
 pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, u32) {
     let stages = (k / sm90::BK).max(1);
     let mut best = (1, 1);
@@ -112,16 +131,12 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
                 continue;
             }
             let blocks_total = (m / BM) * (n / rows) * l * split as usize;
-            let fixed = match split {
-                1 => 5.0,
-                _ if sm90_clustered(sms, blocks_total as u32, split) => {
-                    if split == 2 {
-                        8.0
-                    } else {
-                        16.0
-                    }
-                }
-                _ => 7.8 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
+            let fixed = match sm90_reduction(sms, blocks_total as u32, split) {
+                Sm90Reduction::None => 5.0,
+                Sm90Reduction::Cluster if split == 2 => 8.0,
+                Sm90Reduction::Cluster => 16.0,
+                Sm90Reduction::Pairs => 13.0,
+                Sm90Reduction::Kernel => 7.8 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
             };
             let waves = blocks_total.div_ceil(sms.max(1));
             let per_stage = if blocks == 2 { 1.8 } else { 1.0 };
@@ -460,31 +475,35 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
             let map_a = a.map(MapTile::Sm90A, "a")?;
             let map_b = b.map(MapTile::Sm90B { rows: 128 * blocks }, "b")?;
             let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
-            let clustered = sm90_clustered(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
-            // K split 4 where clusters of 4 do not fit at once: clusters of
-            // two, the tile's second cluster to finish adding the halves.
-            let pairs = split == 4 && !clustered;
+            let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
             let mut launch =
                 LaunchConfig::new(grid, (sm90::THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
-            if clustered {
-                launch = launch.with_cluster((split, 1, 1));
-            } else if pairs {
-                launch = launch.with_cluster((2, 1, 1));
-            }
-            // The partial sums of a split K without clusters, in stream
-            // order after the previous work and freed after the reduction
-            // (a few words otherwise: the kernel does not touch them then).
+            let clustered = match reduction {
+                Sm90Reduction::Cluster => {
+                    launch = launch.with_cluster((split, 1, 1));
+                    1
+                }
+                Sm90Reduction::Pairs => {
+                    launch = launch.with_cluster((2, 1, 1));
+                    2
+                }
+                Sm90Reduction::None | Sm90Reduction::Kernel => 0,
+            };
+            // The partial sums of a split K reduced by the second kernel
+            // (one copy of C per block of a tile) or in pairs of clusters
+            // (one per half of K), in stream order after the previous work
+            // and freed after the reduction (a few words otherwise: the
+            // kernel does not touch them then).
             let values = m * n * l;
-            let reduced = split > 1 && !clustered && !pairs;
-            let parts = if reduced {
-                split as usize * values
-            } else if pairs {
-                2 * values
-            } else {
-                4
+            let parts = match reduction {
+                Sm90Reduction::Kernel => split as usize * values,
+                Sm90Reduction::Pairs => 2 * values,
+                Sm90Reduction::None | Sm90Reduction::Cluster => 4,
             };
             let mut partials = device.alloc_scratch::<f32>(parts)?;
+            // Two counters per tile, zeroed by the decode kernel.
             let tiles = grid.1 as usize * grid.2 as usize;
+            let pairs = reduction == Sm90Reduction::Pairs;
             let mut counters = device.alloc_scratch::<u32>(if pairs { 2 * tiles } else { 1 })?;
             // A decoded once for every tile of B: 2 bytes per value.
             if i32::try_from(m * l * k / 2).is_err() {
@@ -496,12 +515,17 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
             // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
             // multiple of 128, K of 256), its scale blocks exist, and images
             // holds one 32 KiB image per tile.
-            unsafe { gemm_sm90_decode_a::Kernel::launch(device, decode, map_a, a.scales, &mut images, &mut counters, kk)? };
+            unsafe {
+                gemm_sm90_decode_a::Kernel::launch(device, decode, map_a, a.scales, &mut images, &mut counters, kk)?
+            };
             // SAFETY: shapes checked above and by the maps: every tile is
             // inside a and b (rows are multiples of 128 and of the tile, K
             // of 256), the scale blocks exist for every (128 rows, 64 K)
-            // block, every row and column of c is in bounds, and partials
-            // holds `split` copies of C when K is split.
+            // block, every row and column of c is in bounds, partials
+            // holds `split` copies of C for the reduction kernel and 2 in
+            // pairs of clusters, and counters 2 per tile in pairs (zeroed
+            // by the decode kernel, which completes before this kernel's
+            // first counter update: that comes after its wait).
             unsafe {
                 macro_rules! launch {
                     ($b:literal, $s:literal) => {
@@ -514,7 +538,7 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                             c.reborrow(),
                             &mut partials,
                             &mut counters,
-                            if pairs { 2 } else { u32::from(clustered) },
+                            clustered,
                             mm,
                             nn,
                             kk,
@@ -533,7 +557,7 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                     _ => launch!(2, 8),
                 }
             }
-            if reduced {
+            if reduction == Sm90Reduction::Kernel {
                 let items = (values / 8) as u32;
                 let reduce = LaunchConfig::linear(items.div_ceil(256), 256);
                 // SAFETY: partials holds `split` x `values` f32 and c at
@@ -663,8 +687,8 @@ mod tests {
         // The fastest of the eight tilings measured on the H100 (132
         // multiprocessors) for each benchmark shape: 128-row tiles in
         // clusters of 2 (within 1% of 256-row tiles in clusters of 4, in
-        // either order over three runs), split 4 through global memory (32
-        // clusters of 4 would not fit at once), in clusters of 2.
+        // either order over three runs), split 4 in pairs of clusters of 2
+        // (32 clusters of 4 would not fit at once), in clusters of 2.
         let fastest = [(1, 2), (1, 4), (1, 2)];
         for ((m, n, k), want) in BENCH_SHAPES.into_iter().zip(fastest) {
             assert_eq!(sm90_tiling(132, m, n, k, 1), want, "M={m} N={n} K={k}");
@@ -673,12 +697,13 @@ mod tests {
 
     #[test]
     fn clusters_are_used_only_where_they_all_fit_at_once() {
-        assert!(sm90_clustered(132, 112, 4));
-        assert!(!sm90_clustered(132, 128, 4));
-        assert!(sm90_clustered(132, 132, 2));
-        assert!(!sm90_clustered(132, 134, 2));
-        assert!(!sm90_clustered(132, 8, 8));
-        assert!(!sm90_clustered(132, 64, 1));
+        use Sm90Reduction::*;
+        assert_eq!(sm90_reduction(132, 112, 4), Cluster);
+        assert_eq!(sm90_reduction(132, 128, 4), Pairs);
+        assert_eq!(sm90_reduction(132, 132, 2), Cluster);
+        assert_eq!(sm90_reduction(132, 134, 2), Kernel);
+        assert_eq!(sm90_reduction(132, 8, 8), Kernel);
+        assert_eq!(sm90_reduction(132, 64, 1), None);
     }
 
     #[test]

@@ -15,10 +15,13 @@
 //! so a long chain of wgmmas into one accumulator drifts toward zero by up
 //! to an ulp of the running sum per step; over K = 16384 that exceeds
 //! rtol = atol = 1e-3 on inputs whose products cancel (cuBLAS's f16 GEMM
-//! does). The kernel therefore runs each K stage of 128 as its own chain of
-//! 8 wgmmas into a scratch accumulator and adds the stage's result into the
-//! f32 accumulator with a correctly rounded `add.rn.f32` (the promotion
-//! DeepGEMM uses for FP8).
+//! does). The kernel therefore runs every 4 K stages of 128 (512 K, 32
+//! wgmmas) as a chain of their own into a scratch accumulator and adds the
+//! chain's result into the f32 accumulator with a correctly rounded
+//! `add.rn.f32` (the promotion DeepGEMM uses for FP8, there every 128 K):
+//! a chain 32 times shorter than K = 16384 drifts about 32 times less.
+//! With two m64 blocks per warpgroup (256-row tiles) two chains would not
+//! fit in registers, so each block's chain is promoted every stage.
 //!
 //! The kernel computes `C^T = B x A^T` per tile: B (the `N` rows, the
 //! weights of a linear layer) is the wgmma's A operand, decoded straight
@@ -42,11 +45,12 @@
 //! - each warpgroup owns `BLOCKS` m64 blocks of B rows. Per stage and
 //!   block a thread loads its two rows' 32 values and scales into
 //!   registers, then for each of the 8 K steps of 16 decodes its fragment
-//!   and issues a `wgmma.m64n128k16`. After the block's 8 steps it waits,
-//!   releases the stage once its last block is done (the MMAs read A's
-//!   image from the slot) and promotes the scratch accumulator. The two
-//!   warpgroups share nothing but the ring, so neither waits for the other
-//!   inside the K loop.
+//!   and issues a `wgmma.m64n128k16`, then waits until at most that one
+//!   is pending. A stage's slot (the MMAs read A's image from it) is
+//!   released once the next stage's first wait shows its MMAs done, or at
+//!   the end of the chain, where the thread waits for all and promotes the
+//!   scratch accumulator. The two warpgroups share nothing but the ring,
+//!   so neither waits for the other inside the K loop.
 //!
 //! K is split among `SPLIT` blocks (along grid x), each taking a
 //! contiguous range of stages, so that the small-M shapes fill the
@@ -57,12 +61,19 @@
 //!   in rank order through distributed shared memory and stores C (no
 //!   global traffic, but a cluster must fit in one GPC: the H100 runs at
 //!   most 30 clusters of 4 at once, 120 of its 132 multiprocessors);
-//! - not clustered: it stores its f32 partial tile to `partials[rank]`,
-//!   and [`gemm_sm90_reduce`], the next kernel in the stream, sums the
+//! - `SPLIT = 4` in clusters of two (where clusters of 4 would not all run
+//!   at once): each cluster sums its two blocks' tiles as above into
+//!   `partials[half]` (half 0 for K's first two ranges); the tile's second
+//!   cluster to finish (an acquire-release counter per tile and share of
+//!   rows, zeroed by the decode kernel) adds `partials[0] + partials[1]`
+//!   into C, the same bits whichever finishes second (f32 addition
+//!   commutes), without a second kernel;
+//! - otherwise: it stores its f32 partial tile to `partials[rank]`, and
+//!   [`gemm_sm90_reduce`], the next kernel in the stream, sums the
 //!   partials in rank order into C (any number of blocks, at the cost of
 //!   writing and reading the partials).
 //!
-//! Either way the sums run in a fixed order: the same bits on every run.
+//! Every way the sums run in a fixed order: the same bits on every run.
 //!
 //! K inside a 128-wide stage is permuted the same way for both operands
 //! (a dot product does not depend on the order of K): a thread of the
@@ -105,7 +116,8 @@ pub const DECODE_SHARED_BYTES: u32 = 9216;
 /// GEMM's MMAs read from shared memory — f16 values times 2^-14, K
 /// permuted as the module docs say, two 128-byte-swizzled halves — at
 /// `images[(tile * K / 128 + kt) * 8192 ..]` (32 KiB), each of the eight
-/// parts an eighth of it. `map_a`: tensor map over A `[L*M rows][K/2
+/// parts an eighth of it. It also zeroes `counters` (the GEMM's tile
+/// counters, any length). `map_a`: tensor map over A `[L*M rows][K/2
 /// bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle; `sfa` its
 /// blocked scales. Grid: (K / 128, L * M / 128, 8), 256 threads.
 ///
@@ -123,8 +135,8 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
     let tid = thread_idx_x();
     let kt = block_idx_x();
     let tile = block_idx_y();
-    // The GEMM's tile counters start at zero (they are only read after
-    // this kernel completes).
+    // The GEMM's tile counters start at zero (it uses them after this
+    // kernel is complete).
     let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
     let mut zero = ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * 256 + tid;
     while (zero as usize) < counters.len() {
@@ -183,11 +195,15 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 /// kernel; `map_b`: tensor map over B `[L*N rows][K/2 bytes]`, boxes of 64
 /// bytes x `128 * BLOCKS` rows, no swizzle; `sfb`: its blocked scales; `c`:
 /// `[L][M][N]`, each sum times `alpha` (an epilogue scale, 1 for none);
-/// `partials`: `[SPLIT][L * M][N]` f32, each block's unscaled sums over its
-/// K range, written when `SPLIT > 1` and not `clustered` (then c is left to
-/// the reduction); `clustered` (0 or 1): launched in clusters of
-/// (SPLIT, 1, 1), reducing through distributed shared memory (`SPLIT` 2 or
-/// 4). Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128).
+/// `clustered`: 0, 1 or 2 (below); `partials`: `[SPLIT][L * M][N]` f32,
+/// each block's unscaled sums over its K range, written when `SPLIT > 1`
+/// and `clustered` is 0 (then c is left to [`gemm_sm90_reduce`]), and
+/// `[2][L * M][N]` when it is 2; `counters`: 2 per tile (`N / (128 *
+/// BLOCKS) * L * M / 128` tiles), zero at the start, used when `clustered`
+/// is 2. `clustered` 1: launched in clusters of (SPLIT, 1, 1), reducing
+/// through distributed shared memory (`SPLIT` 2 or 4); 2: `SPLIT` = 4 in
+/// clusters of (2, 1, 1), the halves of K added by the tile's second
+/// cluster to finish. Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128).
 ///
 /// B is read before the kernel waits for the previous one in the stream:
 /// launch it after [`gemm_sm90_decode_a`] (as [`super::gemm`] does), whose
@@ -236,7 +252,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     // main loop).
     let rows0 = shared_array::<u32, 2>();
     // The old value of this block's tile counter (`clustered` = 2).
-    let last = shared_array::<u32, 1>();
+    let arrival = shared_array::<u32, 1>();
 
     // The next kernel in the stream may start launching now; this one
     // waits for the previous one before it reads A.
@@ -277,145 +293,172 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         // The part of a B row's scale offset that depends on the lane only.
         let b_scale_lane = t / 2 * 512 + (16 * (w % 2) + g) * 16 + w / 2 * 4 + 2 * (t % 2);
         // The f32 accumulators of the thread's m64 blocks, and the scratch
-        // accumulator of the stage's wgmma chain.
+        // accumulator of the wgmma chain. A chain runs over `CHAIN` stages
+        // (4, 512 K, with one m64 block; 1 with two, whose chains would not
+        // fit in registers together) and is then promoted.
         let mut acc0 = [0.0f32; 64];
         let mut acc1 = [0.0f32; 64];
         let mut chain = [0.0f32; 64];
-        for ip in 0..stages.div_ceil(4) {
-        #[unroll]
-        for sub in 0..4u32 {
-        let i = 4 * ip + sub;
-        if i < stages {
-            // Thread 0 is also the producer: the first four stages at the
-            // start (B first, A's images once the previous kernel is done),
-            // then from the third stage on, stage i + 2 into the slot stage
-            // i - 2 used (the warpgroups run less than a stage apart, so it
-            // is free or nearly).
-            if tid == 0 {
-                let a_tile = rows0[0u32] / 128;
-                let b_row = rows0[1u32];
-                // Blocked scales: 512 bytes per (128 rows, 64 K).
-                let sfb_block = b_row / 128 * k_blocks;
-                let to = if i == 0 { stages.min(4) } else { (i + 3).min(stages) };
-                let from = if i == 0 { 0 } else { (i + 2).max(4) };
-                for j in from..to {
-                    let slot = j % 4;
-                    let kt = first + j;
-                    mbarrier_wait_parity(bars, 4 + slot, (j / 4 & 1) ^ 1);
-                    mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
-                    let at = RAW_BASE + slot * raw_bytes;
-                    cp_async_bulk_tensor_2d_global_to_shared(
-                        smem,
-                        at,
-                        map_b,
-                        (kt * 64) as i32,
-                        b_row as i32,
-                        bars,
-                        slot,
-                    );
-                    #[unroll]
-                    for rb in 0..BLOCKS {
-                        cp_async_bulk_global_to_shared(
-                            smem,
-                            at + sfb_raw + rb * 1024,
-                            sfb,
-                            (sfb_block + rb * k_blocks + 2 * kt) * 512,
-                            1024,
-                            bars,
-                            slot,
-                        );
-                    }
-                    if i > 0 {
-                        cp_async_bulk_global_to_shared(
-                            smem,
-                            slot * IMAGE_BYTES,
-                            images,
-                            (a_tile * k_stages + kt) * 8192,
-                            IMAGE_BYTES,
-                            bars,
-                            slot,
-                        );
-                    }
-                }
-                if i == 0 {
-                    grid_dependency_wait();
-                    for j in 0..to {
-                        cp_async_bulk_global_to_shared(
-                            smem,
-                            j * IMAGE_BYTES,
-                            images,
-                            (a_tile * k_stages + first + j) * 8192,
-                            IMAGE_BYTES,
-                            bars,
-                            j,
-                        );
-                    }
-                }
-            }
-            // Warp 0 converges again before its `.aligned` wgmmas (no
-            // barrier between the warpgroups does it any more).
-            sync_warp();
-            let s = i % 4;
-            let stage = RAW_BASE + s * raw_bytes;
-            mbarrier_wait_parity(bars, s, i / 4 & 1);
+        let chain_stages = if BLOCKS == 1 { 4u32 } else { 1u32 };
+        for c0 in 0..stages.div_ceil(chain_stages) {
             #[unroll]
-            for blk in 0..BLOCKS as usize {
-                // The block's rows g and g + 8 of the thread: 32 values
-                // (16 bytes) and the two scales of each.
-                let mut bw = [u32x4::new(0, 0, 0, 0); 2];
-                let mut bsc = [0u32; 2];
-                // Row 64 mb + 16 w + g + 8 r of the tile (mb = BLOCKS wg +
-                // blk): its 16 bytes at row * 64 + 16 t, its scales of
-                // groups 2 t, 2 t + 1 in the blocked layout at (row / 128)
-                // KiB + (t / 2) 512 + (row % 32) 16 + (row % 128 / 32) 4 +
-                // 2 (t % 2), written out for row % 32 = 16 (w % 2) + g + 8 r
-                // and row % 128 / 32 = 2 (mb % 2) + w / 2 (16 w + g + 8 r < 64).
-                let mb = BLOCKS * wg + blk as u32;
-                #[unroll]
-                for r in 0..2usize {
-                    let rr = r as u32;
-                    bw[r] = words[(stage + (64 * mb + 16 * w + g + 8 * rr) * 64 + 16 * t) / 16];
-                    let sf = stage + sfb_raw + mb / 2 * 1024 + b_scale_lane + 128 * rr + 8 * (mb % 2);
-                    bsc[r] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2().to_bits();
-                }
-                #[unroll]
-                for step in 0..8usize {
-                    // Word step / 2 of each row, nibble pairs (j0, j0 + 4)
-                    // and (j0 + 1, j0 + 5); the scale of group 2 t + step / 4.
-                    let j0 = 2 * (step as u32 % 2);
-                    let sel = if step / 4 == 0 { 0x1010u32 } else { 0x3232u32 };
-                    let mut frag = [f16x2::from_bits(0); 4];
-                    #[unroll]
-                    for f in 0..4usize {
-                        // f: row (f % 2: g or g + 8), pair (f / 2).
-                        let v = bw[f % 2];
-                        let vw = [v.x, v.y, v.z, v.w];
-                        let value = e2m1_pair_scaled(vw[step / 2], j0 + f as u32 / 2);
-                        frag[f] = hmul2(value, f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
+            for sub in 0..chain_stages {
+                let i = chain_stages * c0 + sub;
+                if i < stages {
+                    // Thread 0 is also the producer: the first four stages at the
+                    // start (B first, A's images once the previous kernel is done),
+                    // then from the third stage on, stage i + 2 into the slot stage
+                    // i - 2 used (the warpgroups run less than a stage apart, so it
+                    // is free or nearly).
+                    if tid == 0 {
+                        let a_tile = rows0[0u32] / 128;
+                        let b_row = rows0[1u32];
+                        // Blocked scales: 512 bytes per (128 rows, 64 K).
+                        let sfb_block = b_row / 128 * k_blocks;
+                        let to = if i == 0 { stages.min(4) } else { (i + 3).min(stages) };
+                        let from = if i == 0 { 0 } else { (i + 2).max(4) };
+                        for j in from..to {
+                            let slot = j % 4;
+                            let kt = first + j;
+                            mbarrier_wait_parity(bars, 4 + slot, (j / 4 & 1) ^ 1);
+                            mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
+                            let at = RAW_BASE + slot * raw_bytes;
+                            cp_async_bulk_tensor_2d_global_to_shared(
+                                smem,
+                                at,
+                                map_b,
+                                (kt * 64) as i32,
+                                b_row as i32,
+                                bars,
+                                slot,
+                            );
+                            #[unroll]
+                            for rb in 0..BLOCKS {
+                                cp_async_bulk_global_to_shared(
+                                    smem,
+                                    at + sfb_raw + rb * 1024,
+                                    sfb,
+                                    (sfb_block + rb * k_blocks + 2 * kt) * 512,
+                                    1024,
+                                    bars,
+                                    slot,
+                                );
+                            }
+                            if i > 0 {
+                                cp_async_bulk_global_to_shared(
+                                    smem,
+                                    slot * IMAGE_BYTES,
+                                    images,
+                                    (a_tile * k_stages + kt) * 8192,
+                                    IMAGE_BYTES,
+                                    bars,
+                                    slot,
+                                );
+                            }
+                        }
+                        if i == 0 {
+                            grid_dependency_wait();
+                            for j in 0..to {
+                                cp_async_bulk_global_to_shared(
+                                    smem,
+                                    j * IMAGE_BYTES,
+                                    images,
+                                    (a_tile * k_stages + first + j) * 8192,
+                                    IMAGE_BYTES,
+                                    bars,
+                                    j,
+                                );
+                            }
+                        }
                     }
-                    let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
-                        .with_leading_byte_offset(16)
-                        .with_stride_byte_offset(1024)
-                        .with_swizzle(Swizzle::B128)
-                        .offset(step as u32 % 4 * 32);
-                    wgmma_fence();
-                    wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
-                    wgmma_commit_group();
-                    wgmma_wait_group(1);
-                    if sub > 0 && step == 0 {
-                        mbarrier_arrive(bars, 4 + (i + 3) % 4);
+                    // Warp 0 converges again before its `.aligned` wgmmas (no
+                    // barrier between the warpgroups does it any more).
+                    sync_warp();
+                    let s = i % 4;
+                    let stage = RAW_BASE + s * raw_bytes;
+                    mbarrier_wait_parity(bars, s, i / 4 & 1);
+                    #[unroll]
+                    for blk in 0..BLOCKS as usize {
+                        // The block's rows g and g + 8 of the thread: 32 values
+                        // (16 bytes) and the two scales of each.
+                        let mut bw = [u32x4::new(0, 0, 0, 0); 2];
+                        let mut bsc = [0u32; 2];
+                        // Row 64 mb + 16 w + g + 8 r of the tile (mb = BLOCKS wg +
+                        // blk): its 16 bytes at row * 64 + 16 t, its scales of
+                        // groups 2 t, 2 t + 1 in the blocked layout at (row / 128)
+                        // KiB + (t / 2) 512 + (row % 32) 16 + (row % 128 / 32) 4 +
+                        // 2 (t % 2), written out for row % 32 = 16 (w % 2) + g + 8 r
+                        // and row % 128 / 32 = 2 (mb % 2) + w / 2 (16 w + g + 8 r < 64).
+                        let mb = BLOCKS * wg + blk as u32;
+                        #[unroll]
+                        for r in 0..2usize {
+                            let rr = r as u32;
+                            bw[r] = words[(stage + (64 * mb + 16 * w + g + 8 * rr) * 64 + 16 * t) / 16];
+                            let sf = stage + sfb_raw + mb / 2 * 1024 + b_scale_lane + 128 * rr + 8 * (mb % 2);
+                            bsc[r] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2().to_bits();
+                        }
+                        #[unroll]
+                        for step in 0..8usize {
+                            // Word step / 2 of each row, nibble pairs (j0, j0 + 4)
+                            // and (j0 + 1, j0 + 5); the scale of group 2 t + step / 4.
+                            let j0 = 2 * (step as u32 % 2);
+                            let sel = if step / 4 == 0 { 0x1010u32 } else { 0x3232u32 };
+                            let mut frag = [f16x2::from_bits(0); 4];
+                            #[unroll]
+                            for f in 0..4usize {
+                                // f: row (f % 2: g or g + 8), pair (f / 2).
+                                let v = bw[f % 2];
+                                let vw = [v.x, v.y, v.z, v.w];
+                                let value = e2m1_pair_scaled(vw[step / 2], j0 + f as u32 / 2);
+                                frag[f] = hmul2(value, f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
+                            }
+                            let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
+                                .with_leading_byte_offset(16)
+                                .with_stride_byte_offset(1024)
+                                .with_swizzle(Swizzle::B128)
+                                .offset(step as u32 % 4 * 32);
+                            wgmma_fence();
+                            wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
+                            wgmma_commit_group();
+                            wgmma_wait_group(1);
+                            if sub > 0 && step == 0 {
+                                // Only this step's MMA may be pending: the previous
+                                // stage's are done, and with them this thread's
+                                // reads of its slot.
+                                mbarrier_arrive(bars, 4 + (i + 3) % 4);
+                            }
+                        }
+                        if BLOCKS == 2 {
+                            // Promote the block's chain: one correctly rounded f32
+                            // add per value.
+                            wgmma_wait_group(0);
+                            if blk == 1 {
+                                // This thread's reads of stage s, its MMAs' included,
+                                // are done.
+                                mbarrier_arrive(bars, 4 + s);
+                            }
+                            #[unroll]
+                            for e in 0..64usize {
+                                if blk == 0 {
+                                    acc0[e] += chain[e];
+                                } else {
+                                    acc1[e] += chain[e];
+                                }
+                            }
+                        }
                     }
                 }
             }
-        }
-        }
-        wgmma_wait_group(0);
-        let last_stage = (4 * ip + 3).min(stages - 1);
-        mbarrier_arrive(bars, 4 + last_stage % 4);
-        #[unroll]
-        for e in 0..64usize {
-            acc0[e] += chain[e];
-        }
+            if BLOCKS == 1 {
+                // Promote the chain, and release the slot of its last stage.
+                wgmma_wait_group(0);
+                let last_stage = (chain_stages * c0 + chain_stages - 1).min(stages - 1);
+                mbarrier_arrive(bars, 4 + last_stage % 4);
+                #[unroll]
+                for e in 0..64usize {
+                    acc0[e] += chain[e];
+                }
+            }
         }
         // Both warpgroups' MMAs are done with the ring, so the partial tile
         // may overwrite it.
@@ -433,12 +476,13 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             cluster_sync();
             // Clusters of two: block `cr` of the cluster sums A rows 64 cr ..
             // 64 cr + 64 of the tile over its cluster (0 + p0 + p1) into
-            // partials[half]; the tile's second cluster to finish adds the
-            // two halves of K (partials[0] + partials[1], the same bits
-            // whichever finishes last) into C.
+            // partials[half], keeping them; the tile's second cluster to
+            // finish adds the other half's (the same bits whichever finishes
+            // second: f32 addition commutes) into C.
             let cr = rank % 2;
             let half = rank / 2;
             let items_per_row = 16 * BLOCKS;
+            let mut own = [0.0f32; 64];
             #[unroll]
             for it in 0..4 * BLOCKS {
                 let item = ct + 256 * it;
@@ -456,7 +500,12 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         sum[e] += f32::from_bits(v[e]);
                     }
                 }
-                let out = ((half * grid_dim_z() * 128 + rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+                #[unroll]
+                for e in 0..8 {
+                    own[8 * it as usize + e] = sum[e];
+                }
+                let out =
+                    ((half * grid_dim_z() * 128 + rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
                 store_v4(
                     partials,
                     out,
@@ -477,10 +526,10 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             named_barrier_sync(1, 256);
             if ct == 0 {
                 let tile = block_idx_z() * grid_dim_y() + block_idx_y();
-                last[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+                arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
             }
             named_barrier_sync(1, 256);
-            if last[0u32] == 1 {
+            if arrival[0u32] == 1 {
                 fence_acq_rel_gpu();
                 #[unroll]
                 for it in 0..4 * BLOCKS {
@@ -488,17 +537,14 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     let a_row = cr * 64 + item / items_per_row;
                     let b_row = item % items_per_row * 8;
                     let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
-                    let other = (grid_dim_z() * 128 * n) as usize;
+                    let other = out + ((1 - half) * grid_dim_z() * 128 * n) as usize;
+                    let lo = load_v4(partials, other, Cache::Global);
+                    let hi = load_v4(partials, other + 4, Cache::Global);
+                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
                     let mut sum = [0.0f32; 8];
                     #[unroll]
-                    for p in 0..2usize {
-                        let lo = load_v4(partials, out + p * other, Cache::Global);
-                        let hi = load_v4(partials, out + p * other + 4, Cache::Global);
-                        let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                        #[unroll]
-                        for e in 0..8 {
-                            sum[e] += f32::from_bits(v[e]);
-                        }
+                    for e in 0..8 {
+                        sum[e] = own[8 * it as usize + e] + f32::from_bits(v[e]);
                     }
                     store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
                 }
