@@ -293,7 +293,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         // The part of a B row's scale offset that depends on the lane only.
         let b_scale_lane = t / 2 * 512 + (16 * (w % 2) + g) * 16 + w / 2 * 4 + 2 * (t % 2);
         // The f32 accumulators of the thread's m64 blocks, and the scratch
-        // accumulator of the wgmma chain. A chain runs over `CHAIN` stages
+        // accumulator of the wgmma chain. A chain runs over `chain_stages`
         // (4, 512 K, with one m64 block; 1 with two, whose chains would not
         // fit in registers together) and is then promoted.
         let mut acc0 = [0.0f32; 64];
