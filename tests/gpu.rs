@@ -612,6 +612,15 @@ fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
         let replayed = stream.clone_dtoh(&y).expect("download");
         let same = direct.iter().zip(&replayed).all(|(a, b)| a.to_bits() == b.to_bits());
         assert!(same, "{tokens} tokens: the replay differs from the direct forward");
+        // Direct calls after the capture reuse the workspace the GEMM kept
+        // before it (the graph has its own).
+        stream.memset_zeros(&mut y).expect("clear");
+        linear
+            .forward_into(&device, &x, tokens, &mut workspace, &mut y)
+            .expect("direct after the capture");
+        let again = stream.clone_dtoh(&y).expect("download");
+        let same = direct.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{tokens} tokens: a direct forward after the capture differs");
         println!(
             "Linear {n}x{k}, {tokens} token(s) ({}): a captured forward replays bit for bit",
             if linear.uses_gemm(&device, tokens) {

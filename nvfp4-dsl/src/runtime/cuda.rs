@@ -2,7 +2,7 @@
 //! by every handle, each handle launching on its own stream.
 
 use super::view::{BufferArg, Memory, MemoryMut};
-use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage};
+use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage, Workspaces};
 use crate::target::{Target, Variant};
 use cudarc::driver::sys::{self, CUfunction, CUfunction_attribute, CUjit_option, CUmodule};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, SyncOnDrop};
@@ -38,6 +38,7 @@ struct Shared {
     /// Modules loaded so far.
     loads: AtomicUsize,
     last_writes: LastWrites,
+    workspaces: Workspaces,
 }
 
 struct Loaded {
@@ -113,6 +114,7 @@ impl CudaDevice {
             modules: RwLock::new(HashMap::new()),
             loads: AtomicUsize::new(0),
             last_writes: LastWrites::default(),
+            workspaces: Workspaces::default(),
         };
         Ok(CudaDevice {
             shared: Arc::new(shared),
@@ -203,8 +205,22 @@ impl CudaDevice {
             .map_err(driver("copying to the device"))
     }
 
-    fn stream_key(&self) -> u64 {
+    pub(super) fn stream_key(&self) -> u64 {
         self.stream.cu_stream() as u64
+    }
+
+    pub(super) fn workspaces(&self) -> &Workspaces {
+        &self.shared.workspaces
+    }
+
+    /// Whether this handle's stream is being captured into a graph (or its
+    /// capture was invalidated).
+    pub(super) fn capturing(&self) -> Result<bool> {
+        let status = self
+            .stream
+            .capture_status()
+            .map_err(driver("querying the stream's capture status"))?;
+        Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 
     /// Whether the most recent launch on this stream was given a writable

@@ -2,7 +2,7 @@
 //! with host memory as device memory.
 
 use super::view::{BufferArg, Memory as View, MemoryMut as ViewMut};
-use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage};
+use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage, Workspaces};
 use crate::emu::{self, EmuError, Memory, Module, Options, ParamValue, TensorMap2d};
 use crate::target::{Target, Variant};
 use std::collections::HashMap;
@@ -26,6 +26,7 @@ pub struct EmuDevice {
     /// ([`replace_ptx`](EmuDevice::replace_ptx)), by entry name.
     replaced: Arc<Mutex<HashMap<String, Arc<Module>>>>,
     last_writes: Arc<LastWrites>,
+    workspaces: Arc<Workspaces>,
     /// This handle's stream, and the last stream number given out.
     stream: u64,
     streams: Arc<AtomicU64>,
@@ -83,6 +84,7 @@ impl EmuDevice {
             loads: Arc::default(),
             replaced: Arc::default(),
             last_writes: Arc::default(),
+            workspaces: Arc::default(),
             stream: 0,
             streams: Arc::default(),
         }
@@ -94,6 +96,14 @@ impl EmuDevice {
             stream: self.streams.fetch_add(1, Ordering::Relaxed) + 1,
             ..self.clone()
         }
+    }
+
+    pub(super) fn stream(&self) -> u64 {
+        self.stream
+    }
+
+    pub(super) fn workspaces(&self) -> &Workspaces {
+        &self.workspaces
     }
 
     /// The emulator options of its launches.

@@ -357,6 +357,12 @@ impl<'a> From<&'a DeviceGemmOperand> for GemmOperand<'a> {
 /// caller's memory; c a `&mut DeviceBuffer<f16>` or any [`DeviceViewMut`].
 /// Needs a compute capability 9.0 or 10.0 device (or the emulator of sm_90a
 /// or sm_100a).
+///
+/// On sm_90a the call's scratch memory (A decoded to f16, `2 M K L` bytes,
+/// and with K split through global memory the f32 partial sums) is kept
+/// for the next call on the same stream ([`Device::with_workspace`]), so
+/// that a call allocates nothing once warm; [`Device::free_workspaces`]
+/// returns it.
 pub fn gemm<'a, 'b, 'c>(
     device: &Device,
     a: impl Into<GemmOperand<'a>>,
@@ -491,98 +497,117 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
             };
             // The partial sums of a split K reduced by the second kernel
             // (one copy of C per block of a tile) or in pairs of clusters
-            // (one per half of K), in stream order after the previous work
-            // and freed after the reduction (a few words otherwise: the
-            // kernel does not touch them then).
+            // (one per half of K; a few words otherwise: the kernel does not
+            // touch them then), two counters per tile (zeroed by the decode
+            // kernel) and A decoded once for every tile of B (2 bytes per
+            // value): workspace kept for the next call on this stream. The
+            // decode kernel waits for the previous kernel in the stream before
+            // it writes any of it, and this call's GEMM and reduction touch it
+            // only after that wait, so the previous call is done with it.
             let values = m * n * l;
             let parts = match reduction {
                 Sm90Reduction::Kernel => split as usize * values,
                 Sm90Reduction::Pairs => 2 * values,
                 Sm90Reduction::None | Sm90Reduction::Cluster => 4,
             };
-            let mut partials = device.alloc_scratch::<f32>(parts)?;
-            // Two counters per tile, zeroed by the decode kernel.
             let tiles = grid.1 as usize * grid.2 as usize;
             let pairs = reduction == Sm90Reduction::Pairs;
-            let mut counters = device.alloc_scratch::<u32>(if pairs { 2 * tiles } else { 1 })?;
-            // A decoded once for every tile of B: 2 bytes per value.
+            let counter_words = if pairs { 2 * tiles } else { 1 };
             if i32::try_from(m * l * k / 2).is_err() {
                 return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
             }
-            let mut images = device.alloc_scratch::<u32>(m * l * k / 2)?;
-            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (256, 1, 1))
-                .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
-            // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
-            // multiple of 128, K of 256), its scale blocks exist, and images
-            // holds one 32 KiB image per tile.
-            unsafe {
-                gemm_sm90_decode_a::Kernel::launch(device, decode, map_a, a.scales, &mut images, &mut counters, kk)?
-            };
-            // SAFETY: shapes checked above and by the maps: every tile is
-            // inside a and b (rows are multiples of 128 and of the tile, K
-            // of 256), the scale blocks exist for every (128 rows, 64 K)
-            // block, every row and column of c is in bounds, partials
-            // holds `split` copies of C for the reduction kernel and 2 in
-            // pairs of clusters, and counters 2 per tile in pairs (zeroed
-            // by the decode kernel, which completes before this kernel's
-            // first counter update: that comes after its wait).
-            unsafe {
-                macro_rules! launch {
-                    ($b:literal, $s:literal) => {
-                        gemm_nvfp4_sm90::Kernel::<$b, $s>::launch(
-                            device,
-                            launch,
-                            &images,
-                            map_b,
-                            b.scales,
-                            c.reborrow(),
-                            &mut partials,
-                            &mut counters,
-                            clustered,
-                            mm,
-                            nn,
-                            kk,
-                            alpha,
-                        )?
-                    };
-                }
-                match (blocks, split) {
-                    (1, 1) => launch!(1, 1),
-                    (1, 2) => launch!(1, 2),
-                    (1, 4) => launch!(1, 4),
-                    (1, 8) => launch!(1, 8),
-                    (2, 1) => launch!(2, 1),
-                    (2, 2) => launch!(2, 2),
-                    (2, 4) => launch!(2, 4),
-                    _ => launch!(2, 8),
-                }
-            }
-            if reduction == Sm90Reduction::Kernel {
-                let items = (values / 8) as u32;
-                let reduce = LaunchConfig::linear(items.div_ceil(256), 256);
-                // SAFETY: partials holds `split` x `values` f32 and c at
-                // least `values` f16 (checked above); values is a multiple
-                // of 8 (N of 128).
+            let image_words = m * l * k / 2;
+            let bytes = [4 * image_words, 4 * parts, 4 * counter_words];
+            device.with_workspace("nvfp4_kernels::gemm::sm90", &bytes, |buffers| {
+                let [images, partials, counters] = buffers else {
+                    unreachable!("with_workspace gives one buffer per size")
+                };
+                let mut images = images.slice_mut(0..bytes[0])?.cast::<u32>()?;
+                let mut partials = partials.slice_mut(0..bytes[1])?.cast::<f32>()?;
+                let mut counters = counters.slice_mut(0..bytes[2])?.cast::<u32>()?;
+                let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (256, 1, 1))
+                    .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
+                // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
+                // multiple of 128, K of 256), its scale blocks exist, and images
+                // holds one 32 KiB image per tile.
                 unsafe {
-                    macro_rules! reduce {
-                        ($s:literal) => {
-                            gemm_sm90_reduce::Kernel::<$s>::launch(
+                    gemm_sm90_decode_a::Kernel::launch(
+                        device,
+                        decode,
+                        map_a,
+                        a.scales,
+                        images.reborrow(),
+                        counters.reborrow(),
+                        kk,
+                    )?
+                };
+                // SAFETY: shapes checked above and by the maps: every tile is
+                // inside a and b (rows are multiples of 128 and of the tile, K
+                // of 256), the scale blocks exist for every (128 rows, 64 K)
+                // block, every row and column of c is in bounds, partials
+                // holds `split` copies of C for the reduction kernel and 2 in
+                // pairs of clusters, and counters 2 per tile in pairs (zeroed
+                // by the decode kernel, which completes before this kernel's
+                // first counter update: that comes after its wait).
+                unsafe {
+                    macro_rules! launch {
+                        ($b:literal, $s:literal) => {
+                            gemm_nvfp4_sm90::Kernel::<$b, $s>::launch(
                                 device,
-                                reduce,
-                                &partials,
+                                launch,
+                                images.as_view(),
+                                map_b,
+                                b.scales,
                                 c.reborrow(),
-                                items,
+                                partials.reborrow(),
+                                counters.reborrow(),
+                                clustered,
+                                mm,
+                                nn,
+                                kk,
                                 alpha,
                             )?
                         };
                     }
-                    match split {
-                        2 => reduce!(2),
-                        4 => reduce!(4),
-                        _ => reduce!(8),
+                    match (blocks, split) {
+                        (1, 1) => launch!(1, 1),
+                        (1, 2) => launch!(1, 2),
+                        (1, 4) => launch!(1, 4),
+                        (1, 8) => launch!(1, 8),
+                        (2, 1) => launch!(2, 1),
+                        (2, 2) => launch!(2, 2),
+                        (2, 4) => launch!(2, 4),
+                        _ => launch!(2, 8),
                     }
                 }
-            }
+                if reduction == Sm90Reduction::Kernel {
+                    let items = (values / 8) as u32;
+                    let reduce = LaunchConfig::linear(items.div_ceil(256), 256);
+                    // SAFETY: partials holds `split` x `values` f32 and c at
+                    // least `values` f16 (checked above); values is a multiple
+                    // of 8 (N of 128).
+                    unsafe {
+                        macro_rules! reduce {
+                            ($s:literal) => {
+                                gemm_sm90_reduce::Kernel::<$s>::launch(
+                                    device,
+                                    reduce,
+                                    partials.as_view(),
+                                    c.reborrow(),
+                                    items,
+                                    alpha,
+                                )?
+                            };
+                        }
+                        match split {
+                            2 => reduce!(2),
+                            4 => reduce!(4),
+                            _ => reduce!(8),
+                        }
+                    }
+                }
+                Ok(())
+            })?;
         }
     }
     Ok(())
