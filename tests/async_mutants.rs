@@ -362,10 +362,28 @@ const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a"],
         text: "bar.sync 1, 256;",
+        occurrences: &[0..1, 2..3],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a global split: the barriers before a block writes its partial tile over the ring and before it reads the tile back, where K is not split over a cluster (in a cluster of two the blocks swap halves of their accumulators instead)",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "bar.sync 1, 256;",
         occurrences: &[1..2],
         change: "removed",
         why: Why::Elsewhere(
-            "gemm sm_90a global split: the barrier before a block reads its tile back when K is not split over a cluster; in clusters the cluster barrier orders it",
+            "gemm sm_90a: the barrier between staging C's rows in shared memory and storing them, where the blocks of a cluster swap halves of their accumulators",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "barrier.cluster.wait.acquire.aligned;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Missed(
+            "the wait before the block exits, which keeps its shared memory alive until the other block has loaded its half from it: the emulator reports a load from a block that has exited (it killed this mutant when the loads came just before the exit), but here each block stages and stores its rows of C between its loads and its exit, and no schedule of the subject's seeds runs one block that far ahead of the other's loads",
         ),
     },
     Survivor {

@@ -92,11 +92,12 @@ fn the_hopper_gemm_matches_the_reference_on_the_sm90a_emulator() {
     // Every tiling: two tiles of A and of B rows with K of 10 stages of 128
     // (the 4-stage ring wraps twice, the 3 decoded tiles three times); K
     // split over 2, 4 (10 stages: 2, 3, 2, 3 per block) and 8 blocks (with
-    // the reduction kernel); 128- and 256-row tiles of B; a batch of 2 with
-    // the task's generator.
+    // the reduction kernel); 128- and 256-row tiles of B; batches of 2 with
+    // the task's generator (one with two tiles of A per batch).
     for (shape, blocks, split, kind) in [
         ((256, 512, 1280, 1), 2, 1, Inputs::Wide),
         ((128, 256, 768, 1), 1, 2, Inputs::Wide),
+        ((256, 256, 512, 2), 1, 2, Inputs::Task),
         ((128, 256, 1280, 1), 2, 4, Inputs::Wide),
         ((128, 256, 512, 2), 1, 4, Inputs::Task),
         ((128, 384, 512, 1), 1, 1, Inputs::Wide),

@@ -108,12 +108,14 @@ pub fn sm90_reduction(sms: usize, blocks: u32, split: u32) -> Sm90Reduction {
 
 /// The sm_90a tiling `(blocks, split)` with the least predicted time on a
 /// GPU of `sms` multiprocessors, from a model fitted to the H100 (PERF.md
-/// entry 7: a sweep of K at fixed N and tiling, 1 unit about 1 µs): a
-/// block's K stage of 128 costs 1 unit with 128-row tiles and 1.8 with
-/// 256-row tiles; a call a fixed 5 units (the decode kernel, the launches,
-/// the pipeline's start and end), 8 with K split over a cluster of 2, 16
-/// over a cluster of 4 (the cluster launch and its reduction), 13 over
-/// pairs of clusters of 2 and, through the reduction kernel
+/// entries 7 and 9: a sweep of K at fixed N and tiling, 1 unit about 1
+/// µs): a block's K stage of 128 costs 1 unit with 128-row tiles and 1.8
+/// with 256-row tiles; a call a fixed 5 units (the decode kernel, the
+/// launches, the pipeline's start and end), 8 with K split over a
+/// cluster of 2 (6.5 with 128-row tiles, whose blocks swap accumulator
+/// halves), 16 over a cluster of 4 (the cluster launch and its reduction),
+/// 13 over pairs of clusters of 2 (10.5 with 128-row tiles) and, through
+/// the reduction kernel
 /// ([`sm90_reduction`]), 7.8 units plus 0.38 per MB of f32 partial sums
 /// written and read back (the second kernel included). Blocks run in waves
 /// of one per multiprocessor.
@@ -133,8 +135,10 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
             let blocks_total = (m / BM) * (n / rows) * l * split as usize;
             let fixed = match sm90_reduction(sms, blocks_total as u32, split) {
                 Sm90Reduction::None => 5.0,
+                Sm90Reduction::Cluster if split == 2 && blocks == 1 => 6.5,
                 Sm90Reduction::Cluster if split == 2 => 8.0,
                 Sm90Reduction::Cluster => 16.0,
+                Sm90Reduction::Pairs if blocks == 1 => 10.5,
                 Sm90Reduction::Pairs => 13.0,
                 Sm90Reduction::Kernel => 7.8 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
             };

@@ -54,24 +54,34 @@
 //!
 //! K is split among `SPLIT` blocks (along grid x), each taking a
 //! contiguous range of stages, so that the small-M shapes fill the
-//! multiprocessors. Every block puts its f32 tile in shared memory; then
-//! - `SPLIT = 1`: it stores its tile of C;
-//! - `clustered`, the `SPLIT` blocks a cluster: after a cluster barrier,
-//!   block `r` sums its share of the tile's rows over the cluster's blocks
-//!   in rank order through distributed shared memory and stores C (no
-//!   global traffic, but a cluster must fit in one GPC: the H100 runs at
-//!   most 30 clusters of 4 at once, 120 of its 132 multiprocessors);
-//! - `SPLIT = 4` in clusters of two (where clusters of 4 would not all run
-//!   at once): each cluster sums its two blocks' tiles as above into
-//!   `partials[half]` (half 0 for K's first two ranges); the tile's second
-//!   cluster to finish (an acquire-release counter per tile and share of
-//!   rows, zeroed by the decode kernel) adds `partials[0] + partials[1]`
-//!   into C, the same bits whichever finishes second (f32 addition
-//!   commutes), without a second kernel;
-//! - otherwise: it stores its f32 partial tile to `partials[rank]`, and
-//!   [`gemm_sm90_reduce`], the next kernel in the stream, sums the
-//!   partials in rank order into C (any number of blocks, at the cost of
-//!   writing and reading the partials).
+//! multiprocessors. Then
+//! - `SPLIT = 1`: the block puts its f32 tile in shared memory and stores
+//!   its tile of C from there;
+//! - 128-row tiles, `SPLIT = 2` in a cluster: each block of the cluster
+//!   owns half of the tile's rows of A (C's rows), which are half of every
+//!   thread's accumulators; a thread leaves the other half in its block's
+//!   shared memory and, after a cluster barrier, adds the same thread's
+//!   half from the other block through distributed shared memory (32
+//!   values a thread, no partial tile, no global traffic), then the block
+//!   stores its rows of C through shared memory in 16-byte chunks;
+//! - 128-row tiles, `SPLIT = 4` in clusters of two (where clusters of 4
+//!   would not all run at once): each cluster sums its half of K as above
+//!   and stores each thread's 32 sums to `partials[half]` in the thread's
+//!   own order; the tile's second cluster to finish (an acquire-release
+//!   counter per tile and share of rows, zeroed by the decode kernel) adds
+//!   the other half's, the same bits whichever finishes second (f32
+//!   addition commutes), and stores C, without a second kernel;
+//! - 256-row tiles in clusters (of `SPLIT` blocks, or pairs of clusters of
+//!   two for `SPLIT = 4`): every block puts its f32 tile in shared memory,
+//!   and after a cluster barrier block `r` sums its share of the tile's
+//!   rows over the cluster's blocks in rank order through distributed
+//!   shared memory (a cluster must fit in one GPC: the H100 runs at most 30
+//!   clusters of 4 at once, 120 of its 132 multiprocessors), then stores C
+//!   (or, in pairs, as above through `partials[half]` in row order);
+//! - otherwise: every block stores its f32 partial tile to
+//!   `partials[rank]`, and [`gemm_sm90_reduce`], the next kernel in the
+//!   stream, sums the partials in rank order into C (any number of blocks,
+//!   at the cost of writing and reading the partials).
 //!
 //! Every way the sums run in a fixed order: the same bits on every run.
 //!
@@ -102,9 +112,11 @@ const fn stage_bytes(blocks: u32) -> u32 {
 }
 
 /// Dynamic shared memory per block: four stages (the images first, each
-/// 1 KiB-aligned as the swizzle needs, then the raw B parts).
+/// 1 KiB-aligned as the swizzle needs, then the raw B parts), and with one
+/// m64 block per warpgroup 32 KiB where a K split of 2 in a cluster swaps
+/// accumulators.
 pub const fn shared_bytes(blocks: u32) -> u32 {
-    4 * stage_bytes(blocks)
+    4 * stage_bytes(blocks) + if blocks == 1 { 32768 } else { 0 }
 }
 
 /// Dynamic shared memory of [`gemm_sm90_decode_a`]: A's raw stage (128 x
@@ -198,7 +210,9 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 /// `clustered`: 0, 1 or 2 (below); `partials`: `[SPLIT][L * M][N]` f32,
 /// each block's unscaled sums over its K range, written when `SPLIT > 1`
 /// and `clustered` is 0 (then c is left to [`gemm_sm90_reduce`]), and
-/// `[2][L * M][N]` when it is 2; `counters`: 2 per tile (`N / (128 *
+/// `2 * L * M * N` f32 when it is 2 (each cluster's sums over its half of K:
+/// in row order with 256-row tiles, in each thread's order with 128-row
+/// tiles); `counters`: 2 per tile (`N / (128 *
 /// BLOCKS) * L * M / 128` tiles), zero at the start, used when `clustered`
 /// is 2. `clustered` 1: launched in clusters of (SPLIT, 1, 1), reducing
 /// through distributed shared memory (`SPLIT` 2 or 4); 2: `SPLIT` = 4 in
@@ -237,6 +251,11 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     const PITCH: u32 = 260;
     // 2^28: the decoded operands are their values times 2^-14 each.
     const UNSCALE: f32 = 268435456.0;
+    // The swapped accumulator halves (K split 2 in clusters, 128-row tiles):
+    // 32 KiB past the four stages of the ring.
+    const SWAP_BASE: u32 = 4 * (IMAGE_BYTES + 9216);
+    // C's rows staged in shared memory, in halves.
+    const C_PITCH: u32 = 136;
     let raw_bytes = 9216 * BLOCKS;
     let sfb_raw = 8192 * BLOCKS;
     let b_rows = 128 * BLOCKS;
@@ -460,19 +479,131 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 }
             }
         }
-        // Both warpgroups' MMAs are done with the ring, so the partial tile
-        // may overwrite it.
-        named_barrier_sync(1, 256);
-        #[unroll]
-        for x in 0..64 * BLOCKS as usize {
-            let blk = x / 64;
-            let i = x % 64;
-            let b_row = 64 * (BLOCKS * wg + blk as u32) + 16 * w + g + 8 * (i as u32 % 4 / 2);
-            let a_row = 8 * (i as u32 / 4) + 2 * t + i as u32 % 2;
-            let v = if blk == 0 { acc0[i] } else { acc1[i] };
-            partial[a_row * PITCH + b_row] = v * UNSCALE;
+        // K split over clusters of two with 128-row tiles (split 2 in one
+        // cluster, split 4 in pairs of them): the blocks of a cluster swap
+        // halves of their accumulators instead of whole partial tiles.
+        let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
+        if !swap {
+            // Both warpgroups' MMAs are done with the ring, so the partial
+            // tile may overwrite it.
+            named_barrier_sync(1, 256);
+            #[unroll]
+            for x in 0..64 * BLOCKS as usize {
+                let blk = x / 64;
+                let i = x % 64;
+                let b_row = 64 * (BLOCKS * wg + blk as u32) + 16 * w + g + 8 * (i as u32 % 4 / 2);
+                let a_row = 8 * (i as u32 / 4) + 2 * t + i as u32 % 2;
+                let v = if blk == 0 { acc0[i] } else { acc1[i] };
+                partial[a_row * PITCH + b_row] = v * UNSCALE;
+            }
         }
-        if SPLIT == 4 && clustered == 2 {
+        if swap {
+            // Block `cr` of the cluster sums C's A rows 64 cr .. 64 cr + 64,
+            // accumulators 32 cr .. 32 cr + 32 of every thread (A row 8 (i /
+            // 4) + 2 t + i % 2). Each thread puts the other 32 in `SWAP_BASE`
+            // (past the ring: the other warpgroup may still be reading it),
+            // chunk j at 16-byte word j * 256 + thread; after the cluster
+            // barrier it adds the same thread's chunks of the other block
+            // (p0 + p1 in either block: f32 addition commutes).
+            let cr = rank % 2;
+            let mut kept = [0.0f32; 32];
+            #[unroll]
+            for j in 0..8usize {
+                let mut given = [0u32; 4];
+                #[unroll]
+                for e in 0..4usize {
+                    let (lo, hi) = (acc0[4 * j + e], acc0[32 + 4 * j + e]);
+                    kept[4 * j + e] = if cr == 0 { lo } else { hi };
+                    given[e] = if cr == 0 { hi.to_bits() } else { lo.to_bits() };
+                }
+                words[SWAP_BASE / 16 + j as u32 * 256 + ct] = u32x4::new(given[0], given[1], given[2], given[3]);
+            }
+            cluster_sync();
+            let mut sums = [0.0f32; 32];
+            #[unroll]
+            for j in 0..8usize {
+                let other = load_cluster(words, SWAP_BASE / 16 + j as u32 * 256 + ct, 1 - cr);
+                let v = [other.x, other.y, other.z, other.w];
+                #[unroll]
+                for e in 0..4usize {
+                    sums[4 * j + e] = kept[4 * j + e] + f32::from_bits(v[e]);
+                }
+            }
+            // The other block read this one's half until here.
+            cluster_arrive_relaxed();
+            let mut stores_c = true;
+            if SPLIT == 4 {
+                // Pairs of clusters: each keeps its sum over its half of K in
+                // registers and stores it to `partials[half]`, thread by thread
+                // (chunk j of thread ct of block cr of the tile at 16-byte word
+                // ((half * tiles + tile) * 2 + cr) * 2048 + j * 256 + ct); the
+                // tile's second cluster to finish adds the other half's (the
+                // same bits whichever finishes second).
+                let half = rank / 2;
+                let tile = block_idx_z() * grid_dim_y() + block_idx_y();
+                let tiles = grid_dim_y() * grid_dim_z();
+                let mine = ((half * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
+                let theirs = (((1 - half) * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
+                #[unroll]
+                for j in 0..8usize {
+                    let sum = u32x4::new(
+                        sums[4 * j].to_bits(),
+                        sums[4 * j + 1].to_bits(),
+                        sums[4 * j + 2].to_bits(),
+                        sums[4 * j + 3].to_bits(),
+                    );
+                    store_v4(partials, (mine + 1024 * j as u32) as usize, sum, Cache::Global);
+                }
+                // This block's sums are released by its counter increment;
+                // the counter's old value says whether the tile's other
+                // cluster has released its own.
+                fence_acq_rel_gpu();
+                named_barrier_sync(1, 256);
+                if ct == 0 {
+                    arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+                }
+                named_barrier_sync(1, 256);
+                stores_c = arrival[0u32] == 1;
+                if stores_c {
+                    fence_acq_rel_gpu();
+                    #[unroll]
+                    for j in 0..8usize {
+                        let other = load_v4(partials, (theirs + 1024 * j as u32) as usize, Cache::Global);
+                        let v = [other.x, other.y, other.z, other.w];
+                        #[unroll]
+                        for e in 0..4usize {
+                            sums[4 * j + e] += f32::from_bits(v[e]);
+                        }
+                    }
+                }
+            }
+            if stores_c {
+                // C's 64 rows through the (now idle) ring as f16, rows of
+                // C_PITCH halves (the padding spreads a warp's stores over the
+                // banks), then out in 16-byte chunks.
+                #[unroll]
+                for x in 0..16usize {
+                    // Sums 2x and 2x + 1: rows r and r + 1, one column.
+                    let i = 2 * x as u32;
+                    let row = 8 * (i / 4) + 2 * t;
+                    let col = 64 * wg + 16 * w + g + 8 * (i % 4 / 2);
+                    let pair =
+                        f16x2::from_f32s(sums[2 * x] * UNSCALE * alpha, sums[2 * x + 1] * UNSCALE * alpha).to_bits();
+                    scale_pairs[row * C_PITCH + col] = (pair & 0xFFFF) as u16;
+                    scale_pairs[(row + 1) * C_PITCH + col] = (pair >> 16) as u16;
+                }
+                named_barrier_sync(1, 256);
+                #[unroll]
+                for it in 0..4u32 {
+                    let chunk = ct + 256 * it;
+                    let row = chunk / 16;
+                    let v = words[row * (C_PITCH / 8) + chunk % 16];
+                    let out = ((rows0[0u32] + 64 * cr + row) * n + block_idx_y() * 128 + chunk % 16 * 8) as usize;
+                    store_v4(c, out, v, Cache::Default);
+                }
+            }
+            cluster_wait();
+        } else if BLOCKS == 2 && SPLIT == 4 && clustered == 2 {
             cluster_sync();
             // Clusters of two: block `cr` of the cluster sums A rows 64 cr ..
             // 64 cr + 64 of the tile over its cluster (0 + p0 + p1) into
@@ -553,7 +684,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             // loads are complete: their values are stored).
             cluster_arrive_relaxed();
             cluster_wait();
-        } else if SPLIT > 1 && clustered != 0 {
+        } else if SPLIT > 1 && clustered != 0 && (BLOCKS == 2 || SPLIT != 2) {
+            // (128-row tiles in clusters of 2 swap halves above.)
             cluster_sync();
             // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) *
             // 128 / SPLIT of the tile over the cluster in rank order, 8 B
