@@ -911,47 +911,33 @@ mod tests {
     #[test]
     fn a_workspace_is_kept_per_stream_and_key_until_freed() {
         let device = Device::emulator(Target::Sm90a);
-        // The emulator's fresh memory is zeroed: a zero buffer is a new one.
-        assert_eq!(swap_workspace(&device, "a", 64, 7), vec![0; 64]);
-        assert_eq!(
-            swap_workspace(&device, "a", 64, 8),
-            vec![7; 64],
-            "kept for the next call"
-        );
-        assert_eq!(
-            swap_workspace(&device, "a", 16, 9),
-            vec![8; 16],
-            "a smaller request reuses it"
-        );
-        assert_eq!(
-            swap_workspace(&device.clone(), "a", 64, 10),
-            vec![9; 64],
-            "a clone shares the stream"
-        );
-        assert_eq!(
-            swap_workspace(&device, "b", 64, 11),
-            vec![0; 64],
-            "another key has its own"
-        );
+        let clone = device.clone();
         let other = device.new_stream().expect("stream");
-        assert_eq!(
-            swap_workspace(&other, "a", 64, 12),
-            vec![0; 64],
-            "another stream has its own"
-        );
-        assert_eq!(
-            swap_workspace(&device, "a", 128, 13),
-            vec![0; 128],
-            "a larger request replaces it"
-        );
-        assert_eq!(swap_workspace(&device, "a", 128, 14), vec![13; 128]);
+        // (handle, key, bytes, the byte written, the byte it must have held
+        // before): the emulator's fresh memory is zeroed, so 0 means a new
+        // buffer.
+        type Step<'a> = (&'a Device, &'static str, usize, u8, u8, &'static str);
+        let before_free: [Step<'_>; 8] = [
+            (&device, "a", 64, 7, 0, "a new buffer"),
+            (&device, "a", 64, 8, 7, "kept for the next call"),
+            (&device, "a", 16, 9, 8, "a smaller request reuses it"),
+            (&clone, "a", 64, 10, 9, "a clone shares the stream"),
+            (&device, "b", 64, 11, 0, "another key has its own"),
+            (&other, "a", 64, 12, 0, "another stream has its own"),
+            (&device, "a", 128, 13, 0, "a larger request replaces it"),
+            (&device, "a", 128, 14, 13, "the larger one is kept"),
+        ];
+        let after_free: [Step<'_>; 2] = [
+            (&device, "a", 128, 15, 0, "freed"),
+            (&other, "a", 64, 16, 12, "only this stream's are freed"),
+        ];
+        for (handle, key, bytes, value, before, what) in before_free {
+            assert_eq!(swap_workspace(handle, key, bytes, value), vec![before; bytes], "{what}");
+        }
         device.free_workspaces();
-        assert_eq!(swap_workspace(&device, "a", 128, 15), vec![0; 128], "freed");
-        assert_eq!(
-            swap_workspace(&other, "a", 64, 16),
-            vec![12; 64],
-            "only this stream's are freed"
-        );
+        for (handle, key, bytes, value, before, what) in after_free {
+            assert_eq!(swap_workspace(handle, key, bytes, value), vec![before; bytes], "{what}");
+        }
     }
 
     #[test]
