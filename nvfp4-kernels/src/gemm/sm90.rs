@@ -113,8 +113,8 @@ const fn stage_bytes(blocks: u32) -> u32 {
 
 /// Dynamic shared memory per block: four stages (the images first, each
 /// 1 KiB-aligned as the swizzle needs, then the raw B parts), and with one
-/// m64 block per warpgroup 32 KiB where a K split of 2 in a cluster swaps
-/// accumulators.
+/// m64 block per warpgroup 32 KiB where the blocks of a cluster of two swap
+/// accumulator halves.
 pub const fn shared_bytes(blocks: u32) -> u32 {
     4 * stage_bytes(blocks) + if blocks == 1 { 32768 } else { 0 }
 }
@@ -251,8 +251,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     const PITCH: u32 = 260;
     // 2^28: the decoded operands are their values times 2^-14 each.
     const UNSCALE: f32 = 268435456.0;
-    // The swapped accumulator halves (K split 2 in clusters, 128-row tiles):
-    // 32 KiB past the four stages of the ring.
+    // The accumulator halves the blocks of a cluster of two swap (128-row
+    // tiles): 32 KiB past the four stages of the ring.
     const SWAP_BASE: u32 = 4 * (IMAGE_BYTES + 9216);
     // C's rows staged in shared memory, in halves.
     const C_PITCH: u32 = 136;
@@ -264,6 +264,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let words = dynamic_shared::<u32x4>(0);
     let scale_pairs = dynamic_shared::<u16>(0);
     let partial = dynamic_shared::<f32>(0);
+    let staged_c = dynamic_shared::<u16>(0);
     // mbarriers: full[s] (stage s landed), empty[4 + s] (stage s consumed).
     let bars = shared_array::<u64, 8>();
     // The tile's first rows of A (and C) and of B, for the producer and the
@@ -589,8 +590,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     let col = 64 * wg + 16 * w + g + 8 * (i % 4 / 2);
                     let pair =
                         f16x2::from_f32s(sums[2 * x] * UNSCALE * alpha, sums[2 * x + 1] * UNSCALE * alpha).to_bits();
-                    scale_pairs[row * C_PITCH + col] = (pair & 0xFFFF) as u16;
-                    scale_pairs[(row + 1) * C_PITCH + col] = (pair >> 16) as u16;
+                    staged_c[row * C_PITCH + col] = (pair & 0xFFFF) as u16;
+                    staged_c[(row + 1) * C_PITCH + col] = (pair >> 16) as u16;
                 }
                 named_barrier_sync(1, 256);
                 #[unroll]
