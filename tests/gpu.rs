@@ -24,6 +24,21 @@ fn device() -> Device {
     Device::cuda(0).expect("a CUDA device")
 }
 
+/// CUDA forbids synchronising a whole context while a stream of it is being
+/// captured (the capture is invalidated), and the tests share the primary
+/// context. cudarc's `new_stream` does that when event tracking is on: the
+/// test that relies on it holds this lock exclusively, those that capture
+/// hold it shared.
+static CONTEXT_SYNC: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn context_sync_lock(exclusive: bool) -> Box<dyn std::any::Any> {
+    if exclusive {
+        Box::new(CONTEXT_SYNC.write().unwrap_or_else(|p| p.into_inner()))
+    } else {
+        Box::new(CONTEXT_SYNC.read().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn samples_match_the_cpu_on_the_gpu() {
@@ -244,6 +259,7 @@ fn kernels_run_on_the_callers_context_stream_and_cudarc_buffers() {
     use nvfp4_dsl::LaunchConfig;
     use nvfp4_kernels::gemv::Nvfp4View;
     use nvfp4_kernels::samples::saxpy;
+    let _alone = context_sync_lock(true);
     // cudarc's defaults: event tracking on, a stream of the caller's.
     let ctx = CudaContext::new(0).expect("context");
     let stream = ctx.new_stream().expect("stream");
@@ -495,6 +511,7 @@ fn a_captured_graph_replays_what_direct_launches_compute() {
     use nvfp4_kernels::gemv::Nvfp4View;
     use nvfp4_kernels::nvfp4::{check_close, gemv_reference};
     use nvfp4_kernels::quantize::quantize_reference;
+    let _capturing = context_sync_lock(false);
     let ctx = CudaContext::new(0).expect("context");
     // SAFETY: every buffer below is used on `stream` only; a capture cannot
     // wait on cudarc's events recorded outside it.
@@ -573,6 +590,7 @@ fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
     use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
     use nvfp4_kernels::linear::Linear;
     use nvfp4_kernels::quantize::quantize_reference;
+    let _capturing = context_sync_lock(false);
     let ctx = CudaContext::new(0).expect("context");
     // SAFETY: every buffer below is used on `stream` only.
     unsafe { ctx.disable_event_tracking() };
@@ -630,6 +648,69 @@ fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
             }
         );
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_device_dropped_on_another_thread_leaves_a_capture_valid_and_a_graph_outlives_its_device() {
+    use cudarc::driver::CudaContext;
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use nvfp4_kernels::samples::saxpy;
+    let _capturing = context_sync_lock(false);
+    let ctx = CudaContext::new(0).expect("context");
+    // SAFETY: every buffer below is used on `stream` only.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let device = Device::from_cuda_stream(stream.clone()).expect("device");
+    let mut rng = Rng::new(85);
+    let x: Vec<f32> = (0..256).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let y: Vec<f32> = (0..256).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let dx = stream.clone_htod(&x).expect("upload");
+    let mut dy = stream.clone_htod(&y).expect("upload");
+    let config = LaunchConfig::linear(2, 128);
+    // Every product below is exact (a power of two), so the sums are the CPU's.
+    // SAFETY: one thread per element of dy; dx has as many (each saxpy).
+    unsafe { saxpy::Kernel::launch(&device, config, &dx, &mut dy, 1.0) }.expect("direct, loads the module");
+    stream.memcpy_htod(&y, &mut dy).expect("reset");
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .expect("capture");
+    // SAFETY: as above.
+    unsafe { saxpy::Kernel::launch(&device, config, &dx, &mut dy, 2.0) }.expect("captured");
+    // Meanwhile another thread opens a device, runs a kernel and drops the
+    // device, which unloads its modules.
+    std::thread::spawn(move || {
+        let other = Device::cuda(0).expect("a CUDA device");
+        let mut rng = Rng::new(86);
+        let x: Vec<f32> = (0..256).map(|_| rng.uniform(-4.0, 4.0)).collect();
+        let dx = other.upload(&x).expect("upload");
+        let mut dy = other.upload(&vec![1.0f32; 256]).expect("upload");
+        // SAFETY: as above.
+        unsafe { saxpy::Kernel::launch(&other, config, &dx, &mut dy, 4.0) }.expect("other thread");
+        let got = other.download(&dy).expect("download");
+        for (i, (g, v)) in got.iter().zip(&x).enumerate() {
+            assert_eq!(g.to_bits(), (4.0 * v + 1.0).to_bits(), "other thread, y[{i}]");
+        }
+    })
+    .join()
+    .expect("the other thread");
+    // SAFETY: as above.
+    unsafe { saxpy::Kernel::launch(&device, config, &dx, &mut dy, 0.5) }.expect("captured after the drop");
+    let graph = stream
+        .end_capture(CUgraphInstantiate_flags(0))
+        .expect("end capture")
+        .expect("a graph");
+    // The graph outlives the device whose kernels it launches.
+    drop(device);
+    graph.launch().expect("replay");
+    let got = stream.clone_dtoh(&dy).expect("download");
+    for (i, ((g, xv), yv)) in got.iter().zip(&x).zip(&y).enumerate() {
+        let want = 0.5 * xv + (2.0 * xv + yv);
+        assert_eq!(g.to_bits(), want.to_bits(), "y[{i}]");
+    }
+    println!(
+        "a device dropped on another thread during a capture: the capture stays valid, and its graph replays after its own device is dropped"
+    );
 }
 
 #[test]

@@ -5,11 +5,11 @@ use super::view::{BufferArg, Memory, MemoryMut};
 use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage, Workspaces};
 use crate::target::{Target, Variant};
 use cudarc::driver::sys::{self, CUfunction, CUfunction_attribute, CUjit_option, CUmodule};
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, SyncOnDrop};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, SyncOnDrop};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Static shared memory plus up to this much dynamic shared memory needs no
 /// opt-in.
@@ -39,6 +39,15 @@ struct Shared {
     loads: AtomicUsize,
     last_writes: LastWrites,
     workspaces: Workspaces,
+    /// Per stream, an event recorded when a handle on it was dropped: the
+    /// modules are unloaded once these have completed. (Not a context-wide
+    /// synchronisation, which would invalidate a graph capture under way on
+    /// another thread.)
+    retired: Mutex<HashMap<u64, CudaEvent>>,
+    /// Set once a launch was captured into a graph (which refers to the
+    /// module) or a handle was dropped while its stream was captured: the
+    /// modules then stay loaded until the context is destroyed.
+    keep_modules: AtomicBool,
 }
 
 struct Loaded {
@@ -115,6 +124,8 @@ impl CudaDevice {
             loads: AtomicUsize::new(0),
             last_writes: LastWrites::default(),
             workspaces: Workspaces::default(),
+            retired: Mutex::new(HashMap::new()),
+            keep_modules: AtomicBool::new(false),
         };
         Ok(CudaDevice {
             shared: Arc::new(shared),
@@ -430,7 +441,11 @@ impl CudaDevice {
         let launched = unsafe { self.launch_function(function, variant, config, &mut params) };
         self.shared.last_writes.record(self.stream_key(), writes);
         drop(guards);
-        launched
+        launched?;
+        if !self.shared.keep_modules.load(Ordering::Relaxed) && self.capturing()? {
+            self.shared.keep_modules.store(true, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// `cuLaunchKernel`, or `cuLaunchKernelEx` with the attributes a
@@ -504,13 +519,35 @@ impl CudaDevice {
     }
 }
 
+impl Drop for CudaDevice {
+    /// Notes what this handle's stream has queued, for `Shared`'s drop.
+    fn drop(&mut self) {
+        let idle = matches!(
+            self.stream.capture_status(),
+            Ok(sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+        );
+        match idle.then(|| self.stream.record_event(None).ok()).flatten() {
+            Some(event) => {
+                let mut retired = self.shared.retired.lock().unwrap_or_else(|p| p.into_inner());
+                retired.retain(|_, e| !e.is_complete());
+                retired.insert(self.stream_key(), event);
+            }
+            None => self.shared.keep_modules.store(true, Ordering::Relaxed),
+        }
+    }
+}
+
 impl Drop for Shared {
     fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_err() {
+        if *self.keep_modules.get_mut() || self.ctx.bind_to_thread().is_err() {
             return;
         }
-        // No launch of these modules may still be pending on any stream.
-        let _ = self.ctx.synchronize();
+        // No launch of these modules may still be pending on any stream:
+        // every handle's stream recorded an event when the handle dropped.
+        let retired = self.retired.get_mut().unwrap_or_else(|p| p.into_inner());
+        if retired.values().any(|e| e.synchronize().is_err()) {
+            return;
+        }
         let modules = self.modules.get_mut().unwrap_or_else(|p| p.into_inner());
         for (_, m) in modules.drain() {
             // SAFETY: the module was loaded in this context and no work

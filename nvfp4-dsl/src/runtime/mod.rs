@@ -297,8 +297,11 @@ fn from_bytes<T: DeviceCopy>(bytes: &[u8]) -> Vec<T> {
 /// [`with_cuda_stream`](Self::with_cuda_stream). Clones and those handles
 /// share the module cache: each kernel's module is loaded once per context,
 /// also when threads race to launch it first. The modules are unloaded when
-/// the last handle is dropped (after waiting for the context's work), so
-/// keep one alive while a CUDA graph that holds its kernels may run.
+/// the last handle is dropped, after the work queued on the handles' streams
+/// (not the whole context's: that would break a graph capture under way on
+/// another thread); once a launch was captured into a CUDA graph they stay
+/// loaded until the context is destroyed, so the graph may outlive the
+/// `Device`.
 #[derive(Clone, Debug)]
 pub enum Device {
     /// A CUDA GPU.
