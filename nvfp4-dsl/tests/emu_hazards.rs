@@ -44,9 +44,13 @@ fn run(src: &str, threads: u32, options: &Options) -> Result<Vec<u32>, EmuError>
     Ok(download_u32(&mem, out, 1024))
 }
 
-/// Eight seeds of the adversarial schedule, and the sequential one.
+/// Eight seeds of the adversarial schedule, four of the priority one, and
+/// the sequential one.
 fn schedules() -> impl Iterator<Item = Options> {
-    (0..8).map(Options::adversarial).chain([Options::sequential()])
+    (0..8)
+        .map(Options::adversarial)
+        .chain((0..4).map(Options::priority))
+        .chain([Options::sequential()])
 }
 
 /// Checks that `src` fails under every schedule in kernel `k`, block

@@ -10,7 +10,7 @@
 //! merge is due. Warps run in turns (until they block, exit or use up a
 //! time slice) so that barriers and spinning on shared memory work: the
 //! turns go to the warps of every block of a thread-block cluster, in
-//! rotation or in the seeded order of the adversarial schedule
+//! rotation or in the seeded order of the adversarial or priority schedule
 //! (`schedule`), and between turns asynchronous operations complete;
 //! clusters (blocks, in a launch without clusters) run one after another.
 //!
@@ -1529,6 +1529,7 @@ pub(crate) fn launch(
                     w.reset(env.ntid);
                 }
                 cl.reset(size, threads);
+                sched.start_cluster(warps.iter().map(Vec::len).sum());
                 let mut run = Run {
                     env: &env,
                     blocks: &mut blocks,
@@ -1589,8 +1590,10 @@ impl Run<'_, '_> {
                 continue;
             }
             if self.sched.adversarial() {
-                let (bi, wi) = turns[self.sched.below(turns.len())];
+                let per_block = self.warps[0].len();
+                let (bi, wi) = self.sched.pick(&turns, per_block);
                 self.turn(bi, wi)?;
+                self.sched.ran(bi, wi, per_block);
                 self.complete_due()?;
             } else {
                 for &(bi, wi) in &turns {
@@ -2125,6 +2128,10 @@ fn run_warp(
         region_hint: 0,
     };
     let mut budget = slice;
+    // In the priority schedule a turn ends where it lets other warps run
+    // (a barrier or mbarrier phase completes), so the highest-priority
+    // warp that can run is the next to.
+    let preemptive = ctx.sched.prioritised();
     let mut thread_insts = 0u64;
     let mut warp_insts = 0u64;
     let result = loop {
@@ -2181,7 +2188,7 @@ fn run_warp(
             }
         }
         budget -= 1;
-        if budget == 0 {
+        if budget == 0 || (preemptive && (ctx.b.release != 0 || ctx.b.mbar_done || ctx.cl.release)) {
             break Ok(());
         }
     };

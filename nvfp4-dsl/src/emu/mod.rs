@@ -45,7 +45,11 @@
 //! order: the adversarial schedule (the default, seeded) gives each turn
 //! to a random warp for a random number of instructions (1 to 256), so
 //! that warps interleave at every granularity and a kernel that is right
-//! only in one order fails in some seeds; the sequential schedule rotates
+//! only in one order fails in some seeds; the priority schedule (PCT,
+//! seeded) runs the highest-priority warp that can run until it blocks,
+//! dropping the running warp below all others at random turns, so that a
+//! warp or block runs as far ahead as the synchronisation lets it; the
+//! sequential schedule rotates
 //! over the warps in order, thousands of instructions a turn. The same
 //! options give the same run. Every thread has its own program
 //! counter; a warp executes the threads that are at the lowest program

@@ -34,6 +34,20 @@ pub enum Schedule {
         /// The seed of every choice.
         seed: u64,
     },
+    /// Probabilistic concurrency testing (PCT, Burckhardt et al., ASPLOS
+    /// 2010): each warp of a cluster gets a seeded random priority, the
+    /// highest-priority warp that can run runs until it blocks or exits,
+    /// and at random turns (one in 2048 on average) the warp
+    /// that ran drops below every other. So one warp or block runs as far
+    /// ahead of the rest as the synchronisation lets it, which uniform
+    /// random turns almost never do: a block that stores, and exits,
+    /// while a peer has still to read its shared memory; a producer a
+    /// whole ring ahead of its consumers. Asynchronous operations complete
+    /// as in `Adversarial`.
+    Priority {
+        /// The seed of every choice.
+        seed: u64,
+    },
 }
 
 impl Default for Options {
@@ -47,6 +61,15 @@ impl Options {
     pub fn adversarial(seed: u64) -> Options {
         Options {
             schedule: Schedule::Adversarial { seed },
+            max_warp_instructions: None,
+            multiprocessors: None,
+        }
+    }
+
+    /// The priority (PCT) schedule with `seed`, no instruction limit.
+    pub fn priority(seed: u64) -> Options {
+        Options {
+            schedule: Schedule::Priority { seed },
             max_warp_instructions: None,
             multiprocessors: None,
         }
@@ -82,24 +105,74 @@ impl Options {
 /// Instructions a warp runs per turn in the sequential schedule.
 const SLICE: u32 = 4096;
 
+/// In the priority schedule, the warp that ran drops to the lowest
+/// priority after one turn in this many, on average.
+const CHANGE_POINT: u64 = 2048;
+
 /// The scheduler's state for one launch.
 #[derive(Debug)]
 pub(crate) struct Sched {
     /// SplitMix64 state; `None` in the sequential schedule.
     rng: Option<u64>,
+    /// In the priority schedule, the running cluster's warps' priorities
+    /// (block-major) and how many warps were dropped so far.
+    priorities: Option<(Vec<i64>, i64)>,
     /// Turns taken so far (the clock that random completions are due on).
     pub turn: u64,
 }
 
 impl Sched {
     pub fn new(o: &Options) -> Sched {
+        // Mixed once so that nearby seeds start far apart.
+        let mix = |seed: u64| Some(seed ^ 0x5DEE_CE66_D1CE_4E5B);
+        let (rng, priorities) = match o.schedule {
+            Schedule::Sequential => (None, None),
+            Schedule::Adversarial { seed } => (mix(seed), None),
+            Schedule::Priority { seed } => (mix(seed), Some((Vec::new(), 0))),
+        };
         Sched {
-            rng: match o.schedule {
-                Schedule::Sequential => None,
-                // Mixed once so that nearby seeds start far apart.
-                Schedule::Adversarial { seed } => Some(seed ^ 0x5DEE_CE66_D1CE_4E5B),
-            },
+            rng,
+            priorities,
             turn: 0,
+        }
+    }
+
+    /// Whether this is the priority schedule.
+    pub fn prioritised(&self) -> bool {
+        self.priorities.is_some()
+    }
+
+    /// A new cluster of `warps` warps starts: in the priority schedule
+    /// they get fresh random priorities.
+    pub fn start_cluster(&mut self, warps: usize) {
+        if let Some((mut of, _)) = self.priorities.take() {
+            of.clear();
+            // Below 2^62: a dropped warp's negative priority is below all.
+            of.extend((0..warps).map(|_| (self.next() >> 2) as i64));
+            self.priorities = Some((of, 0));
+        }
+    }
+
+    /// The warp to run next among `ready` (block, warp) pairs (not empty),
+    /// blocks of `per_block` warps: the highest-priority one in the
+    /// priority schedule, a random one in the adversarial schedule.
+    pub fn pick(&mut self, ready: &[(usize, usize)], per_block: usize) -> (usize, usize) {
+        match &self.priorities {
+            Some((of, _)) => *ready
+                .iter()
+                .max_by_key(|(b, w)| of[b * per_block + w])
+                .expect("a warp to run"),
+            None => ready[self.below(ready.len())],
+        }
+    }
+
+    /// Warp `w` of block `b` took a turn: in the priority schedule, at a
+    /// change point it drops below every other warp.
+    pub fn ran(&mut self, b: usize, w: usize, per_block: usize) {
+        if self.priorities.is_some() && self.next().is_multiple_of(CHANGE_POINT) {
+            let (of, dropped) = self.priorities.as_mut().expect("the priority schedule");
+            *dropped += 1;
+            of[b * per_block + w] = -*dropped;
         }
     }
 
@@ -164,5 +237,46 @@ mod tests {
         let mut seq = Sched::new(&Options::sequential());
         assert!(!seq.adversarial());
         assert_eq!(seq.slice(), SLICE);
+    }
+
+    #[test]
+    fn the_priority_schedule_runs_the_highest_ready_warp_until_a_change_point() {
+        // 2 blocks of 3 warps, all ready.
+        let ready: Vec<(usize, usize)> = (0..2).flat_map(|b| (0..3).map(move |w| (b, w))).collect();
+        let mut s = Sched::new(&Options::priority(5));
+        assert!(
+            s.adversarial(),
+            "asynchronous completions as in the adversarial schedule"
+        );
+        s.start_cluster(6);
+        let first = s.pick(&ready, 3);
+        let mut changes = 0;
+        let mut current = first;
+        for _ in 0..20 * CHANGE_POINT {
+            let next = s.pick(&ready, 3);
+            if next != current {
+                changes += 1;
+                current = next;
+            }
+            s.ran(current.0, current.1, 3);
+        }
+        // The same warp keeps the turns between change points (one in
+        // CHANGE_POINT turns on average drops the running warp).
+        assert!((5..=60).contains(&changes), "{changes} changes of the running warp");
+        // A warp that cannot run is passed over for the next highest.
+        let without: Vec<_> = ready.iter().copied().filter(|&r| r != current).collect();
+        let second = s.pick(&without, 3);
+        assert_ne!(second, current);
+        // The same seed makes the same choices; a new cluster, new ones.
+        let mut t = Sched::new(&Options::priority(5));
+        t.start_cluster(6);
+        assert_eq!(t.pick(&ready, 3), first);
+        let firsts: std::collections::HashSet<_> = (0..16)
+            .map(|_| {
+                t.start_cluster(6);
+                t.pick(&ready, 3)
+            })
+            .collect();
+        assert!(firsts.len() > 2, "new priorities per cluster: {firsts:?}");
     }
 }
