@@ -210,7 +210,12 @@ macro_rules! unsigned_methods {
         pub fn $name(a: &[$t], b: &[$t], powers: &mut [u32], ceils: &mut [$t]) {
             let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
             if i < a.len() {
-                powers[i] = a[i].is_power_of_two() as u32;
+                // Bit 0: is_power_of_two; bits 1-3: is_multiple_of a
+                // run-time divisor, of the constants 0 and 3.
+                powers[i] = a[i].is_power_of_two() as u32
+                    | (a[i].is_multiple_of(b[i]) as u32) << 1
+                    | (a[i].is_multiple_of(0) as u32) << 2
+                    | (a[i].is_multiple_of(3) as u32) << 3;
                 ceils[i] = a[i].div_ceil(b[i]);
             }
         }
@@ -259,8 +264,10 @@ fn signed_and_unsigned_only_methods_match_std() {
     }
     signed!(i32_signed, i32, 32);
     signed!(i64_signed, i64, 64);
-    // div_ceil over every pair of edge cases and random values, zero
-    // divisors included: `MAX`, as `x / 0` gives in a kernel (Rust panics).
+    // div_ceil and is_multiple_of over every pair of edge cases and random
+    // values, zero divisors included: `x.div_ceil(0)` is `MAX`, as `x / 0`
+    // gives in a kernel (Rust panics); `x.is_multiple_of(0)` is `x == 0`,
+    // as in Rust.
     macro_rules! unsigned {
         ($kernel:ident, $t:ty, $bits:expr) => {{
             let values: Vec<$t> = int_inputs($bits, &mut rng, 24).into_iter().map(|v| v as $t).collect();
@@ -285,7 +292,11 @@ fn signed_and_unsigned_only_methods_match_std() {
                 device.download(&ceils).expect("download"),
             );
             for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-                assert_eq!(powers[i], x.is_power_of_two() as u32, "{x}");
+                let flags = x.is_power_of_two() as u32
+                    | (x.is_multiple_of(*y) as u32) << 1
+                    | (x.is_multiple_of(0) as u32) << 2
+                    | (x.is_multiple_of(3) as u32) << 3;
+                assert_eq!(powers[i], flags, "{x}, {y}: is_power_of_two and is_multiple_of");
                 let want = if *y == 0 { <$t>::MAX } else { x.div_ceil(*y) };
                 assert_eq!(ceils[i], want, "{x}.div_ceil({y})");
             }

@@ -33,6 +33,7 @@
 //! | `x.abs()`, `x.signum()` (`i32`, `i64`) | `abs.T` (`MIN.abs()` is `MIN`, as in release builds); `setp` + `selp` |
 //! | `x.is_power_of_two()` (unsigned) | `popc`, `setp.eq` |
 //! | `x.div_ceil(y)` (unsigned) | `div`, `mul.lo`, `setp`, `selp`, `add` (`MAX` for `y = 0`, as `x / 0`) |
+//! | `x.is_multiple_of(y)` (unsigned) | `rem`, `setp.eq`; with a run-time `y`, `x == 0` where `y = 0` (`setp`, `and.pred`, `or.pred`), as in Rust |
 //! | `x.clamp(min, max)` (integers, `f32`, `f64`) | integers: `max` then `min`; floats: `setp` + `selp` in Rust's order (NaN stays NaN) |
 //! | `x.floor()`, `x.ceil()`, `x.trunc()`, `x.round_ties_even()` (`f32`, `f64`) | `cvt.rmi`, `cvt.rpi`, `cvt.rzi`, `cvt.rni` |
 //! | `x.round()`, `x.fract()` (`f32`, `f64`) | half away from zero from `cvt.rzi`, `sub`, `setp`, `copysign`, `add`; `x - x.trunc()` |

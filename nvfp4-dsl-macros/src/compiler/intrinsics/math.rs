@@ -175,6 +175,13 @@ pub(super) static TABLE: &[Intrinsic] = &[
         "fn div_ceil(self, rhs: Self) -> Self"
     ),
     int_method!(
+        "is_multiple_of",
+        [T, T],
+        UNSIGNED,
+        RetTy::Is(BOOL),
+        "fn is_multiple_of(self, rhs: Self) -> bool"
+    ),
+    int_method!(
         "is_power_of_two",
         [T],
         UNSIGNED,
@@ -391,6 +398,29 @@ fn int(l: &mut Lower<'_>, c: &Call, name: &str) -> Result<Val> {
             l.emit(format!("add.{t}"), vec![d.into(), qr.into(), up.into()]);
             let max = l.operand(&Val::Const(Const::Int(s.int_range().1)), s);
             l.emit(format!("selp.{t}"), vec![d.into(), max, d.into(), zero.into()]);
+            Ok(Val::Reg(d))
+        }
+        "is_multiple_of" => {
+            // `x % y == 0`, and by zero whether x is zero (std's definition;
+            // `x % 0` gives all ones in a kernel, never zero).
+            let y = arg(c, 1);
+            let zero = Val::Const(Const::Int(0));
+            if let Val::Const(Const::Int(0)) = y {
+                return l.binary(Eq, x, zero, s, None, None, span);
+            }
+            let rem = l.binary(Rem, x.clone(), y.clone(), s, None, None, span)?;
+            let divides = l.binary(Eq, rem, zero.clone(), s, None, None, span)?;
+            if matches!(y, Val::Const(_)) {
+                return Ok(divides);
+            }
+            let (xr, yr) = (l.in_reg(&x, s), l.in_reg(&y, s));
+            let (by_zero, x_zero) = (l.reg(RegClass::Pred), l.reg(RegClass::Pred));
+            l.emit(format!("setp.eq.{t}"), vec![by_zero.into(), yr.into(), Operand::imm(0)]);
+            l.emit(format!("setp.eq.{t}"), vec![x_zero.into(), xr.into(), Operand::imm(0)]);
+            l.emit("and.pred", vec![by_zero.into(), by_zero.into(), x_zero.into()]);
+            let dr = l.in_reg(&divides, Scalar::Bool);
+            let d = l.reg(RegClass::Pred);
+            l.emit("or.pred", vec![d.into(), dr.into(), by_zero.into()]);
             Ok(Val::Reg(d))
         }
         "pow" | "wrapping_pow" => int_pow(l, c),
@@ -653,6 +683,7 @@ fn fold_int(name: &str, s: Scalar, a: &[Const]) -> Option<Const> {
         "count_zeros" => count(bits - pattern(x).count_ones()),
         "is_power_of_two" => Some(Const::Bool(pattern(x).count_ones() == 1)),
         "div_ceil" if ints[1] != 0 => value((x + ints[1] - 1) / ints[1]),
+        "is_multiple_of" => Some(Const::Bool(if ints[1] == 0 { x == 0 } else { x % ints[1] == 0 })),
         "reverse_bits" => value((pattern(x).reverse_bits() >> (128 - bits)) as i128),
         "rotate_left" | "rotate_right" => {
             let k = (ints[1] as u32) % bits;
