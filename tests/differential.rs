@@ -160,6 +160,8 @@ fn the_generator_covers_the_subset() {
         "loop {",
         "break;",
         "continue;",
+        "break 'l",
+        "continue 'l",
         "return ",
         "fn d1(",
         "mut v0",

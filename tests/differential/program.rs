@@ -408,14 +408,17 @@ enum S {
     /// `v <<= e` (true) or `v >>= e`.
     ShiftAssign(bool, usize, E),
     If(E, Vec<S>, Vec<S>),
-    /// `for v in <range>` over `u32` or `i32` (its variable's type).
-    For(usize, Range, Vec<S>),
-    /// `let mut c = start % 4; while c > 0 { c -= 1; .. }`, or as a
+    /// `'lD: for v in <range>` over `u32` or `i32` (its variable's type),
+    /// D the number of loops around it.
+    For(usize, Range, Vec<S>, u32),
+    /// `let mut c = start % 4; 'lD: while c > 0 { c -= 1; .. }`, or as a
     /// `loop` that breaks at 0 (true).
-    While(usize, E, Vec<S>, bool),
+    While(usize, E, Vec<S>, bool, u32),
     Match(E, Vec<Arm<Vec<S>>>),
-    Break,
-    Continue,
+    /// `break` or `break 'lD` (the loop D of those around it).
+    Break(Option<u32>),
+    /// `continue` or `continue 'lD`.
+    Continue(Option<u32>),
     Return(E),
     /// `out[base + slot..] = bits of value`.
     Out(usize, E),
@@ -475,7 +478,12 @@ struct Gen<'a> {
     vars: Vec<T>,
     /// Variables in scope, and whether each may be assigned.
     scope: Vec<(usize, bool)>,
-    in_loop: bool,
+    /// The loops around the code being written.
+    loops: u32,
+    /// Whether a `break` or `continue` names its loop, and which: a stream
+    /// of its own, so that the rest of each program is what it was before
+    /// labels (the seeds the GPU tests list stay the same programs).
+    labels: &'a mut Rng,
     /// The return type, in a device function.
     ret: Option<T>,
     kernel: bool,
@@ -987,20 +995,20 @@ impl Gen<'_> {
                     vt
                 };
                 let v = self.new_var(vt);
-                let was = std::mem::replace(&mut self.in_loop, true);
+                self.loops += 1;
                 self.scope.push((v, false));
                 let body = self.block(3, depth - 1);
                 self.scope.pop();
-                self.in_loop = was;
-                S::For(v, range, body)
+                self.loops -= 1;
+                S::For(v, range, body, self.loops)
             }
             10 if depth > 0 => {
                 let start = self.expr(U32, 2);
                 let c = self.new_var(U32);
-                let was = std::mem::replace(&mut self.in_loop, true);
+                self.loops += 1;
                 let body = self.block(3, depth - 1);
-                self.in_loop = was;
-                S::While(c, start, body, self.rng.chance(40))
+                self.loops -= 1;
+                S::While(c, start, body, self.rng.chance(40), self.loops)
             }
             11 if depth > 0 => {
                 let st = self.rng.pick(&[U8, U16, U32, U64, I32, I64, Bool]);
@@ -1008,12 +1016,14 @@ impl Gen<'_> {
                 let arms = self.arms(st, |g| g.block(2, depth - 1));
                 S::Match(scrutinee, arms)
             }
-            12 if self.in_loop && depth < 3 => {
-                if self.rng.chance(50) {
-                    S::If(self.expr(Bool, 1), vec![S::Break], vec![])
-                } else {
-                    S::If(self.expr(Bool, 1), vec![S::Continue], vec![])
-                }
+            12 if self.loops > 0 && depth < 3 => {
+                let leave = self.rng.chance(50);
+                let target = self
+                    .labels
+                    .chance(50)
+                    .then(|| self.labels.below(u64::from(self.loops)) as u32);
+                let jump = if leave { S::Break(target) } else { S::Continue(target) };
+                S::If(self.expr(Bool, 1), vec![jump], vec![])
             }
             12 if !self.kernel && depth < 3 => {
                 let r = self.ret.expect("a device function");
@@ -1058,6 +1068,7 @@ impl Gen<'_> {
 impl Program {
     pub fn generate(seed: u64) -> Program {
         let mut rng = Rng::new(seed);
+        let mut labels = Rng::new(seed ^ 0x001A_B315);
         let mut devices: Vec<Device> = Vec::new();
         let mut reducers: Vec<(T, Op)> = Vec::new();
         for _ in 0..rng.below(4) {
@@ -1070,7 +1081,8 @@ impl Program {
                 devices: &devices,
                 vars: params.iter().map(|(t, _)| *t).collect(),
                 scope: params.iter().enumerate().map(|(i, (_, m))| (i, *m)).collect(),
-                in_loop: false,
+                loops: 0,
+                labels: &mut labels,
                 ret: Some(ret),
                 kernel: false,
                 slots: Vec::new(),
@@ -1094,7 +1106,8 @@ impl Program {
             devices: &devices,
             vars: Vec::new(),
             scope: Vec::new(),
-            in_loop: false,
+            loops: 0,
+            labels: &mut labels,
             ret: None,
             kernel: true,
             slots: Vec::new(),
@@ -1342,7 +1355,7 @@ impl Render<'_> {
                     self.line("}");
                 }
             }
-            S::For(v, range, body) => {
+            S::For(v, range, body, depth) => {
                 let header = match range {
                     Range::Count(n) => format!("0..({}) % 5", self.expr(n)),
                     Range::Span(a, b, inclusive) => format!(
@@ -1363,19 +1376,19 @@ impl Render<'_> {
                         format!("0u32..{n}u32")
                     }
                 };
-                self.line(&format!("for v{v} in {header} {{"));
+                self.line(&format!("'l{depth}: for v{v} in {header} {{"));
                 self.block(body);
                 self.line("}");
             }
-            S::While(c, start, body, as_loop) => {
+            S::While(c, start, body, as_loop, depth) => {
                 let line = format!("let mut v{c} = ({}) % 4;", self.expr(start));
                 self.line(&line);
                 if *as_loop {
-                    self.line("loop {");
+                    self.line(&format!("'l{depth}: loop {{"));
                     self.indent += 1;
                     self.line(&format!("if v{c} == 0 {{ break; }}"));
                 } else {
-                    self.line(&format!("while v{c} > 0 {{"));
+                    self.line(&format!("'l{depth}: while v{c} > 0 {{"));
                     self.indent += 1;
                 }
                 self.line(&format!("v{c} -= 1;"));
@@ -1396,8 +1409,10 @@ impl Render<'_> {
                 self.indent -= 1;
                 self.line("}");
             }
-            S::Break => self.line("break;"),
-            S::Continue => self.line("continue;"),
+            S::Break(None) => self.line("break;"),
+            S::Break(Some(d)) => self.line(&format!("break 'l{d};")),
+            S::Continue(None) => self.line("continue;"),
+            S::Continue(Some(d)) => self.line(&format!("continue 'l{d};")),
             S::Return(e) => {
                 let line = format!("return {};", self.expr(e));
                 self.line(&line);
@@ -1547,9 +1562,24 @@ fn reducer_name(t: T, op: Op) -> String {
 /// How control leaves a statement.
 enum Flow {
     Next,
-    Break,
-    Continue,
+    /// `break`, or `break 'lD` (`Some(D)`).
+    Break(Option<u32>),
+    Continue(Option<u32>),
     Return(V),
+}
+
+impl Flow {
+    /// What the loop at `depth` does after its body ended with this flow:
+    /// `None` to go on with its next iteration, else the loop ends and its
+    /// statement's flow is the one returned.
+    fn after_body(self, depth: u32) -> Option<Flow> {
+        match self {
+            Flow::Next => None,
+            Flow::Break(t) if t.is_none_or(|t| t == depth) => Some(Flow::Next),
+            Flow::Continue(t) if t.is_none_or(|t| t == depth) => None,
+            outer => Some(outer),
+        }
+    }
 }
 
 /// One thread's state.
@@ -1638,7 +1668,7 @@ impl Program {
                         self.exec(els, t, out)
                     }
                 }
-                S::For(v, range, body) => {
+                S::For(v, range, body, depth) => {
                     let vt = t.types[*v];
                     let (start, end, step) = match range {
                         Range::Count(n) => (0, i128::from(self.eval(n, t).u32() % 5) - 1, 1),
@@ -1657,30 +1687,22 @@ impl Program {
                     let mut flow = Flow::Next;
                     for i in (start..=end).step_by(step as usize) {
                         t.vars[*v] = V::int(vt, i);
-                        match self.exec(body, t, out) {
-                            Flow::Break => break,
-                            Flow::Return(r) => {
-                                flow = Flow::Return(r);
-                                break;
-                            }
-                            Flow::Next | Flow::Continue => {}
+                        if let Some(f) = self.exec(body, t, out).after_body(*depth) {
+                            flow = f;
+                            break;
                         }
                     }
                     flow
                 }
-                S::While(c, start, body, _) => {
+                S::While(c, start, body, _, depth) => {
                     let mut left = self.eval(start, t).u32() % 4;
                     let mut flow = Flow::Next;
                     while left > 0 {
                         left -= 1;
                         t.vars[*c] = V::Int(U32, u64::from(left));
-                        match self.exec(body, t, out) {
-                            Flow::Break => break,
-                            Flow::Return(r) => {
-                                flow = Flow::Return(r);
-                                break;
-                            }
-                            Flow::Next | Flow::Continue => {}
+                        if let Some(f) = self.exec(body, t, out).after_body(*depth) {
+                            flow = f;
+                            break;
                         }
                     }
                     flow
@@ -1692,8 +1714,8 @@ impl Program {
                         None => Flow::Next,
                     }
                 }
-                S::Break => Flow::Break,
-                S::Continue => Flow::Continue,
+                S::Break(target) => Flow::Break(*target),
+                S::Continue(target) => Flow::Continue(*target),
                 S::Return(e) => Flow::Return(self.eval(e, t)),
                 S::Out(slot, e) => {
                     let v = self.eval(e, t);

@@ -303,6 +303,8 @@ pub struct ForLoop {
     pub step: Option<Box<Expr>>,
     pub body: Block,
     pub unroll: bool,
+    /// `'name: for ..`: the label, quote included.
+    pub label: Option<String>,
 }
 
 #[derive(Debug)]
@@ -350,11 +352,14 @@ pub enum ExprKind {
     While {
         cond: Box<Expr>,
         body: Block,
+        label: Option<String>,
     },
-    Loop(Block),
+    Loop(Block, Option<String>),
     For(ForLoop),
-    Break,
-    Continue,
+    /// `break` or `break 'label` (quote included).
+    Break(Option<String>),
+    /// `continue` or `continue 'label`.
+    Continue(Option<String>),
     /// `return` (kernels) or `return value` (device functions).
     Return(Option<Box<Expr>>),
     Block(Block),
@@ -443,11 +448,11 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
                 walk_expr_calls(e, f);
             }
         }
-        ExprKind::While { cond, body } => {
+        ExprKind::While { cond, body, .. } => {
             walk_expr_calls(cond, f);
             walk_exprs(body, f);
         }
-        ExprKind::Loop(b) | ExprKind::Block(b) => walk_exprs(b, f),
+        ExprKind::Loop(b, _) | ExprKind::Block(b) => walk_exprs(b, f),
         ExprKind::For(l) => {
             walk_expr_calls(&l.start, f);
             walk_expr_calls(&l.end, f);
@@ -476,8 +481,8 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
         | ExprKind::CacheHint(_)
         | ExprKind::Target(_)
         | ExprKind::Swizzle(_)
-        | ExprKind::Break
-        | ExprKind::Continue => {}
+        | ExprKind::Break(_)
+        | ExprKind::Continue(_) => {}
     }
 }
 

@@ -92,7 +92,9 @@ struct Checker<'k> {
     scopes: Vec<Vec<Binding>>,
     expr: Vec<Option<TyV>>,
     calls: HashMap<ExprId, &'static Intrinsic>,
-    loop_depth: u32,
+    /// The labels of the loops around the expression being checked
+    /// (innermost last; `None` for an unlabeled loop).
+    loop_labels: Vec<Option<String>>,
     /// Integer literals to range-check once their types are known:
     /// (id, magnitude, negated, span).
     int_lits: Vec<(ExprId, u128, bool, Loc)>,
@@ -113,7 +115,7 @@ pub fn check(k: &Kernel) -> Result<Types> {
         scopes: vec![Vec::new()],
         expr: vec![None; k.expr_count as usize],
         calls: HashMap::new(),
-        loop_depth: 0,
+        loop_labels: Vec::new(),
         int_lits: Vec::new(),
         negated: Vec::new(),
         kernel_name: k.name.clone(),
@@ -225,7 +227,7 @@ impl Checker<'_> {
         self.current = Some(i);
         let ret = TyV::Ty(d.ret.clone());
         self.ret = Some(ret.clone());
-        let loops = std::mem::replace(&mut self.loop_depth, 0);
+        let loops = std::mem::take(&mut self.loop_labels);
         let t = self.block(&d.body, Some(&ret))?;
         if t != TyV::Never {
             let span = d.body.stmts.last().map_or(d.body.span, |s| s.span);
@@ -234,7 +236,7 @@ impl Checker<'_> {
                 span.error(format!("`{}` returns `{}`, but its body gives {found}", d.name, d.ret))
             })?;
         }
-        self.loop_depth = loops;
+        self.loop_labels = loops;
         self.scopes = saved;
         self.current = None;
         self.ret = None;
@@ -1076,13 +1078,13 @@ impl Checker<'_> {
                     }
                 }
             }
-            ExprKind::While { cond, body } => {
+            ExprKind::While { cond, body, label } => {
                 self.expect_bool(cond)?;
-                self.loop_body(body)?;
+                self.loop_body(body, label)?;
                 Ok(TyV::Ty(Ty::Unit))
             }
-            ExprKind::Loop(body) => {
-                self.loop_body(body)?;
+            ExprKind::Loop(body, label) => {
+                self.loop_body(body, label)?;
                 Ok(TyV::Ty(Ty::Unit))
             }
             ExprKind::For(f) => {
@@ -1110,13 +1112,23 @@ impl Checker<'_> {
                 }
                 self.scopes.push(Vec::new());
                 self.bind(&f.var, vt, false, NameKind::Local);
-                self.loop_body(&f.body)?;
+                self.loop_body(&f.body, &f.label)?;
                 self.scopes.pop();
                 Ok(TyV::Ty(Ty::Unit))
             }
-            ExprKind::Break | ExprKind::Continue => {
-                if self.loop_depth == 0 {
+            ExprKind::Break(label) | ExprKind::Continue(label) => {
+                if self.loop_labels.is_empty() {
                     return err(e.span, "`break` and `continue` are only allowed inside a loop");
+                }
+                if let Some(l) = label
+                    && !self.loop_labels.iter().any(|x| x.as_ref() == Some(l))
+                {
+                    return err(
+                        e.span,
+                        format!(
+                            "no enclosing loop is labeled `{l}`: `break {l}` and `continue {l}` name a loop around them in the same function"
+                        ),
+                    );
                 }
                 Ok(TyV::Never)
             }
@@ -1272,10 +1284,11 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn loop_body(&mut self, body: &Block) -> Result<()> {
-        self.loop_depth += 1;
-        let t = self.block(body, None)?;
-        self.loop_depth -= 1;
+    fn loop_body(&mut self, body: &Block, label: &Option<String>) -> Result<()> {
+        self.loop_labels.push(label.clone());
+        let t = self.block(body, None);
+        self.loop_labels.pop();
+        let t = t?;
         let t = self.shallow(&t);
         if t != TyV::Ty(Ty::Unit) && t != TyV::Never {
             return err(body.span, "a loop body has type `()`; end its last statement with `;`");

@@ -115,7 +115,9 @@ pub struct Lower<'a> {
     pub func: Function,
     out: Vec<Vec<Node>>,
     scopes: Vec<Vec<Binding>>,
-    loops: Vec<LoopTarget>,
+    /// The loops around the code being lowered, innermost last, with
+    /// their labels.
+    loops: Vec<(Option<String>, LoopTarget)>,
     next_label: u32,
     /// Registers owned by mutable variables: binding them to a new name
     /// copies, so a later assignment does not change the new name's value.
@@ -749,9 +751,9 @@ impl<'a> Lower<'a> {
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
             ExprKind::MethodCall { receiver, args, .. } => self.call(e, Some(receiver), args, &[]),
             ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref()),
-            ExprKind::While { cond, body } => {
+            ExprKind::While { cond, body, label } => {
                 let id = self.label();
-                self.loops.push(LoopTarget::Loop(id));
+                self.loops.push((label.clone(), LoopTarget::Loop(id)));
                 let (body_nodes, ()) = self.nested(|l| {
                     let c = l.expr(cond)?;
                     match c {
@@ -778,9 +780,9 @@ impl<'a> Lower<'a> {
                 });
                 Ok(Val::Unit)
             }
-            ExprKind::Loop(body) => {
+            ExprKind::Loop(body, label) => {
                 let id = self.label();
-                self.loops.push(LoopTarget::Loop(id));
+                self.loops.push((label.clone(), LoopTarget::Loop(id)));
                 let (nodes, _) = self.nested(|l| l.block_stmts(body))?;
                 self.loops.pop();
                 self.push(Node::Loop {
@@ -803,18 +805,18 @@ impl<'a> Lower<'a> {
                     self.for_loop(f, e)
                 }
             }
-            ExprKind::Break => {
-                match self.loops.last() {
-                    Some(LoopTarget::Loop(id)) => self.push(Node::Break(*id)),
-                    Some(LoopTarget::Unrolled { outer, .. }) => self.push(Node::ExitBlock(*outer)),
+            ExprKind::Break(label) => {
+                match self.loop_target(label) {
+                    Some(LoopTarget::Loop(id)) => self.push(Node::Break(id)),
+                    Some(LoopTarget::Unrolled { outer, .. }) => self.push(Node::ExitBlock(outer)),
                     None => return err(e.span, "`break` outside a loop"),
                 }
                 Ok(Val::Unit)
             }
-            ExprKind::Continue => {
-                match self.loops.last() {
-                    Some(LoopTarget::Loop(id)) => self.push(Node::Continue(*id)),
-                    Some(LoopTarget::Unrolled { iteration, .. }) => self.push(Node::ExitBlock(*iteration)),
+            ExprKind::Continue(label) => {
+                match self.loop_target(label) {
+                    Some(LoopTarget::Loop(id)) => self.push(Node::Continue(id)),
+                    Some(LoopTarget::Unrolled { iteration, .. }) => self.push(Node::ExitBlock(iteration)),
                     None => return err(e.span, "`continue` outside a loop"),
                 }
                 Ok(Val::Unit)
@@ -1815,7 +1817,7 @@ impl<'a> Lower<'a> {
         self.assign_regs(&Val::Reg(i), &start, &vt);
         self.var_regs.insert(i.id);
         let id = self.label();
-        self.loops.push(LoopTarget::Loop(id));
+        self.loops.push((f.label.clone(), LoopTarget::Loop(id)));
         let cmp = if f.inclusive { BinOp::Le } else { BinOp::Lt };
         let (body, ()) = self.nested(|l| {
             let c = l.binary(cmp, Val::Reg(i), end.clone(), s, None, None, e.span)?;
@@ -1910,6 +1912,16 @@ impl<'a> Lower<'a> {
         Ok(Val::Unit)
     }
 
+    /// The loop a `break` or `continue` with `label` leaves: the innermost
+    /// one, or the innermost with that label (checked to exist).
+    fn loop_target(&self, label: &Option<String>) -> Option<LoopTarget> {
+        let found = match label {
+            None => self.loops.last(),
+            Some(l) => self.loops.iter().rev().find(|(name, _)| name.as_ref() == Some(l)),
+        };
+        found.map(|&(_, target)| target)
+    }
+
     fn unrolled_for(&mut self, f: &ForLoop, span: Loc) -> Result<Val> {
         let vt = self.ty(&f.start);
         let s = self.scalar_of(&vt);
@@ -1944,7 +1956,8 @@ impl<'a> Lower<'a> {
             let mut i = *a;
             for _ in 0..count {
                 let iteration = l.label();
-                l.loops.push(LoopTarget::Unrolled { outer, iteration });
+                l.loops
+                    .push((f.label.clone(), LoopTarget::Unrolled { outer, iteration }));
                 let (body, _) = l.nested(|l2| {
                     l2.scopes.push(Vec::new());
                     l2.bind(&f.var, Val::Const(Const::Int(wrap_int(i, s))));
@@ -2164,7 +2177,7 @@ impl<'a> Lower<'a> {
 }
 
 fn diverges(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Break | ExprKind::Continue | ExprKind::Return(_))
+    matches!(e.kind, ExprKind::Break(_) | ExprKind::Continue(_) | ExprKind::Return(_))
 }
 
 /// Expressions that can run unconditionally without changing behaviour: no

@@ -738,7 +738,6 @@ impl Parser {
                 }
             }
             E::While(w) => {
-                reject_label(&w.label)?;
                 reject_attrs(&w.attrs)?;
                 if let E::Let(l) = &*w.cond {
                     return err(
@@ -749,38 +748,24 @@ impl Parser {
                 ExprKind::While {
                     cond: Box::new(self.expr(&w.cond)?),
                     body: self.block(&w.body)?,
+                    label: label_name(&w.label),
                 }
             }
             E::Loop(l) => {
-                reject_label(&l.label)?;
                 reject_attrs(&l.attrs)?;
-                ExprKind::Loop(self.block(&l.body)?)
+                ExprKind::Loop(self.block(&l.body)?, label_name(&l.label))
             }
             E::ForLoop(f) => ExprKind::For(self.for_loop(f)?),
             E::Break(b) => {
-                if let Some(l) = &b.label {
-                    return err(
-                        Loc::of(&l),
-                        "labeled `break` is not supported; restructure with a flag variable",
-                    );
-                }
                 if let Some(v) = &b.expr {
                     return err(
                         Loc::of(&v),
                         "`break` with a value is not supported; assign to a variable before `break`",
                     );
                 }
-                ExprKind::Break
+                ExprKind::Break(b.label.as_ref().map(|l| format!("'{}", l.ident)))
             }
-            E::Continue(c) => {
-                if let Some(l) = &c.label {
-                    return err(
-                        Loc::of(&l),
-                        "labeled `continue` is not supported; restructure with a flag variable",
-                    );
-                }
-                ExprKind::Continue
-            }
+            E::Continue(c) => ExprKind::Continue(c.label.as_ref().map(|l| format!("'{}", l.ident))),
             E::Return(r) => match &r.expr {
                 Some(v) if self.kind == FnKind::Kernel => {
                     return err(
@@ -1159,7 +1144,6 @@ impl Parser {
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> Result<ForLoop> {
-        reject_label(&f.label)?;
         let mut unroll = false;
         for a in &f.attrs {
             if a.path().is_ident("unroll") {
@@ -1218,6 +1202,7 @@ impl Parser {
             },
             body: self.block(&f.body)?,
             unroll,
+            label: label_name(&f.label),
         })
     }
 }
@@ -1427,14 +1412,9 @@ pub fn path_key(path: &syn::Path) -> String {
     }
 }
 
-fn reject_label(label: &Option<syn::Label>) -> Result<()> {
-    match label {
-        Some(l) => err(
-            Loc::of(&l),
-            "loop labels are not supported in kernels; restructure with a flag variable",
-        ),
-        None => Ok(()),
-    }
+/// A loop's label (`'outer`, quote included).
+fn label_name(label: &Option<syn::Label>) -> Option<String> {
+    label.as_ref().map(|l| format!("'{}", l.name.ident))
 }
 
 fn reject_attrs(attrs: &[syn::Attribute]) -> Result<()> {
@@ -1773,7 +1753,7 @@ mod tests {
         assert!(error("fn k<T>() {}").contains("generic type parameters"));
         assert!(error("fn k(v: Vec<u32>) {}").contains("heap"));
         assert!(error("fn k() -> u32 { 0 }").contains("returns nothing"));
-        assert!(error("fn k() { 'a: loop { break 'a; } }").contains("labels"));
+        assert!(error("fn k() { 'a: { break 'a; } }").contains("labeled blocks"));
         assert!(error("fn k(a: &[u32]) { for x in a.iter() {} }").contains("iterates over a range"));
         assert!(error("fn k() { println!(\"x\"); }").contains("`ptx!`"));
         assert!(error("fn k() { let s = \"x\"; }").contains("literals"));

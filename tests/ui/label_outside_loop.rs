@@ -2,12 +2,12 @@ use nvfp4_dsl::prelude::*;
 
 #[kernel(targets(sm_90))]
 fn k(x: &mut [u32]) {
-    'outer: loop {
-        loop {
-            break 'outer;
-        }
+    'fill: for i in 0..4 {
+        x[i] = 1;
     }
-    x[0] = 1;
+    loop {
+        break 'fill;
+    }
 }
 
 fn main() {}

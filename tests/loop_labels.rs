@@ -1,0 +1,142 @@
+//! Loop labels: `break 'label` and `continue 'label` on `for`, `while`
+//! and `loop`, out of nested run-time loops, out of and into `#[unroll]`
+//! loops, and a device function's labels kept apart from its caller's.
+//! Run on the emulator against the same functions called on the host.
+
+use nvfp4_dsl::prelude::*;
+
+#[device]
+fn mix(seed: u32, a: u32, b: u32) -> u32 {
+    let x = seed ^ a.wrapping_mul(0x85EB_CA6B) ^ b.wrapping_mul(0xC2B2_AE35);
+    (x ^ (x >> 15)).wrapping_mul(0x9E37_79B9) >> 4
+}
+
+/// The index of the first value of a `rows` x `cols` grid divisible by
+/// `d`, row by row (`rows * cols` if none): a `break` out of two loops.
+#[device]
+fn find(seed: u32, rows: u32, cols: u32, d: u32) -> u32 {
+    let mut found = rows * cols;
+    'rows: for r in 0..rows {
+        for c in 0..cols {
+            if mix(seed, r, c).is_multiple_of(d) {
+                found = r * cols + c;
+                break 'rows;
+            }
+        }
+    }
+    found
+}
+
+/// A row's values summed until one divisible by 5 drops the rest of the
+/// row (`continue 'rows` from the inner loop); those divisible by 7 are
+/// skipped (`continue 'values`); each finished row is mixed in.
+#[device]
+fn skip_rows(seed: u32) -> u32 {
+    let mut sum = 0u32;
+    let mut r = 0u32;
+    'rows: while r < 8 {
+        r += 1;
+        let mut c = 0u32;
+        'values: loop {
+            c += 1;
+            if c > 6 {
+                break 'values;
+            }
+            let v = mix(seed, r, c);
+            if v.is_multiple_of(5) {
+                continue 'rows;
+            }
+            if v.is_multiple_of(7) {
+                continue 'values;
+            }
+            sum = sum.wrapping_add(v);
+        }
+        sum ^= r << 8;
+    }
+    sum
+}
+
+/// An `#[unroll]` loop inside a labeled run-time loop, left from the
+/// unrolled body; then a labeled `#[unroll]` loop left from a run-time
+/// loop inside it.
+#[device]
+fn unrolled(seed: u32) -> u32 {
+    let mut acc = 0u32;
+    'scan: for i in 0..seed % 13 {
+        #[unroll]
+        for j in 0..4u32 {
+            let v = mix(seed, i, j);
+            if v.is_multiple_of(11) {
+                break 'scan;
+            }
+            if v.is_multiple_of(3) {
+                continue 'scan;
+            }
+            acc = acc.wrapping_add(v);
+        }
+        acc = acc.rotate_left(3);
+    }
+    #[unroll]
+    'lanes: for j in 0..4u32 {
+        let mut k = 0u32;
+        while k < 5 {
+            k += 1;
+            let v = mix(seed, j + 10, k);
+            if v.is_multiple_of(13) {
+                continue 'lanes;
+            }
+            if v.is_multiple_of(17) {
+                break 'lanes;
+            }
+            acc ^= v;
+        }
+        acc = acc.wrapping_mul(3);
+    }
+    acc
+}
+
+/// What one thread of `labeled` computes.
+#[device]
+fn labeled_thread(s: u32) -> [u32; 4] {
+    // `find` has a `'rows` of its own: its `break 'rows` leaves its loop,
+    // not this one.
+    let mut total = 0u32;
+    'rows: for t in 0..3u32 {
+        let f = find(s.wrapping_add(t), 5, 7, 3 + t);
+        if f == 35 {
+            break 'rows;
+        }
+        total = total.wrapping_add(f + 1);
+    }
+    [total, skip_rows(s), unrolled(s), find(s, 9, 9, 97)]
+}
+
+#[kernel(targets(sm_90))]
+pub fn labeled(seeds: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = labeled_thread(seeds[i]);
+    out[4 * i] = r[0];
+    out[4 * i + 1] = r[1];
+    out[4 * i + 2] = r[2];
+    out[4 * i + 3] = r[3];
+}
+
+#[test]
+fn labeled_loops_compute_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let seeds: Vec<u32> = (0..256u32).map(|i| i.wrapping_mul(0x2545_F491) ^ 0x5bd1_e995).collect();
+    let ds = device.upload(&seeds).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(4 * seeds.len()).expect("alloc");
+    // SAFETY: one thread per seed; four outputs per thread.
+    unsafe { labeled::Kernel::launch(&device, LaunchConfig::linear(1, seeds.len() as u32), &ds, &mut out) }
+        .expect("launch");
+    let out = device.download(&out).expect("download");
+    let mut distinct = std::collections::HashSet::new();
+    for (i, &s) in seeds.iter().enumerate() {
+        let want = labeled_thread(s);
+        assert_eq!(out[4 * i..4 * i + 4], want, "seed {s:#x}");
+        distinct.insert(want);
+    }
+    // The inputs reach every exit: not one result for all.
+    assert!(distinct.len() > 200, "{} distinct results", distinct.len());
+}
