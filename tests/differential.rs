@@ -162,6 +162,8 @@ fn the_generator_covers_the_subset() {
         "continue;",
         "break 'l",
         "continue 'l",
+        ").rev() {",
+        ".rev().step_by(",
         "return ",
         "fn d1(",
         "mut v0",

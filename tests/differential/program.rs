@@ -409,8 +409,8 @@ enum S {
     ShiftAssign(bool, usize, E),
     If(E, Vec<S>, Vec<S>),
     /// `'lD: for v in <range>` over `u32` or `i32` (its variable's type),
-    /// D the number of loops around it.
-    For(usize, Range, Vec<S>, u32),
+    /// D the number of loops around it; reversed (`.rev()`) when true.
+    For(usize, Range, Vec<S>, u32, bool),
     /// `let mut c = start % 4; 'lD: while c > 0 { c -= 1; .. }`, or as a
     /// `loop` that breaks at 0 (true).
     While(usize, E, Vec<S>, bool, u32),
@@ -480,10 +480,11 @@ struct Gen<'a> {
     scope: Vec<(usize, bool)>,
     /// The loops around the code being written.
     loops: u32,
-    /// Whether a `break` or `continue` names its loop, and which: a stream
-    /// of its own, so that the rest of each program is what it was before
-    /// labels (the seeds the GPU tests list stay the same programs).
-    labels: &'a mut Rng,
+    /// The choices of features added after seeds were listed in the GPU
+    /// tests (whether a `break` or `continue` names its loop, and which;
+    /// whether a `for` range is reversed): a stream of their own, so that
+    /// the rest of each program is what it was before them.
+    extras: &'a mut Rng,
     /// The return type, in a device function.
     ret: Option<T>,
     kernel: bool,
@@ -995,12 +996,13 @@ impl Gen<'_> {
                     vt
                 };
                 let v = self.new_var(vt);
+                let rev = self.extras.chance(30);
                 self.loops += 1;
                 self.scope.push((v, false));
                 let body = self.block(3, depth - 1);
                 self.scope.pop();
                 self.loops -= 1;
-                S::For(v, range, body, self.loops)
+                S::For(v, range, body, self.loops, rev)
             }
             10 if depth > 0 => {
                 let start = self.expr(U32, 2);
@@ -1019,9 +1021,9 @@ impl Gen<'_> {
             12 if self.loops > 0 && depth < 3 => {
                 let leave = self.rng.chance(50);
                 let target = self
-                    .labels
+                    .extras
                     .chance(50)
-                    .then(|| self.labels.below(u64::from(self.loops)) as u32);
+                    .then(|| self.extras.below(u64::from(self.loops)) as u32);
                 let jump = if leave { S::Break(target) } else { S::Continue(target) };
                 S::If(self.expr(Bool, 1), vec![jump], vec![])
             }
@@ -1068,7 +1070,7 @@ impl Gen<'_> {
 impl Program {
     pub fn generate(seed: u64) -> Program {
         let mut rng = Rng::new(seed);
-        let mut labels = Rng::new(seed ^ 0x001A_B315);
+        let mut extras = Rng::new(seed ^ 0x001A_B315);
         let mut devices: Vec<Device> = Vec::new();
         let mut reducers: Vec<(T, Op)> = Vec::new();
         for _ in 0..rng.below(4) {
@@ -1082,7 +1084,7 @@ impl Program {
                 vars: params.iter().map(|(t, _)| *t).collect(),
                 scope: params.iter().enumerate().map(|(i, (_, m))| (i, *m)).collect(),
                 loops: 0,
-                labels: &mut labels,
+                extras: &mut extras,
                 ret: Some(ret),
                 kernel: false,
                 slots: Vec::new(),
@@ -1107,7 +1109,7 @@ impl Program {
             vars: Vec::new(),
             scope: Vec::new(),
             loops: 0,
-            labels: &mut labels,
+            extras: &mut extras,
             ret: None,
             kernel: true,
             slots: Vec::new(),
@@ -1355,25 +1357,38 @@ impl Render<'_> {
                     self.line("}");
                 }
             }
-            S::For(v, range, body, depth) => {
+            S::For(v, range, body, depth, rev) => {
+                let rev = if *rev { ".rev()" } else { "" };
                 let header = match range {
-                    Range::Count(n) => format!("0..({}) % 5", self.expr(n)),
-                    Range::Span(a, b, inclusive) => format!(
-                        "(({}) % 4)..{}(({}) % {})",
-                        self.expr(a),
-                        if *inclusive { "=" } else { "" },
-                        self.expr(b),
-                        if *inclusive { 6 } else { 9 }
-                    ),
+                    Range::Count(n) if rev.is_empty() => format!("0..({}) % 5", self.expr(n)),
+                    Range::Count(n) => format!("(0..({}) % 5){rev}", self.expr(n)),
+                    Range::Span(a, b, inclusive) => {
+                        let range = format!(
+                            "(({}) % 4)..{}(({}) % {})",
+                            self.expr(a),
+                            if *inclusive { "=" } else { "" },
+                            self.expr(b),
+                            if *inclusive { 6 } else { 9 }
+                        );
+                        if rev.is_empty() {
+                            range
+                        } else {
+                            format!("({range}){rev}")
+                        }
+                    }
                     Range::Step(a, b, step) => format!(
-                        "((({}) % 4)..(({}) % 12)).step_by((({}) % 3 + 1) as usize)",
+                        "((({}) % 4)..(({}) % 12)){rev}.step_by((({}) % 3 + 1) as usize)",
                         self.expr(a),
                         self.expr(b),
                         self.expr(step)
                     ),
                     Range::Unrolled(n) => {
                         self.line("#[unroll]");
-                        format!("0u32..{n}u32")
+                        if rev.is_empty() {
+                            format!("0u32..{n}u32")
+                        } else {
+                            format!("(0u32..{n}u32){rev}")
+                        }
                     }
                 };
                 self.line(&format!("'l{depth}: for v{v} in {header} {{"));
@@ -1668,7 +1683,7 @@ impl Program {
                         self.exec(els, t, out)
                     }
                 }
-                S::For(v, range, body, depth) => {
+                S::For(v, range, body, depth, rev) => {
                     let vt = t.types[*v];
                     let (start, end, step) = match range {
                         Range::Count(n) => (0, i128::from(self.eval(n, t).u32() % 5) - 1, 1),
@@ -1684,8 +1699,15 @@ impl Program {
                         }
                         Range::Unrolled(n) => (0, i128::from(*n) - 1, 1),
                     };
+                    // Forward from the start by the step, or with `.rev()`
+                    // down from the last value by it.
+                    let values: Vec<i128> = if *rev {
+                        (0..).map(|k| end - k * step).take_while(|&i| i >= start).collect()
+                    } else {
+                        (start..=end).step_by(step as usize).collect()
+                    };
                     let mut flow = Flow::Next;
-                    for i in (start..=end).step_by(step as usize) {
+                    for i in values {
                         t.vars[*v] = V::int(vt, i);
                         if let Some(f) = self.exec(body, t, out).after_body(*depth) {
                             flow = f;

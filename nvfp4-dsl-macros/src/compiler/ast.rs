@@ -305,6 +305,8 @@ pub struct ForLoop {
     pub unroll: bool,
     /// `'name: for ..`: the label, quote included.
     pub label: Option<String>,
+    /// `(a..b).rev()`: from the last value down (then `step` down by it).
+    pub rev: bool,
 }
 
 #[derive(Debug)]

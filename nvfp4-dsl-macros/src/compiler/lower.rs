@@ -801,6 +801,8 @@ impl<'a> Lower<'a> {
                             end: f.end.span.end,
                         },
                     )
+                } else if f.rev {
+                    self.rev_for_loop(f, e)
                 } else {
                     self.for_loop(f, e)
                 }
@@ -1912,6 +1914,136 @@ impl<'a> Lower<'a> {
         Ok(Val::Unit)
     }
 
+    /// `for v in (a..b).rev()`, `(a..=b).rev()` or `(a..b).rev().step_by(s)`:
+    /// the counter starts at the end and is decremented before the body,
+    /// so it never passes below the start (no overflow at `MIN`).
+    fn rev_for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
+        let vt = self.ty(&f.start);
+        let s = self.scalar_of(&vt);
+        let start = self.expr(&f.start)?;
+        let end = self.expr(&f.end)?;
+        // The bounds are evaluated once, as Rust does.
+        let start = self.copy_if_var(start, &vt)?;
+        let step = match &f.step {
+            Some(st) => {
+                let v = self.expr(st)?;
+                if let Val::Const(Const::Int(0)) = v {
+                    return err(st.span, "`step_by(0)` never advances; use a step of at least 1");
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let i = self.reg(s.reg_class());
+        self.assign_regs(&Val::Reg(i), &end, &vt);
+        self.var_regs.insert(i.id);
+        let id = self.label();
+        self.loops.push((f.label.clone(), LoopTarget::Loop(id)));
+        let cmp = if f.inclusive { BinOp::Ge } else { BinOp::Gt };
+        let (body, ()) = self.nested(|l| {
+            let c = l.binary(cmp, Val::Reg(i), start.clone(), s, None, None, e.span)?;
+            if let Val::Const(Const::Bool(false)) = c {
+                l.push(Node::Break(id));
+            } else if !matches!(c, Val::Const(Const::Bool(true))) {
+                let p = l.in_reg(&c, Scalar::Bool);
+                l.push(Node::If {
+                    cond: p,
+                    negate: true,
+                    then: vec![Node::Break(id)],
+                    els: vec![],
+                });
+            }
+            if !f.inclusive {
+                l.binary(
+                    BinOp::Sub,
+                    Val::Reg(i),
+                    Val::Const(Const::Int(1)),
+                    s,
+                    None,
+                    Some(i),
+                    e.span,
+                )?;
+            }
+            l.scopes.push(Vec::new());
+            l.bind(&f.var, Val::Reg(i));
+            l.block_stmts(&f.body)?;
+            l.scopes.pop();
+            Ok(())
+        })?;
+        self.loops.pop();
+        let (continuing, ()) = self.nested(|l| {
+            match &step {
+                // `(a..=b).rev()` stops after `a`, also at `MIN`.
+                None if f.inclusive => {
+                    let done = l.binary(BinOp::Eq, Val::Reg(i), start.clone(), s, None, None, e.span)?;
+                    let p = l.in_reg(&done, Scalar::Bool);
+                    l.push(Node::If {
+                        cond: p,
+                        negate: false,
+                        then: vec![Node::Break(id)],
+                        els: vec![],
+                    });
+                    l.binary(
+                        BinOp::Sub,
+                        Val::Reg(i),
+                        Val::Const(Const::Int(1)),
+                        s,
+                        None,
+                        Some(i),
+                        e.span,
+                    )?;
+                }
+                None => {}
+                Some(stepv) => {
+                    // Leave when the next value would pass below the start
+                    // (`i - start < step`, without overflowing); else step
+                    // down by `step - 1`, the head takes the last 1.
+                    let us = if s.bits() == 64 { Scalar::U64 } else { Scalar::U32 };
+                    let left = l.binary(BinOp::Sub, Val::Reg(i), start.clone(), us, None, None, e.span)?;
+                    let short = match stepv {
+                        Val::Const(Const::Int(n)) if *n <= us.int_range().1 => {
+                            let left_s = if s.bits() < 32 {
+                                l.cast(left, s, Scalar::U32)
+                            } else {
+                                left
+                            };
+                            let c = l.binary(BinOp::Lt, left_s, Val::Const(Const::Int(*n)), us, None, None, e.span)?;
+                            l.in_reg(&c, Scalar::Bool)
+                        }
+                        v => {
+                            let wide = l.cast(left, us, Scalar::U64);
+                            let c = l.binary(BinOp::Lt, wide, v.clone(), Scalar::U64, None, None, e.span)?;
+                            l.in_reg(&c, Scalar::Bool)
+                        }
+                    };
+                    l.push(Node::If {
+                        cond: short,
+                        negate: false,
+                        then: vec![Node::Break(id)],
+                        els: vec![],
+                    });
+                    let step_s = match stepv {
+                        Val::Const(Const::Int(n)) => Val::Const(Const::Int(wrap_int(*n, s))),
+                        v => l.cast(v.clone(), Scalar::Usize, s),
+                    };
+                    l.binary(BinOp::Sub, Val::Reg(i), step_s, s, None, Some(i), e.span)?;
+                    l.binary(
+                        BinOp::Add,
+                        Val::Reg(i),
+                        Val::Const(Const::Int(1)),
+                        s,
+                        None,
+                        Some(i),
+                        e.span,
+                    )?;
+                }
+            }
+            Ok(())
+        })?;
+        self.push(Node::Loop { id, body, continuing });
+        Ok(Val::Unit)
+    }
+
     /// The loop a `break` or `continue` with `label` leaves: the innermost
     /// one, or the innermost with that label (checked to exist).
     fn loop_target(&self, label: &Option<String>) -> Option<LoopTarget> {
@@ -1943,6 +2075,8 @@ impl<'a> Lower<'a> {
         }
         let last = if f.inclusive { *b } else { *b - 1 };
         let count = if last < *a { 0 } else { ((last - *a) / *st + 1) as u64 };
+        // Forward from the start, or with `.rev()` down from the last value.
+        let (first, delta) = if f.rev { (last, -*st) } else { (*a, *st) };
         if count > MAX_UNROLL {
             return err(
                 span,
@@ -1953,7 +2087,7 @@ impl<'a> Lower<'a> {
         }
         let outer = self.label();
         let (nodes, ()) = self.nested(|l| {
-            let mut i = *a;
+            let mut i = first;
             for _ in 0..count {
                 let iteration = l.label();
                 l.loops
@@ -1967,7 +2101,7 @@ impl<'a> Lower<'a> {
                 })?;
                 l.loops.pop();
                 l.push(Node::Block { id: iteration, body });
-                i += *st;
+                i += delta;
             }
             Ok(())
         })?;

@@ -565,7 +565,7 @@ impl Parser {
             syn::Stmt::Item(item) => {
                 return err(
                     Loc::of(&item),
-                    "items (fn, struct, use, static ...) cannot be declared inside a kernel; only local `const` items can; move the item out and note that kernels can only call intrinsics",
+                    "items (fn, struct, use, static ...) cannot be declared inside a kernel; only local `const` items can; move a function out of the kernel as a `#[device] fn` (a struct as a `#[device]` struct)",
                 );
             }
             syn::Stmt::Expr(e, semi) => StmtKind::Expr(self.expr(e)?, semi.is_some()),
@@ -1143,7 +1143,7 @@ impl Parser {
         }
     }
 
-    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Result<ForLoop> {
+    fn for_loop<'e>(&mut self, f: &'e syn::ExprForLoop) -> Result<ForLoop> {
         let mut unroll = false;
         for a in &f.attrs {
             if a.path().is_ident("unroll") {
@@ -1164,27 +1164,44 @@ impl Parser {
                 return err(Loc::of(&other), "a `for` loop binds one plain name (`for i in 0..n`)");
             }
         };
-        let (range, step) = match &*f.expr {
-            syn::Expr::Range(r) => (r, None),
+        // `a..b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`.
+        let unparen = |e: &'e syn::Expr| match e {
+            syn::Expr::Paren(p) => &*p.expr,
+            other => other,
+        };
+        let (counted, step) = match unparen(&f.expr) {
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
-                let inner = match &*m.receiver {
-                    syn::Expr::Paren(p) => &*p.expr,
-                    other => other,
-                };
-                match inner {
-                    syn::Expr::Range(r) => (r, Some(&m.args[0])),
-                    _ => {
-                        return err(
-                            Loc::of(&m.receiver),
-                            "`step_by` must be called on a range: `(a..b).step_by(s)`",
-                        );
-                    }
+                (unparen(&m.receiver), Some(&m.args[0]))
+            }
+            other => (other, None),
+        };
+        let (ranged, rev) = match counted {
+            syn::Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+                let inner = unparen(&m.receiver);
+                if let syn::Expr::MethodCall(s) = inner
+                    && s.method == "step_by"
+                {
+                    return err(
+                        Loc::of(&m),
+                        "`.step_by(s).rev()` is not supported; `(a..b).rev().step_by(s)` counts down from `b - 1` by `s`",
+                    );
                 }
+                (inner, true)
+            }
+            other => (other, false),
+        };
+        let range = match ranged {
+            syn::Expr::Range(r) => r,
+            _ if step.is_some() || rev => {
+                return err(
+                    Loc::of(&ranged),
+                    "`step_by` and `rev` must be called on a range: `(a..b).step_by(s)`, `(a..b).rev()`",
+                );
             }
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range: `a..b`, `a..=b` or `(a..b).step_by(s)`; iterators are not supported",
+                    "a `for` loop iterates over a range: `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()` or `(a..b).rev().step_by(s)`; iterators are not supported",
                 );
             }
         };
@@ -1203,6 +1220,7 @@ impl Parser {
             body: self.block(&f.body)?,
             unroll,
             label: label_name(&f.label),
+            rev,
         })
     }
 }

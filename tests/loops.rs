@@ -1,7 +1,10 @@
-//! Loop labels: `break 'label` and `continue 'label` on `for`, `while`
-//! and `loop`, out of nested run-time loops, out of and into `#[unroll]`
-//! loops, and a device function's labels kept apart from its caller's.
-//! Run on the emulator against the same functions called on the host.
+//! Loop forms beyond `for i in a..b`: labels (`break 'label` and
+//! `continue 'label` on `for`, `while` and `loop`, out of nested run-time
+//! loops, out of and into `#[unroll]` loops, a device function's labels
+//! kept apart from its caller's) and reversed ranges (`(a..b).rev()`,
+//! `(a..=b).rev()` down to the type's minimum, `.rev().step_by(s)`, run-time
+//! and unrolled). Run on the emulator against the same functions called on
+//! the host.
 
 use nvfp4_dsl::prelude::*;
 
@@ -95,9 +98,54 @@ fn unrolled(seed: u32) -> u32 {
     acc
 }
 
+/// Reversed ranges, each value weighted by its position, so that the order
+/// counts.
+#[device]
+fn reversed(seed: u32) -> u32 {
+    let (a, b) = (seed % 7, seed % 23);
+    let mut h = 0u32;
+    for i in (a..b).rev() {
+        h = h.wrapping_mul(31).wrapping_add(i);
+    }
+    for i in (a..=b).rev() {
+        h = h.wrapping_mul(37) ^ i;
+    }
+    let step = (seed >> 5) % 5 + 1;
+    'down: for i in (a..b + 9).rev().step_by(step as usize) {
+        if i == 3 {
+            continue 'down;
+        }
+        h = h.wrapping_mul(41).wrapping_add(i);
+    }
+    // Down to the type's minimum, and from its maximum: no wrap.
+    let lo = i32::MIN + (seed % 3) as i32;
+    for i in (i32::MIN..=lo).rev() {
+        h = h.wrapping_mul(43) ^ i as u32;
+    }
+    for i in (u32::MAX - seed % 4..=u32::MAX).rev() {
+        h = h.wrapping_mul(53) ^ i;
+    }
+    let mut n = 0u32;
+    for i in (0u8..=(seed % 4) as u8).rev() {
+        n = n * 10 + i as u32;
+    }
+    for i in (a as u8..(b + 5) as u8).rev().step_by(2) {
+        n = n.wrapping_mul(7) ^ i as u32;
+    }
+    #[unroll]
+    for j in (1u32..8).rev().step_by(3) {
+        h = h.wrapping_mul(47).wrapping_add(j);
+    }
+    let big = (seed as u64) << 20;
+    for i in (big..big + 100).rev().step_by((seed % 50 + 30) as usize) {
+        h = h.wrapping_add(i as u32) ^ (i >> 32) as u32;
+    }
+    h ^ n
+}
+
 /// What one thread of `labeled` computes.
 #[device]
-fn labeled_thread(s: u32) -> [u32; 4] {
+fn labeled_thread(s: u32) -> [u32; 5] {
     // `find` has a `'rows` of its own: its `break 'rows` leaves its loop,
     // not this one.
     let mut total = 0u32;
@@ -108,33 +156,33 @@ fn labeled_thread(s: u32) -> [u32; 4] {
         }
         total = total.wrapping_add(f + 1);
     }
-    [total, skip_rows(s), unrolled(s), find(s, 9, 9, 97)]
+    [total, skip_rows(s), unrolled(s), find(s, 9, 9, 97), reversed(s)]
 }
 
 #[kernel(targets(sm_90))]
 pub fn labeled(seeds: &[u32], out: &mut [u32]) {
     let i = thread_idx_x() as usize;
     let r = labeled_thread(seeds[i]);
-    out[4 * i] = r[0];
-    out[4 * i + 1] = r[1];
-    out[4 * i + 2] = r[2];
-    out[4 * i + 3] = r[3];
+    #[unroll]
+    for k in 0..5 {
+        out[5 * i + k] = r[k];
+    }
 }
 
 #[test]
-fn labeled_loops_compute_what_the_host_computes() {
+fn labeled_and_reversed_loops_compute_what_the_host_computes() {
     let device = Device::emulator(Target::Sm90);
     let seeds: Vec<u32> = (0..256u32).map(|i| i.wrapping_mul(0x2545_F491) ^ 0x5bd1_e995).collect();
     let ds = device.upload(&seeds).expect("upload");
-    let mut out = device.alloc_zeroed::<u32>(4 * seeds.len()).expect("alloc");
-    // SAFETY: one thread per seed; four outputs per thread.
+    let mut out = device.alloc_zeroed::<u32>(5 * seeds.len()).expect("alloc");
+    // SAFETY: one thread per seed; five outputs per thread.
     unsafe { labeled::Kernel::launch(&device, LaunchConfig::linear(1, seeds.len() as u32), &ds, &mut out) }
         .expect("launch");
     let out = device.download(&out).expect("download");
     let mut distinct = std::collections::HashSet::new();
     for (i, &s) in seeds.iter().enumerate() {
         let want = labeled_thread(s);
-        assert_eq!(out[4 * i..4 * i + 4], want, "seed {s:#x}");
+        assert_eq!(out[5 * i..5 * i + 5], want, "seed {s:#x}");
         distinct.insert(want);
     }
     // The inputs reach every exit: not one result for all.
