@@ -698,3 +698,110 @@ fn every_method_kernel_assembles_with_ptxas() {
         }
     }
 }
+
+/// `T::from(x)` for every lossless integer conversion kernels have, from
+/// one word: its low bit as a `bool`, its low byte, its low half, the word
+/// and the word as `i32`.
+#[device]
+fn lossless_ints(x: u32) -> [u64; 21] {
+    let (b, byte, half, signed) = (x & 1 == 1, x as u8, x as u16, x as i32);
+    [
+        u8::from(b) as u64,
+        u16::from(b) as u64,
+        u16::from(byte) as u64,
+        u32::from(b) as u64,
+        u32::from(byte) as u64,
+        u32::from(half) as u64,
+        u64::from(b),
+        u64::from(byte),
+        u64::from(half),
+        u64::from(x),
+        usize::from(b) as u64,
+        usize::from(byte) as u64,
+        usize::from(half) as u64,
+        i32::from(b) as u64,
+        i32::from(byte) as u64,
+        i32::from(half) as u64,
+        i64::from(b) as u64,
+        i64::from(byte) as u64,
+        i64::from(half) as u64,
+        i64::from(signed) as u64,
+        i64::from(x) as u64,
+    ]
+}
+
+/// The float ones: also the word's halves as `f16` and `bf16`, and the
+/// word as `f32`.
+#[device]
+fn lossless_floats(x: u32) -> [f64; 13] {
+    let (b, byte, half, signed) = (x & 1 == 1, x as u8, x as u16, x as i32);
+    let (h, bh, f) = (
+        f16::from_bits(x as u16),
+        bf16::from_bits((x >> 16) as u16),
+        f32::from_bits(x),
+    );
+    [
+        f32::from(b) as f64,
+        f32::from(byte) as f64,
+        f32::from(half) as f64,
+        f32::from(h) as f64,
+        f32::from(bh) as f64,
+        f64::from(b),
+        f64::from(byte),
+        f64::from(half),
+        f64::from(x),
+        f64::from(signed),
+        f64::from(f),
+        f64::from(h),
+        f64::from(bh),
+    ]
+}
+
+#[kernel(targets(sm_90))]
+pub fn lossless_from(w: &[u32], ints: &mut [u64], floats: &mut [f64]) {
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
+    if i < w.len() {
+        let (xi, xf) = (lossless_ints(w[i]), lossless_floats(w[i]));
+        #[unroll]
+        for k in 0..21 {
+            ints[21 * i + k] = xi[k];
+        }
+        #[unroll]
+        for k in 0..13 {
+            floats[13 * i + k] = xf[k];
+        }
+    }
+}
+
+#[test]
+fn lossless_from_conversions_match_std() {
+    let device = Device::emulator(Target::Sm90);
+    let mut rng = Rng::new(19);
+    let words: Vec<u32> = int_inputs(32, &mut rng, 200).into_iter().map(|v| v as u32).collect();
+    let dw = device.upload(&words).expect("upload");
+    let mut ints = device.alloc_zeroed::<u64>(21 * words.len()).expect("alloc");
+    let mut floats = device.alloc_zeroed::<f64>(13 * words.len()).expect("alloc");
+    // SAFETY: one thread per word, 21 and 13 outputs each.
+    unsafe {
+        lossless_from::Kernel::launch(
+            &device,
+            LaunchConfig::linear((words.len() as u32).div_ceil(128), 128),
+            &dw,
+            &mut ints,
+            &mut floats,
+        )
+    }
+    .expect("launch");
+    let (ints, floats) = (
+        device.download(&ints).expect("download"),
+        device.download(&floats).expect("download"),
+    );
+    for (i, &x) in words.iter().enumerate() {
+        assert_eq!(ints[21 * i..21 * i + 21], lossless_ints(x), "{x:#x}");
+        for (k, (&got, want)) in floats[13 * i..13 * i + 13].iter().zip(lossless_floats(x)).enumerate() {
+            // A NaN stays a NaN (its payload is the hardware's).
+            let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+            assert!(same, "{x:#x}, conversion {k}: {got:e} against {want:e}");
+        }
+    }
+}

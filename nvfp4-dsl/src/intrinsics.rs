@@ -24,6 +24,7 @@
 //! | `x.mul_add(a, b)` (`f32`, `f64`) | `fma.rn.T` |
 //! | `x.abs()`, `x.sqrt()` (`f32`, `f64`) | `abs.T`, `sqrt.rn.T` |
 //! | `f32::from_bits(u)`, `x.to_bits()`, `f64::from_bits(u)` | `mov.b32`, `mov.b64` |
+//! | `u8::from(x)`, `u16::from(x)`, `u32::from(x)`, `u64::from(x)`, `usize::from(x)`, `i32::from(x)`, `i64::from(x)`, `f32::from(x)`, `f64::from(x)`: std's lossless conversions (and `half`'s from `f16`, `bf16`) | as `x as T`: `cvt`, `selp` from `bool`; halves through `cvt.f32.f16` or a shift |
 //! | `x.wrapping_add(y)`, `x.wrapping_sub(y)`, `x.wrapping_mul(y)`, `x.wrapping_div(y)`, `x.wrapping_rem(y)`, `x.wrapping_neg()`, `x.wrapping_shl(n)`, `x.wrapping_shr(n)`, `x.wrapping_abs()`, `x.wrapping_pow(e)` (integers) | the operators' PTX (they wrap already) |
 //! | `x.saturating_add(y)`, `x.saturating_sub(y)` (integers) | unsigned: `min`/`max` then `add`/`sub`; `i32`: `add.sat.s32`, `sub.sat.s32`; `i64`: the wrapped result and an overflow test (`xor`, `and`, `setp`, `selp`) |
 //! | `x.saturating_mul(y)` (integers) | `mul.lo` and `mul.hi` with a `selp` (`mul.wide.s32` and a clamp for `i32`) |

@@ -2,7 +2,59 @@
 
 use super::*;
 
+const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+
+/// `T::from(x)`: std's lossless conversions into `T` (and the `half`
+/// crate's from `f16` and `bf16` into `f32` and `f64`), exact, as `x as T`.
+macro_rules! from_lossless {
+    ($t:literal, $to:ident, [$($from:expr),*]) => {
+        Intrinsic {
+            name: "from",
+            form: Form::Assoc($t),
+            generics: Generics::None,
+            params: &[ArgTy::T],
+            t_set: &[$($from),*],
+            ret: RetTy::Is(Ty::Scalar(Scalar::$to)),
+            min_target: Target::Sm80,
+            sig: concat!("fn ", $t, "::from(value: T) -> ", $t),
+            lower: |l, c| Ok(lossless(l, c, Scalar::$to)),
+        }
+    };
+}
+/// `x as to` for a conversion that loses nothing; halves widen through
+/// `f32`.
+fn lossless(l: &mut Lower<'_>, c: &Call, to: Scalar) -> Val {
+    let from = scalar(c, 0);
+    if !matches!(from, Scalar::F16 | Scalar::Bf16) {
+        return l.cast(arg(c, 0), from, to);
+    }
+    let wide = half_to_f32(l, &arg(c, 0), from);
+    l.cast(wide, Scalar::F32, to)
+}
+
+/// An `f16` or `bf16` widened to `f32` (exact).
+fn half_to_f32(l: &mut Lower<'_>, v: &Val, from: Scalar) -> Val {
+    let h = l.in_reg(v, from);
+    if from == Scalar::F16 {
+        return unary_op(l, "cvt.f32.f16", RegClass::F32, h.into());
+    }
+    // bf16 is the top half of an f32: widen exactly with a shift.
+    let w = l.reg(RegClass::B32);
+    l.emit("cvt.u32.u16", vec![w.into(), h.into()]);
+    l.emit("shl.b32", vec![w.into(), w.into(), Operand::imm(16)]);
+    unary_op(l, "mov.b32", RegClass::F32, w.into())
+}
+
 pub(super) static TABLE: &[Intrinsic] = &[
+    from_lossless!("u8", U8, [BOOL]),
+    from_lossless!("u16", U16, [BOOL, U8]),
+    from_lossless!("u32", U32, [BOOL, U8, U16]),
+    from_lossless!("u64", U64, [BOOL, U8, U16, U32]),
+    from_lossless!("usize", Usize, [BOOL, U8, U16]),
+    from_lossless!("i32", I32, [BOOL, U8, U16]),
+    from_lossless!("i64", I64, [BOOL, U8, U16, U32, I32]),
+    from_lossless!("f32", F32, [BOOL, U8, U16, F16, BF16]),
+    from_lossless!("f64", F64, [BOOL, U8, U16, U32, I32, F32, F16, BF16]),
     Intrinsic {
         name: "from_f32",
         form: Form::Assoc("f16"),
@@ -40,17 +92,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
         ret: RetTy::Is(F32),
         min_target: Target::Sm80,
         sig: "fn to_f32(self) -> f32",
-        lower: |l, c| {
-            let h = l.in_reg(&arg(c, 0), scalar(c, 0));
-            if scalar(c, 0) == Scalar::F16 {
-                return Ok(unary_op(l, "cvt.f32.f16", RegClass::F32, h.into()));
-            }
-            // bf16 is the top half of an f32: widen exactly with a shift.
-            let w = l.reg(RegClass::B32);
-            l.emit("cvt.u32.u16", vec![w.into(), h.into()]);
-            l.emit("shl.b32", vec![w.into(), w.into(), Operand::imm(16)]);
-            Ok(unary_op(l, "mov.b32", RegClass::F32, w.into()))
-        },
+        lower: |l, c| Ok(half_to_f32(l, &arg(c, 0), scalar(c, 0))),
     },
     Intrinsic {
         name: "from_bits",
