@@ -163,6 +163,8 @@ fn the_generator_covers_the_subset() {
         "break 'l",
         "continue 'l",
         ").rev() {",
+        "u64::from(",
+        "f64::from(",
         ".rev().step_by(",
         "return ",
         "fn d1(",

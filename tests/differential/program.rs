@@ -273,6 +273,20 @@ impl V {
     }
 }
 
+/// Whether std has `to::from(x)` for an `x` of type `from` (lossless).
+fn lossless(from: T, to: T) -> bool {
+    match to {
+        U8 => from == Bool,
+        U16 => matches!(from, Bool | U8),
+        U32 | I32 => matches!(from, Bool | U8 | U16),
+        U64 => matches!(from, Bool | U8 | U16 | U32),
+        I64 => matches!(from, Bool | U8 | U16 | U32 | I32),
+        F32 => matches!(from, Bool | U8 | U16),
+        F64 => matches!(from, Bool | U8 | U16 | U32 | I32 | F32),
+        _ => false,
+    }
+}
+
 /// Renders a literal of its type (`-5i32`, `1.5f32`, `f32::NAN`).
 fn literal(v: V) -> String {
     match v {
@@ -351,6 +365,8 @@ enum E {
     Neg(Box<E>),
     Not(Box<E>),
     Cast(Box<E>, T),
+    /// `T::from(x)`, a lossless conversion: the value of `x as T`.
+    From(Box<E>, T),
     FromBits(Box<E>, T),
     /// `f16::from_f32(x)` or `bf16::from_f32(x)`.
     HalfFrom(Box<E>, T),
@@ -742,7 +758,12 @@ impl Gen<'_> {
                 if from == Bool && t.is_float() {
                     return self.leaf(t);
                 }
-                E::Cast(Box::new(self.expr(from, d)), t)
+                let x = Box::new(self.expr(from, d));
+                if lossless(from, t) && self.extras.chance(40) {
+                    E::From(x, t)
+                } else {
+                    E::Cast(x, t)
+                }
             }
             6 | 7 => self.method(t, d),
             8 => E::If(
@@ -1492,7 +1513,7 @@ impl Render<'_> {
             E::Bin(_, a, _) | E::Shift(_, a, _) | E::Neg(a) | E::If(_, a, _) => self.ty(a),
             E::Not(a) => self.ty(a),
             E::Cmp(..) | E::Logic(..) => Bool,
-            E::Cast(_, t) | E::FromBits(_, t) | E::HalfFrom(_, t) => *t,
+            E::Cast(_, t) | E::From(_, t) | E::FromBits(_, t) | E::HalfFrom(_, t) => *t,
             E::ToF32(_) => F32,
             E::Method(m, x, _) => match *m {
                 "is_power_of_two" | "is_nan" | "is_finite" => Bool,
@@ -1534,6 +1555,7 @@ impl Render<'_> {
             E::Neg(a) => format!("(-{})", self.expr(a)),
             E::Not(a) => format!("(!{})", self.expr(a)),
             E::Cast(a, t) => format!("({} as {})", self.expr(a), t.name()),
+            E::From(a, t) => format!("{}::from({})", t.name(), self.expr(a)),
             E::FromBits(a, t) => format!("{}::from_bits({})", t.name(), self.expr(a)),
             E::HalfFrom(a, t) => format!("{}::from_f32({})", t.name(), self.expr(a)),
             E::ToF32(a) => format!("({}).to_f32()", self.expr(a)),
@@ -1846,7 +1868,7 @@ impl Program {
                 V::Bool(b) => V::Bool(!b),
                 v => V::Int(v.ty(), !v.bits() & v.ty().mask()),
             },
-            E::Cast(a, to) => self.eval(a, t).cast(*to),
+            E::Cast(a, to) | E::From(a, to) => self.eval(a, t).cast(*to),
             E::HalfFrom(a, to) => {
                 let f = self.eval(a, t).f() as f32;
                 if *to == H16 {
