@@ -3,8 +3,10 @@
 //! loops, out of and into `#[unroll]` loops, a device function's labels
 //! kept apart from its caller's) and reversed ranges (`(a..b).rev()`,
 //! `(a..=b).rev()` down to the type's minimum, `.rev().step_by(s)`, run-time
-//! and unrolled). Run on the emulator against the same functions called on
-//! the host.
+//! and unrolled) and element loops over slices and local arrays
+//! (`x.iter()`, `for v in x`, `&v`, `.enumerate()`; an array's loops are
+//! unrolled). Run on the emulator against the same functions called on the
+//! host.
 
 use nvfp4_dsl::prelude::*;
 
@@ -141,6 +143,91 @@ fn reversed(seed: u32) -> u32 {
         h = h.wrapping_add(i as u32) ^ (i >> 32) as u32;
     }
     h ^ n
+}
+
+/// Element loops over slices: `iter()`, `for &v in x`, `enumerate()` with
+/// `*w` and with `&v`, a label.
+#[device]
+fn element_sums(x: &[u32], weights: &[u32]) -> [u32; 4] {
+    let mut a = 0u32;
+    for v in x.iter() {
+        a = a.wrapping_mul(3).wrapping_add(*v);
+    }
+    let mut b = 0u32;
+    for &v in x {
+        b ^= v.rotate_left(b % 32);
+    }
+    let mut c = 0u32;
+    for (i, w) in weights.iter().enumerate() {
+        c = c.wrapping_add(w.wrapping_mul(i as u32));
+    }
+    let mut d = 0u32;
+    'scan: for (i, &v) in x.iter().enumerate() {
+        if v.is_multiple_of(7) {
+            d ^= i as u32;
+            break 'scan;
+        }
+        d = d.wrapping_add(v);
+    }
+    [a, b, c, d]
+}
+
+/// Element loops over a local array (in registers: unrolled), and an index
+/// loop to its `len()`.
+#[device]
+fn array_sums(seed: u32) -> [u32; 3] {
+    let arr = [seed, seed.rotate_left(7), seed ^ 0x5555_5555, seed.wrapping_mul(3), 17];
+    let mut a = 0u32;
+    for v in arr {
+        a = a.wrapping_mul(5).wrapping_add(v);
+    }
+    let mut b = 0u32;
+    for (i, &v) in arr.iter().enumerate() {
+        b ^= v >> i;
+    }
+    let mut c = 0u32;
+    for i in 0..arr.len() {
+        c = c.wrapping_add(arr[arr.len() - 1 - i] << i);
+    }
+    [a, b, c]
+}
+
+#[kernel(targets(sm_90))]
+pub fn elements(xs: &[u32], weights: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = element_sums(&xs[i % 16..], weights);
+    #[unroll]
+    for k in 0..4 {
+        out[7 * i + k] = r[k];
+    }
+    let r = array_sums(xs[i]);
+    #[unroll]
+    for k in 0..3 {
+        out[7 * i + 4 + k] = r[k];
+    }
+}
+
+#[test]
+fn element_loops_over_slices_and_arrays_compute_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let xs: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 3).collect();
+    let weights: Vec<u32> = (0..40u32).map(|i| i * i + 7).collect();
+    let (dx, dw) = (
+        device.upload(&xs).expect("upload"),
+        device.upload(&weights).expect("upload"),
+    );
+    let mut out = device.alloc_zeroed::<u32>(7 * 64).expect("alloc");
+    // SAFETY: one thread per seven outputs.
+    unsafe { elements::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &dw, &mut out) }.expect("launch");
+    let out = device.download(&out).expect("download");
+    for i in 0..64 {
+        assert_eq!(
+            out[7 * i..7 * i + 4],
+            element_sums(&xs[i % 16..], &weights),
+            "thread {i}"
+        );
+        assert_eq!(out[7 * i + 4..7 * i + 7], array_sums(xs[i]), "thread {i}");
+    }
 }
 
 /// What one thread of `labeled` computes.

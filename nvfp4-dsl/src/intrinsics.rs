@@ -19,7 +19,7 @@
 //!
 //! | method | PTX |
 //! | --- | --- |
-//! | `slice.len()` | the length parameter passed with every slice |
+//! | `slice.len()`, `array.len()` | the length parameter passed with every slice; a local array's length, a constant |
 //! | `x.min(y)`, `x.max(y)` (`f32`, `f64`, `u8`, `u16`, `u32`, `i32`, `u64`, `i64`, `usize`) | `min.T`, `max.T` |
 //! | `x.mul_add(a, b)` (`f32`, `f64`) | `fma.rn.T` |
 //! | `x.abs()`, `x.sqrt()` (`f32`, `f64`) | `abs.T`, `sqrt.rn.T` |

@@ -1571,6 +1571,10 @@ impl Checker<'_> {
             other => other,
         };
         let rty = self.known(&rt, receiver.span)?;
+        // A local array's length is its type's.
+        if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
+            return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
+        }
         let candidates: Vec<&'static Intrinsic> = intrinsics::all()
             .filter(|i| i.name == method && i.form == Form::Method)
             .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))

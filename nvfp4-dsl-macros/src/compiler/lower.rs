@@ -472,6 +472,14 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// The length of `e` if it is a local array.
+    fn array_len(&self, e: &Expr) -> Option<u64> {
+        match self.ty(e) {
+            Ty::Array { len, .. } => Some(self.len_value(&len)),
+            _ => None,
+        }
+    }
+
     fn ty(&self, e: &Expr) -> Ty {
         self.types.of(e).clone()
     }
@@ -749,6 +757,11 @@ impl<'a> Lower<'a> {
             // The variable's own registers: the intrinsic updates them in place.
             ExprKind::RefMut(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
+            ExprKind::MethodCall { receiver, method, .. } if method == "len" && self.array_len(receiver).is_some() => {
+                let n = self.array_len(receiver).expect("an array");
+                self.expr(receiver)?;
+                Ok(Val::Const(Const::Int(n.into())))
+            }
             ExprKind::MethodCall { receiver, args, .. } => self.call(e, Some(receiver), args, &[]),
             ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref()),
             ExprKind::While { cond, body, label } => {
@@ -793,7 +806,10 @@ impl<'a> Lower<'a> {
                 Ok(Val::Unit)
             }
             ExprKind::For(f) => {
-                if f.unroll {
+                // A loop to a local array's length indexes the array, which
+                // lives in registers: it is unrolled.
+                let over_array = matches!(&f.end.kind, ExprKind::MethodCall { receiver, method, .. } if method == "len" && self.array_len(receiver).is_some());
+                if f.unroll || over_array {
                     self.unrolled_for(
                         f,
                         Loc {

@@ -54,6 +54,7 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Resu
         kind: FnKind::Kernel,
         structs: Vec::new(),
         caller: String::new(),
+        element_refs: Vec::new(),
     };
     for (key, item) in devices {
         if let syn::Item::Struct(st) = item {
@@ -186,6 +187,9 @@ struct Parser {
     /// The key of the device function being parsed (`""`: the kernel),
     /// which paths in it resolve from.
     caller: String,
+    /// The names element loops bind where Rust binds a reference (`v` in
+    /// `for v in x.iter()`): `*v` is `v` here.
+    element_refs: Vec<String>,
 }
 
 const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
@@ -638,6 +642,13 @@ impl Parser {
             E::Group(g) => return self.expr(&g.expr),
             E::Path(p) => self.path_expr(p)?,
             E::Unary(u) => {
+                if let (syn::UnOp::Deref(_), E::Path(p)) = (&u.op, &*u.expr)
+                    && p.path
+                        .get_ident()
+                        .is_some_and(|i| self.element_refs.iter().any(|r| i == r))
+                {
+                    return self.expr(&u.expr);
+                }
                 let op = match u.op {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
@@ -652,6 +663,9 @@ impl Parser {
             }
             E::Binary(b) => {
                 let (op, assign) = bin_op(&b.op)?;
+                if assign {
+                    self.reject_element_write(&b.left)?;
+                }
                 let l = Box::new(self.expr(&b.left)?);
                 let r = Box::new(self.expr(&b.right)?);
                 if assign {
@@ -660,7 +674,10 @@ impl Parser {
                     ExprKind::Binary(op, l, r)
                 }
             }
-            E::Assign(a) => ExprKind::Assign(Box::new(self.expr(&a.left)?), Box::new(self.expr(&a.right)?)),
+            E::Assign(a) => {
+                self.reject_element_write(&a.left)?;
+                ExprKind::Assign(Box::new(self.expr(&a.left)?), Box::new(self.expr(&a.right)?))
+            }
             E::Cast(c) => ExprKind::Cast(Box::new(self.expr(&c.expr)?), self.parse_ty(&c.ty)?),
             E::Index(i) => {
                 if matches!(&*i.index, E::Range(_)) {
@@ -755,7 +772,16 @@ impl Parser {
                 reject_attrs(&l.attrs)?;
                 ExprKind::Loop(self.block(&l.body)?, label_name(&l.label))
             }
-            E::ForLoop(f) => ExprKind::For(self.for_loop(f)?),
+            E::ForLoop(f) => match element_loop(f)? {
+                Some((indexed, element_ref)) => {
+                    let refs = self.element_refs.len();
+                    self.element_refs.extend(element_ref);
+                    let parsed = self.for_loop(&indexed);
+                    self.element_refs.truncate(refs);
+                    ExprKind::For(parsed?)
+                }
+                None => ExprKind::For(self.for_loop(f)?),
+            },
             E::Break(b) => {
                 if let Some(v) = &b.expr {
                     return err(
@@ -1143,6 +1169,23 @@ impl Parser {
         }
     }
 
+    /// An element loop binds a copy of the element: writing through `*v`
+    /// would not reach the slice, so it is an error.
+    fn reject_element_write(&self, target: &syn::Expr) -> Result<()> {
+        if let syn::Expr::Unary(u) = target
+            && let (syn::UnOp::Deref(_), syn::Expr::Path(p)) = (&u.op, &*u.expr)
+            && p.path
+                .get_ident()
+                .is_some_and(|i| self.element_refs.iter().any(|r| i == r))
+        {
+            return err(
+                Loc::of(&u),
+                "an element loop reads the elements; write to them by index: `for i in 0..x.len() { x[i] = .. }`",
+            );
+        }
+        Ok(())
+    }
+
     fn for_loop<'e>(&mut self, f: &'e syn::ExprForLoop) -> Result<ForLoop> {
         let mut unroll = false;
         for a in &f.attrs {
@@ -1201,7 +1244,7 @@ impl Parser {
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range: `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()` or `(a..b).rev().step_by(s)`; iterators are not supported",
+                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter().enumerate()`, `x`); other iterators are not supported",
                 );
             }
         };
@@ -1428,6 +1471,68 @@ pub fn path_key(path: &syn::Path) -> String {
     } else {
         segments
     }
+}
+
+/// `for v in x.iter()`, `for v in x` or `&x`, `for (i, v) in
+/// x.iter().enumerate()` (also `&v` for `v`, `_` for either) over a slice:
+/// the same loop over `0..x.len()` that starts with `let v = x[i];`. Also
+/// the name bound to a reference in Rust (`v` without `&`), whose `*v` is
+/// `v` here. `None` for any other loop.
+fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<String>)>> {
+    use syn::Expr as E;
+    let unparen = |e: &syn::Expr| -> syn::Expr {
+        match e {
+            E::Paren(p) => (*p.expr).clone(),
+            other => other.clone(),
+        }
+    };
+    let (over, enumerate) = match unparen(&f.expr) {
+        E::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => match unparen(&m.receiver) {
+            E::MethodCall(it) if it.method == "iter" && it.args.is_empty() => (*it.receiver, true),
+            _ => return Ok(None),
+        },
+        E::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver, false),
+        E::MethodCall(m) if m.method == "iter_mut" => {
+            return err(
+                Loc::of(&m),
+                "`iter_mut` is not supported in kernels; write to the elements by index: `for i in 0..x.len() { x[i] = .. }`",
+            );
+        }
+        E::Reference(r) if r.mutability.is_none() => (*r.expr, false),
+        p @ E::Path(_) => (p, false),
+        _ => return Ok(None),
+    };
+    let (index, element) = if enumerate {
+        match &*f.pat {
+            syn::Pat::Tuple(t) if t.elems.len() == 2 => (Some(&t.elems[0]), &t.elems[1]),
+            other => {
+                return err(
+                    Loc::of(other),
+                    "`.enumerate()` gives (index, element) pairs: `for (i, v) in x.iter().enumerate()`",
+                );
+            }
+        }
+    } else {
+        (None, &*f.pat)
+    };
+    let (element, element_ref) = match element {
+        syn::Pat::Reference(r) if r.mutability.is_none() => ((*r.pat).clone(), None),
+        syn::Pat::Ident(pi) => (element.clone(), Some(pi.ident.to_string())),
+        other => (other.clone(), None),
+    };
+    let index = match index {
+        Some(syn::Pat::Ident(pi)) => pi.ident.clone(),
+        _ => syn::Ident::new("__nvfp4_element_index", Span::call_site()),
+    };
+    let (attrs, label, stmts) = (&f.attrs, &f.label, &f.body.stmts);
+    let span = syn::spanned::Spanned::span(&f.expr);
+    let indexed: syn::ExprForLoop = syn::parse_quote_spanned! {span=>
+        #(#attrs)* #label for #index in 0usize..#over.len() {
+            let #element = #over[#index];
+            #(#stmts)*
+        }
+    };
+    Ok(Some((indexed, element_ref)))
 }
 
 /// A loop's label (`'outer`, quote included).
@@ -1772,7 +1877,13 @@ mod tests {
         assert!(error("fn k(v: Vec<u32>) {}").contains("heap"));
         assert!(error("fn k() -> u32 { 0 }").contains("returns nothing"));
         assert!(error("fn k() { 'a: { break 'a; } }").contains("labeled blocks"));
-        assert!(error("fn k(a: &[u32]) { for x in a.iter() {} }").contains("iterates over a range"));
+        assert!(error("fn k(a: &[u32]) { for x in a.iter().rev() {} }").contains("must be called on a range"));
+        assert!(
+            error("fn k(a: &[u32]) { for x in a.iter().skip(1) {} }").contains("other iterators are not supported")
+        );
+        assert!(error("fn k(a: &mut [u32]) { for x in a.iter_mut() {} }").contains("by index"));
+        assert!(error("fn k(a: &mut [u32]) { for x in a { *x = 1; } }").contains("by index"));
+        assert!(error("fn k(a: &mut [u32]) { for mut x in a { *x += 1; } }").contains("by index"));
         assert!(error("fn k() { println!(\"x\"); }").contains("`ptx!`"));
         assert!(error("fn k() { let s = \"x\"; }").contains("literals"));
     }
