@@ -191,6 +191,7 @@ fn the_generator_covers_the_subset() {
         "; 4];",
         "for i in 0usize..4usize",
         "fn reduce_",
+        "in v.iter().enumerate()",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

@@ -382,7 +382,8 @@ enum E {
     /// variables `N..N + 4`.
     ArrayLoad(usize, usize),
     /// `reduce_<t>_<op>(aN)`: a device function generic over the array's
-    /// length (inferred), folding it with `op` in an unrolled loop.
+    /// length (inferred), folding it with `op` in an element loop
+    /// (`for (i, &x) in v.iter().enumerate()`, unrolled over the array).
     Reduce(Op, usize),
 }
 
@@ -1266,7 +1267,7 @@ impl Program {
                 let name = reducer_name(*t, *op);
                 let ty = t.name();
                 let src = format!(
-                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    #[unroll]\n    for i in 1..N {{\n        acc = acc {} v[i];\n    }}\n    acc\n}}\n",
+                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    for (i, &x) in v.iter().enumerate() {{\n        if i > 0 {{\n            acc = acc {} x;\n        }}\n    }}\n    acc\n}}\n",
                     op.symbol()
                 );
                 (name, src)
