@@ -817,8 +817,6 @@ impl<'a> Lower<'a> {
                             end: f.end.span.end,
                         },
                     )
-                } else if f.rev {
-                    self.rev_for_loop(f, e)
                 } else {
                     self.for_loop(f, e)
                 }
@@ -1814,13 +1812,21 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// A run-time `for` loop. Forward, the counter starts at the start and
+    /// runs to the end; reversed (`.rev()`), it starts at the end and is
+    /// decremented before the body, so it never passes below the start (no
+    /// overflow at `MIN`). With `step_by`, the loop ends where the next value
+    /// would pass the other bound, without overflowing: exact for any
+    /// bounds, as Rust's `StepBy`.
     fn for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
         let vt = self.ty(&f.start);
         let s = self.scalar_of(&vt);
         let start = self.expr(&f.start)?;
         let end = self.expr(&f.end)?;
-        // The bounds are evaluated once, as Rust does.
-        let end = self.copy_if_var(end, &vt)?;
+        // The counter starts at one bound; the other is evaluated once, as
+        // Rust does.
+        let (first, bound) = if f.rev { (end, start) } else { (start, end) };
+        let bound = self.copy_if_var(bound, &vt)?;
         let step = match &f.step {
             Some(st) => {
                 let v = self.expr(st)?;
@@ -1832,13 +1838,21 @@ impl<'a> Lower<'a> {
             None => None,
         };
         let i = self.reg(s.reg_class());
-        self.assign_regs(&Val::Reg(i), &start, &vt);
+        self.assign_regs(&Val::Reg(i), &first, &vt);
         self.var_regs.insert(i.id);
         let id = self.label();
         self.loops.push((f.label.clone(), LoopTarget::Loop(id)));
-        let cmp = if f.inclusive { BinOp::Le } else { BinOp::Lt };
+        let cmp = match (f.rev, f.inclusive) {
+            (false, false) => BinOp::Lt,
+            (false, true) => BinOp::Le,
+            (true, false) => BinOp::Gt,
+            (true, true) => BinOp::Ge,
+        };
+        // `i += n` forward, `i -= n` reversed.
+        let advance = if f.rev { BinOp::Sub } else { BinOp::Add };
+        let one = Val::Const(Const::Int(1));
         let (body, ()) = self.nested(|l| {
-            let c = l.binary(cmp, Val::Reg(i), end.clone(), s, None, None, e.span)?;
+            let c = l.binary(cmp, Val::Reg(i), bound.clone(), s, None, None, e.span)?;
             if let Val::Const(Const::Bool(false)) = c {
                 l.push(Node::Break(id));
             } else if !matches!(c, Val::Const(Const::Bool(true))) {
@@ -1850,6 +1864,9 @@ impl<'a> Lower<'a> {
                     els: vec![],
                 });
             }
+            if f.rev && !f.inclusive {
+                l.binary(BinOp::Sub, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
+            }
             l.scopes.push(Vec::new());
             l.bind(&f.var, Val::Reg(i));
             l.block_stmts(&f.body)?;
@@ -1860,8 +1877,9 @@ impl<'a> Lower<'a> {
         let (continuing, ()) = self.nested(|l| {
             match &step {
                 None if f.inclusive => {
-                    // `a..=MAX` must stop after MAX, not wrap.
-                    let done = l.binary(BinOp::Eq, Val::Reg(i), end.clone(), s, None, None, e.span)?;
+                    // `a..=MAX` must stop after MAX (reversed, after MIN),
+                    // not wrap.
+                    let done = l.binary(BinOp::Eq, Val::Reg(i), bound.clone(), s, None, None, e.span)?;
                     let p = l.in_reg(&done, Scalar::Bool);
                     l.push(Node::If {
                         cond: p,
@@ -1869,50 +1887,42 @@ impl<'a> Lower<'a> {
                         then: vec![Node::Break(id)],
                         els: vec![],
                     });
-                    l.binary(
-                        BinOp::Add,
-                        Val::Reg(i),
-                        Val::Const(Const::Int(1)),
-                        s,
-                        None,
-                        Some(i),
-                        e.span,
-                    )?;
+                    l.binary(advance, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
                 }
+                // Reversed, the head decrements.
+                None if f.rev => {}
                 None => {
-                    l.binary(
-                        BinOp::Add,
-                        Val::Reg(i),
-                        Val::Const(Const::Int(1)),
-                        s,
-                        None,
-                        Some(i),
-                        e.span,
-                    )?;
+                    l.binary(advance, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
                 }
                 Some(stepv) => {
-                    // Leave when the next value would pass the end (without
-                    // overflowing): exact for any bounds, as Rust's StepBy.
+                    // What is left to the other bound: forward the next value
+                    // must stay below the end (`left <= step` leaves),
+                    // reversed at or above the start (`left < step` leaves).
                     let us = if s.bits() == 64 { Scalar::U64 } else { Scalar::U32 };
-                    let left = l.binary(BinOp::Sub, end.clone(), Val::Reg(i), us, None, None, e.span)?;
-                    let fits = match stepv {
+                    let (hi, lo, leave) = if f.rev {
+                        (Val::Reg(i), bound.clone(), BinOp::Lt)
+                    } else {
+                        (bound.clone(), Val::Reg(i), BinOp::Le)
+                    };
+                    let left = l.binary(BinOp::Sub, hi, lo, us, None, None, e.span)?;
+                    let passes = match stepv {
                         Val::Const(Const::Int(n)) if *n <= us.int_range().1 => {
                             let left_s = if s.bits() < 32 {
                                 l.cast(left, s, Scalar::U32)
                             } else {
                                 left
                             };
-                            let c = l.binary(BinOp::Le, left_s, Val::Const(Const::Int(*n)), us, None, None, e.span)?;
+                            let c = l.binary(leave, left_s, Val::Const(Const::Int(*n)), us, None, None, e.span)?;
                             l.in_reg(&c, Scalar::Bool)
                         }
                         v => {
                             let wide = l.cast(left, us, Scalar::U64);
-                            let c = l.binary(BinOp::Le, wide, v.clone(), Scalar::U64, None, None, e.span)?;
+                            let c = l.binary(leave, wide, v.clone(), Scalar::U64, None, None, e.span)?;
                             l.in_reg(&c, Scalar::Bool)
                         }
                     };
                     l.push(Node::If {
-                        cond: fits,
+                        cond: passes,
                         negate: false,
                         then: vec![Node::Break(id)],
                         els: vec![],
@@ -1921,137 +1931,11 @@ impl<'a> Lower<'a> {
                         Val::Const(Const::Int(n)) => Val::Const(Const::Int(wrap_int(*n, s))),
                         v => l.cast(v.clone(), Scalar::Usize, s),
                     };
-                    l.binary(BinOp::Add, Val::Reg(i), step_s, s, None, Some(i), e.span)?;
-                }
-            }
-            Ok(())
-        })?;
-        self.push(Node::Loop { id, body, continuing });
-        Ok(Val::Unit)
-    }
-
-    /// `for v in (a..b).rev()`, `(a..=b).rev()` or `(a..b).rev().step_by(s)`:
-    /// the counter starts at the end and is decremented before the body,
-    /// so it never passes below the start (no overflow at `MIN`).
-    fn rev_for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
-        let vt = self.ty(&f.start);
-        let s = self.scalar_of(&vt);
-        let start = self.expr(&f.start)?;
-        let end = self.expr(&f.end)?;
-        // The bounds are evaluated once, as Rust does.
-        let start = self.copy_if_var(start, &vt)?;
-        let step = match &f.step {
-            Some(st) => {
-                let v = self.expr(st)?;
-                if let Val::Const(Const::Int(0)) = v {
-                    return err(st.span, "`step_by(0)` never advances; use a step of at least 1");
-                }
-                Some(v)
-            }
-            None => None,
-        };
-        let i = self.reg(s.reg_class());
-        self.assign_regs(&Val::Reg(i), &end, &vt);
-        self.var_regs.insert(i.id);
-        let id = self.label();
-        self.loops.push((f.label.clone(), LoopTarget::Loop(id)));
-        let cmp = if f.inclusive { BinOp::Ge } else { BinOp::Gt };
-        let (body, ()) = self.nested(|l| {
-            let c = l.binary(cmp, Val::Reg(i), start.clone(), s, None, None, e.span)?;
-            if let Val::Const(Const::Bool(false)) = c {
-                l.push(Node::Break(id));
-            } else if !matches!(c, Val::Const(Const::Bool(true))) {
-                let p = l.in_reg(&c, Scalar::Bool);
-                l.push(Node::If {
-                    cond: p,
-                    negate: true,
-                    then: vec![Node::Break(id)],
-                    els: vec![],
-                });
-            }
-            if !f.inclusive {
-                l.binary(
-                    BinOp::Sub,
-                    Val::Reg(i),
-                    Val::Const(Const::Int(1)),
-                    s,
-                    None,
-                    Some(i),
-                    e.span,
-                )?;
-            }
-            l.scopes.push(Vec::new());
-            l.bind(&f.var, Val::Reg(i));
-            l.block_stmts(&f.body)?;
-            l.scopes.pop();
-            Ok(())
-        })?;
-        self.loops.pop();
-        let (continuing, ()) = self.nested(|l| {
-            match &step {
-                // `(a..=b).rev()` stops after `a`, also at `MIN`.
-                None if f.inclusive => {
-                    let done = l.binary(BinOp::Eq, Val::Reg(i), start.clone(), s, None, None, e.span)?;
-                    let p = l.in_reg(&done, Scalar::Bool);
-                    l.push(Node::If {
-                        cond: p,
-                        negate: false,
-                        then: vec![Node::Break(id)],
-                        els: vec![],
-                    });
-                    l.binary(
-                        BinOp::Sub,
-                        Val::Reg(i),
-                        Val::Const(Const::Int(1)),
-                        s,
-                        None,
-                        Some(i),
-                        e.span,
-                    )?;
-                }
-                None => {}
-                Some(stepv) => {
-                    // Leave when the next value would pass below the start
-                    // (`i - start < step`, without overflowing); else step
-                    // down by `step - 1`, the head takes the last 1.
-                    let us = if s.bits() == 64 { Scalar::U64 } else { Scalar::U32 };
-                    let left = l.binary(BinOp::Sub, Val::Reg(i), start.clone(), us, None, None, e.span)?;
-                    let short = match stepv {
-                        Val::Const(Const::Int(n)) if *n <= us.int_range().1 => {
-                            let left_s = if s.bits() < 32 {
-                                l.cast(left, s, Scalar::U32)
-                            } else {
-                                left
-                            };
-                            let c = l.binary(BinOp::Lt, left_s, Val::Const(Const::Int(*n)), us, None, None, e.span)?;
-                            l.in_reg(&c, Scalar::Bool)
-                        }
-                        v => {
-                            let wide = l.cast(left, us, Scalar::U64);
-                            let c = l.binary(BinOp::Lt, wide, v.clone(), Scalar::U64, None, None, e.span)?;
-                            l.in_reg(&c, Scalar::Bool)
-                        }
-                    };
-                    l.push(Node::If {
-                        cond: short,
-                        negate: false,
-                        then: vec![Node::Break(id)],
-                        els: vec![],
-                    });
-                    let step_s = match stepv {
-                        Val::Const(Const::Int(n)) => Val::Const(Const::Int(wrap_int(*n, s))),
-                        v => l.cast(v.clone(), Scalar::Usize, s),
-                    };
-                    l.binary(BinOp::Sub, Val::Reg(i), step_s, s, None, Some(i), e.span)?;
-                    l.binary(
-                        BinOp::Add,
-                        Val::Reg(i),
-                        Val::Const(Const::Int(1)),
-                        s,
-                        None,
-                        Some(i),
-                        e.span,
-                    )?;
+                    l.binary(advance, Val::Reg(i), step_s, s, None, Some(i), e.span)?;
+                    if f.rev {
+                        // The head takes the last 1.
+                        l.binary(BinOp::Add, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
+                    }
                 }
             }
             Ok(())
