@@ -4,9 +4,9 @@
 //! kept apart from its caller's) and reversed ranges (`(a..b).rev()`,
 //! `(a..=b).rev()` down to the type's minimum, `.rev().step_by(s)`, run-time
 //! and unrolled) and element loops over slices and local arrays
-//! (`x.iter()`, `for v in x`, `&v`, `.enumerate()`; an array's loops are
-//! unrolled). Run on the emulator against the same functions called on the
-//! host.
+//! (`x.iter()`, `for v in x`, `&v`, `.enumerate()`, `.rev()`; an array's
+//! loops are unrolled). Run on the emulator against the same functions
+//! called on the host.
 
 use nvfp4_dsl::prelude::*;
 
@@ -146,9 +146,9 @@ fn reversed(seed: u32) -> u32 {
 }
 
 /// Element loops over slices: `iter()`, `for &v in x`, `enumerate()` with
-/// `*w` and with `&v`, a label.
+/// `*w` and with `&v`, a label, and both reversed.
 #[device]
-fn element_sums(x: &[u32], weights: &[u32]) -> [u32; 4] {
+fn element_sums(x: &[u32], weights: &[u32]) -> [u32; 6] {
     let mut a = 0u32;
     for v in x.iter() {
         a = a.wrapping_mul(3).wrapping_add(*v);
@@ -169,7 +169,15 @@ fn element_sums(x: &[u32], weights: &[u32]) -> [u32; 4] {
         }
         d = d.wrapping_add(v);
     }
-    [a, b, c, d]
+    let mut e = 0u32;
+    for v in x.iter().rev() {
+        e = e.wrapping_mul(3).wrapping_add(*v);
+    }
+    let mut g = 0u32;
+    for (i, &w) in weights.iter().enumerate().rev() {
+        g = g.rotate_left(5) ^ w.wrapping_mul(i as u32 + 1);
+    }
+    [a, b, c, d, e, g]
 }
 
 /// Element loops over a local array (in registers: unrolled), and an index
@@ -189,6 +197,9 @@ fn array_sums(seed: u32) -> [u32; 3] {
     for i in 0..arr.len() {
         c = c.wrapping_add(arr[arr.len() - 1 - i] << i);
     }
+    for &v in arr.iter().rev() {
+        c = c.rotate_left(3) ^ v;
+    }
     [a, b, c]
 }
 
@@ -197,13 +208,13 @@ pub fn elements(xs: &[u32], weights: &[u32], out: &mut [u32]) {
     let i = thread_idx_x() as usize;
     let r = element_sums(&xs[i % 16..], weights);
     #[unroll]
-    for k in 0..4 {
-        out[7 * i + k] = r[k];
+    for k in 0..6 {
+        out[9 * i + k] = r[k];
     }
     let r = array_sums(xs[i]);
     #[unroll]
     for k in 0..3 {
-        out[7 * i + 4 + k] = r[k];
+        out[9 * i + 6 + k] = r[k];
     }
 }
 
@@ -216,17 +227,17 @@ fn element_loops_over_slices_and_arrays_compute_what_the_host_computes() {
         device.upload(&xs).expect("upload"),
         device.upload(&weights).expect("upload"),
     );
-    let mut out = device.alloc_zeroed::<u32>(7 * 64).expect("alloc");
-    // SAFETY: one thread per seven outputs.
+    let mut out = device.alloc_zeroed::<u32>(9 * 64).expect("alloc");
+    // SAFETY: one thread per nine outputs.
     unsafe { elements::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &dw, &mut out) }.expect("launch");
     let out = device.download(&out).expect("download");
     for i in 0..64 {
         assert_eq!(
-            out[7 * i..7 * i + 4],
+            out[9 * i..9 * i + 6],
             element_sums(&xs[i % 16..], &weights),
             "thread {i}"
         );
-        assert_eq!(out[7 * i + 4..7 * i + 7], array_sums(xs[i]), "thread {i}");
+        assert_eq!(out[9 * i + 6..9 * i + 9], array_sums(xs[i]), "thread {i}");
     }
 }
 

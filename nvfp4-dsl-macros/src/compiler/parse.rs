@@ -1244,7 +1244,7 @@ impl Parser {
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter().enumerate()`, `x`); other iterators are not supported",
+                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter().enumerate()`, either `.rev()`, `x`); other iterators are not supported",
                 );
             }
         };
@@ -1474,8 +1474,9 @@ pub fn path_key(path: &syn::Path) -> String {
 }
 
 /// `for v in x.iter()`, `for v in x` or `&x`, `for (i, v) in
-/// x.iter().enumerate()` (also `&v` for `v`, `_` for either) over a slice:
-/// the same loop over `0..x.len()` that starts with `let v = x[i];`. Also
+/// x.iter().enumerate()` (also `&v` for `v`, `_` for either; `.rev()` after
+/// `iter()` or `enumerate()`) over a slice: the same loop over `0..x.len()`
+/// (reversed) that starts with `let v = x[i];`. Also
 /// the name bound to a reference in Rust (`v` without `&`), whose `*v` is
 /// `v` here. `None` for any other loop.
 fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<String>)>> {
@@ -1486,7 +1487,18 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
             other => other.clone(),
         }
     };
-    let (over, enumerate) = match unparen(&f.expr) {
+    // `.rev()` last: the same elements (and indices) from the end.
+    let (iterated, rev) = match unparen(&f.expr) {
+        E::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+            let inner = unparen(&m.receiver);
+            match &inner {
+                E::MethodCall(it) if it.method == "iter" || it.method == "enumerate" => (inner, true),
+                _ => return Ok(None),
+            }
+        }
+        other => (other, false),
+    };
+    let (over, enumerate) = match iterated {
         E::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => match unparen(&m.receiver) {
             E::MethodCall(it) if it.method == "iter" && it.args.is_empty() => (*it.receiver, true),
             _ => return Ok(None),
@@ -1498,8 +1510,8 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
                 "`iter_mut` is not supported in kernels; write to the elements by index: `for i in 0..x.len() { x[i] = .. }`",
             );
         }
-        E::Reference(r) if r.mutability.is_none() => (*r.expr, false),
-        p @ E::Path(_) => (p, false),
+        E::Reference(r) if r.mutability.is_none() && !rev => (*r.expr, false),
+        p @ E::Path(_) if !rev => (p, false),
         _ => return Ok(None),
     };
     let (index, element) = if enumerate {
@@ -1526,8 +1538,13 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
     };
     let (attrs, label, stmts) = (&f.attrs, &f.label, &f.body.stmts);
     let span = syn::spanned::Spanned::span(&f.expr);
+    let indices = if rev {
+        quote::quote_spanned!(span=> (0usize..#over.len()).rev())
+    } else {
+        quote::quote_spanned!(span=> 0usize..#over.len())
+    };
     let indexed: syn::ExprForLoop = syn::parse_quote_spanned! {span=>
-        #(#attrs)* #label for #index in 0usize..#over.len() {
+        #(#attrs)* #label for #index in #indices {
             let #element = #over[#index];
             #(#stmts)*
         }
@@ -1877,7 +1894,7 @@ mod tests {
         assert!(error("fn k(v: Vec<u32>) {}").contains("heap"));
         assert!(error("fn k() -> u32 { 0 }").contains("returns nothing"));
         assert!(error("fn k() { 'a: { break 'a; } }").contains("labeled blocks"));
-        assert!(error("fn k(a: &[u32]) { for x in a.iter().rev() {} }").contains("must be called on a range"));
+        assert!(error("fn k(a: &[u32]) { for x in a.iter().skip(1).rev() {} }").contains("must be called on a range"));
         assert!(
             error("fn k(a: &[u32]) { for x in a.iter().skip(1) {} }").contains("other iterators are not supported")
         );
