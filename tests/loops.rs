@@ -4,8 +4,8 @@
 //! kept apart from its caller's) and reversed ranges (`(a..b).rev()`,
 //! `(a..=b).rev()` down to the type's minimum, `.rev().step_by(s)`, run-time
 //! and unrolled) and element loops over slices and local arrays
-//! (`x.iter()`, `for v in x`, `&v`, `.enumerate()`, `.rev()`; an array's
-//! loops are unrolled). Run on the emulator against the same functions
+//! (`x.iter()`, `for v in x`, `&v`, `.enumerate()`, `.rev()`, writing
+//! through `x.iter_mut()`; an array's loops are unrolled). Run on the emulator against the same functions
 //! called on the host.
 
 use nvfp4_dsl::prelude::*;
@@ -239,6 +239,47 @@ fn element_loops_over_slices_and_arrays_compute_what_the_host_computes() {
         );
         assert_eq!(out[9 * i + 6..9 * i + 9], array_sums(xs[i]), "thread {i}");
     }
+}
+
+/// Writes through `iter_mut`: each element scaled and offset by its index;
+/// a reversed pass that stops at the first multiple of 5; a local array
+/// doubled in place.
+#[device]
+fn update_in_place(x: &mut [u32], k: u32) -> u32 {
+    for (i, v) in x.iter_mut().enumerate() {
+        *v = (*v).wrapping_mul(k).wrapping_add(i as u32);
+    }
+    for v in x.iter_mut().rev() {
+        if (*v).is_multiple_of(5) {
+            break;
+        }
+        *v ^= 0xFF;
+    }
+    let mut arr = [k, k + 1, k + 2, k + 3];
+    for v in arr.iter_mut() {
+        *v = (*v).wrapping_mul(2);
+    }
+    arr[0] ^ arr[3]
+}
+
+#[kernel(targets(sm_90))]
+pub fn in_place(xs: &mut [u32], out: &mut [u32]) {
+    out[0] = update_in_place(xs, 0x9E37_79B9);
+}
+
+#[test]
+fn iter_mut_writes_what_the_host_writes() {
+    let device = Device::emulator(Target::Sm90);
+    let xs: Vec<u32> = (0..300u32).map(|i| i.wrapping_mul(0x2545_F491) ^ 0x5bd1_e995).collect();
+    let mut dx = device.upload(&xs).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(1).expect("alloc");
+    // SAFETY: one thread, which owns both buffers.
+    unsafe { in_place::Kernel::launch(&device, LaunchConfig::linear(1, 1), &mut dx, &mut out) }.expect("launch");
+    let mut want = xs.clone();
+    let r = update_in_place(&mut want, 0x9E37_79B9);
+    assert_ne!(want, xs, "the host changed the elements");
+    assert_eq!(device.download(&dx).expect("download"), want);
+    assert_eq!(device.download(&out).expect("download"), [r]);
 }
 
 /// What one thread of `labeled` computes.

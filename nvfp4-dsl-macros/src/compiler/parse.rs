@@ -187,9 +187,10 @@ struct Parser {
     /// The key of the device function being parsed (`""`: the kernel),
     /// which paths in it resolve from.
     caller: String,
-    /// The names element loops bind where Rust binds a reference (`v` in
-    /// `for v in x.iter()`): `*v` is `v` here.
-    element_refs: Vec<String>,
+    /// The names element loops bind where Rust binds a reference: `v` in
+    /// `for v in x.iter()` (a copy: `*v` is `v` here), or in
+    /// `for v in x.iter_mut()` (`*v` is `x[i]`, given here).
+    element_refs: Vec<ElementRef>,
 }
 
 const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
@@ -640,14 +641,23 @@ impl Parser {
             E::Lit(l) => self.lit_expr(l)?,
             E::Paren(p) => return self.expr(&p.expr),
             E::Group(g) => return self.expr(&g.expr),
-            E::Path(p) => self.path_expr(p)?,
+            E::Path(p) => {
+                if let Some(ElementRef { place: Some(_), .. }) = self.element_ref(p) {
+                    return err(
+                        Loc::of(&p),
+                        "an element of `iter_mut` is read and written as `*v` (`*v += 1`, `(*v).abs()`)",
+                    );
+                }
+                self.path_expr(p)?
+            }
             E::Unary(u) => {
                 if let (syn::UnOp::Deref(_), E::Path(p)) = (&u.op, &*u.expr)
-                    && p.path
-                        .get_ident()
-                        .is_some_and(|i| self.element_refs.iter().any(|r| i == r))
+                    && let Some(r) = self.element_ref(p)
                 {
-                    return self.expr(&u.expr);
+                    return match r.place.clone() {
+                        Some(place) => self.expr(&place),
+                        None => self.expr(&u.expr),
+                    };
                 }
                 let op = match u.op {
                     syn::UnOp::Neg(_) => UnOp::Neg,
@@ -1169,18 +1179,22 @@ impl Parser {
         }
     }
 
-    /// An element loop binds a copy of the element: writing through `*v`
-    /// would not reach the slice, so it is an error.
+    /// The element reference a path names, if it is one (the innermost).
+    fn element_ref(&self, p: &syn::ExprPath) -> Option<&ElementRef> {
+        let ident = p.path.get_ident()?;
+        self.element_refs.iter().rev().find(|r| *ident == r.name)
+    }
+
+    /// `x.iter()` binds a copy of the element: writing through `*v` would
+    /// not reach the slice, so it is an error (`iter_mut` writes).
     fn reject_element_write(&self, target: &syn::Expr) -> Result<()> {
         if let syn::Expr::Unary(u) = target
             && let (syn::UnOp::Deref(_), syn::Expr::Path(p)) = (&u.op, &*u.expr)
-            && p.path
-                .get_ident()
-                .is_some_and(|i| self.element_refs.iter().any(|r| i == r))
+            && let Some(ElementRef { place: None, .. }) = self.element_ref(p)
         {
             return err(
                 Loc::of(&u),
-                "an element loop reads the elements; write to them by index: `for i in 0..x.len() { x[i] = .. }`",
+                "`iter()` reads the elements; write to them with `x.iter_mut()` or by index: `x[i] = ..`",
             );
         }
         Ok(())
@@ -1244,7 +1258,7 @@ impl Parser {
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter().enumerate()`, either `.rev()`, `x`); other iterators are not supported",
+                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter_mut()`, `.enumerate()` and `.rev()` after them, `x`); other iterators are not supported",
                 );
             }
         };
@@ -1474,12 +1488,13 @@ pub fn path_key(path: &syn::Path) -> String {
 }
 
 /// `for v in x.iter()`, `for v in x` or `&x`, `for (i, v) in
-/// x.iter().enumerate()` (also `&v` for `v`, `_` for either; `.rev()` after
-/// `iter()` or `enumerate()`) over a slice: the same loop over `0..x.len()`
-/// (reversed) that starts with `let v = x[i];`. Also
+/// x.iter().enumerate()` (also `&v` for `v`, `_` for either; `iter_mut()`
+/// for `iter()`; `.rev()` after `iter()` or `enumerate()`) over a slice: the
+/// same loop over `0..x.len()` (reversed) that starts with `let v = x[i];`
+/// (through `iter_mut`, `*v` stands for `x[i]` instead). Also
 /// the name bound to a reference in Rust (`v` without `&`), whose `*v` is
 /// `v` here. `None` for any other loop.
-fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<String>)>> {
+fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<ElementRef>)>> {
     use syn::Expr as E;
     let unparen = |e: &syn::Expr| -> syn::Expr {
         match e {
@@ -1492,26 +1507,23 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
         E::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
             let inner = unparen(&m.receiver);
             match &inner {
-                E::MethodCall(it) if it.method == "iter" || it.method == "enumerate" => (inner, true),
+                E::MethodCall(it) if it.method == "iter" || it.method == "iter_mut" || it.method == "enumerate" => {
+                    (inner, true)
+                }
                 _ => return Ok(None),
             }
         }
         other => (other, false),
     };
-    let (over, enumerate) = match iterated {
+    let iterates = |e: &syn::ExprMethodCall| e.args.is_empty() && (e.method == "iter" || e.method == "iter_mut");
+    let (over, enumerate, mutable) = match iterated {
         E::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => match unparen(&m.receiver) {
-            E::MethodCall(it) if it.method == "iter" && it.args.is_empty() => (*it.receiver, true),
+            E::MethodCall(it) if iterates(&it) => (*it.receiver, true, it.method == "iter_mut"),
             _ => return Ok(None),
         },
-        E::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver, false),
-        E::MethodCall(m) if m.method == "iter_mut" => {
-            return err(
-                Loc::of(&m),
-                "`iter_mut` is not supported in kernels; write to the elements by index: `for i in 0..x.len() { x[i] = .. }`",
-            );
-        }
-        E::Reference(r) if r.mutability.is_none() && !rev => (*r.expr, false),
-        p @ E::Path(_) if !rev => (p, false),
+        E::MethodCall(m) if iterates(&m) => (*m.receiver.clone(), false, m.method == "iter_mut"),
+        E::Reference(r) if r.mutability.is_none() && !rev => (*r.expr, false, false),
+        p @ E::Path(_) if !rev => (p, false, false),
         _ => return Ok(None),
     };
     let (index, element) = if enumerate {
@@ -1527,17 +1539,34 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
     } else {
         (None, &*f.pat)
     };
-    let (element, element_ref) = match element {
-        syn::Pat::Reference(r) if r.mutability.is_none() => ((*r.pat).clone(), None),
-        syn::Pat::Ident(pi) => (element.clone(), Some(pi.ident.to_string())),
-        other => (other.clone(), None),
-    };
     let index = match index {
         Some(syn::Pat::Ident(pi)) => pi.ident.clone(),
         _ => syn::Ident::new("__nvfp4_element_index", Span::call_site()),
     };
-    let (attrs, label, stmts) = (&f.attrs, &f.label, &f.body.stmts);
     let span = syn::spanned::Spanned::span(&f.expr);
+    let (element, element_ref) = match element {
+        syn::Pat::Reference(r) if r.mutability.is_none() && !mutable => ((*r.pat).clone(), None),
+        syn::Pat::Ident(pi) if pi.mutability.is_none() || !mutable => {
+            let place = mutable.then(|| syn::parse_quote_spanned!(span=> #over[#index]));
+            let name = pi.ident.to_string();
+            (element.clone(), Some(ElementRef { name, place }))
+        }
+        syn::Pat::Wild(_) => (element.clone(), None),
+        other if mutable => {
+            return err(
+                Loc::of(other),
+                "an element of `iter_mut` binds one name, read and written as `*v`: `for v in x.iter_mut()`",
+            );
+        }
+        other => (other.clone(), None),
+    };
+    let (attrs, label, stmts) = (&f.attrs, &f.label, &f.body.stmts);
+    // Through `iter_mut`, `*v` is the element itself: nothing is copied.
+    let binding = if mutable {
+        quote::quote!()
+    } else {
+        quote::quote_spanned!(span=> let #element = #over[#index];)
+    };
     let indices = if rev {
         quote::quote_spanned!(span=> (0usize..#over.len()).rev())
     } else {
@@ -1545,11 +1574,20 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
     };
     let indexed: syn::ExprForLoop = syn::parse_quote_spanned! {span=>
         #(#attrs)* #label for #index in #indices {
-            let #element = #over[#index];
+            #binding
             #(#stmts)*
         }
     };
     Ok(Some((indexed, element_ref)))
+}
+
+/// A name an element loop binds where Rust binds a reference.
+#[derive(Clone)]
+struct ElementRef {
+    name: String,
+    /// Through `iter_mut`: the element (`x[i]`) that `*name` stands for.
+    /// `None` through `iter()`: `name` holds a copy.
+    place: Option<syn::Expr>,
 }
 
 /// A loop's label (`'outer`, quote included).
@@ -1898,7 +1936,8 @@ mod tests {
         assert!(
             error("fn k(a: &[u32]) { for x in a.iter().skip(1) {} }").contains("other iterators are not supported")
         );
-        assert!(error("fn k(a: &mut [u32]) { for x in a.iter_mut() {} }").contains("by index"));
+        assert!(error("fn k(a: &mut [u32]) { for mut x in a.iter_mut() {} }").contains("binds one name"));
+        assert!(error("fn k(a: &mut [u32]) { for x in a.iter_mut() { let y = x; } }").contains("as `*v`"));
         assert!(error("fn k(a: &mut [u32]) { for x in a { *x = 1; } }").contains("by index"));
         assert!(error("fn k(a: &mut [u32]) { for mut x in a { *x += 1; } }").contains("by index"));
         assert!(error("fn k() { println!(\"x\"); }").contains("`ptx!`"));
