@@ -472,10 +472,13 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// The length of `e` if it is a local array.
-    fn array_len(&self, e: &Expr) -> Option<u64> {
-        match self.ty(e) {
-            Ty::Array { len, .. } => Some(self.len_value(&len)),
+    /// The length, if `e` is `a.len()` on a local array `a` (a constant).
+    fn array_len_call(&self, e: &Expr) -> Option<u64> {
+        let ExprKind::MethodCall { receiver, method, .. } = &e.kind else {
+            return None;
+        };
+        match self.ty(receiver) {
+            Ty::Array { len, .. } if method == "len" => Some(self.len_value(&len)),
             _ => None,
         }
     }
@@ -757,8 +760,8 @@ impl<'a> Lower<'a> {
             // The variable's own registers: the intrinsic updates them in place.
             ExprKind::RefMut(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
-            ExprKind::MethodCall { receiver, method, .. } if method == "len" && self.array_len(receiver).is_some() => {
-                let n = self.array_len(receiver).expect("an array");
+            ExprKind::MethodCall { receiver, .. } if self.array_len_call(e).is_some() => {
+                let n = self.array_len_call(e).expect("an array's len()");
                 self.expr(receiver)?;
                 Ok(Val::Const(Const::Int(n.into())))
             }
@@ -808,8 +811,7 @@ impl<'a> Lower<'a> {
             ExprKind::For(f) => {
                 // A loop to a local array's length indexes the array, which
                 // lives in registers: it is unrolled.
-                let over_array = matches!(&f.end.kind, ExprKind::MethodCall { receiver, method, .. } if method == "len" && self.array_len(receiver).is_some());
-                if f.unroll || over_array {
+                if f.unroll || self.array_len_call(&f.end).is_some() {
                     self.unrolled_for(
                         f,
                         Loc {

@@ -1200,7 +1200,7 @@ impl Parser {
         Ok(())
     }
 
-    fn for_loop<'e>(&mut self, f: &'e syn::ExprForLoop) -> Result<ForLoop> {
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> Result<ForLoop> {
         let mut unroll = false;
         for a in &f.attrs {
             if a.path().is_ident("unroll") {
@@ -1222,10 +1222,6 @@ impl Parser {
             }
         };
         // `a..b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`.
-        let unparen = |e: &'e syn::Expr| match e {
-            syn::Expr::Paren(p) => &*p.expr,
-            other => other,
-        };
         let (counted, step) = match unparen(&f.expr) {
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
                 (unparen(&m.receiver), Some(&m.args[0]))
@@ -1491,17 +1487,12 @@ pub fn path_key(path: &syn::Path) -> String {
 /// x.iter().enumerate()` (also `&v` for `v`, `_` for either; `iter_mut()`
 /// for `iter()`; `.rev()` after `iter()` or `enumerate()`) over a slice: the
 /// same loop over `0..x.len()` (reversed) that starts with `let v = x[i];`
-/// (through `iter_mut`, `*v` stands for `x[i]` instead). Also
-/// the name bound to a reference in Rust (`v` without `&`), whose `*v` is
-/// `v` here. `None` for any other loop.
+/// (through `iter_mut`, `*v` stands for `x[i]` instead). Also the name
+/// bound to a reference in Rust (`v` without `&`), and what its `*v` is
+/// here. `None` for any other loop.
 fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<ElementRef>)>> {
     use syn::Expr as E;
-    let unparen = |e: &syn::Expr| -> syn::Expr {
-        match e {
-            E::Paren(p) => (*p.expr).clone(),
-            other => other.clone(),
-        }
-    };
+    let unparen = |e: &syn::Expr| self::unparen(e).clone();
     // `.rev()` last: the same elements (and indices) from the end.
     let (iterated, rev) = match unparen(&f.expr) {
         E::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
@@ -1579,6 +1570,14 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
         }
     };
     Ok(Some((indexed, element_ref)))
+}
+
+/// `e` without the parentheses around it.
+fn unparen(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => &p.expr,
+        other => other,
+    }
 }
 
 /// A name an element loop binds where Rust binds a reference.

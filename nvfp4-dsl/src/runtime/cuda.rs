@@ -442,7 +442,9 @@ impl CudaDevice {
         self.shared.last_writes.record(self.stream_key(), writes);
         drop(guards);
         launched?;
-        if !self.shared.keep_modules.load(Ordering::Relaxed) && self.capturing()? {
+        // The launch happened: a capture status that cannot be read keeps
+        // the modules too, rather than reporting the launch as failed.
+        if !self.shared.keep_modules.load(Ordering::Relaxed) && self.capturing().unwrap_or(true) {
             self.shared.keep_modules.store(true, Ordering::Relaxed);
         }
         Ok(())
