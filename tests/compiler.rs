@@ -1,10 +1,8 @@
-//! The compiler as a library (shared with the proc macro through `#[path]`):
+//! The compiler as a library (the `nvfp4-dsl-compiler` crate the proc macro uses):
 //! determinism, agreement with what the macro embedded, and the intrinsics
 //! table against the declarations users see.
 
-#[allow(dead_code)]
-#[path = "../nvfp4-dsl-macros/src/compiler/mod.rs"]
-mod compiler;
+use nvfp4_dsl_compiler as compiler;
 
 use compiler::intrinsics::{Form, all};
 use std::collections::BTreeMap;

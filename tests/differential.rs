@@ -18,14 +18,9 @@
 //! release: `NVFP4_FUZZ_PROGRAMS=1000000 cargo test --release -p
 //! nvfp4-tests --test differential -- --nocapture`.
 
-#[allow(dead_code)]
-#[path = "../nvfp4-dsl-macros/src/compiler/mod.rs"]
-mod compiler;
+use nvfp4_dsl_compiler as compiler;
 
-// Shared with `tests/gpu.rs`, which uses other parts of it.
-#[allow(dead_code)]
-#[path = "differential/program.rs"]
-mod program;
+use nvfp4_tests::program;
 
 use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue};
 use program::{BLOCKS, Program, THREADS};

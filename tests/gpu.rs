@@ -11,14 +11,9 @@ use nvfp4_kernels::nvfp4::gemm_inputs;
 use nvfp4_kernels::rng::Rng;
 use nvfp4_kernels::{decode, fidelity, gemm, samples};
 
-// The compiler library and the differential fuzzer's programs, for the
-// batch of generated kernels below.
-#[allow(dead_code)]
-#[path = "../nvfp4-dsl-macros/src/compiler/mod.rs"]
-mod compiler;
-#[allow(dead_code)]
-#[path = "differential/program.rs"]
-mod program;
+// The differential fuzzer's programs, for the batch of generated kernels
+// below.
+use nvfp4_tests::program;
 
 fn device() -> Device {
     Device::cuda(0).expect("a CUDA device")

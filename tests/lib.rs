@@ -4,6 +4,7 @@
 pub mod approx;
 pub mod atomics;
 pub mod div_ceil;
+pub mod program;
 
 use nvfp4_dsl::{Target, Variant};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! The `#[kernel]` and `#[device]` attributes of nvfp4-dsl. See the
-//! `nvfp4-dsl` crate for the documentation of the DSL; this crate holds the
-//! compiler (`compiler/`).
+//! `nvfp4-dsl` crate for the documentation of the DSL; the compiler
+//! itself is the library crate `nvfp4-dsl-compiler` (`compiler/`).
 //!
 //! A proc macro sees only the item it is attached to, so a kernel gets the
 //! source of the device functions it calls through macros: `#[device] fn f`
@@ -11,9 +11,8 @@
 //! wrote; the callback, `__kernel_with_devices!`, repeats that until every
 //! device function (of device functions too) is there, then compiles.
 
-mod compiler;
-
-use compiler::expand;
+use nvfp4_dsl_compiler as compiler;
+use nvfp4_dsl_compiler::expand;
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
 

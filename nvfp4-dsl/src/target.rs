@@ -1,67 +1,7 @@
-//! Compilation targets and which devices run them.
+//! Compilation targets (the compiler's own `Target`) and the compiled
+//! variants of a kernel, with which device runs which.
 
-use std::fmt;
-
-/// A PTX target a kernel can be compiled for (`#[kernel(targets(..))]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    /// Ampere (`sm_80`), PTX ISA 7.0+.
-    Sm80,
-    /// Hopper (`sm_90`), PTX ISA 7.8+.
-    Sm90,
-    /// Hopper with its architecture-specific features (`sm_90a`), PTX ISA
-    /// 8.0+: the warpgroup MMA (`wgmma`) and `setmaxnreg`.
-    Sm90a,
-    /// Blackwell B200 with its architecture-specific features (`sm_100a`),
-    /// PTX ISA 8.6+: the tcgen05 tensor cores and the NVFP4 conversions.
-    Sm100a,
-}
-
-impl Target {
-    /// The name PTX and ptxas use (`sm_90`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Sm80 => "sm_80",
-            Target::Sm90 => "sm_90",
-            Target::Sm90a => "sm_90a",
-            Target::Sm100a => "sm_100a",
-        }
-    }
-
-    /// Whether a device of compute capability `major.minor` runs PTX of this
-    /// target. Plain targets run on their own and newer devices (the driver
-    /// compiles them); `sm_90a` code runs only on compute capability 9.0 and
-    /// `sm_100a` code only on 10.0, as "a" targets are not forward
-    /// compatible.
-    pub fn runs_on(self, major: u32, minor: u32) -> bool {
-        match self {
-            Target::Sm80 => major >= 8,
-            Target::Sm90 => major >= 9,
-            Target::Sm90a => (major, minor) == (9, 0),
-            Target::Sm100a => (major, minor) == (10, 0),
-        }
-    }
-}
-
-impl Target {
-    /// Whether code for this target may use what `feature` introduced (the
-    /// PTX of a kernel compiled for `feature` runs where this target's
-    /// would): the plain targets build on each other (sm_80, sm_90, then
-    /// sm_90a and sm_100a), an "a" target's own features exist only there.
-    pub fn has(self, feature: Target) -> bool {
-        match feature {
-            Target::Sm80 => true,
-            Target::Sm90 => self != Target::Sm80,
-            Target::Sm90a | Target::Sm100a => self == feature,
-        }
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use nvfp4_dsl_compiler::Target;
 
 /// One compiled specialisation of a kernel: its entry name and its PTX for
 /// each target. `#[kernel]` emits these as `<kernel>::VARIANTS`.
@@ -112,27 +52,6 @@ impl Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arch_specific_targets_run_only_on_their_device() {
-        assert!(Target::Sm90.runs_on(9, 0));
-        assert!(Target::Sm90.runs_on(10, 0));
-        assert!(!Target::Sm90.runs_on(8, 9));
-        assert!(Target::Sm100a.runs_on(10, 0));
-        assert!(!Target::Sm100a.runs_on(10, 3));
-        assert!(!Target::Sm100a.runs_on(9, 0));
-        assert!(Target::Sm90a.runs_on(9, 0));
-        assert!(!Target::Sm90a.runs_on(10, 0));
-        assert!(!Target::Sm90a.runs_on(9, 1));
-    }
-
-    #[test]
-    fn a_targets_have_their_own_features_only() {
-        assert!(Target::Sm90a.has(Target::Sm90) && Target::Sm90a.has(Target::Sm90a));
-        assert!(!Target::Sm100a.has(Target::Sm90a) && !Target::Sm90.has(Target::Sm90a));
-        assert!(Target::Sm100a.has(Target::Sm90) && !Target::Sm90a.has(Target::Sm100a));
-        assert!(!Target::Sm80.has(Target::Sm90));
-    }
 
     #[test]
     fn selection_prefers_the_newest_fitting_target() {

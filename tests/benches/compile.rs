@@ -3,9 +3,7 @@
 //!
 //! `cargo bench -p nvfp4-tests --bench compile`
 
-#[allow(dead_code, unused_imports)]
-#[path = "../../nvfp4-dsl-macros/src/compiler/mod.rs"]
-mod compiler;
+use nvfp4_dsl_compiler as compiler;
 
 use std::time::Instant;
 

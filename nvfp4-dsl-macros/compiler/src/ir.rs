@@ -15,7 +15,8 @@
 //!   numbers registers by first use, so lowering changes do not renumber
 //!   unrelated code.
 
-use super::types::{RegClass, Target};
+use super::target::Target;
+use super::types::RegClass;
 
 pub type RegId = u32;
 

@@ -317,7 +317,7 @@ pub enum ExprKind {
     /// `Cache::Streaming`.
     CacheHint(super::types::CacheHint),
     /// `Target::Sm100a`.
-    Target(super::types::Target),
+    Target(super::target::Target),
     /// `Swizzle::B128`.
     Swizzle(super::types::Swizzle),
     Unary(UnOp, Box<Expr>),

@@ -17,7 +17,8 @@ mod threads;
 mod wgmma;
 
 use super::lower::{Call, Const, Lower, MemRef, Result, Space, Val, err};
-use super::types::{CacheHint, RegClass, Scalar, Target, Ty};
+use super::target::Target;
+use super::types::{CacheHint, RegClass, Scalar, Ty};
 use super::{ast, ir};
 use ir::Operand;
 

@@ -11,7 +11,8 @@ use super::attr::SpecValue;
 use super::check::Types;
 use super::intrinsics;
 use super::ir::*;
-use super::types::{CacheHint, Len, RegClass, Scalar, Swizzle, Target, Ty};
+use super::target::Target;
+use super::types::{CacheHint, Len, RegClass, Scalar, Swizzle, Ty};
 use std::collections::HashSet;
 
 pub type Result<T> = syn::Result<T>;
@@ -84,6 +85,7 @@ impl Val {
 }
 
 /// An intrinsic call as its lowering function sees it.
+#[derive(Debug)]
 pub struct Call {
     pub args: Vec<(Val, Ty)>,
     pub span: Loc,
@@ -92,7 +94,7 @@ pub struct Call {
     pub generic_len: Option<u64>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum LoopTarget {
     /// A real loop: `break` and `continue` jump to its labels.
     Loop(u32),
@@ -107,6 +109,7 @@ struct Binding {
     val: Val,
 }
 
+#[derive(Debug)]
 pub struct Lower<'a> {
     kernel: &'a Kernel,
     types: &'a Types,
@@ -129,6 +132,7 @@ pub struct Lower<'a> {
 }
 
 /// An inlined device function's exit.
+#[derive(Debug)]
 struct Return {
     /// The block around the inlined body.
     block: u32,
@@ -139,6 +143,7 @@ struct Return {
     fn_line: usize,
 }
 
+#[derive(Debug)]
 pub struct LowerOptions<'a> {
     pub target: Target,
     pub spec: &'a [(String, SpecValue)],

@@ -11,7 +11,7 @@
 //! `specialize` lists the values of each const generic; the kernel is compiled
 //! for every combination (a proc macro cannot see the call sites).
 
-use super::types::Target;
+use super::target::Target;
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;

@@ -477,66 +477,6 @@ impl RegClass {
     }
 }
 
-/// Compilation targets, oldest first. The order is the preference among
-/// targets a device runs (sm_90a before sm_90 on a Hopper); what a target
-/// *has* is [`Target::has`], not the order: sm_100a lacks sm_90a's wgmma.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub enum Target {
-    Sm80,
-    Sm90,
-    /// Hopper with its architecture-specific features (wgmma, setmaxnreg).
-    Sm90a,
-    Sm100a,
-}
-
-impl Target {
-    pub const ALL: [Target; 4] = [Target::Sm80, Target::Sm90, Target::Sm90a, Target::Sm100a];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Sm80 => "sm_80",
-            Target::Sm90 => "sm_90",
-            Target::Sm90a => "sm_90a",
-            Target::Sm100a => "sm_100a",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Target> {
-        Target::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// Whether code for this target may use what `feature` introduced: the
-    /// plain targets build on each other (sm_80 < sm_90 < sm_90a, sm_100a),
-    /// while an "a" target's own features exist on that target only.
-    pub fn has(self, feature: Target) -> bool {
-        match feature {
-            Target::Sm80 => true,
-            Target::Sm90 => self != Target::Sm80,
-            Target::Sm90a | Target::Sm100a => self == feature,
-        }
-    }
-
-    /// The lowest PTX ISA version (major*10 + minor) that knows the target.
-    pub fn min_ptx(self) -> u32 {
-        match self {
-            Target::Sm80 => 70,
-            Target::Sm90 => 78,
-            Target::Sm90a => 80,
-            Target::Sm100a => 86,
-        }
-    }
-
-    /// The Rust variant name in `nvfp4_dsl::Target`.
-    pub fn variant(self) -> &'static str {
-        match self {
-            Target::Sm80 => "Sm80",
-            Target::Sm90 => "Sm90",
-            Target::Sm90a => "Sm90a",
-            Target::Sm100a => "Sm100a",
-        }
-    }
-}
-
 /// The highest PTX ISA version the project emits: the H100 driver here
 /// (CUDA 13.0) accepts nothing newer.
 pub const MAX_PTX: u32 = 90;

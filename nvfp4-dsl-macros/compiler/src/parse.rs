@@ -4,7 +4,8 @@
 //! offending tokens and a message that says what to write instead.
 
 use super::ast::*;
-use super::types::{CacheHint, Len, Scalar, StructTy, Swizzle, Target, Ty};
+use super::target::Target;
+use super::types::{CacheHint, Len, Scalar, StructTy, Swizzle, Ty};
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 

@@ -2044,7 +2044,7 @@ fn leak_name(q: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compiler::parse::parse_kernel;
+    use crate::parse::parse_kernel;
 
     fn check_src(src: &str) -> Result<(Kernel, Types)> {
         let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");

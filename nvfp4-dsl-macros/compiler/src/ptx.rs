@@ -336,7 +336,7 @@ impl Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compiler::types::Target;
+    use crate::target::Target;
 
     fn function(body: Vec<Node>, regs: Vec<RegClass>) -> Function {
         Function {

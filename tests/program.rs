@@ -102,7 +102,6 @@ pub enum T {
 use T::*;
 
 const INTS: [T; 6] = [U8, U16, U32, U64, I32, I64];
-const NUMS: [T; 8] = [U8, U16, U32, U64, I32, I64, F32, F64];
 const SHUFFLED: [T; 3] = [U32, I32, F32];
 /// The types of values a program computes with (`f16`/`bf16` have no
 /// casts: they convert through `f32`).
@@ -474,11 +473,12 @@ enum Slot {
     /// An `f16` (false) or `bf16` (true) in the low half of the word.
     Half(bool),
     /// `f(x)` of an approximate `f32` function (index in
-    /// `nvfp4_tests::approx::FUNCTIONS`): the interpreter gives `x`, the
+    /// `crate::approx::FUNCTIONS`): the interpreter gives `x`, the
     /// emulator's result must be within the documented bound of `f(x)`.
     Approx(usize),
 }
 
+#[derive(Debug)]
 pub struct Program {
     devices: Vec<Device>,
     /// The reducing device functions, by element type and op.
@@ -1064,7 +1064,7 @@ impl Gen<'_> {
                 S::Shuffle(dst, src, 1 + self.rng.below(31) as u32)
             }
             15 if top => {
-                let f = self.rng.below(nvfp4_tests::approx::FUNCTIONS.len() as u64) as usize;
+                let f = self.rng.below(crate::approx::FUNCTIONS.len() as u64) as usize;
                 let slot = self.slots.len();
                 self.slots.push(Slot::Approx(f));
                 S::OutApprox(slot, f, self.expr(F32, 3))
@@ -1175,8 +1175,8 @@ impl Program {
             .collect::<Result<_, _>>()
             .map_err(bad)?;
         let attr: proc_macro2::TokenStream = "targets(sm_90)".parse().expect("attribute tokens");
-        let compiled =
-            crate::compiler::compile(attr, &item, &devices, &crate::compiler::Options::default()).map_err(|e| {
+        let compiled = nvfp4_dsl_compiler::compile(attr, &item, &devices, &nvfp4_dsl_compiler::Options::default())
+            .map_err(|e| {
                 let at = e.span().start();
                 format!("compile error at {}:{}: {e}", at.line, at.column + 1)
             })?;
@@ -1473,7 +1473,7 @@ impl Render<'_> {
                 self.line(&line);
             }
             S::OutApprox(slot, f, e) => {
-                let name = nvfp4_tests::approx::FUNCTIONS[*f].0;
+                let name = crate::approx::FUNCTIONS[*f].0;
                 let line = format!("out[base + {slot}] = ({}).{name}().to_bits();", self.expr(e));
                 self.line(&line);
             }
@@ -1972,11 +1972,11 @@ impl Program {
                 got[i] == want[i] || (nan(got[i]) && nan(want[i]))
             }
             Slot::Approx(f) => {
-                let (name, exact, domain) = nvfp4_tests::approx::FUNCTIONS[f];
+                let (name, exact, domain) = crate::approx::FUNCTIONS[f];
                 let x = f32::from_bits(want[i]);
                 let (g, w) = (f32::from_bits(got[i]), exact(f64::from(x)));
                 if domain(x) {
-                    let (e, bound, _) = nvfp4_tests::approx::documented_error(name, x, g, w);
+                    let (e, bound, _) = crate::approx::documented_error(name, x, g, w);
                     e <= bound
                 } else {
                     // Outside the documented domain only NaN must stay NaN.

@@ -13,7 +13,7 @@
 
 use super::Compiled;
 use super::attr::SpecValue;
-use super::types::Target;
+use super::target::Target;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::visit_mut::VisitMut;

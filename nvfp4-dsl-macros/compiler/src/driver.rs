@@ -1,26 +1,12 @@
-//! The kernel compiler: `#[kernel]` arguments and a Rust function in, PTX
-//! per specialisation and target out.
-//!
-//! One direction, one module per stage:
-//! `attr` -> `parse` -> `check` -> `lower` (with `intrinsics`) -> `ir` ->
-//! `ptx`; `expand` turns the result into the Rust tokens the macro emits.
-//! Everything here runs on `proc_macro2` tokens, so it is usable without
-//! rustc (unit tests, the compile-time bench in `tests/`).
+//! The driver: [`compile`] runs the stages over a kernel and its device
+//! functions for every specialisation and target; [`missing_devices`]
+//! tells the proc macro which device functions to fetch first.
 
-pub mod ast;
-pub mod attr;
-pub mod check;
-pub mod expand;
-pub mod intrinsics;
-pub mod ir;
-pub mod lower;
-pub mod parse;
-pub mod ptx;
-pub mod types;
-
-use attr::{KernelAttr, SpecValue};
+use crate::attr::{KernelAttr, SpecValue};
+use crate::target::Target;
+use crate::types::{self, Scalar};
+use crate::{ast, attr, check, intrinsics, lower, parse, ptx};
 use proc_macro2::{Span, TokenStream};
-use types::{Scalar, Target};
 
 /// Compiler options that do not come from the attribute.
 #[derive(Clone, Debug, Default)]

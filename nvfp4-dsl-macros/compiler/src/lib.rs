@@ -1,0 +1,44 @@
+//! The kernel compiler of nvfp4-dsl: `#[kernel]` arguments and a Rust
+//! function in, PTX per specialisation and target out. The proc macro
+//! (`nvfp4-dsl-macros`) is a thin shell around [`compile`]; tests, the
+//! compile-time bench and tools call it directly on `proc_macro2` tokens,
+//! without rustc.
+//!
+//! One direction, one module per stage:
+//! `attr` -> `parse` -> `check` -> `lower` (with `intrinsics`) -> `ir` ->
+//! `ptx`; `expand` turns the result into the Rust tokens the macro emits;
+//! `driver` runs them.
+//!
+//! [`Target`] needs nothing of the rest: the runtime (`nvfp4-dsl`) takes
+//! this crate with `default-features = false` for it alone, so a user's
+//! build compiles syn only for the proc macro.
+
+pub mod target;
+
+pub use target::Target;
+
+#[cfg(feature = "compiler")]
+pub mod ast;
+#[cfg(feature = "compiler")]
+pub mod attr;
+#[cfg(feature = "compiler")]
+pub mod check;
+#[cfg(feature = "compiler")]
+mod driver;
+#[cfg(feature = "compiler")]
+pub mod expand;
+#[cfg(feature = "compiler")]
+pub mod intrinsics;
+#[cfg(feature = "compiler")]
+pub mod ir;
+#[cfg(feature = "compiler")]
+pub mod lower;
+#[cfg(feature = "compiler")]
+pub mod parse;
+#[cfg(feature = "compiler")]
+pub mod ptx;
+#[cfg(feature = "compiler")]
+pub mod types;
+
+#[cfg(feature = "compiler")]
+pub use driver::{Compiled, Options, Variant, compile, missing_devices};
