@@ -9,6 +9,7 @@
 
 use super::ast::*;
 use super::intrinsics::{self, ArgTy, Form, Generics, Intrinsic, RetTy};
+use super::typed::{IntrinsicId, Types};
 use super::types::{Len, Scalar, Ty};
 use std::collections::HashMap;
 
@@ -16,25 +17,6 @@ type Result<T> = syn::Result<T>;
 
 fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
     Err(loc.into().error(msg))
-}
-
-/// The result of checking: the type of every expression and the intrinsic
-/// each call resolved to.
-#[derive(Debug)]
-pub struct Types {
-    pub expr: Vec<Ty>,
-    pub calls: HashMap<ExprId, &'static Intrinsic>,
-    /// Calls of device functions: the index in `Kernel::devices`.
-    pub devices: HashMap<ExprId, usize>,
-    /// The const generics of device calls without a turbofish, inferred
-    /// from array lengths.
-    pub device_lens: HashMap<ExprId, Vec<(String, Len)>>,
-}
-
-impl Types {
-    pub fn of(&self, e: &Expr) -> &Ty {
-        &self.expr[e.id as usize]
-    }
 }
 
 /// A type during inference: known, a literal's type variable, or `!`.
@@ -91,7 +73,7 @@ struct Checker<'k> {
     vars: Vec<Var>,
     scopes: Vec<Vec<Binding>>,
     expr: Vec<Option<TyV>>,
-    calls: HashMap<ExprId, &'static Intrinsic>,
+    calls: HashMap<ExprId, IntrinsicId>,
     /// The labels of the loops around the expression being checked
     /// (innermost last; `None` for an unlabeled loop).
     loop_labels: Vec<Option<String>>,
@@ -1700,7 +1682,7 @@ impl Checker<'_> {
         for cand in candidates {
             match self.try_signature(cand, receiver.as_ref(), args, hint) {
                 Ok(ret) => {
-                    self.calls.insert(e.id, cand);
+                    self.calls.insert(e.id, intrinsics::id(cand));
                     return Ok(match cand.ret {
                         RetTy::SharedArray => {
                             let (t, l) = generic_ty.clone().expect("checked with the generics");

@@ -38,6 +38,8 @@ pub mod parse;
 #[cfg(feature = "compiler")]
 pub mod ptx;
 #[cfg(feature = "compiler")]
+pub mod typed;
+#[cfg(feature = "compiler")]
 pub mod types;
 
 #[cfg(feature = "compiler")]

@@ -8,10 +8,10 @@
 
 use super::ast::*;
 use super::attr::SpecValue;
-use super::check::Types;
 use super::intrinsics;
 use super::ir::*;
 use super::target::Target;
+use super::typed::Types;
 use super::types::{CacheHint, Len, RegClass, Scalar, Swizzle, Ty};
 use std::collections::HashSet;
 
@@ -2022,7 +2022,7 @@ impl<'a> Lower<'a> {
         if let Some(&idx) = self.types.devices.get(&e.id) {
             return self.inline_device(e, idx, args, generics);
         }
-        let intr = *self.types.calls.get(&e.id).expect("checked: every call resolved");
+        let intr = intrinsics::get(*self.types.calls.get(&e.id).expect("checked: every call resolved"));
         if !self.target.has(intr.min_target) {
             let needs = match intr.min_target {
                 Target::Sm90a | Target::Sm100a => format!("exists only on target {}", intr.min_target.name()),

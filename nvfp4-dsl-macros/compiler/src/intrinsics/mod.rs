@@ -18,6 +18,7 @@ mod wgmma;
 
 use super::lower::{Call, Const, Lower, MemRef, Result, Space, Val, err};
 use super::target::Target;
+use super::typed::IntrinsicId;
 use super::types::{CacheHint, RegClass, Scalar, Ty};
 use super::{ast, ir};
 use ir::Operand;
@@ -35,6 +36,20 @@ pub static FAMILIES: &[&[Intrinsic]] = &[
 /// Every intrinsic of every family.
 pub fn all() -> impl Iterator<Item = &'static Intrinsic> {
     FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+/// The intrinsic at `id`.
+pub fn get(id: IntrinsicId) -> &'static Intrinsic {
+    all().nth(id.0).expect("an id comes from the table")
+}
+
+/// Where `intrinsic` is in the table.
+pub fn id(intrinsic: &'static Intrinsic) -> IntrinsicId {
+    IntrinsicId(
+        all()
+            .position(|i| std::ptr::eq(i, intrinsic))
+            .expect("an intrinsic of the table"),
+    )
 }
 
 /// How an intrinsic is called.
