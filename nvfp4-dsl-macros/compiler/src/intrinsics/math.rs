@@ -10,8 +10,8 @@
 //! hardware's. The accuracy of the approximate ones is documented in the
 //! README and measured by `tests/std_methods.rs`.
 
-use super::super::lower::{f32_imm, int_imm, wrap_int};
 use super::*;
+use crate::lower::fold::{f32_imm, int_imm, wrap_int};
 use ast::BinOp;
 
 const INTS: &[Ty] = &[U8, U16, U32, I32, U64, I64, USIZE];

@@ -1,0 +1,251 @@
+//! Calls: intrinsics (through their row's lowering function, after the
+//! arguments are lowered), inline PTX templates, and device functions,
+//! inlined at each call with their `return`s as jumps.
+
+use super::emit::{Call, Lower, Return, Val};
+use super::fold::{Const, Result, err};
+use crate::ast::*;
+use crate::intrinsics;
+use crate::ir::*;
+use crate::target::Target;
+use crate::types::{Len, RegClass, Ty};
+
+fn check_template(t: &str, has_dest: bool, inputs: usize, span: Loc) -> Result<()> {
+    let mut rest = t;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            return err(span, "unclosed `{` in the `ptx!` template");
+        };
+        let name = &after[..close];
+        match name {
+            "d" if has_dest => {}
+            "d" => return err(span, "`{d}` names the result, but this `ptx!` returns `()`"),
+            n => match n.parse::<usize>() {
+                Ok(i) if i < inputs => {}
+                Ok(i) => return err(span, format!("`{{{i}}}` names input {i}, but only {inputs} are given")),
+                Err(_) => {
+                    return err(
+                        span,
+                        format!(
+                            "unknown placeholder `{{{n}}}`; use `{{d}}` for the result and `{{0}}`, `{{1}}`... for the inputs"
+                        ),
+                    );
+                }
+            },
+        }
+        rest = &after[close + 1..];
+    }
+    Ok(())
+}
+
+impl Lower<'_> {
+    pub(super) fn call(
+        &mut self,
+        e: &Expr,
+        receiver: Option<&Expr>,
+        args: &[Expr],
+        generics: &[GenericArg],
+    ) -> Result<Val> {
+        if let Some(&idx) = self.types.devices.get(&e.id) {
+            return self.inline_device(e, idx, args, generics);
+        }
+        let intr = intrinsics::get(*self.types.calls.get(&e.id).expect("checked: every call resolved"));
+        if !self.target.has(intr.min_target) {
+            let needs = match intr.min_target {
+                Target::Sm90a | Target::Sm100a => format!("exists only on target {}", intr.min_target.name()),
+                t => format!("needs target {} or newer", t.name()),
+            };
+            return err(
+                e.span,
+                format!(
+                    "`{}` {needs}, but this kernel also compiles for {}; remove {} from `targets(..)`",
+                    intr.display_name(),
+                    self.target.name(),
+                    self.target.name()
+                ),
+            );
+        }
+        let mut vals = Vec::with_capacity(args.len() + 1);
+        if let Some(r) = receiver {
+            let v = self.expr(r)?;
+            vals.push((v, self.ty(r)));
+        }
+        for a in args {
+            let v = self.expr(a)?;
+            vals.push((v, self.ty(a)));
+        }
+        let mut generic_ty = None;
+        let mut generic_len = None;
+        for g in generics {
+            match g {
+                GenericArg::Type(t, _) => generic_ty = Some(t.clone()),
+                GenericArg::Len(l, _) => generic_len = Some(self.len_value(l)),
+                GenericArg::Expr(..) => unreachable!("checked: intrinsics take lengths"),
+            }
+        }
+        let call = Call {
+            args: vals,
+            span: e.span,
+            generic_ty,
+            generic_len,
+        };
+        (intr.lower)(self, &call)
+    }
+
+    /// A device function's body in place of its call: its parameters bound
+    /// to the arguments' values in a scope of its own. A body without
+    /// `return` is lowered as a block whose value is the call's; with
+    /// `return`, inside a block that `return` exits, its value going
+    /// through registers.
+    pub(super) fn inline_device(
+        &mut self,
+        e: &Expr,
+        idx: usize,
+        args: &[Expr],
+        generics: &[GenericArg],
+    ) -> Result<Val> {
+        let kernel = self.kernel;
+        let d = &kernel.devices[idx];
+        let mut consts = Vec::with_capacity(d.consts.len());
+        if let Some(lens) = self.types.device_lens.get(&e.id) {
+            for (name, len) in lens {
+                let v = match len {
+                    Len::Lit(n) => Val::Const(Const::Int(i128::from(*n))),
+                    Len::Param(p) => self.lookup(p).cloned().unwrap_or(Val::Unit),
+                };
+                consts.push((name.clone(), v));
+            }
+        }
+        for (g, c) in generics.iter().zip(&d.consts) {
+            let v = match g {
+                GenericArg::Len(l, _) => match l {
+                    Len::Lit(n) => Val::Const(Const::Int(i128::from(*n))),
+                    Len::Param(p) => self.lookup(p).cloned().unwrap_or(Val::Unit),
+                },
+                GenericArg::Expr(x, _) => self.expr(x)?,
+                GenericArg::Type(..) => unreachable!("checked: const generics take values"),
+            };
+            let Val::Const(k) = v else {
+                return err(
+                    e.span,
+                    format!("the const generic `{}` needs a value known at compile time", c.name),
+                );
+            };
+            consts.push((c.name.clone(), Val::Const(k)));
+        }
+        let mut params = Vec::with_capacity(args.len());
+        for (a, p) in args.iter().zip(&d.params) {
+            let v = self.expr(a)?;
+            let v = if p.mutable {
+                let t = self.ty(a);
+                let fresh = self.fresh(&t)?;
+                self.assign_regs(&fresh, &v, &t);
+                self.mark_var(&fresh);
+                fresh
+            } else {
+                v
+            };
+            params.push((p.name.clone(), v));
+        }
+        const MAX_DEPTH: usize = 64;
+        if self.returns.len() >= MAX_DEPTH {
+            return err(e.span, "device functions nest more than 64 calls deep here");
+        }
+        let scopes = std::mem::replace(&mut self.scopes, vec![Vec::new()]);
+        let loops = std::mem::take(&mut self.loops);
+        for (name, v) in consts.into_iter().chain(params) {
+            self.bind(&name, v);
+        }
+        let ty = self.ty(e);
+        let mut has_return = false;
+        walk_exprs(&d.body, &mut |x| has_return |= matches!(x.kind, ExprKind::Return(_)));
+        let block = self.label();
+        let result = if has_return && ty != Ty::Unit {
+            self.fresh(&ty)?
+        } else {
+            Val::Unit
+        };
+        self.returns.push(Return {
+            block,
+            result: result.clone(),
+            ty: ty.clone(),
+            name: d.name.clone(),
+            fn_line: d.fn_line,
+        });
+        let lowered = if has_return {
+            self.nested(|l| {
+                let v = l.block_stmts(&d.body)?;
+                l.assign_regs(&result, &v, &ty);
+                Ok(())
+            })
+            .map(|(body, ())| {
+                self.push(Node::Block { id: block, body });
+                result
+            })
+        } else {
+            self.block_stmts(&d.body)
+        };
+        self.returns.pop();
+        self.scopes = scopes;
+        self.loops = loops;
+        lowered
+    }
+
+    /// `return`: from the kernel, or a jump out of the inlined device function.
+    pub(super) fn return_expr(&mut self, value: Option<&Expr>) -> Result<Val> {
+        let Some(ret) = self.returns.last() else {
+            self.push(Node::Return);
+            return Ok(Val::Unit);
+        };
+        let (block, result, ty) = (ret.block, ret.result.clone(), ret.ty.clone());
+        if let Some(v) = value {
+            let v = self.expr(v)?;
+            self.assign_regs(&result, &v, &ty);
+        }
+        self.push(Node::ExitBlock(block));
+        Ok(Val::Unit)
+    }
+
+    /// `ptx!(..)`: the template checked, its inputs lowered to operands.
+    pub(super) fn inline_ptx(&mut self, ret: &Ty, template: &str, args: &[Expr], e: &Expr) -> Result<Val> {
+        let mut inputs = Vec::new();
+        for a in args {
+            let t = self.ty(a);
+            let v = self.expr(a)?;
+            let op = match &t {
+                Ty::Scalar(s) => self.operand(&v, *s),
+                _ => Operand::Reg(self.bits_reg(&v, RegClass::B32)),
+            };
+            inputs.push(op);
+        }
+        let (dest, val) = match ret {
+            Ty::Unit => (None, Val::Unit),
+            t => {
+                let r = self.reg(self.class_of(t));
+                (Some(Operand::Reg(r)), Val::Reg(r))
+            }
+        };
+        check_template(template, dest.is_some(), inputs.len(), e.span)?;
+        self.push(Node::Raw {
+            template: template.to_string(),
+            dest,
+            inputs,
+        });
+        Ok(val)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_are_checked() {
+        let s = Loc::from(proc_macro2::Span::call_site());
+        assert!(check_template("add.u32 {d}, {0}, {1};", true, 2, s).is_ok());
+        assert!(check_template("add.u32 {d}, {0}, {2};", true, 2, s).is_err());
+        assert!(check_template("membar.gl; {d}", false, 0, s).is_err());
+        assert!(check_template("x {y}", true, 0, s).is_err());
+    }
+}

@@ -1,0 +1,447 @@
+//! Control flow: `if` and `match` (also as values, with their patterns),
+//! `for` loops at run time and unrolled (`#[unroll]`), and the targets of
+//! `break` and `continue`.
+
+use super::emit::{LoopTarget, Lower, Val};
+use super::fold::wrap_int;
+use super::fold::{Const, Result, err};
+use crate::ast::*;
+use crate::ir::*;
+use crate::types::{Scalar, Ty};
+
+/// Unrolling more copies than this is almost certainly a mistake (and would
+/// make ptxas crawl).
+pub(super) const MAX_UNROLL: u64 = 4096;
+
+pub(super) fn diverges(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Break(_) | ExprKind::Continue(_) | ExprKind::Return(_))
+}
+
+impl Lower<'_> {
+    pub(super) fn if_expr(&mut self, e: &Expr, cond: &Expr, then: &Block, els: Option<&Expr>) -> Result<Val> {
+        let t = self.ty(e);
+        let c = self.expr(cond)?;
+        if let Val::Const(Const::Bool(b)) = c {
+            return if b {
+                self.block_stmts(then)
+            } else {
+                match els {
+                    Some(e) => self.expr(e),
+                    None => Ok(Val::Unit),
+                }
+            };
+        }
+        let p = self.in_reg(&c, Scalar::Bool);
+        let result = if t == Ty::Unit { Val::Unit } else { self.fresh(&t)? };
+        let (then_nodes, ()) = self.nested(|l| {
+            let v = l.block_stmts(then)?;
+            l.assign_regs(&result, &v, &t);
+            Ok(())
+        })?;
+        let (else_nodes, ()) = self.nested(|l| {
+            if let Some(e) = els {
+                let v = l.expr(e)?;
+                l.assign_regs(&result, &v, &t);
+            }
+            Ok(())
+        })?;
+        self.push(Node::If {
+            cond: p,
+            negate: false,
+            then: then_nodes,
+            els: else_nodes,
+        });
+        Ok(result)
+    }
+
+    /// `match`: each arm in a block that a failed pattern or guard exits
+    /// to the next arm; the matching arm's value goes to the result and
+    /// exits the whole match. Patterns on a constant fold, so only the arm
+    /// taken is emitted.
+    pub(super) fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm]) -> Result<Val> {
+        let t = self.ty(e);
+        let st = self.ty(scrutinee);
+        let s = self.scalar_of(&st);
+        let v = self.expr(scrutinee)?;
+        let result = if t == Ty::Unit { Val::Unit } else { self.fresh(&t)? };
+        let whole = self.label();
+        let (nodes, ()) = self.nested(|l| {
+            for arm in arms {
+                let test = l.pattern_test(&arm.pat, &v, s, e.span)?;
+                if let Val::Const(Const::Bool(false)) = test {
+                    continue;
+                }
+                let block = l.label();
+                let (body, always) = l.nested(|l| {
+                    let mut always = true;
+                    if !matches!(test, Val::Const(Const::Bool(true))) {
+                        always = false;
+                        let p = l.in_reg(&test, Scalar::Bool);
+                        l.push(Node::If {
+                            cond: p,
+                            negate: true,
+                            then: vec![Node::ExitBlock(block)],
+                            els: vec![],
+                        });
+                    }
+                    l.scopes.push(Vec::new());
+                    l.bind_pattern(&arm.pat, &v, &st)?;
+                    if let Some(g) = &arm.guard {
+                        match l.expr(g)? {
+                            Val::Const(Const::Bool(true)) => {}
+                            Val::Const(Const::Bool(false)) => {
+                                always = false;
+                                l.push(Node::ExitBlock(block));
+                            }
+                            gv => {
+                                always = false;
+                                let p = l.in_reg(&gv, Scalar::Bool);
+                                l.push(Node::If {
+                                    cond: p,
+                                    negate: true,
+                                    then: vec![Node::ExitBlock(block)],
+                                    els: vec![],
+                                });
+                            }
+                        }
+                    }
+                    let value = l.expr(&arm.body)?;
+                    l.assign_regs(&result, &value, &t);
+                    l.scopes.pop();
+                    l.push(Node::ExitBlock(whole));
+                    Ok(always)
+                })?;
+                l.push(Node::Block { id: block, body });
+                if always {
+                    // Later arms cannot be reached.
+                    break;
+                }
+            }
+            Ok(())
+        })?;
+        self.push(Node::Block { id: whole, body: nodes });
+        Ok(result)
+    }
+
+    /// Whether `v` (of type `s`) matches `p`, as a `bool` value.
+    pub(super) fn pattern_test(&mut self, p: &Pat, v: &Val, s: Scalar, span: Loc) -> Result<Val> {
+        let yes = Val::Const(Const::Bool(true));
+        Ok(match p {
+            Pat::Wild | Pat::Ident(..) => yes,
+            Pat::Lit(x) => {
+                let k = self.expr(x)?;
+                self.binary(BinOp::Eq, v.clone(), k, s, None, None, span)?
+            }
+            Pat::Range { lo, hi, inclusive } => {
+                let mut test = yes;
+                if let Some(lo) = lo {
+                    let k = self.expr(lo)?;
+                    let above = self.binary(BinOp::Ge, v.clone(), k, s, None, None, span)?;
+                    test = self.binary(BinOp::BitAnd, test, above, Scalar::Bool, None, None, span)?;
+                }
+                if let Some(hi) = hi {
+                    let k = self.expr(hi)?;
+                    let op = if *inclusive { BinOp::Le } else { BinOp::Lt };
+                    let below = self.binary(op, v.clone(), k, s, None, None, span)?;
+                    test = self.binary(BinOp::BitAnd, test, below, Scalar::Bool, None, None, span)?;
+                }
+                test
+            }
+            Pat::Or(ps) => {
+                let mut test = Val::Const(Const::Bool(false));
+                for q in ps {
+                    let t = self.pattern_test(q, v, s, span)?;
+                    test = self.binary(BinOp::BitOr, test, t, Scalar::Bool, None, None, span)?;
+                }
+                test
+            }
+        })
+    }
+
+    pub(super) fn bind_pattern(&mut self, p: &Pat, v: &Val, t: &Ty) -> Result<()> {
+        if let Pat::Ident(name, _) = p {
+            let v = self.copy_if_var(v.clone(), t)?;
+            self.bind(name, v);
+        }
+        Ok(())
+    }
+
+    /// A run-time `for` loop. Forward, the counter starts at the start and
+    /// runs to the end; reversed (`.rev()`), it starts at the end and is
+    /// decremented before the body, so it never passes below the start (no
+    /// overflow at `MIN`). With `step_by`, the loop ends where the next value
+    /// would pass the other bound, without overflowing: exact for any
+    /// bounds, as Rust's `StepBy`.
+    pub(super) fn for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
+        let vt = self.ty(&f.start);
+        let s = self.scalar_of(&vt);
+        let start = self.expr(&f.start)?;
+        let end = self.expr(&f.end)?;
+        // The counter starts at one bound; the other is evaluated once, as
+        // Rust does.
+        let (first, bound) = if f.rev { (end, start) } else { (start, end) };
+        let bound = self.copy_if_var(bound, &vt)?;
+        let step = match &f.step {
+            Some(st) => {
+                let v = self.expr(st)?;
+                if let Val::Const(Const::Int(0)) = v {
+                    return err(st.span, "`step_by(0)` never advances; use a step of at least 1");
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let i = self.reg(s.reg_class());
+        self.assign_regs(&Val::Reg(i), &first, &vt);
+        self.var_regs.insert(i.id);
+        let id = self.label();
+        self.loops.push((f.label.clone(), LoopTarget::Loop(id)));
+        let cmp = match (f.rev, f.inclusive) {
+            (false, false) => BinOp::Lt,
+            (false, true) => BinOp::Le,
+            (true, false) => BinOp::Gt,
+            (true, true) => BinOp::Ge,
+        };
+        // `i += n` forward, `i -= n` reversed.
+        let advance = if f.rev { BinOp::Sub } else { BinOp::Add };
+        let one = Val::Const(Const::Int(1));
+        let (body, ()) = self.nested(|l| {
+            let c = l.binary(cmp, Val::Reg(i), bound.clone(), s, None, None, e.span)?;
+            if let Val::Const(Const::Bool(false)) = c {
+                l.push(Node::Break(id));
+            } else if !matches!(c, Val::Const(Const::Bool(true))) {
+                let p = l.in_reg(&c, Scalar::Bool);
+                l.push(Node::If {
+                    cond: p,
+                    negate: true,
+                    then: vec![Node::Break(id)],
+                    els: vec![],
+                });
+            }
+            if f.rev && !f.inclusive {
+                l.binary(BinOp::Sub, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
+            }
+            l.scopes.push(Vec::new());
+            l.bind(&f.var, Val::Reg(i));
+            l.block_stmts(&f.body)?;
+            l.scopes.pop();
+            Ok(())
+        })?;
+        self.loops.pop();
+        let (continuing, ()) = self.nested(|l| {
+            match &step {
+                None if f.inclusive => {
+                    // `a..=MAX` must stop after MAX (reversed, after MIN),
+                    // not wrap.
+                    let done = l.binary(BinOp::Eq, Val::Reg(i), bound.clone(), s, None, None, e.span)?;
+                    let p = l.in_reg(&done, Scalar::Bool);
+                    l.push(Node::If {
+                        cond: p,
+                        negate: false,
+                        then: vec![Node::Break(id)],
+                        els: vec![],
+                    });
+                    l.binary(advance, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
+                }
+                // Reversed, the head decrements.
+                None if f.rev => {}
+                None => {
+                    l.binary(advance, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
+                }
+                Some(stepv) => {
+                    // What is left to the other bound: forward the next value
+                    // must stay below the end (`left <= step` leaves),
+                    // reversed at or above the start (`left < step` leaves).
+                    let us = if s.bits() == 64 { Scalar::U64 } else { Scalar::U32 };
+                    let (hi, lo, leave) = if f.rev {
+                        (Val::Reg(i), bound.clone(), BinOp::Lt)
+                    } else {
+                        (bound.clone(), Val::Reg(i), BinOp::Le)
+                    };
+                    let left = l.binary(BinOp::Sub, hi, lo, us, None, None, e.span)?;
+                    let passes = match stepv {
+                        Val::Const(Const::Int(n)) if *n <= us.int_range().1 => {
+                            let left_s = if s.bits() < 32 {
+                                l.cast(left, s, Scalar::U32)
+                            } else {
+                                left
+                            };
+                            let c = l.binary(leave, left_s, Val::Const(Const::Int(*n)), us, None, None, e.span)?;
+                            l.in_reg(&c, Scalar::Bool)
+                        }
+                        v => {
+                            let wide = l.cast(left, us, Scalar::U64);
+                            let c = l.binary(leave, wide, v.clone(), Scalar::U64, None, None, e.span)?;
+                            l.in_reg(&c, Scalar::Bool)
+                        }
+                    };
+                    l.push(Node::If {
+                        cond: passes,
+                        negate: false,
+                        then: vec![Node::Break(id)],
+                        els: vec![],
+                    });
+                    let step_s = match stepv {
+                        Val::Const(Const::Int(n)) => Val::Const(Const::Int(wrap_int(*n, s))),
+                        v => l.cast(v.clone(), Scalar::Usize, s),
+                    };
+                    l.binary(advance, Val::Reg(i), step_s, s, None, Some(i), e.span)?;
+                    if f.rev {
+                        // The head takes the last 1.
+                        l.binary(BinOp::Add, Val::Reg(i), one.clone(), s, None, Some(i), e.span)?;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        self.push(Node::Loop { id, body, continuing });
+        Ok(Val::Unit)
+    }
+
+    /// The loop a `break` or `continue` with `label` leaves: the innermost
+    /// one, or the innermost with that label (checked to exist).
+    pub(super) fn loop_target(&self, label: &Option<String>) -> Option<LoopTarget> {
+        let found = match label {
+            None => self.loops.last(),
+            Some(l) => self.loops.iter().rev().find(|(name, _)| name.as_ref() == Some(l)),
+        };
+        found.map(|&(_, target)| target)
+    }
+
+    pub(super) fn unrolled_for(&mut self, f: &ForLoop, span: Loc) -> Result<Val> {
+        let vt = self.ty(&f.start);
+        let s = self.scalar_of(&vt);
+        let start = self.expr(&f.start)?;
+        let end = self.expr(&f.end)?;
+        let step = match &f.step {
+            Some(st) => self.expr(st)?,
+            None => Val::Const(Const::Int(1)),
+        };
+        let (Val::Const(Const::Int(a)), Val::Const(Const::Int(b)), Val::Const(Const::Int(st))) = (&start, &end, &step)
+        else {
+            return err(
+                span,
+                "`#[unroll]` needs constant bounds and step (literals, const generics or expressions of them); remove `#[unroll]` to keep a run-time loop",
+            );
+        };
+        if *st <= 0 {
+            return err(span, "`step_by(0)` never advances; use a step of at least 1");
+        }
+        let last = if f.inclusive { *b } else { *b - 1 };
+        let count = if last < *a { 0 } else { ((last - *a) / *st + 1) as u64 };
+        // Forward from the start, or with `.rev()` down from the last value.
+        let (first, delta) = if f.rev { (last, -*st) } else { (*a, *st) };
+        if count > MAX_UNROLL {
+            return err(
+                span,
+                format!(
+                    "`#[unroll]` of {count} iterations is more than the limit of {MAX_UNROLL}; unroll a smaller inner loop"
+                ),
+            );
+        }
+        let outer = self.label();
+        let (nodes, ()) = self.nested(|l| {
+            let mut i = first;
+            for _ in 0..count {
+                let iteration = l.label();
+                l.loops
+                    .push((f.label.clone(), LoopTarget::Unrolled { outer, iteration }));
+                let (body, _) = l.nested(|l2| {
+                    l2.scopes.push(Vec::new());
+                    l2.bind(&f.var, Val::Const(Const::Int(wrap_int(i, s))));
+                    let r = l2.block_stmts(&f.body);
+                    l2.scopes.pop();
+                    r
+                })?;
+                l.loops.pop();
+                l.push(Node::Block { id: iteration, body });
+                i += delta;
+            }
+            Ok(())
+        })?;
+        self.push(Node::Block { id: outer, body: nodes });
+        Ok(Val::Unit)
+    }
+
+    /// `while cond { body }`.
+    pub(super) fn while_loop(&mut self, cond: &Expr, body: &Block, label: &Option<String>) -> Result<Val> {
+        let id = self.label();
+        self.loops.push((label.clone(), LoopTarget::Loop(id)));
+        let (body_nodes, ()) = self.nested(|l| {
+            let c = l.expr(cond)?;
+            match c {
+                Val::Const(Const::Bool(true)) => {}
+                Val::Const(Const::Bool(false)) => l.push(Node::Break(id)),
+                v => {
+                    let p = l.in_reg(&v, Scalar::Bool);
+                    l.push(Node::If {
+                        cond: p,
+                        negate: true,
+                        then: vec![Node::Break(id)],
+                        els: vec![],
+                    });
+                }
+            }
+            l.block_stmts(body)?;
+            Ok(())
+        })?;
+        self.loops.pop();
+        self.push(Node::Loop {
+            id,
+            body: body_nodes,
+            continuing: vec![],
+        });
+        Ok(Val::Unit)
+    }
+
+    /// `loop { body }`.
+    pub(super) fn loop_expr(&mut self, body: &Block, label: &Option<String>) -> Result<Val> {
+        let id = self.label();
+        self.loops.push((label.clone(), LoopTarget::Loop(id)));
+        let (nodes, _) = self.nested(|l| l.block_stmts(body))?;
+        self.loops.pop();
+        self.push(Node::Loop {
+            id,
+            body: nodes,
+            continuing: vec![],
+        });
+        Ok(Val::Unit)
+    }
+
+    /// `for`: unrolled (asked for, or over a local array) or at run time.
+    pub(super) fn for_expr(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
+        // A loop to a local array's length indexes the array, which
+        // lives in registers: it is unrolled.
+        if f.unroll || self.array_len_call(&f.end).is_some() {
+            self.unrolled_for(
+                f,
+                Loc {
+                    start: f.start.span.start,
+                    end: f.end.span.end,
+                },
+            )
+        } else {
+            self.for_loop(f, e)
+        }
+    }
+
+    /// `break` or `break 'label`.
+    pub(super) fn break_expr(&mut self, label: &Option<String>, e: &Expr) -> Result<Val> {
+        match self.loop_target(label) {
+            Some(LoopTarget::Loop(id)) => self.push(Node::Break(id)),
+            Some(LoopTarget::Unrolled { outer, .. }) => self.push(Node::ExitBlock(outer)),
+            None => return err(e.span, "`break` outside a loop"),
+        }
+        Ok(Val::Unit)
+    }
+
+    /// `continue` or `continue 'label`.
+    pub(super) fn continue_expr(&mut self, label: &Option<String>, e: &Expr) -> Result<Val> {
+        match self.loop_target(label) {
+            Some(LoopTarget::Loop(id)) => self.push(Node::Continue(id)),
+            Some(LoopTarget::Unrolled { iteration, .. }) => self.push(Node::ExitBlock(iteration)),
+            None => return err(e.span, "`continue` outside a loop"),
+        }
+        Ok(Val::Unit)
+    }
+}

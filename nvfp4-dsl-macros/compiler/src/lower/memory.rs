@@ -1,0 +1,265 @@
+//! Memory: element and byte addresses, loads and stores in each space,
+//! sub-slices, and shared-memory declarations (static arrays and views of
+//! the dynamic block).
+
+use super::emit::{Lower, MemRef, Space, Val};
+use super::fold::{Const, Result, err};
+use crate::ast::*;
+use crate::ir::*;
+use crate::types::{CacheHint, MemLayout, RegClass, Scalar, Ty};
+
+impl Lower<'_> {
+    pub(super) fn elem_layout(&self, elem: &Ty) -> MemLayout {
+        elem.mem_layout().expect("checked: a memory element type")
+    }
+
+    /// The address of element `index` of `m`, as a base operand and a
+    /// constant byte offset.
+    pub fn element_addr(&mut self, m: &MemRef, index: Val, index_ty: &Ty, span: Loc) -> Result<(Operand, i64)> {
+        let size = self.elem_layout(&m.elem).bytes as i64;
+        self.byte_addr(m, index, index_ty, size, span)
+    }
+
+    /// `m.base + m.offset + index * scale`.
+    pub fn byte_addr(
+        &mut self,
+        m: &MemRef,
+        index: Val,
+        index_ty: &Ty,
+        scale: i64,
+        span: Loc,
+    ) -> Result<(Operand, i64)> {
+        if let Val::Const(Const::Int(i)) = index {
+            let off = m.offset.checked_add((i as i64).checked_mul(scale).unwrap_or(i64::MAX));
+            return match off {
+                Some(o) if o < i64::MAX => Ok((m.base.clone(), o)),
+                _ => err(span, "constant index out of range"),
+            };
+        }
+        let is = self.scalar_of(index_ty);
+        let ir = self.in_reg(&index, is);
+        let addr = match m.space {
+            Space::Global => {
+                let wide = if ir.class == RegClass::B64 {
+                    let t = self.reg(RegClass::B64);
+                    self.mul_imm(t, ir, scale, "u64");
+                    t
+                } else {
+                    let t = self.reg(RegClass::B64);
+                    let kind = if is.is_signed() { "s32" } else { "u32" };
+                    self.emit(
+                        format!("mul.wide.{kind}"),
+                        vec![t.into(), ir.into(), Operand::imm(scale)],
+                    );
+                    t
+                };
+                let a = self.reg(RegClass::B64);
+                self.emit("add.s64", vec![a.into(), m.base.clone(), wide.into()]);
+                a
+            }
+            Space::Shared | Space::SharedCluster => {
+                let i32r = if ir.class == RegClass::B64 {
+                    let t = self.reg(RegClass::B32);
+                    self.emit("cvt.u32.u64", vec![t.into(), ir.into()]);
+                    t
+                } else {
+                    ir
+                };
+                let scaled = self.reg(RegClass::B32);
+                self.mul_imm(scaled, i32r, scale, "u32");
+                let base = match &m.base {
+                    Operand::Sym(s) => {
+                        let b = self.reg(RegClass::B32);
+                        self.emit("mov.u32", vec![b.into(), Operand::Sym(s.clone())]);
+                        Operand::Reg(b)
+                    }
+                    other => other.clone(),
+                };
+                let a = self.reg(RegClass::B32);
+                self.emit("add.s32", vec![a.into(), base, scaled.into()]);
+                a
+            }
+        };
+        Ok((Operand::Reg(addr), m.offset))
+    }
+
+    pub(super) fn mul_imm(&mut self, d: Reg, s: Reg, scale: i64, ty: &str) {
+        if scale == 1 {
+            self.emit(
+                format!("mov.{}", if ty == "u64" { "b64" } else { "b32" }),
+                vec![d.into(), s.into()],
+            );
+        } else if scale > 0 && (scale & (scale - 1)) == 0 {
+            let bits = if ty == "u64" { "b64" } else { "b32" };
+            self.emit(
+                format!("shl.{bits}"),
+                vec![d.into(), s.into(), Operand::imm(scale.trailing_zeros())],
+            );
+        } else {
+            self.emit(format!("mul.lo.{ty}"), vec![d.into(), s.into(), Operand::imm(scale)]);
+        }
+    }
+
+    pub(super) fn space_name(space: Space) -> &'static str {
+        match space {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::SharedCluster => "shared::cluster",
+        }
+    }
+
+    /// `ld.<space><hint>` or `st.<space><hint>` for a cache hint.
+    pub fn mem_op(&self, load: bool, space: Space, hint: CacheHint, span: Loc) -> Result<String> {
+        let base = if load { "ld" } else { "st" };
+        let sp = Self::space_name(space);
+        if space != Space::Global && hint != CacheHint::Default {
+            return err(span, "shared memory takes no cache hint; use `Cache::Default`");
+        }
+        let suffix = match (load, hint) {
+            (_, CacheHint::Default) => "",
+            (_, CacheHint::Global) => ".cg",
+            (_, CacheHint::Streaming) => ".cs",
+            (true, CacheHint::NonCoherent) => ".nc",
+            (true, CacheHint::NoAllocate) => ".nc.L1::no_allocate",
+            (false, h) => {
+                return err(
+                    span,
+                    format!(
+                        "`Cache::{}` applies to loads only; stores take `Default`, `Global` or `Streaming`",
+                        h.rust_name()
+                    ),
+                );
+            }
+        };
+        Ok(format!("{base}.{sp}{suffix}"))
+    }
+
+    /// Loads one element.
+    pub fn load(&mut self, m: &MemRef, addr: (Operand, i64), hint: CacheHint, span: Loc) -> Result<Val> {
+        let layout = self.elem_layout(&m.elem);
+        let op = self.mem_op(true, m.space, hint, span)?;
+        let a = Operand::Addr(Box::new(addr.0), addr.1);
+        if layout.vec == 4 {
+            let parts: Vec<Reg> = (0..4).map(|_| self.reg(RegClass::B32)).collect();
+            self.emit(
+                format!("{op}.v4.{}", layout.ptx),
+                vec![Operand::Vec(parts.iter().map(|r| Operand::Reg(*r)).collect()), a],
+            );
+            return Ok(Val::Parts(parts.into_iter().map(Val::Reg).collect()));
+        }
+        let r = self.reg(self.class_of(&m.elem));
+        self.emit(format!("{op}.{}", layout.ptx), vec![r.into(), a]);
+        Ok(Val::Reg(r))
+    }
+
+    /// Stores one element.
+    pub fn store(&mut self, m: &MemRef, addr: (Operand, i64), v: Val, hint: CacheHint, span: Loc) -> Result<()> {
+        let layout = self.elem_layout(&m.elem);
+        let op = self.mem_op(false, m.space, hint, span)?;
+        let a = Operand::Addr(Box::new(addr.0), addr.1);
+        if layout.vec == 4 {
+            let parts = self.parts(&v, 4);
+            let regs = parts.iter().map(|p| self.operand(p, Scalar::U32)).collect();
+            self.emit(format!("{op}.v4.{}", layout.ptx), vec![a, Operand::Vec(regs)]);
+            return Ok(());
+        }
+        let src = match &m.elem {
+            Ty::Scalar(s) => self.operand(&v, *s),
+            _ => Operand::Reg(self.bits_reg(&v, RegClass::B32)),
+        };
+        self.emit(format!("{op}.{}", layout.ptx), vec![a, src]);
+        Ok(())
+    }
+
+    pub(super) fn slice_from(&mut self, m: MemRef, start: Val) -> MemRef {
+        let size = self.elem_layout(&m.elem).bytes as i64;
+        let len = m.len.clone().map(|l| {
+            let v = self.binary(
+                BinOp::Sub,
+                (*l).clone(),
+                start.clone(),
+                Scalar::Usize,
+                None,
+                None,
+                Loc::from(proc_macro2::Span::call_site()),
+            );
+            Box::new(v.unwrap_or(Val::Unit))
+        });
+        let (base, offset) = match start {
+            Val::Const(Const::Int(i)) => (m.base.clone(), m.offset + i as i64 * size),
+            v => {
+                let ir = self.in_reg(&v, Scalar::Usize);
+                let t = self.reg(RegClass::B64);
+                self.mul_imm(t, ir, size, "u64");
+                let a = self.reg(RegClass::B64);
+                self.emit("add.s64", vec![a.into(), m.base.clone(), t.into()]);
+                (Operand::Reg(a), m.offset)
+            }
+        };
+        MemRef {
+            space: m.space,
+            base,
+            offset,
+            elem: m.elem,
+            len,
+        }
+    }
+
+    /// Declares a static shared array and returns its view.
+    pub fn declare_shared(&mut self, elem: &Ty, len: u64, span: Loc) -> Result<MemRef> {
+        let layout = self.elem_layout(elem);
+        let bytes = len * layout.bytes as u64;
+        let name = format!("{}_smem{}", self.func.entry, self.func.shared.len());
+        let total: u64 = self.func.shared.iter().map(|s| s.bytes).sum::<u64>() + bytes;
+        if total > 48 * 1024 {
+            return err(
+                span,
+                format!(
+                    "static shared memory would be {total} bytes, over the 48 KiB static limit; use `dynamic_shared` for more"
+                ),
+            );
+        }
+        self.func.shared.push(SharedDecl {
+            name: name.clone(),
+            align: layout.bytes.max(16),
+            bytes: bytes.max(1),
+        });
+        Ok(MemRef {
+            space: Space::Shared,
+            base: Operand::Sym(name),
+            offset: 0,
+            elem: elem.clone(),
+            len: Some(Box::new(Val::Const(Const::Int(len as i128)))),
+        })
+    }
+
+    /// The dynamic shared block, viewed as `elem` from `byte_offset`.
+    pub fn dynamic_shared(&mut self, elem: &Ty, byte_offset: Val) -> MemRef {
+        let align = 1024;
+        self.func.dynamic_shared = Some(align);
+        let name = format!("{}_dyn_smem", self.func.entry);
+        match byte_offset {
+            Val::Const(Const::Int(o)) => MemRef {
+                space: Space::Shared,
+                base: Operand::Sym(name),
+                offset: o as i64,
+                elem: elem.clone(),
+                len: None,
+            },
+            v => {
+                let b = self.reg(RegClass::B32);
+                self.emit("mov.u32", vec![b.into(), Operand::Sym(name)]);
+                let o = self.in_reg(&v, Scalar::U32);
+                let a = self.reg(RegClass::B32);
+                self.emit("add.s32", vec![a.into(), b.into(), o.into()]);
+                MemRef {
+                    space: Space::Shared,
+                    base: a.into(),
+                    offset: 0,
+                    elem: elem.clone(),
+                    len: None,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! AST -> IR for one specialisation and one target.
+//!
+//! Const generics are substituted, so `if CONST` and every expression over
+//! constants fold here (Rust semantics: wrapping integer arithmetic, IEEE
+//! float arithmetic rounded to nearest). `#[unroll]` loops with constant
+//! bounds are unrolled, one copy of the body per iteration with the loop
+//! variable a constant. Nothing a constant condition removes is emitted.
+
+mod arith;
+mod call;
+mod control;
+mod emit;
+mod expr;
+pub mod fold;
+mod memory;
+
+pub use emit::{Call, Lower, MemRef, Space, Val, mov_type};
+pub use fold::{Const, Result, err};
+
+use crate::ast::*;
+use crate::attr::SpecValue;
+use crate::ir::*;
+use crate::target::Target;
+use crate::typed::Types;
+use crate::types::{Len, RegClass, Scalar, Ty};
+use control::diverges;
+use emit::Binding;
+use std::collections::HashSet;
+
+#[derive(Debug)]
+pub struct LowerOptions<'a> {
+    pub target: Target,
+    pub spec: &'a [(String, SpecValue)],
+    pub entry: String,
+    pub spec_name: String,
+    pub launch_bounds: Option<(u32, Option<u32>)>,
+    pub line_info: Option<String>,
+}
+
+pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<Function> {
+    let func = Function {
+        entry: opts.entry,
+        kernel: kernel.name.clone(),
+        spec: opts.spec_name,
+        target: opts.target,
+        ptx_version: opts.target.min_ptx(),
+        params: Vec::new(),
+        regs: Vec::new(),
+        shared: Vec::new(),
+        dynamic_shared: None,
+        launch_bounds: opts.launch_bounds,
+        programmatic: false,
+        file: opts.line_info.clone(),
+        body: Vec::new(),
+    };
+    let mut l = Lower {
+        kernel,
+        types,
+        target: opts.target,
+        spec: opts.spec,
+        func,
+        out: vec![Vec::new()],
+        scopes: vec![Vec::new()],
+        loops: Vec::new(),
+        next_label: 0,
+        var_regs: HashSet::new(),
+        line_info: opts.line_info.is_some(),
+        returns: Vec::new(),
+    };
+    l.prologue()?;
+    l.block_stmts(&kernel.body)?;
+    let body = l.out.pop().expect("the body list");
+    l.func.body = body;
+    Ok(l.func)
+}
+
+/// Whether a body asks a slice for its length (`x.len()`), so the kernel
+/// loads the length parameters.
+fn uses_len(b: &Block) -> bool {
+    let mut found = false;
+    walk_exprs(b, &mut |e| {
+        found |= matches!(&e.kind, ExprKind::MethodCall { method, .. } if method == "len");
+    });
+    found
+}
+
+impl<'a> Lower<'a> {
+    /// Fresh registers shaped like a value of type `t`.
+    fn fresh(&mut self, t: &Ty) -> Result<Val> {
+        Ok(match t {
+            Ty::U32x4 => Val::Parts((0..4).map(|_| Val::Reg(self.reg(RegClass::B32))).collect()),
+            Ty::Array { elem, len } => {
+                let n = self.len_value(len);
+                let mut parts = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    parts.push(self.fresh(elem)?);
+                }
+                Val::Parts(parts)
+            }
+            Ty::Tuple(elems) => {
+                let mut parts = Vec::with_capacity(elems.len());
+                for e in elems {
+                    parts.push(self.fresh(e)?);
+                }
+                Val::Parts(parts)
+            }
+            Ty::Struct(st) => {
+                let mut parts = Vec::with_capacity(st.fields.len());
+                for (_, e) in &st.fields {
+                    parts.push(self.fresh(e)?);
+                }
+                Val::Parts(parts)
+            }
+            Ty::Unit => Val::Unit,
+            t => Val::Reg(self.reg(self.class_of(t))),
+        })
+    }
+
+    /// Writes `src` into the registers of `dst` (same shape).
+    fn assign_regs(&mut self, dst: &Val, src: &Val, t: &Ty) {
+        if matches!(src, Val::Unit) {
+            // A branch that diverged (`return`, `break`) has no value.
+            return;
+        }
+        match (dst, t) {
+            (Val::Parts(d), Ty::U32x4) => {
+                let s = self.parts(src, 4);
+                for (d, s) in d.iter().zip(s) {
+                    self.assign_regs(d, &s, &Ty::Scalar(Scalar::U32));
+                }
+            }
+            (Val::Parts(d), Ty::Array { elem, .. }) => {
+                let s = self.parts(src, d.len());
+                for (d, s) in d.iter().zip(s) {
+                    self.assign_regs(d, &s, elem);
+                }
+            }
+            (Val::Parts(d), Ty::Tuple(elems)) => {
+                let s = self.parts(src, d.len());
+                for ((d, s), t) in d.iter().zip(s).zip(elems) {
+                    self.assign_regs(d, &s, t);
+                }
+            }
+            (Val::Parts(d), Ty::Struct(st)) => {
+                let s = self.parts(src, d.len());
+                for ((d, s), (_, t)) in d.iter().zip(s).zip(&st.fields) {
+                    self.assign_regs(d, &s, t);
+                }
+            }
+            (Val::Reg(r), t) => {
+                if let Val::Reg(s) = src
+                    && s == r
+                {
+                    return;
+                }
+                let s = self.scalar_of(t);
+                let src = match (src, t) {
+                    (Val::Const(_), Ty::Scalar(_)) => self.operand(src, s),
+                    _ => Operand::Reg(self.bits_reg(src, r.class)),
+                };
+                let op = match r.class {
+                    RegClass::Pred => "mov.pred".to_string(),
+                    c => format!("mov.{}", mov_type(c)),
+                };
+                self.emit(op, vec![(*r).into(), src]);
+            }
+            (Val::Unit, _) => {}
+            (d, t) => unreachable!("cannot assign into {d:?} of {t}"),
+        }
+    }
+
+    fn parts(&self, v: &Val, n: usize) -> Vec<Val> {
+        match v {
+            Val::Parts(p) => p.clone(),
+            other => vec![other.clone(); n],
+        }
+    }
+
+    fn copy_if_var(&mut self, v: Val, t: &Ty) -> Result<Val> {
+        let mut regs = Vec::new();
+        v.regs(&mut regs);
+        if regs.iter().any(|r| self.var_regs.contains(r)) {
+            let fresh = self.fresh(t)?;
+            self.assign_regs(&fresh, &v, t);
+            Ok(fresh)
+        } else {
+            Ok(v)
+        }
+    }
+
+    fn mark_var(&mut self, v: &Val) {
+        let mut regs = Vec::new();
+        v.regs(&mut regs);
+        self.var_regs.extend(regs);
+    }
+
+    fn bind(&mut self, name: &str, val: Val) {
+        if name != "_" {
+            self.scopes.last_mut().expect("a scope").push(Binding {
+                name: name.to_string(),
+                val,
+            });
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Val> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|b| b.name == name)
+            .map(|b| &b.val)
+    }
+
+    fn len_value(&self, len: &Len) -> u64 {
+        match len {
+            Len::Lit(n) => *n,
+            // A const generic of the kernel or of the device function being
+            // inlined, bound as a constant.
+            Len::Param(p) => match self.lookup(p) {
+                Some(Val::Const(Const::Int(v))) => *v as u64,
+                _ => 0,
+            },
+        }
+    }
+
+    /// The length, if `e` is `a.len()` on a local array `a` (a constant).
+    fn array_len_call(&self, e: &Expr) -> Option<u64> {
+        let ExprKind::MethodCall { receiver, method, .. } = &e.kind else {
+            return None;
+        };
+        match self.ty(receiver) {
+            Ty::Array { len, .. } if method == "len" => Some(self.len_value(&len)),
+            _ => None,
+        }
+    }
+
+    fn ty(&self, e: &Expr) -> Ty {
+        self.types.of(e).clone()
+    }
+
+    fn prologue(&mut self) -> Result<()> {
+        for (name, value) in self.spec {
+            let c = match value {
+                SpecValue::Bool(b) => Const::Bool(*b),
+                SpecValue::Int(i) => Const::Int(*i),
+            };
+            self.bind(name, Val::Const(c));
+        }
+        let load_len = uses_len(&self.kernel.body) || self.kernel.devices.iter().any(|d| uses_len(&d.body));
+        let prefix = self.func.entry.clone();
+        for p in &self.kernel.params {
+            match &p.ty {
+                Ty::Slice { elem, .. } => {
+                    let pname = format!("{prefix}_param_{}", p.name);
+                    self.func.params.push(super::ir::Param {
+                        name: pname.clone(),
+                        ptx: "u64",
+                    });
+                    let lname = format!("{prefix}_param_{}_len", p.name);
+                    self.func.params.push(super::ir::Param {
+                        name: lname.clone(),
+                        ptx: "u64",
+                    });
+                    let raw = self.reg(RegClass::B64);
+                    self.emit(
+                        "ld.param.u64",
+                        vec![raw.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
+                    );
+                    let ptr = self.reg(RegClass::B64);
+                    self.emit("cvta.to.global.u64", vec![ptr.into(), raw.into()]);
+                    let len = if load_len {
+                        let r = self.reg(RegClass::B64);
+                        self.emit(
+                            "ld.param.u64",
+                            vec![r.into(), Operand::Addr(Box::new(Operand::Sym(lname)), 0)],
+                        );
+                        Some(Box::new(Val::Reg(r)))
+                    } else {
+                        None
+                    };
+                    let m = MemRef {
+                        space: Space::Global,
+                        base: ptr.into(),
+                        offset: 0,
+                        elem: (**elem).clone(),
+                        len,
+                    };
+                    self.bind(&p.name, Val::Mem(m));
+                }
+                Ty::TensorMap => {
+                    let pname = format!("{prefix}_param_{}", p.name);
+                    self.func.params.push(super::ir::Param {
+                        name: pname.clone(),
+                        ptx: "tensormap",
+                    });
+                    self.bind(&p.name, Val::TensorMap(pname));
+                }
+                t => {
+                    let pname = format!("{prefix}_param_{}", p.name);
+                    let layout = t.mem_layout().unwrap_or(super::types::MemLayout {
+                        bytes: 1,
+                        ptx: "u8",
+                        vec: 1,
+                    });
+                    let v = if *t == Ty::U32x4 {
+                        self.func.params.push(super::ir::Param {
+                            name: pname.clone(),
+                            ptx: "u32x4",
+                        });
+                        let v = self.fresh(t)?;
+                        let regs = self.parts(&v, 4).iter().map(|p| self.operand_reg(p)).collect();
+                        self.emit(
+                            "ld.param.v4.u32",
+                            vec![Operand::Vec(regs), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
+                        );
+                        v
+                    } else if *t == Ty::Scalar(Scalar::Bool) {
+                        self.func.params.push(super::ir::Param {
+                            name: pname.clone(),
+                            ptx: "u8",
+                        });
+                        let byte = self.reg(RegClass::B32);
+                        self.emit(
+                            "ld.param.u8",
+                            vec![byte.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
+                        );
+                        let p = self.reg(RegClass::Pred);
+                        self.emit("setp.ne.u32", vec![p.into(), byte.into(), Operand::imm(0)]);
+                        Val::Reg(p)
+                    } else {
+                        self.func.params.push(super::ir::Param {
+                            name: pname.clone(),
+                            ptx: layout.ptx,
+                        });
+                        let r = self.reg(self.class_of(t));
+                        self.emit(
+                            format!("ld.param.{}", layout.ptx),
+                            vec![r.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
+                        );
+                        Val::Reg(r)
+                    };
+                    if p.mutable {
+                        self.mark_var(&v);
+                    }
+                    self.bind(&p.name, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn operand_reg(&self, v: &Val) -> Operand {
+        match v {
+            Val::Reg(r) => Operand::Reg(*r),
+            other => unreachable!("a register, not {other:?}"),
+        }
+    }
+
+    /// Lowers a block's statements in a new scope; returns the tail value.
+    fn block_stmts(&mut self, b: &Block) -> Result<Val> {
+        self.scopes.push(Vec::new());
+        let mut result = Val::Unit;
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            result = Val::Unit;
+            self.stmt_header(s);
+            match &s.kind {
+                StmtKind::Let { pat, init, .. } => {
+                    let t = self.ty(init);
+                    let v = self.expr(init)?;
+                    self.bind_let(pat, v, &t)?;
+                }
+                StmtKind::Const { name, init, .. } => {
+                    let v = self.expr(init)?;
+                    if !matches!(v, Val::Const(_)) {
+                        return err(init.span, "a local `const` needs a value known at compile time");
+                    }
+                    self.bind(name, v);
+                }
+                StmtKind::Expr(e, semi) => {
+                    let v = self.expr(e)?;
+                    if i + 1 == n && !semi {
+                        result = v;
+                    }
+                    if diverges(e) {
+                        break;
+                    }
+                }
+            }
+        }
+        self.scopes.pop();
+        Ok(result)
+    }
+
+    /// Binds a `let` pattern's names to the parts of `v`: a `mut` name gets
+    /// registers of its own, another name shares `v`'s unless they belong to
+    /// a variable (which may change later).
+    fn bind_let(&mut self, pat: &LetPat, v: Val, t: &Ty) -> Result<()> {
+        match pat {
+            LetPat::Wild => {}
+            LetPat::Name { name, mutable, .. } => {
+                let v = if *mutable {
+                    let fresh = self.fresh(t)?;
+                    self.assign_regs(&fresh, &v, t);
+                    self.mark_var(&fresh);
+                    fresh
+                } else {
+                    self.copy_if_var(v, t)?
+                };
+                self.bind(name, v);
+            }
+            LetPat::Tuple(pats, _) => {
+                let Ty::Tuple(elems) = t else {
+                    unreachable!("checked: a tuple")
+                };
+                let parts = self.parts(&v, pats.len());
+                for ((p, v), t) in pats.iter().zip(parts).zip(elems) {
+                    self.bind_let(p, v, t)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn stmt_header(&mut self, s: &Stmt) {
+        if let Some(r) = self.returns.last() {
+            // A device function's statement: its line from its own `fn`.
+            let rel = s.line.saturating_sub(r.fn_line);
+            let comment = format!("{}:{rel}: {}", r.name, s.text);
+            self.push(Node::Comment(comment));
+            return;
+        }
+        let rel = s.line.saturating_sub(self.kernel.fn_line);
+        self.push(Node::Comment(format!("{rel}: {}", s.text)));
+        if self.line_info {
+            self.push(Node::Loc {
+                line: s.line as u32,
+                col: s.col as u32,
+            });
+        }
+    }
+}
