@@ -1994,7 +1994,7 @@ fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
     if types.is_empty() {
         return None;
     }
-    let hint = if intrinsics::APPROXIMATE.contains(&method) && *ty == Ty::Scalar(Scalar::F64) {
+    let hint = if intrinsics::is_approximate(method) && *ty == Ty::Scalar(Scalar::F64) {
         format!("; PTX approximates it in `f32` only: write `(x as f32).{method}()`")
     } else {
         String::new()

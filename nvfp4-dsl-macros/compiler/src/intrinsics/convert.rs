@@ -4,25 +4,9 @@ use super::*;
 
 const BOOL: Ty = Ty::Scalar(Scalar::Bool);
 
-/// `T::from(x)`: std's lossless conversions into `T` (and the `half`
-/// crate's from `f16` and `bf16` into `f32` and `f64`), exact, as `x as T`.
-macro_rules! from_lossless {
-    ($t:literal, $to:ident, [$($from:expr),*]) => {
-        Intrinsic {
-            name: "from",
-            form: Form::Assoc($t),
-            generics: Generics::None,
-            params: &[ArgTy::T],
-            t_set: &[$($from),*],
-            ret: RetTy::Is(Ty::Scalar(Scalar::$to)),
-            min_target: Target::Sm80,
-            sig: concat!("fn ", $t, "::from(value: T) -> ", $t),
-            lower: |l, c| Ok(lossless(l, c, Scalar::$to)),
-        }
-    };
-}
-/// `x as to` for a conversion that loses nothing; halves widen through
-/// `f32`.
+/// `T::from(x)` (std's lossless conversions into `T`, and the `half`
+/// crate's from `f16` and `bf16` into `f32` and `f64`): `x as to`, exact;
+/// halves widen through `f32`.
 fn lossless(l: &mut Lower<'_>, c: &Call, to: Scalar) -> Val {
     let from = scalar(c, 0);
     if !matches!(from, Scalar::F16 | Scalar::Bf16) {
@@ -46,133 +30,163 @@ fn half_to_f32(l: &mut Lower<'_>, v: &Val, from: Scalar) -> Val {
 }
 
 pub(super) static TABLE: &[Intrinsic] = &[
-    from_lossless!("u8", U8, [BOOL]),
-    from_lossless!("u16", U16, [BOOL, U8]),
-    from_lossless!("u32", U32, [BOOL, U8, U16]),
-    from_lossless!("u64", U64, [BOOL, U8, U16, U32]),
-    from_lossless!("usize", Usize, [BOOL, U8, U16]),
-    from_lossless!("i32", I32, [BOOL, U8, U16]),
-    from_lossless!("i64", I64, [BOOL, U8, U16, U32, I32]),
-    from_lossless!("f32", F32, [BOOL, U8, U16, F16, BF16]),
-    from_lossless!("f64", F64, [BOOL, U8, U16, U32, I32, F32, F16, BF16]),
-    Intrinsic {
-        name: "from_f32",
-        form: Form::Assoc("f16"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(F32)],
-        t_set: &[],
+    row!(
+        "fn u8::from(value: T) -> u8",
+        params: [ArgTy::T],
+        types: &[BOOL],
+        ret: RetTy::Is(Ty::Scalar(Scalar::U8)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::U8)),
+    ),
+    row!(
+        "fn u16::from(value: T) -> u16",
+        params: [ArgTy::T],
+        types: &[BOOL, U8],
+        ret: RetTy::Is(Ty::Scalar(Scalar::U16)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::U16)),
+    ),
+    row!(
+        "fn u32::from(value: T) -> u32",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16],
+        ret: RetTy::Is(Ty::Scalar(Scalar::U32)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::U32)),
+    ),
+    row!(
+        "fn u64::from(value: T) -> u64",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16, U32],
+        ret: RetTy::Is(Ty::Scalar(Scalar::U64)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::U64)),
+    ),
+    row!(
+        "fn usize::from(value: T) -> usize",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16],
+        ret: RetTy::Is(Ty::Scalar(Scalar::Usize)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::Usize)),
+    ),
+    row!(
+        "fn i32::from(value: T) -> i32",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16],
+        ret: RetTy::Is(Ty::Scalar(Scalar::I32)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::I32)),
+    ),
+    row!(
+        "fn i64::from(value: T) -> i64",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16, U32, I32],
+        ret: RetTy::Is(Ty::Scalar(Scalar::I64)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::I64)),
+    ),
+    row!(
+        "fn f32::from(value: T) -> f32",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16, F16, BF16],
+        ret: RetTy::Is(Ty::Scalar(Scalar::F32)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::F32)),
+    ),
+    row!(
+        "fn f64::from(value: T) -> f64",
+        params: [ArgTy::T],
+        types: &[BOOL, U8, U16, U32, I32, F32, F16, BF16],
+        ret: RetTy::Is(Ty::Scalar(Scalar::F64)),
+        target: Sm80,
+        lower: |l, c| Ok(lossless(l, c, Scalar::F64)),
+    ),
+    row!(
+        "fn f16::from_f32(value: f32) -> f16",
+        params: [ArgTy::Is(F32)],
         ret: RetTy::Is(F16),
-        min_target: Target::Sm80,
-        sig: "fn f16::from_f32(value: f32) -> f16",
+        target: Sm80,
         lower: |l, c| {
             let f = f32_reg(l, c, 0);
             Ok(unary_op(l, "cvt.rn.f16.f32", RegClass::B16, f.into()))
         },
-    },
-    Intrinsic {
-        name: "from_f32",
-        form: Form::Assoc("bf16"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(F32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn bf16::from_f32(value: f32) -> bf16",
+        params: [ArgTy::Is(F32)],
         ret: RetTy::Is(BF16),
-        min_target: Target::Sm80,
-        sig: "fn bf16::from_f32(value: f32) -> bf16",
+        target: Sm80,
         lower: |l, c| {
             let f = f32_reg(l, c, 0);
             Ok(unary_op(l, "cvt.rn.bf16.f32", RegClass::B16, f.into()))
         },
-    },
-    Intrinsic {
-        name: "to_f32",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T],
-        t_set: HALVES,
+    ),
+    row!(
+        "fn to_f32(self) -> f32",
+        params: [ArgTy::T],
+        types: HALVES,
         ret: RetTy::Is(F32),
-        min_target: Target::Sm80,
-        sig: "fn to_f32(self) -> f32",
+        target: Sm80,
         lower: |l, c| Ok(half_to_f32(l, &arg(c, 0), scalar(c, 0))),
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("f16"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(U16)],
-        t_set: &[],
+    ),
+    row!(
+        "fn f16::from_bits(bits: u16) -> f16",
+        params: [ArgTy::Is(U16)],
         ret: RetTy::Is(F16),
-        min_target: Target::Sm80,
-        sig: "fn f16::from_bits(bits: u16) -> f16",
+        target: Sm80,
         lower: |l, c| {
             let r = l.in_reg(&arg(c, 0), Scalar::U16);
             Ok(unary_op(l, "cvt.u16.u32", RegClass::B16, r.into()))
         },
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("bf16"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(U16)],
-        t_set: &[],
+    ),
+    row!(
+        "fn bf16::from_bits(bits: u16) -> bf16",
+        params: [ArgTy::Is(U16)],
         ret: RetTy::Is(BF16),
-        min_target: Target::Sm80,
-        sig: "fn bf16::from_bits(bits: u16) -> bf16",
+        target: Sm80,
         lower: |l, c| {
             let r = l.in_reg(&arg(c, 0), Scalar::U16);
             Ok(unary_op(l, "cvt.u16.u32", RegClass::B16, r.into()))
         },
-    },
-    Intrinsic {
-        name: "to_bits",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T],
-        t_set: HALVES,
+    ),
+    row!(
+        "fn to_bits(self) -> u16",
+        params: [ArgTy::T],
+        types: HALVES,
         ret: RetTy::Is(U16),
-        min_target: Target::Sm80,
-        sig: "fn to_bits(self) -> u16",
+        target: Sm80,
         lower: |l, c| {
             let h = l.in_reg(&arg(c, 0), scalar(c, 0));
             Ok(unary_op(l, "cvt.u32.u16", RegClass::B32, h.into()))
         },
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("f32"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn f32::from_bits(bits: u32) -> f32",
+        params: [ArgTy::Is(U32)],
         ret: RetTy::Is(F32),
-        min_target: Target::Sm80,
-        sig: "fn f32::from_bits(bits: u32) -> f32",
+        target: Sm80,
         lower: |l, c| {
             let r = l.in_reg(&arg(c, 0), Scalar::U32);
             Ok(unary_op(l, "mov.b32", RegClass::F32, r.into()))
         },
-    },
-    Intrinsic {
-        name: "to_bits",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(F32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn to_bits(self) -> u32",
+        params: [ArgTy::Is(F32)],
         ret: RetTy::Is(U32),
-        min_target: Target::Sm80,
-        sig: "fn to_bits(self) -> u32",
+        target: Sm80,
         lower: |l, c| {
             let r = l.in_reg(&arg(c, 0), Scalar::F32);
             Ok(unary_op(l, "mov.b32", RegClass::B32, r.into()))
         },
-    },
-    Intrinsic {
-        name: "mul_add",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T, ArgTy::T, ArgTy::T],
-        t_set: FLOATS,
+    ),
+    row!(
+        "fn mul_add(self, a: Self, b: Self) -> Self",
+        params: [ArgTy::T, ArgTy::T, ArgTy::T],
+        types: FLOATS,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn mul_add(self, a: Self, b: Self) -> Self",
+        target: Sm80,
         lower: |l, c| {
             let s = scalar(c, 0);
             let ops: Vec<Operand> = (0..3).map(|i| l.operand(&arg(c, i), s)).collect();
@@ -180,16 +194,13 @@ pub(super) static TABLE: &[Intrinsic] = &[
             l.emit(format!("fma.rn.{}", s.ptx_arith()), [vec![d.into()], ops].concat());
             Ok(Val::Reg(d))
         },
-    },
-    Intrinsic {
-        name: "abs",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T],
-        t_set: FLOATS,
+    ),
+    row!(
+        "fn abs(self) -> Self",
+        params: [ArgTy::T],
+        types: FLOATS,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn abs(self) -> Self",
+        target: Sm80,
         lower: |l, c| {
             // Rust's float `abs` clears the sign bit, NaN included; PTX's
             // `abs` of a NaN gives the canonical NaN on the H100 unless
@@ -209,53 +220,40 @@ pub(super) static TABLE: &[Intrinsic] = &[
             l.emit(format!("mov.{b}"), vec![d.into(), bits.into()]);
             Ok(Val::Reg(d))
         },
-    },
-    Intrinsic {
-        name: "sqrt",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T],
-        t_set: FLOATS,
+    ),
+    row!(
+        "fn sqrt(self) -> Self",
+        params: [ArgTy::T],
+        types: FLOATS,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn sqrt(self) -> Self",
+        target: Sm80,
         lower: |l, c| {
             let s = scalar(c, 0);
             let a = l.operand(&arg(c, 0), s);
             Ok(unary_op(l, &format!("sqrt.rn.{}", s.ptx_arith()), s.reg_class(), a))
         },
-    },
-    Intrinsic {
-        name: "min",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T, ArgTy::T],
-        t_set: &[F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
+    ),
+    row!(
+        "fn min(self, other: Self) -> Self",
+        params: [ArgTy::T, ArgTy::T],
+        types: &[F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn min(self, other: Self) -> Self",
+        target: Sm80,
         lower: |l, c| min_max(l, c, "min"),
-    },
-    Intrinsic {
-        name: "max",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::T, ArgTy::T],
-        t_set: &[F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
+    ),
+    row!(
+        "fn max(self, other: Self) -> Self",
+        params: [ArgTy::T, ArgTy::T],
+        types: &[F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn max(self, other: Self) -> Self",
+        target: Sm80,
         lower: |l, c| min_max(l, c, "max"),
-    },
-    Intrinsic {
-        name: "new",
-        form: Form::Assoc("f16x2"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(F16), ArgTy::Is(F16)],
-        t_set: &[],
+    ),
+    row!(
+        "fn f16x2::new(lo: f16, hi: f16) -> f16x2",
+        params: [ArgTy::Is(F16), ArgTy::Is(F16)],
         ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn f16x2::new(lo: f16, hi: f16) -> f16x2",
+        target: Sm80,
         lower: |l, c| {
             let lo = l.in_reg(&arg(c, 0), Scalar::F16);
             let hi = l.in_reg(&arg(c, 1), Scalar::F16);
@@ -266,16 +264,12 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 Operand::Vec(vec![lo.into(), hi.into()]),
             ))
         },
-    },
-    Intrinsic {
-        name: "splat",
-        form: Form::Assoc("f16x2"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(F16)],
-        t_set: &[],
+    ),
+    row!(
+        "fn f16x2::splat(value: f16) -> f16x2",
+        params: [ArgTy::Is(F16)],
         ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn f16x2::splat(value: f16) -> f16x2",
+        target: Sm80,
         lower: |l, c| {
             let h = l.in_reg(&arg(c, 0), Scalar::F16);
             Ok(unary_op(
@@ -285,16 +279,12 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 Operand::Vec(vec![h.into(), h.into()]),
             ))
         },
-    },
-    Intrinsic {
-        name: "from_f32s",
-        form: Form::Assoc("f16x2"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(F32), ArgTy::Is(F32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn f16x2::from_f32s(lo: f32, hi: f32) -> f16x2",
+        params: [ArgTy::Is(F32), ArgTy::Is(F32)],
         ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn f16x2::from_f32s(lo: f32, hi: f32) -> f16x2",
+        target: Sm80,
         lower: |l, c| {
             let lo = f32_reg(l, c, 0);
             let hi = f32_reg(l, c, 1);
@@ -303,37 +293,27 @@ pub(super) static TABLE: &[Intrinsic] = &[
             l.emit("cvt.rn.f16x2.f32", vec![d.into(), hi.into(), lo.into()]);
             Ok(Val::Reg(d))
         },
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("f16x2"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn f16x2::from_bits(bits: u32) -> f16x2",
+        params: [ArgTy::Is(U32)],
         ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn f16x2::from_bits(bits: u32) -> f16x2",
+        target: Sm80,
         lower: |_, c| Ok(arg(c, 0)),
-    },
-    Intrinsic {
-        name: "to_bits",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::F16x2)],
-        t_set: &[],
+    ),
+    row!(
+        "fn to_bits(self) -> u32",
+        params: [ArgTy::Is(Ty::F16x2)],
         ret: RetTy::Is(U32),
-        min_target: Target::Sm80,
-        sig: "fn to_bits(self) -> u32",
+        target: Sm80,
         lower: |_, c| Ok(arg(c, 0)),
-    },
-    intrinsic!(
-        "new",
-        Form::Assoc("bf16x2"),
-        [ArgTy::Is(BF16), ArgTy::Is(BF16)],
-        RetTy::Is(Ty::Bf16x2),
-        Sm80,
+    ),
+    row!(
         "fn bf16x2::new(lo: bf16, hi: bf16) -> bf16x2",
-        |l, c| {
+        params: [ArgTy::Is(BF16), ArgTy::Is(BF16)],
+        ret: RetTy::Is(Ty::Bf16x2),
+        target: Sm80,
+        lower: |l, c| {
             let lo = l.in_reg(&arg(c, 0), Scalar::Bf16);
             let hi = l.in_reg(&arg(c, 1), Scalar::Bf16);
             Ok(unary_op(
@@ -342,161 +322,109 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 RegClass::B32,
                 Operand::Vec(vec![lo.into(), hi.into()]),
             ))
-        }
+        },
     ),
-    intrinsic!(
-        "from_bits",
-        Form::Assoc("bf16x2"),
-        [ArgTy::Is(U32)],
-        RetTy::Is(Ty::Bf16x2),
-        Sm80,
+    row!(
         "fn bf16x2::from_bits(bits: u32) -> bf16x2",
-        |_, c| Ok(arg(c, 0))
+        params: [ArgTy::Is(U32)],
+        ret: RetTy::Is(Ty::Bf16x2),
+        target: Sm80,
+        lower: |_, c| Ok(arg(c, 0)),
     ),
-    intrinsic!(
-        "to_bits",
-        Form::Method,
-        [ArgTy::Is(Ty::Bf16x2)],
-        RetTy::Is(U32),
-        Sm80,
+    row!(
         "fn to_bits(self) -> u32",
-        |_, c| Ok(arg(c, 0))
-    ),
-    Intrinsic {
-        name: "lo",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::F16x2)],
-        t_set: &[],
-        ret: RetTy::Is(F16),
-        min_target: Target::Sm80,
-        sig: "fn lo(self) -> f16",
-        lower: |l, c| half_of(l, c, false),
-    },
-    Intrinsic {
-        name: "hi",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::F16x2)],
-        t_set: &[],
-        ret: RetTy::Is(F16),
-        min_target: Target::Sm80,
-        sig: "fn hi(self) -> f16",
-        lower: |l, c| half_of(l, c, true),
-    },
-    Intrinsic {
-        name: "hadd2",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
-        t_set: &[],
-        ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn hadd2(a: f16x2, b: f16x2) -> f16x2",
-        lower: |l, c| half2_op(l, c, "add.rn.f16x2"),
-    },
-    Intrinsic {
-        name: "hmul2",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
-        t_set: &[],
-        ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn hmul2(a: f16x2, b: f16x2) -> f16x2",
-        lower: |l, c| half2_op(l, c, "mul.rn.f16x2"),
-    },
-    Intrinsic {
-        name: "hfma2",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
-        t_set: &[],
-        ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn hfma2(a: f16x2, b: f16x2, c: f16x2) -> f16x2",
-        lower: |l, c| half2_op(l, c, "fma.rn.f16x2"),
-    },
-    Intrinsic {
-        name: "byte_perm",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
-        t_set: &[],
+        params: [ArgTy::Is(Ty::Bf16x2)],
         ret: RetTy::Is(U32),
-        min_target: Target::Sm80,
-        sig: "fn byte_perm(a: u32, b: u32, selector: u32) -> u32",
+        target: Sm80,
+        lower: |_, c| Ok(arg(c, 0)),
+    ),
+    row!(
+        "fn lo(self) -> f16",
+        params: [ArgTy::Is(Ty::F16x2)],
+        ret: RetTy::Is(F16),
+        target: Sm80,
+        lower: |l, c| half_of(l, c, false),
+    ),
+    row!(
+        "fn hi(self) -> f16",
+        params: [ArgTy::Is(Ty::F16x2)],
+        ret: RetTy::Is(F16),
+        target: Sm80,
+        lower: |l, c| half_of(l, c, true),
+    ),
+    row!(
+        "fn hadd2(a: f16x2, b: f16x2) -> f16x2",
+        params: [ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
+        ret: RetTy::Is(Ty::F16x2),
+        target: Sm80,
+        lower: |l, c| half2_op(l, c, "add.rn.f16x2"),
+    ),
+    row!(
+        "fn hmul2(a: f16x2, b: f16x2) -> f16x2",
+        params: [ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
+        ret: RetTy::Is(Ty::F16x2),
+        target: Sm80,
+        lower: |l, c| half2_op(l, c, "mul.rn.f16x2"),
+    ),
+    row!(
+        "fn hfma2(a: f16x2, b: f16x2, c: f16x2) -> f16x2",
+        params: [ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2), ArgTy::Is(Ty::F16x2)],
+        ret: RetTy::Is(Ty::F16x2),
+        target: Sm80,
+        lower: |l, c| half2_op(l, c, "fma.rn.f16x2"),
+    ),
+    row!(
+        "fn byte_perm(a: u32, b: u32, selector: u32) -> u32",
+        params: [ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
+        ret: RetTy::Is(U32),
+        target: Sm80,
         lower: |l, c| {
             let ops: Vec<Operand> = (0..3).map(|i| l.operand(&arg(c, i), Scalar::U32)).collect();
             let d = l.reg(RegClass::B32);
             l.emit("prmt.b32", [vec![d.into()], ops].concat());
             Ok(Val::Reg(d))
         },
-    },
-    Intrinsic {
-        name: "dp4a_s8",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn dp4a_s8(a: u32, b: u32, acc: i32) -> i32",
+        params: [ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
         ret: RetTy::Is(I32),
-        min_target: Target::Sm80,
-        sig: "fn dp4a_s8(a: u32, b: u32, acc: i32) -> i32",
+        target: Sm80,
         lower: |l, c| dp4a(l, c, "dp4a.s32.s32"),
-    },
-    Intrinsic {
-        name: "dp4a_u8_s8",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn dp4a_u8_s8(a: u32, b: u32, acc: i32) -> i32",
+        params: [ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(I32)],
         ret: RetTy::Is(I32),
-        min_target: Target::Sm80,
-        sig: "fn dp4a_u8_s8(a: u32, b: u32, acc: i32) -> i32",
+        target: Sm80,
         lower: |l, c| dp4a(l, c, "dp4a.u32.s32"),
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("Fp4x2"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::Scalar(Scalar::U8))],
-        t_set: &[],
+    ),
+    row!(
+        "fn Fp4x2::from_bits(bits: u8) -> Fp4x2",
+        params: [ArgTy::Is(Ty::Scalar(Scalar::U8))],
         ret: RetTy::Is(Ty::Fp4x2),
-        min_target: Target::Sm80,
-        sig: "fn Fp4x2::from_bits(bits: u8) -> Fp4x2",
+        target: Sm80,
         lower: |_, c| Ok(arg(c, 0)),
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("E4m3"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::Scalar(Scalar::U8))],
-        t_set: &[],
+    ),
+    row!(
+        "fn E4m3::from_bits(bits: u8) -> E4m3",
+        params: [ArgTy::Is(Ty::Scalar(Scalar::U8))],
         ret: RetTy::Is(Ty::E4m3),
-        min_target: Target::Sm80,
-        sig: "fn E4m3::from_bits(bits: u8) -> E4m3",
+        target: Sm80,
         lower: |_, c| Ok(arg(c, 0)),
-    },
-    Intrinsic {
-        name: "from_bits",
-        form: Form::Assoc("E4m3x2"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::Scalar(Scalar::U16))],
-        t_set: &[],
+    ),
+    row!(
+        "fn E4m3x2::from_bits(bits: u16) -> E4m3x2",
+        params: [ArgTy::Is(Ty::Scalar(Scalar::U16))],
         ret: RetTy::Is(Ty::E4m3x2),
-        min_target: Target::Sm80,
-        sig: "fn E4m3x2::from_bits(bits: u16) -> E4m3x2",
+        target: Sm80,
         lower: |_, c| Ok(arg(c, 0)),
-    },
-    Intrinsic {
-        name: "to_f16x2",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::Fp4x2)],
-        t_set: &[],
+    ),
+    row!(
+        "fn to_f16x2(self) -> f16x2",
+        params: [ArgTy::Is(Ty::Fp4x2)],
         ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm80,
-        sig: "fn to_f16x2(self) -> f16x2",
+        target: Sm80,
         lower: |l, c| {
             let byte = l.bits_reg(&arg(c, 0), RegClass::B32);
             if l.target.has(Target::Sm100a) {
@@ -516,52 +444,36 @@ pub(super) static TABLE: &[Intrinsic] = &[
             let scaled = e2m1_pair_sm90(l, t);
             Ok(half2_times(l, scaled, F16X2_2_POW_14))
         },
-    },
-    Intrinsic {
-        name: "decode_e2m1x8",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn decode_e2m1x8(word: u32) -> [f16x2; 4]",
+        params: [ArgTy::Is(U32)],
         ret: RetTy::Array(Ty::F16x2, 4),
-        min_target: Target::Sm80,
-        sig: "fn decode_e2m1x8(word: u32) -> [f16x2; 4]",
+        target: Sm80,
         lower: |l, c| decode_e2m1x8(l, c, false),
-    },
-    Intrinsic {
-        name: "decode_e2m1x8_scaled",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn decode_e2m1x8_scaled(word: u32) -> [f16x2; 4]",
+        params: [ArgTy::Is(U32)],
         ret: RetTy::Array(Ty::F16x2, 4),
-        min_target: Target::Sm80,
-        sig: "fn decode_e2m1x8_scaled(word: u32) -> [f16x2; 4]",
+        target: Sm80,
         lower: |l, c| decode_e2m1x8(l, c, true),
-    },
-    Intrinsic {
-        name: "to_f16x2",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::E4m3x2)],
-        t_set: &[],
+    ),
+    row!(
+        "fn to_f16x2(self) -> f16x2",
+        params: [ArgTy::Is(Ty::E4m3x2)],
         ret: RetTy::Is(Ty::F16x2),
-        min_target: Target::Sm90,
-        sig: "fn to_f16x2(self) -> f16x2",
+        target: Sm90,
         lower: |l, c| {
             let pair = l.bits_reg(&arg(c, 0), RegClass::B32);
             Ok(Val::Reg(e4m3x2_to_f16x2(l, pair)))
         },
-    },
-    Intrinsic {
-        name: "to_f32",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Is(Ty::E4m3)],
-        t_set: &[],
+    ),
+    row!(
+        "fn to_f32(self) -> f32",
+        params: [ArgTy::Is(Ty::E4m3)],
         ret: RetTy::Is(F32),
-        min_target: Target::Sm90,
-        sig: "fn to_f32(self) -> f32",
+        target: Sm90,
         lower: |l, c| {
             let byte = l.bits_reg(&arg(c, 0), RegClass::B32);
             let pair = e4m3x2_to_f16x2(l, byte);
@@ -572,18 +484,14 @@ pub(super) static TABLE: &[Intrinsic] = &[
             );
             Ok(unary_op(l, "cvt.f32.f16", RegClass::F32, lo.into()))
         },
-    },
-    Intrinsic {
-        name: "new",
-        form: Form::Assoc("u32x4"),
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
-        t_set: &[],
+    ),
+    row!(
+        "fn u32x4::new(x: u32, y: u32, z: u32, w: u32) -> u32x4",
+        params: [ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32), ArgTy::Is(U32)],
         ret: RetTy::Is(Ty::U32x4),
-        min_target: Target::Sm80,
-        sig: "fn u32x4::new(x: u32, y: u32, z: u32, w: u32) -> u32x4",
+        target: Sm80,
         lower: |_, c| Ok(Val::Parts((0..4).map(|i| arg(c, i)).collect())),
-    },
+    ),
 ];
 
 /// Converts a constant f32 argument through a register (cvt takes one).

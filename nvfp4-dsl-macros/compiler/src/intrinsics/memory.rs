@@ -4,73 +4,50 @@
 use super::*;
 
 pub(super) static TABLE: &[Intrinsic] = &[
-    Intrinsic {
-        name: "load",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Mem, ArgTy::Index, ArgTy::Hint],
-        t_set: &[],
+    row!(
+        "fn load<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> M::Elem",
+        params: [ArgTy::Mem, ArgTy::Index, ArgTy::Hint],
         ret: RetTy::Elem,
-        min_target: Target::Sm80,
-        sig: "fn load<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> M::Elem",
+        target: Sm80,
         lower: lower_load,
-    },
-    Intrinsic {
-        name: "store",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::MemMut, ArgTy::Index, ArgTy::Elem, ArgTy::Hint],
-        t_set: &[],
+    ),
+    row!(
+        "fn store<M: MemoryMut, I: Index>(dst: &mut M, index: I, value: M::Elem, hint: Cache)",
+        params: [ArgTy::MemMut, ArgTy::Index, ArgTy::Elem, ArgTy::Hint],
         ret: RetTy::Unit,
-        min_target: Target::Sm80,
-        sig: "fn store<M: MemoryMut, I: Index>(dst: &mut M, index: I, value: M::Elem, hint: Cache)",
+        target: Sm80,
         lower: lower_store,
-    },
-    Intrinsic {
-        name: "load_v4",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Mem, ArgTy::Index, ArgTy::Hint],
-        t_set: &[],
+    ),
+    row!(
+        "fn load_v4<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> u32x4",
+        params: [ArgTy::Mem, ArgTy::Index, ArgTy::Hint],
         ret: RetTy::Is(Ty::U32x4),
-        min_target: Target::Sm80,
-        sig: "fn load_v4<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> u32x4",
+        target: Sm80,
         lower: lower_load_v4,
-    },
-    Intrinsic {
-        name: "store_v4",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::MemMut, ArgTy::Index, ArgTy::Is(Ty::U32x4), ArgTy::Hint],
-        t_set: &[],
+    ),
+    row!(
+        "fn store_v4<M: MemoryMut, I: Index>(dst: &mut M, index: I, value: u32x4, hint: Cache)",
+        params: [ArgTy::MemMut, ArgTy::Index, ArgTy::Is(Ty::U32x4), ArgTy::Hint],
         ret: RetTy::Unit,
-        min_target: Target::Sm80,
-        sig: "fn store_v4<M: MemoryMut, I: Index>(dst: &mut M, index: I, value: u32x4, hint: Cache)",
+        target: Sm80,
         lower: lower_store_v4,
-    },
-    Intrinsic {
-        name: "len",
-        form: Form::Method,
-        generics: Generics::None,
-        params: &[ArgTy::Global],
-        t_set: &[],
+    ),
+    row!(
+        "fn len(&self) -> usize",
+        params: [ArgTy::Global],
         ret: RetTy::Is(USIZE),
-        min_target: Target::Sm80,
-        sig: "fn len(&self) -> usize",
+        target: Sm80,
         lower: |_, c| match mem(c, 0).len {
             Some(len) => Ok(*len),
             None => err(c.span, "the length of this view is not known"),
         },
-    },
-    Intrinsic {
-        name: "shared_array",
-        form: Form::Free,
+    ),
+    row!(
+        "fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N>",
         generics: Generics::TypeLen,
-        params: &[],
-        t_set: &[],
+        params: [],
         ret: RetTy::SharedArray,
-        min_target: Target::Sm80,
-        sig: "fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N>",
+        target: Sm80,
         lower: |l, c| {
             let elem = c.generic_ty.clone().expect("checked: a type argument");
             let len = c.generic_len.unwrap_or(0);
@@ -79,16 +56,13 @@ pub(super) static TABLE: &[Intrinsic] = &[
             }
             Ok(Val::Mem(l.declare_shared(&elem, len, c.span)?))
         },
-    },
-    Intrinsic {
-        name: "dynamic_shared",
-        form: Form::Free,
+    ),
+    row!(
+        "fn dynamic_shared<T: Element>(byte_offset: u32) -> &'static mut SharedSlice<T>",
         generics: Generics::Type,
-        params: &[ArgTy::Is(U32)],
-        t_set: &[],
+        params: [ArgTy::Is(U32)],
         ret: RetTy::SharedSlice,
-        min_target: Target::Sm80,
-        sig: "fn dynamic_shared<T: Element>(byte_offset: u32) -> &'static mut SharedSlice<T>",
+        target: Sm80,
         lower: |l, c| {
             let elem = c.generic_ty.clone().expect("checked: a type argument");
             if let Val::Const(Const::Int(o)) = arg(c, 0) {
@@ -102,24 +76,20 @@ pub(super) static TABLE: &[Intrinsic] = &[
             }
             Ok(Val::Mem(l.dynamic_shared(&elem, arg(c, 0))))
         },
-    },
-    intrinsic!(
-        "shared_address",
-        Form::Free,
-        [ArgTy::Shared, ArgTy::Index],
-        RetTy::Is(U32),
-        Sm80,
-        "fn shared_address<M: SharedMemory, I: DeviceIndex>(mem: &M, index: I) -> u32",
-        |l, c| Ok(Val::Reg(shared_address_reg(l, c, 0, 1)?))
     ),
-    intrinsic!(
-        "load_cluster",
-        Form::Free,
-        [ArgTy::Shared, ArgTy::Index, ArgTy::Is(U32)],
-        RetTy::Elem,
-        Sm90,
+    row!(
+        "fn shared_address<M: SharedMemory, I: DeviceIndex>(mem: &M, index: I) -> u32",
+        params: [ArgTy::Shared, ArgTy::Index],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, c| Ok(Val::Reg(shared_address_reg(l, c, 0, 1)?)),
+    ),
+    row!(
         "fn load_cluster<M: SharedMemory, I: DeviceIndex>(src: &M, index: I, cta_rank: u32) -> M::Elem",
-        |l, c| {
+        params: [ArgTy::Shared, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Elem,
+        target: Sm90,
+        lower: |l, c| {
             let local = shared_address_reg(l, c, 0, 1)?;
             let rank = l.operand(&arg(c, 2), Scalar::U32);
             let remote = l.reg(RegClass::B32);
@@ -132,52 +102,44 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 ..mem(c, 0)
             };
             l.load(&m, (Operand::Reg(remote), 0), CacheHint::Default, c.span)
-        }
+        },
     ),
-    intrinsic!(
-        "mbarrier_init",
-        Form::Free,
-        [BARS, ArgTy::Index, ArgTy::Is(U32)],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, count: u32)",
-        |l, c| {
+        params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
             let addr = shared_operand(l, c, 0, 1)?;
             let count = l.operand(&arg(c, 2), Scalar::U32);
             l.emit("mbarrier.init.shared::cta.b64", vec![addr, count]);
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "fence_mbarrier_init",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn fence_mbarrier_init()",
-        |l, _| simple(l, "fence.mbarrier_init.release.cluster", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "fence.mbarrier_init.release.cluster", 80),
     ),
-    intrinsic!(
-        "mbarrier_arrive",
-        Form::Free,
-        [BARS, ArgTy::Index],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn mbarrier_arrive<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I)",
-        |l, c| {
+        params: [BARS, ArgTy::Index],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
             let addr = shared_operand(l, c, 0, 1)?;
             l.emit("mbarrier.arrive.shared::cta.b64", vec![Operand::Sink, addr]);
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "mbarrier_arrive_expect_tx",
-        Form::Free,
-        [BARS, ArgTy::Index, ArgTy::Is(U32)],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn mbarrier_arrive_expect_tx<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, bytes: u32)",
-        |l, c| {
+        params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
             l.require_ptx(80);
             let addr = shared_operand(l, c, 0, 1)?;
             let bytes = l.operand(&arg(c, 2), Scalar::U32);
@@ -186,31 +148,27 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![Operand::Sink, addr, bytes],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "mbarrier_try_wait_parity",
-        Form::Free,
-        [BARS, ArgTy::Index, ArgTy::Is(U32)],
-        RetTy::Is(Ty::Scalar(Scalar::Bool)),
-        Sm90,
+    row!(
         "fn mbarrier_try_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) -> bool",
-        |l, c| {
+        params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Is(Ty::Scalar(Scalar::Bool)),
+        target: Sm90,
+        lower: |l, c| {
             let addr = shared_operand(l, c, 0, 1)?;
             let parity = l.operand(&arg(c, 2), Scalar::U32);
             let p = l.reg(RegClass::Pred);
             l.emit("mbarrier.try_wait.parity.shared::cta.b64", vec![p.into(), addr, parity]);
             Ok(Val::Reg(p))
-        }
+        },
     ),
-    intrinsic!(
-        "mbarrier_wait_parity",
-        Form::Free,
-        [BARS, ArgTy::Index, ArgTy::Is(U32)],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32)",
-        |l, c| {
+        params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
             let addr = shared_operand(l, c, 0, 1)?;
             let parity = l.operand(&arg(c, 2), Scalar::U32);
             let p = l.reg(RegClass::Pred);
@@ -234,16 +192,14 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 continuing: vec![],
             });
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "atomic_add_acq_rel_gpu",
-        Form::Free,
-        [ArgTy::MemMut, ArgTy::Index, ArgTy::Is(U32)],
-        RetTy::Is(U32),
-        Sm80,
+    row!(
         "fn atomic_add_acq_rel_gpu<I: DeviceIndex>(dst: &mut [u32], index: I, value: u32) -> u32",
-        |l, c| {
+        params: [ArgTy::MemMut, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, c| {
             let m = mem(c, 0);
             if m.elem != Ty::Scalar(Scalar::U32) || m.space != Space::Global {
                 return err(c.span, "atomic_add_acq_rel_gpu takes a `&mut [u32]` in global memory");
@@ -257,30 +213,25 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![old.into(), Operand::Addr(Box::new(base), offset), value],
             );
             Ok(Val::Reg(old))
-        }
+        },
     ),
-    intrinsic!(
-        "fence_acq_rel_gpu",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm80,
+    row!(
         "fn fence_acq_rel_gpu()",
-        |l, _| simple(l, "fence.acq_rel.gpu", 70)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm80,
+        lower: |l, _| simple(l, "fence.acq_rel.gpu", 70),
     ),
-    intrinsic!(
-        "fence_proxy_async_shared",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn fence_proxy_async_shared()",
-        |l, _| simple(l, "fence.proxy.async.shared::cta", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "fence.proxy.async.shared::cta", 80),
     ),
-    intrinsic!(
-        "cp_async_bulk_global_to_shared",
-        Form::Free,
-        [
+    row!(
+        "fn cp_async_bulk_global_to_shared<D: SharedMemory, I: DeviceIndex, T: Element, J: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, src: &[T], src_index: J, bytes: u32, bars: &B, bar_index: K)",
+        params: [
             ArgTy::Shared,
             ArgTy::Index,
             ArgTy::Global,
@@ -289,10 +240,9 @@ pub(super) static TABLE: &[Intrinsic] = &[
             BARS,
             ArgTy::Index
         ],
-        RetTy::Unit,
-        Sm90,
-        "fn cp_async_bulk_global_to_shared<D: SharedMemory, I: DeviceIndex, T: Element, J: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, src: &[T], src_index: J, bytes: u32, bars: &B, bar_index: K)",
-        |l, c| {
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
             l.require_ptx(80);
             let dst = shared_operand(l, c, 0, 1)?;
             let g = mem(c, 2);
@@ -304,12 +254,11 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![dst, Operand::Addr(Box::new(base), offset), bytes, bar],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "cp_async_bulk_tensor_2d_global_to_shared",
-        Form::Free,
-        [
+    row!(
+        "fn cp_async_bulk_tensor_2d_global_to_shared<D: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, map: TensorMap, c0: i32, c1: i32, bars: &B, bar_index: K)",
+        params: [
             ArgTy::Shared,
             ArgTy::Index,
             ArgTy::Is(Ty::TensorMap),
@@ -318,10 +267,9 @@ pub(super) static TABLE: &[Intrinsic] = &[
             BARS,
             ArgTy::Index
         ],
-        RetTy::Unit,
-        Sm90,
-        "fn cp_async_bulk_tensor_2d_global_to_shared<D: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, map: TensorMap, c0: i32, c1: i32, bars: &B, bar_index: K)",
-        |l, c| {
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
             l.require_ptx(80);
             let dst = shared_operand(l, c, 0, 1)?;
             let Val::TensorMap(name) = arg(c, 2) else {
@@ -339,7 +287,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![dst, Operand::TensorCoords(Box::new(map.into()), vec![c0, c1]), bar],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
 ];
 

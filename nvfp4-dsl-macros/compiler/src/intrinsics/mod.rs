@@ -10,7 +10,8 @@
 //! so rustc type-checks kernel bodies; a test keeps the two in step.
 
 mod convert;
-mod math;
+mod float;
+mod int;
 mod memory;
 mod tcgen05;
 mod threads;
@@ -28,7 +29,8 @@ pub static FAMILIES: &[&[Intrinsic]] = &[
     threads::TABLE,
     memory::TABLE,
     convert::TABLE,
-    math::TABLE,
+    int::TABLE,
+    float::TABLE,
     tcgen05::TABLE,
     wgmma::TABLE,
 ];
@@ -154,6 +156,11 @@ pub enum RetTy {
 
 pub type LowerFn = fn(&mut Lower<'_>, &Call) -> Result<Val>;
 
+/// Computes a call whose arguments are all constants, with Rust's result
+/// (`None`: left to the lowering). Gets the arguments and the first one's
+/// type.
+pub type FoldFn = fn(&[Const], Scalar) -> Option<Const>;
+
 pub struct Intrinsic {
     pub name: &'static str,
     pub form: Form,
@@ -165,6 +172,10 @@ pub struct Intrinsic {
     /// The Rust signature, as `nvfp4_dsl::prelude` declares it.
     pub sig: &'static str,
     pub lower: LowerFn,
+    pub fold: Option<FoldFn>,
+    /// Computed by a PTX `.approx` instruction (in `f32` only), so never
+    /// folded: its value is the hardware's.
+    pub approximate: bool,
 }
 
 impl std::fmt::Debug for Intrinsic {
@@ -185,6 +196,11 @@ impl Intrinsic {
     pub fn signature(&self) -> &'static str {
         self.sig
     }
+}
+
+/// Whether the method `name` is one PTX approximates (`f32` only).
+pub fn is_approximate(name: &str) -> bool {
+    all().any(|i| i.approximate && i.name == name)
 }
 
 /// Special-register reads (the free intrinsics without arguments that
@@ -212,42 +228,115 @@ pub(super) const HALVES: &[Ty] = &[F16, BF16];
 pub(super) const BARS: ArgTy = ArgTy::SharedOf(Ty::Scalar(Scalar::U64));
 pub(super) const SLOT: ArgTy = ArgTy::SharedOf(U32);
 
-/// A special-register read (`%tid.x`, ...).
-macro_rules! sreg {
-    ($name:literal, $reg:literal) => {
+/// One row of the table. The Rust signature comes first; the row's name
+/// and form are read from it (`fn name(..)`, `fn Type::name(..)`, `fn
+/// name(self, ..)`), so the name is written once. Then what `check` needs
+/// (`generics` and `types` only where the intrinsic has them), the
+/// minimum target and the lowering; `fold` where calls on constants fold
+/// (the lowering is not asked then); `approximate` for `.approx` PTX.
+macro_rules! row {
+    (
+        $sig:expr,
+        $(generics: $generics:expr,)?
+        params: [$($param:expr),* $(,)?],
+        $(types: $types:expr,)?
+        ret: $ret:expr,
+        target: $target:ident,
+        lower: $lower:expr
+        $(, fold: $fold:expr)?
+        $(, approximate: $approximate:literal)?
+        $(,)?
+    ) => {
         Intrinsic {
-            name: $name,
-            form: Form::Free,
-            generics: Generics::None,
-            params: &[],
-            t_set: &[],
-            ret: RetTy::Is(U32),
-            min_target: Target::Sm80,
-            sig: concat!("fn ", $name, "() -> u32"),
-            lower: |l, _| Ok(Val::Reg(special(l, $reg))),
-        }
-    };
-}
-
-macro_rules! intrinsic {
-    ($name:literal, $form:expr, [$($p:expr),*], $ret:expr, $target:ident, $sig:literal, $lower:expr) => {
-        Intrinsic {
-            name: $name,
-            form: $form,
-            generics: Generics::None,
-            params: &[$($p),*],
-            t_set: &[],
+            name: name_of($sig),
+            form: form_of($sig),
+            generics: first!($($generics,)? Generics::None),
+            params: &[$($param),*],
+            t_set: first!($($types,)? &[]),
             ret: $ret,
             min_target: Target::$target,
             sig: $sig,
             lower: $lower,
+            fold: first!($(Some($fold),)? None),
+            approximate: first!($($approximate,)? false),
         }
     };
 }
 
-use {intrinsic, sreg};
+/// The first of its arguments: an optional field's value or its default.
+macro_rules! first {
+    ($x:expr $(, $rest:expr)*) => {
+        $x
+    };
+}
 
-pub use math::APPROXIMATE;
+use {first, row};
+
+/// The name and the type qualifier of `fn [Type::]name..`, and where the
+/// name ends.
+const fn split_signature(sig: &'static str) -> (Option<&'static str>, &'static str, usize) {
+    let bytes = sig.as_bytes();
+    let start = 3; // after `fn `
+    let mut end = start;
+    let mut qualifier_end = 0;
+    while end < bytes.len() && bytes[end] != b'(' && bytes[end] != b'<' {
+        if bytes[end] == b':' {
+            qualifier_end = end;
+        }
+        end += 1;
+    }
+    let (head, _) = bytes.split_at(end);
+    if qualifier_end == 0 {
+        let (_, name) = head.split_at(start);
+        return (None, utf8(name), end);
+    }
+    let (qualified, name) = head.split_at(qualifier_end + 1);
+    let (qualifier, _) = qualified.split_at(qualifier_end - 1);
+    let (_, qualifier) = qualifier.split_at(start);
+    (Some(utf8(qualifier)), utf8(name), end)
+}
+
+const fn utf8(bytes: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("a signature is ASCII"),
+    }
+}
+
+/// The name in a row's signature.
+const fn name_of(sig: &'static str) -> &'static str {
+    split_signature(sig).1
+}
+
+/// How a row's signature is called: `fn Type::name` is associated, a
+/// first parameter `self` makes a method.
+const fn form_of(sig: &'static str) -> Form {
+    let (qualifier, _, end) = split_signature(sig);
+    if let Some(q) = qualifier {
+        return Form::Assoc(q);
+    }
+    let bytes = sig.as_bytes();
+    let mut i = end;
+    while i < bytes.len() && bytes[i] != b'(' {
+        i += 1;
+    }
+    // `(self`, `(&self`, `(&mut self`.
+    i += 1;
+    if i < bytes.len() && bytes[i] == b'&' {
+        i += 1;
+    }
+    if i + 4 <= bytes.len() && bytes[i] == b'm' && bytes[i + 1] == b'u' && bytes[i + 2] == b't' && bytes[i + 3] == b' '
+    {
+        i += 4;
+    }
+    let is_self = i + 5 <= bytes.len()
+        && bytes[i] == b's'
+        && bytes[i + 1] == b'e'
+        && bytes[i + 2] == b'l'
+        && bytes[i + 3] == b'f'
+        && matches!(bytes[i + 4], b')' | b',' | b':');
+    if is_self { Form::Method } else { Form::Free }
+}
 
 pub(super) fn arg(c: &Call, i: usize) -> Val {
     c.args[i].0.clone()
@@ -381,4 +470,42 @@ pub(super) fn set_desc_field(l: &mut Lower<'_>, c: &Call, desc: Val, bytes: Val,
     let wide = l.cast(units, Scalar::U32, Scalar::U64);
     let field = bin64(l, c, Shl, wide, int(shift))?;
     bin64(l, c, BitOr, cleared, field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_takes_its_name_and_form_from_its_signature() {
+        let load = "fn load<M: Memory, I: Index>(src: &M, index: I, hint: Cache) -> M::Elem";
+        assert_eq!((name_of(load), form_of(load)), ("load", Form::Free));
+        let from_bits = "fn f64::from_bits(bits: u64) -> f64";
+        assert_eq!(
+            (name_of(from_bits), form_of(from_bits)),
+            ("from_bits", Form::Assoc("f64"))
+        );
+        for method in [
+            "fn len(&self) -> usize",
+            "fn len(self) -> usize",
+            "fn len(&mut self) -> usize",
+        ] {
+            assert_eq!((name_of(method), form_of(method)), ("len", Form::Method));
+        }
+        assert_eq!(form_of("fn selfish(x: u32)"), Form::Free);
+        assert_eq!(form_of("fn f(selfish: u32)"), Form::Free);
+    }
+
+    #[test]
+    fn every_row_is_named_once_and_found_by_its_id() {
+        for (i, row) in all().enumerate() {
+            let qualified = match row.form {
+                Form::Assoc(q) => format!("fn {q}::{}", row.name),
+                _ => format!("fn {}", row.name),
+            };
+            assert!(row.sig.starts_with(&qualified), "{}", row.sig);
+            assert!(std::ptr::eq(get(IntrinsicId(i)), row));
+            assert_eq!(id(row), IntrinsicId(i));
+        }
+    }
 }

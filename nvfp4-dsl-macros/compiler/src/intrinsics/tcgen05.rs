@@ -7,14 +7,12 @@ const DESC: Ty = Ty::SmemDesc;
 const TMEM_LD_LENGTHS: &[u64] = &[1, 2, 4, 8, 16, 32, 64, 128];
 
 pub(super) static TABLE: &[Intrinsic] = &[
-    intrinsic!(
-        "tcgen05_alloc",
-        Form::Free,
-        [SLOT, ArgTy::Index, ArgTy::ConstU32],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_alloc<M: SharedMemory<Elem = u32>, I: DeviceIndex>(slot: &M, index: I, columns: u32)",
-        |l, c| {
+        params: [SLOT, ArgTy::Index, ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, c| {
             let cols = tmem_columns(c, 2)?;
             let addr = shared_operand(l, c, 0, 1)?;
             l.emit(
@@ -22,16 +20,14 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![addr, Operand::imm(cols)],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "tcgen05_dealloc",
-        Form::Free,
-        [ArgTy::Is(U32), ArgTy::ConstU32],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_dealloc(tmem_address: u32, columns: u32)",
-        |l, c| {
+        params: [ArgTy::Is(U32), ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, c| {
             let cols = tmem_columns(c, 1)?;
             let t = l.operand(&arg(c, 0), Scalar::U32);
             l.emit(
@@ -39,25 +35,21 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![t, Operand::imm(cols)],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "tcgen05_relinquish_alloc_permit",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_relinquish_alloc_permit()",
-        |l, _| simple(l, "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", 86)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, _| simple(l, "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", 86),
     ),
-    intrinsic!(
-        "tcgen05_cp_32x128b_warpx4",
-        Form::Free,
-        [ArgTy::Is(U32), ArgTy::Is(DESC)],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_cp_32x128b_warpx4(tmem_address: u32, src: SmemDesc)",
-        |l, c| {
+        params: [ArgTy::Is(U32), ArgTy::Is(DESC)],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, c| {
             let t = l.in_reg(&arg(c, 0), Scalar::U32);
             let d = l.bits_reg(&arg(c, 1), RegClass::B64);
             l.emit(
@@ -65,12 +57,11 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![Operand::Addr(Box::new(t.into()), 0), d.into()],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "tcgen05_mma_mxf4nvf4",
-        Form::Free,
-        [
+    row!(
+        "fn tcgen05_mma_mxf4nvf4(d_tmem: u32, a: SmemDesc, b: SmemDesc, idesc: InstrDesc, sfa_tmem: u32, sfb_tmem: u32, accumulate: bool)",
+        params: [
             ArgTy::Is(U32),
             ArgTy::Is(DESC),
             ArgTy::Is(DESC),
@@ -79,10 +70,9 @@ pub(super) static TABLE: &[Intrinsic] = &[
             ArgTy::Is(U32),
             ArgTy::Is(Ty::Scalar(Scalar::Bool))
         ],
-        RetTy::Unit,
-        Sm100a,
-        "fn tcgen05_mma_mxf4nvf4(d_tmem: u32, a: SmemDesc, b: SmemDesc, idesc: InstrDesc, sfa_tmem: u32, sfb_tmem: u32, accumulate: bool)",
-        |l, c| {
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, c| {
             l.require_ptx(87);
             let d = l.in_reg(&arg(c, 0), Scalar::U32);
             let a = l.bits_reg(&arg(c, 1), RegClass::B64);
@@ -97,33 +87,28 @@ pub(super) static TABLE: &[Intrinsic] = &[
                 vec![at(d), a.into(), b.into(), i.into(), at(sfa), at(sfb), acc.into()],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "tcgen05_commit",
-        Form::Free,
-        [BARS, ArgTy::Index],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_commit<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I)",
-        |l, c| {
+        params: [BARS, ArgTy::Index],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, c| {
             let addr = shared_operand(l, c, 0, 1)?;
             l.emit(
                 "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
                 vec![addr],
             );
             Ok(Val::Unit)
-        }
+        },
     ),
-    Intrinsic {
-        name: "tcgen05_ld_32x32b",
-        form: Form::Free,
+    row!(
+        "fn tcgen05_ld_32x32b<const N: usize>(tmem_address: u32) -> [u32; N]",
         generics: Generics::Len(TMEM_LD_LENGTHS),
-        params: &[ArgTy::Is(U32)],
-        t_set: &[],
+        params: [ArgTy::Is(U32)],
         ret: RetTy::ArrayOfGenericLen(U32),
-        min_target: Target::Sm100a,
-        sig: "fn tcgen05_ld_32x32b<const N: usize>(tmem_address: u32) -> [u32; N]",
+        target: Sm100a,
         lower: |l, c| {
             let n = c.generic_len.unwrap_or(0);
             if !TMEM_LD_LENGTHS.contains(&n) {
@@ -143,118 +128,96 @@ pub(super) static TABLE: &[Intrinsic] = &[
             );
             Ok(Val::Parts(regs.into_iter().map(Val::Reg).collect()))
         },
-    },
-    intrinsic!(
-        "tcgen05_wait_ld",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm100a,
+    ),
+    row!(
         "fn tcgen05_wait_ld()",
-        |l, _| simple(l, "tcgen05.wait::ld.sync.aligned", 86)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, _| simple(l, "tcgen05.wait::ld.sync.aligned", 86),
     ),
-    intrinsic!(
-        "tcgen05_fence_before_thread_sync",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_fence_before_thread_sync()",
-        |l, _| simple(l, "tcgen05.fence::before_thread_sync", 86)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, _| simple(l, "tcgen05.fence::before_thread_sync", 86),
     ),
-    intrinsic!(
-        "tcgen05_fence_after_thread_sync",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm100a,
+    row!(
         "fn tcgen05_fence_after_thread_sync()",
-        |l, _| simple(l, "tcgen05.fence::after_thread_sync", 86)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm100a,
+        lower: |l, _| simple(l, "tcgen05.fence::after_thread_sync", 86),
     ),
-    intrinsic!(
-        "new",
-        Form::Assoc("SmemDesc"),
-        [ArgTy::Is(U32)],
-        RetTy::Is(DESC),
-        Sm80,
+    row!(
         "fn SmemDesc::new(start_address: u32) -> SmemDesc",
-        |l, c| {
+        params: [ArgTy::Is(U32)],
+        ret: RetTy::Is(DESC),
+        target: Sm80,
+        lower: |l, c| {
             use ast::BinOp::*;
             let start = bin32(l, c, BitAnd, arg(c, 0), int(0x3FFFF))?;
             let start = bin32(l, c, Shr, start, int(4))?;
             let wide = l.cast(start, Scalar::U32, Scalar::U64);
             bin64(l, c, BitOr, wide, int(1 << 46))
-        }
+        },
     ),
-    intrinsic!(
-        "with_leading_byte_offset",
-        Form::Method,
-        [ArgTy::Is(DESC), ArgTy::Is(U32)],
-        RetTy::Is(DESC),
-        Sm80,
+    row!(
         "fn with_leading_byte_offset(self, bytes: u32) -> SmemDesc",
-        |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 16)
+        params: [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(DESC),
+        target: Sm80,
+        lower: |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 16),
     ),
-    intrinsic!(
-        "with_stride_byte_offset",
-        Form::Method,
-        [ArgTy::Is(DESC), ArgTy::Is(U32)],
-        RetTy::Is(DESC),
-        Sm80,
+    row!(
         "fn with_stride_byte_offset(self, bytes: u32) -> SmemDesc",
-        |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 32)
+        params: [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(DESC),
+        target: Sm80,
+        lower: |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 32),
     ),
-    intrinsic!(
-        "with_base_offset",
-        Form::Method,
-        [ArgTy::Is(DESC), ArgTy::Is(U32)],
-        RetTy::Is(DESC),
-        Sm80,
+    row!(
         "fn with_base_offset(self, offset: u32) -> SmemDesc",
-        |l, c| set_base_offset(l, c)
+        params: [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(DESC),
+        target: Sm80,
+        lower: |l, c| set_base_offset(l, c),
     ),
-    intrinsic!(
-        "with_swizzle",
-        Form::Method,
-        [ArgTy::Is(DESC), ArgTy::SwizzleConst],
-        RetTy::Is(DESC),
-        Sm80,
+    row!(
         "fn with_swizzle(self, swizzle: Swizzle) -> SmemDesc",
-        |l, c| {
+        params: [ArgTy::Is(DESC), ArgTy::SwizzleConst],
+        ret: RetTy::Is(DESC),
+        target: Sm80,
+        lower: |l, c| {
             use ast::BinOp::*;
             let Val::Swizzle(s) = arg(c, 1) else {
                 unreachable!("checked: a swizzle")
             };
             let cleared = bin64(l, c, BitAnd, arg(c, 0), int(!(7u64 << 61)))?;
             bin64(l, c, BitOr, cleared, int(s.layout_type() << 61))
-        }
+        },
     ),
-    intrinsic!(
-        "offset",
-        Form::Method,
-        [ArgTy::Is(DESC), ArgTy::Is(U32)],
-        RetTy::Is(DESC),
-        Sm80,
+    row!(
         "fn offset(self, bytes: u32) -> SmemDesc",
-        |l, c| desc_offset(l, c)
+        params: [ArgTy::Is(DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(DESC),
+        target: Sm80,
+        lower: |l, c| desc_offset(l, c),
     ),
-    intrinsic!(
-        "bits",
-        Form::Method,
-        [ArgTy::Is(DESC)],
-        RetTy::Is(U64),
-        Sm80,
+    row!(
         "fn bits(self) -> u64",
-        |_, c| Ok(arg(c, 0))
+        params: [ArgTy::Is(DESC)],
+        ret: RetTy::Is(U64),
+        target: Sm80,
+        lower: |_, c| Ok(arg(c, 0)),
     ),
-    intrinsic!(
-        "mxf4nvf4",
-        Form::Assoc("InstrDesc"),
-        [ArgTy::Is(U32), ArgTy::Is(U32)],
-        RetTy::Is(Ty::InstrDesc),
-        Sm80,
+    row!(
         "fn InstrDesc::mxf4nvf4(m: u32, n: u32) -> InstrDesc",
-        |l, c| {
+        params: [ArgTy::Is(U32), ArgTy::Is(U32)],
+        ret: RetTy::Is(Ty::InstrDesc),
+        target: Sm80,
+        lower: |l, c| {
             use ast::BinOp::*;
             let n = bin32(l, c, Shr, arg(c, 1), int(3))?;
             let n = bin32(l, c, Shl, n, int(17))?;
@@ -262,16 +225,14 @@ pub(super) static TABLE: &[Intrinsic] = &[
             let m = bin32(l, c, Shl, m, int(27))?;
             let d = bin32(l, c, BitOr, n, m)?;
             bin32(l, c, BitOr, d, int(0x480))
-        }
+        },
     ),
-    intrinsic!(
-        "bits",
-        Form::Method,
-        [ArgTy::Is(Ty::InstrDesc)],
-        RetTy::Is(U32),
-        Sm80,
+    row!(
         "fn bits(self) -> u32",
-        |_, c| Ok(arg(c, 0))
+        params: [ArgTy::Is(Ty::InstrDesc)],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |_, c| Ok(arg(c, 0)),
     ),
 ];
 

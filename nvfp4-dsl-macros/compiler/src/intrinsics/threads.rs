@@ -4,187 +4,223 @@
 use super::*;
 
 pub(super) static TABLE: &[Intrinsic] = &[
-    sreg!("thread_idx_x", "%tid.x"),
-    sreg!("thread_idx_y", "%tid.y"),
-    sreg!("thread_idx_z", "%tid.z"),
-    sreg!("block_idx_x", "%ctaid.x"),
-    sreg!("block_idx_y", "%ctaid.y"),
-    sreg!("block_idx_z", "%ctaid.z"),
-    sreg!("block_dim_x", "%ntid.x"),
-    sreg!("block_dim_y", "%ntid.y"),
-    sreg!("block_dim_z", "%ntid.z"),
-    sreg!("grid_dim_x", "%nctaid.x"),
-    sreg!("grid_dim_y", "%nctaid.y"),
-    sreg!("grid_dim_z", "%nctaid.z"),
-    sreg!("lane_id", "%laneid"),
-    Intrinsic {
-        name: "target_at_least",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::TargetConst],
-        t_set: &[],
+    row!(
+        "fn thread_idx_x() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%tid.x"))),
+    ),
+    row!(
+        "fn thread_idx_y() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%tid.y"))),
+    ),
+    row!(
+        "fn thread_idx_z() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%tid.z"))),
+    ),
+    row!(
+        "fn block_idx_x() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%ctaid.x"))),
+    ),
+    row!(
+        "fn block_idx_y() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%ctaid.y"))),
+    ),
+    row!(
+        "fn block_idx_z() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%ctaid.z"))),
+    ),
+    row!(
+        "fn block_dim_x() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%ntid.x"))),
+    ),
+    row!(
+        "fn block_dim_y() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%ntid.y"))),
+    ),
+    row!(
+        "fn block_dim_z() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%ntid.z"))),
+    ),
+    row!(
+        "fn grid_dim_x() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%nctaid.x"))),
+    ),
+    row!(
+        "fn grid_dim_y() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%nctaid.y"))),
+    ),
+    row!(
+        "fn grid_dim_z() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%nctaid.z"))),
+    ),
+    row!(
+        "fn lane_id() -> u32",
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm80,
+        lower: |l, _| Ok(Val::Reg(special(l, "%laneid"))),
+    ),
+    row!(
+        "fn target_at_least(target: Target) -> bool",
+        params: [ArgTy::TargetConst],
         ret: RetTy::Is(Ty::Scalar(Scalar::Bool)),
-        min_target: Target::Sm80,
-        sig: "fn target_at_least(target: Target) -> bool",
+        target: Sm80,
         lower: |l, c| match arg(c, 0) {
             Val::Target(t) => Ok(Val::Const(Const::Bool(l.target.has(t)))),
             other => unreachable!("checked: a target, not {other:?}"),
         },
-    },
-    Intrinsic {
-        name: "launch_dependents",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[],
-        t_set: &[],
+    ),
+    row!(
+        "fn launch_dependents()",
+        params: [],
         ret: RetTy::Unit,
-        min_target: Target::Sm90,
-        sig: "fn launch_dependents()",
+        target: Sm90,
         lower: |l, _| {
             l.emit("griddepcontrol.launch_dependents", vec![]);
             Ok(Val::Unit)
         },
-    },
-    Intrinsic {
-        name: "grid_dependency_wait",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[],
-        t_set: &[],
+    ),
+    row!(
+        "fn grid_dependency_wait()",
+        params: [],
         ret: RetTy::Unit,
-        min_target: Target::Sm90,
-        sig: "fn grid_dependency_wait()",
+        target: Sm90,
         lower: |l, _| {
             l.func.programmatic = true;
             l.emit("griddepcontrol.wait", vec![]);
             Ok(Val::Unit)
         },
-    },
-    Intrinsic {
-        name: "sync_threads",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[],
-        t_set: &[],
+    ),
+    row!(
+        "fn sync_threads()",
+        params: [],
         ret: RetTy::Unit,
-        min_target: Target::Sm80,
-        sig: "fn sync_threads()",
+        target: Sm80,
         lower: |l, _| {
             l.emit("bar.sync", vec![Operand::imm(0)]);
             Ok(Val::Unit)
         },
-    },
-    Intrinsic {
-        name: "sync_warp",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[],
-        t_set: &[],
+    ),
+    row!(
+        "fn sync_warp()",
+        params: [],
         ret: RetTy::Unit,
-        min_target: Target::Sm80,
-        sig: "fn sync_warp()",
+        target: Sm80,
         lower: |l, _| {
             l.emit("bar.warp.sync", vec![Operand::Imm("-1".into())]);
             Ok(Val::Unit)
         },
-    },
-    intrinsic!(
-        "named_barrier_sync",
-        Form::Free,
-        [ArgTy::ConstU32, ArgTy::Is(U32)],
-        RetTy::Unit,
-        Sm80,
+    ),
+    row!(
         "fn named_barrier_sync(id: u32, threads: u32)",
-        |l, c| named_barrier(l, c, "bar.sync")
+        params: [ArgTy::ConstU32, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm80,
+        lower: |l, c| named_barrier(l, c, "bar.sync"),
     ),
-    intrinsic!(
-        "named_barrier_arrive",
-        Form::Free,
-        [ArgTy::ConstU32, ArgTy::Is(U32)],
-        RetTy::Unit,
-        Sm80,
+    row!(
         "fn named_barrier_arrive(id: u32, threads: u32)",
-        |l, c| named_barrier(l, c, "bar.arrive")
+        params: [ArgTy::ConstU32, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm80,
+        lower: |l, c| named_barrier(l, c, "bar.arrive"),
     ),
-    intrinsic!(
-        "cluster_cta_rank",
-        Form::Free,
-        [],
-        RetTy::Is(U32),
-        Sm90,
+    row!(
         "fn cluster_cta_rank() -> u32",
-        |l, _| Ok(Val::Reg(special(l, "%cluster_ctarank")))
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm90,
+        lower: |l, _| Ok(Val::Reg(special(l, "%cluster_ctarank"))),
     ),
-    intrinsic!(
-        "cluster_size",
-        Form::Free,
-        [],
-        RetTy::Is(U32),
-        Sm90,
+    row!(
         "fn cluster_size() -> u32",
-        |l, _| Ok(Val::Reg(special(l, "%cluster_nctarank")))
+        params: [],
+        ret: RetTy::Is(U32),
+        target: Sm90,
+        lower: |l, _| Ok(Val::Reg(special(l, "%cluster_nctarank"))),
     ),
-    intrinsic!(
-        "global_timer",
-        Form::Free,
-        [],
-        RetTy::Is(U64),
-        Sm80,
+    row!(
         "fn global_timer() -> u64",
-        |l, _| {
+        params: [],
+        ret: RetTy::Is(U64),
+        target: Sm80,
+        lower: |l, _| {
             let r = l.reg(RegClass::B64);
             l.emit("mov.u64", vec![r.into(), Operand::Sym("%globaltimer".into())]);
             Ok(Val::Reg(r))
-        }
+        },
     ),
-    intrinsic!(
-        "cluster_arrive",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn cluster_arrive()",
-        |l, _| simple(l, "barrier.cluster.arrive.release.aligned", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "barrier.cluster.arrive.release.aligned", 80),
     ),
-    intrinsic!(
-        "cluster_arrive_relaxed",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn cluster_arrive_relaxed()",
-        |l, _| simple(l, "barrier.cluster.arrive.relaxed.aligned", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "barrier.cluster.arrive.relaxed.aligned", 80),
     ),
-    intrinsic!(
-        "cluster_wait",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn cluster_wait()",
-        |l, _| simple(l, "barrier.cluster.wait.acquire.aligned", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "barrier.cluster.wait.acquire.aligned", 80),
     ),
-    intrinsic!(
-        "cluster_sync",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90,
+    row!(
         "fn cluster_sync()",
-        |l, _| {
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| {
             simple(l, "barrier.cluster.arrive.release.aligned", 80)?;
             simple(l, "barrier.cluster.wait.acquire.aligned", 80)
-        }
+        },
     ),
-    Intrinsic {
-        name: "elect_sync",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[],
-        t_set: &[],
+    row!(
+        "fn elect_sync() -> bool",
+        params: [],
         ret: RetTy::Is(Ty::Scalar(Scalar::Bool)),
-        min_target: Target::Sm90,
-        sig: "fn elect_sync() -> bool",
+        target: Sm90,
         lower: |l, _| {
             l.require_ptx(80);
             let p = l.reg(RegClass::Pred);
@@ -192,84 +228,63 @@ pub(super) static TABLE: &[Intrinsic] = &[
             l.emit("elect.sync", vec![dest, Operand::Imm("-1".into())]);
             Ok(Val::Reg(p))
         },
-    },
-    Intrinsic {
-        name: "shfl_down",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::T, ArgTy::Is(U32)],
-        t_set: SHFL_TYPES,
+    ),
+    row!(
+        "fn shfl_down<T: Shuffle>(value: T, delta: u32) -> T",
+        params: [ArgTy::T, ArgTy::Is(U32)],
+        types: SHFL_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn shfl_down<T: Shuffle>(value: T, delta: u32) -> T",
+        target: Sm80,
         lower: |l, c| shfl(l, c, "down", false),
-    },
-    Intrinsic {
-        name: "shfl_xor",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::T, ArgTy::Is(U32)],
-        t_set: SHFL_TYPES,
+    ),
+    row!(
+        "fn shfl_xor<T: Shuffle>(value: T, lane_mask: u32) -> T",
+        params: [ArgTy::T, ArgTy::Is(U32)],
+        types: SHFL_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn shfl_xor<T: Shuffle>(value: T, lane_mask: u32) -> T",
+        target: Sm80,
         lower: |l, c| shfl(l, c, "bfly", false),
-    },
-    Intrinsic {
-        name: "shfl_idx",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::T, ArgTy::Is(U32)],
-        t_set: SHFL_TYPES,
+    ),
+    row!(
+        "fn shfl_idx<T: Shuffle>(value: T, src_lane: u32) -> T",
+        params: [ArgTy::T, ArgTy::Is(U32)],
+        types: SHFL_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn shfl_idx<T: Shuffle>(value: T, src_lane: u32) -> T",
+        target: Sm80,
         lower: |l, c| shfl(l, c, "idx", false),
-    },
-    Intrinsic {
-        name: "shfl_down_sync",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::T, ArgTy::Is(U32)],
-        t_set: SHFL_TYPES,
+    ),
+    row!(
+        "fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32) -> T",
+        params: [ArgTy::Is(U32), ArgTy::T, ArgTy::Is(U32)],
+        types: SHFL_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32) -> T",
+        target: Sm80,
         lower: |l, c| shfl(l, c, "down", true),
-    },
-    Intrinsic {
-        name: "shfl_xor_sync",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::T, ArgTy::Is(U32)],
-        t_set: SHFL_TYPES,
+    ),
+    row!(
+        "fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32) -> T",
+        params: [ArgTy::Is(U32), ArgTy::T, ArgTy::Is(U32)],
+        types: SHFL_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32) -> T",
+        target: Sm80,
         lower: |l, c| shfl(l, c, "bfly", true),
-    },
-    Intrinsic {
-        name: "shfl_idx_sync",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::Is(U32), ArgTy::T, ArgTy::Is(U32)],
-        t_set: SHFL_TYPES,
+    ),
+    row!(
+        "fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T",
+        params: [ArgTy::Is(U32), ArgTy::T, ArgTy::Is(U32)],
+        types: SHFL_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T",
+        target: Sm80,
         lower: |l, c| shfl(l, c, "idx", true),
-    },
-    Intrinsic {
-        name: "warp_reduce_sum",
-        form: Form::Free,
-        generics: Generics::None,
-        params: &[ArgTy::T],
-        t_set: SUM_TYPES,
+    ),
+    row!(
+        "fn warp_reduce_sum<T: WarpSum>(value: T) -> T",
+        params: [ArgTy::T],
+        types: SUM_TYPES,
         ret: RetTy::T,
-        min_target: Target::Sm80,
-        sig: "fn warp_reduce_sum<T: WarpSum>(value: T) -> T",
+        target: Sm80,
         lower: lower_warp_reduce_sum,
-    },
+    ),
 ];
 
 fn special(l: &mut Lower<'_>, reg: &str) -> ir::Reg {

@@ -15,32 +15,26 @@ const A_F16: ArgTy = ArgTy::ArrayOf(Ty::F16x2, 4);
 const A_BF16: ArgTy = ArgTy::ArrayOf(Ty::Bf16x2, 4);
 
 pub(super) static TABLE: &[Intrinsic] = &[
-    intrinsic!(
-        "wgmma_fence",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn wgmma_fence()",
-        |l, _| simple(l, "wgmma.fence.sync.aligned", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, _| simple(l, "wgmma.fence.sync.aligned", 80),
     ),
-    intrinsic!(
-        "wgmma_commit_group",
-        Form::Free,
-        [],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn wgmma_commit_group()",
-        |l, _| simple(l, "wgmma.commit_group.sync.aligned", 80)
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, _| simple(l, "wgmma.commit_group.sync.aligned", 80),
     ),
-    intrinsic!(
-        "wgmma_wait_group",
-        Form::Free,
-        [ArgTy::ConstU32],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn wgmma_wait_group(pending: u32)",
-        |l, c| {
+        params: [ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| {
             let n = const_u32(c, 0, "the number of pending wgmma groups")?;
             if n > 7 {
                 return err(
@@ -51,147 +45,121 @@ pub(super) static TABLE: &[Intrinsic] = &[
             l.require_ptx(80);
             l.emit("wgmma.wait_group.sync.aligned", vec![Operand::imm(n)]);
             Ok(Val::Unit)
-        }
+        },
     ),
-    intrinsic!(
-        "wgmma_f16_rs",
-        Form::Free,
-        [ArgTy::AccumMut, A_F16, ArgTy::Is(WGMMA_DESC), ArgTy::Is(BOOL)],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn wgmma_f16_rs<const N: usize>(acc: &mut [f32; N], a: [f16x2; 4], b: WgmmaDesc, accumulate: bool)",
-        |l, c| mma(l, c, "f16", true)
+        params: [ArgTy::AccumMut, A_F16, ArgTy::Is(WGMMA_DESC), ArgTy::Is(BOOL)],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| mma(l, c, "f16", true),
     ),
-    intrinsic!(
-        "wgmma_bf16_rs",
-        Form::Free,
-        [ArgTy::AccumMut, A_BF16, ArgTy::Is(WGMMA_DESC), ArgTy::Is(BOOL)],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn wgmma_bf16_rs<const N: usize>(acc: &mut [f32; N], a: [bf16x2; 4], b: WgmmaDesc, accumulate: bool)",
-        |l, c| mma(l, c, "bf16", true)
+        params: [ArgTy::AccumMut, A_BF16, ArgTy::Is(WGMMA_DESC), ArgTy::Is(BOOL)],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| mma(l, c, "bf16", true),
     ),
-    intrinsic!(
-        "wgmma_f16_ss",
-        Form::Free,
-        [
-            ArgTy::AccumMut,
-            ArgTy::Is(WGMMA_DESC),
-            ArgTy::Is(WGMMA_DESC),
-            ArgTy::Is(BOOL)
-        ],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn wgmma_f16_ss<const N: usize>(acc: &mut [f32; N], a: WgmmaDesc, b: WgmmaDesc, accumulate: bool)",
-        |l, c| mma(l, c, "f16", false)
-    ),
-    intrinsic!(
-        "wgmma_bf16_ss",
-        Form::Free,
-        [
+        params: [
             ArgTy::AccumMut,
             ArgTy::Is(WGMMA_DESC),
             ArgTy::Is(WGMMA_DESC),
             ArgTy::Is(BOOL)
         ],
-        RetTy::Unit,
-        Sm90a,
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| mma(l, c, "f16", false),
+    ),
+    row!(
         "fn wgmma_bf16_ss<const N: usize>(acc: &mut [f32; N], a: WgmmaDesc, b: WgmmaDesc, accumulate: bool)",
-        |l, c| mma(l, c, "bf16", false)
+        params: [
+            ArgTy::AccumMut,
+            ArgTy::Is(WGMMA_DESC),
+            ArgTy::Is(WGMMA_DESC),
+            ArgTy::Is(BOOL)
+        ],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| mma(l, c, "bf16", false),
     ),
-    intrinsic!(
-        "setmaxnreg_inc",
-        Form::Free,
-        [ArgTy::ConstU32],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn setmaxnreg_inc(registers: u32)",
-        |l, c| setmaxnreg(l, c, "inc")
+        params: [ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| setmaxnreg(l, c, "inc"),
     ),
-    intrinsic!(
-        "setmaxnreg_dec",
-        Form::Free,
-        [ArgTy::ConstU32],
-        RetTy::Unit,
-        Sm90a,
+    row!(
         "fn setmaxnreg_dec(registers: u32)",
-        |l, c| setmaxnreg(l, c, "dec")
+        params: [ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm90a,
+        lower: |l, c| setmaxnreg(l, c, "dec"),
     ),
     // Descriptor builders: integer arithmetic, folded when the inputs are constants.
-    intrinsic!(
-        "new",
-        Form::Assoc("WgmmaDesc"),
-        [ArgTy::Is(U32)],
-        RetTy::Is(WGMMA_DESC),
-        Sm80,
+    row!(
         "fn WgmmaDesc::new(start_address: u32) -> WgmmaDesc",
-        |l, c| {
+        params: [ArgTy::Is(U32)],
+        ret: RetTy::Is(WGMMA_DESC),
+        target: Sm80,
+        lower: |l, c| {
             use ast::BinOp::*;
             let start = bin32(l, c, BitAnd, arg(c, 0), int(0x3FFFF))?;
             let start = bin32(l, c, Shr, start, int(4))?;
             Ok(l.cast(start, Scalar::U32, Scalar::U64))
-        }
+        },
     ),
-    intrinsic!(
-        "with_leading_byte_offset",
-        Form::Method,
-        [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
-        RetTy::Is(WGMMA_DESC),
-        Sm80,
+    row!(
         "fn with_leading_byte_offset(self, bytes: u32) -> WgmmaDesc",
-        |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 16)
+        params: [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(WGMMA_DESC),
+        target: Sm80,
+        lower: |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 16),
     ),
-    intrinsic!(
-        "with_stride_byte_offset",
-        Form::Method,
-        [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
-        RetTy::Is(WGMMA_DESC),
-        Sm80,
+    row!(
         "fn with_stride_byte_offset(self, bytes: u32) -> WgmmaDesc",
-        |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 32)
+        params: [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(WGMMA_DESC),
+        target: Sm80,
+        lower: |l, c| set_desc_field(l, c, arg(c, 0), arg(c, 1), 32),
     ),
-    intrinsic!(
-        "with_base_offset",
-        Form::Method,
-        [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
-        RetTy::Is(WGMMA_DESC),
-        Sm80,
+    row!(
         "fn with_base_offset(self, offset: u32) -> WgmmaDesc",
-        |l, c| set_base_offset(l, c)
+        params: [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(WGMMA_DESC),
+        target: Sm80,
+        lower: |l, c| set_base_offset(l, c),
     ),
-    intrinsic!(
-        "with_swizzle",
-        Form::Method,
-        [ArgTy::Is(WGMMA_DESC), ArgTy::SwizzleConst],
-        RetTy::Is(WGMMA_DESC),
-        Sm80,
+    row!(
         "fn with_swizzle(self, swizzle: Swizzle) -> WgmmaDesc",
-        |l, c| {
+        params: [ArgTy::Is(WGMMA_DESC), ArgTy::SwizzleConst],
+        ret: RetTy::Is(WGMMA_DESC),
+        target: Sm80,
+        lower: |l, c| {
             use ast::BinOp::*;
             let Val::Swizzle(s) = arg(c, 1) else {
                 unreachable!("checked: a swizzle")
             };
             let cleared = bin64(l, c, BitAnd, arg(c, 0), int(!(3u64 << 62)))?;
             bin64(l, c, BitOr, cleared, int(s.wgmma_layout_type() << 62))
-        }
+        },
     ),
-    intrinsic!(
-        "offset",
-        Form::Method,
-        [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
-        RetTy::Is(WGMMA_DESC),
-        Sm80,
+    row!(
         "fn offset(self, bytes: u32) -> WgmmaDesc",
-        |l, c| desc_offset(l, c)
+        params: [ArgTy::Is(WGMMA_DESC), ArgTy::Is(U32)],
+        ret: RetTy::Is(WGMMA_DESC),
+        target: Sm80,
+        lower: |l, c| desc_offset(l, c),
     ),
-    intrinsic!(
-        "bits",
-        Form::Method,
-        [ArgTy::Is(WGMMA_DESC)],
-        RetTy::Is(U64),
-        Sm80,
+    row!(
         "fn bits(self) -> u64",
-        |_, c| Ok(arg(c, 0))
+        params: [ArgTy::Is(WGMMA_DESC)],
+        ret: RetTy::Is(U64),
+        target: Sm80,
+        lower: |_, c| Ok(arg(c, 0)),
     ),
 ];
 

@@ -90,6 +90,11 @@ impl Lower<'_> {
             generic_ty,
             generic_len,
         };
+        if let (Some(fold), Some(Ty::Scalar(s))) = (intr.fold, call.args.first().map(|a| &a.1))
+            && let Some(k) = call.constants().and_then(|a| fold(&a, *s))
+        {
+            return Ok(Val::Const(k));
+        }
         (intr.lower)(self, &call)
     }
 

@@ -72,6 +72,19 @@ pub struct Call {
     pub generic_len: Option<u64>,
 }
 
+impl Call {
+    /// The arguments, when every one is a constant.
+    pub fn constants(&self) -> Option<Vec<Const>> {
+        self.args
+            .iter()
+            .map(|(v, _)| match v {
+                Val::Const(k) => Some(*k),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(super) enum LoopTarget {
     /// A real loop: `break` and `continue` jump to its labels.
