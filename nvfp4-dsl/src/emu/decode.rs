@@ -3,8 +3,8 @@
 //! [`Inst`] per instruction through the opcode table in `ops`.
 
 use super::error::EmuError;
-use super::exec::SHARED_BASE;
 use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
+use super::layout::SHARED_BASE;
 use super::parse::{Arg, EntryAst, Lit, Stmt, VarDecl};
 use std::collections::HashMap;
 

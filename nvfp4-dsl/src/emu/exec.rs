@@ -21,6 +21,7 @@
 use super::decode::Entry;
 use super::error::EmuError;
 use super::inst::{Ext, Fault, Flow, Inst, NO_GUARD, Operand, Sreg};
+use super::layout::{CLUSTER_SHIFT, SHARED_BASE};
 use super::mbar::{Mbar, MbarWait};
 use super::memory::Memory;
 use super::pending::{AsyncOp, AsyncRegs, Busy, InflightShared, Work};
@@ -29,32 +30,16 @@ use super::schedule::{Options, Sched};
 use super::tmem::Tmem;
 use super::{Launch, LaunchStats, ParamValue};
 
-/// The shared-window address of the first byte of shared memory (the first
-/// KiB is reserved, as on sm_80 and later).
-pub(crate) const SHARED_BASE: u32 = 0x400;
-/// Generic addresses `[SHARED_WINDOW, SHARED_WINDOW + 2^32)` are shared
-/// memory (`cvta.shared`, generic `ld`/`st`).
-pub(crate) const SHARED_WINDOW: u64 = 0x7ff0_0000_0000;
-/// Generic addresses `[PARAM_WINDOW, PARAM_WINDOW + 2^32)` are the running
-/// kernel's parameter buffer (`cvta.param` of a parameter's address).
-pub(crate) const PARAM_WINDOW: u64 = 0x7ffe_0000_0000;
 /// Most threads in a block.
 const MAX_THREADS: u64 = 1024;
 /// Most shared memory per block (static plus dynamic), as on the H100.
 pub(crate) const MAX_SHARED: u64 = 227 * 1024;
-/// The byte that fills the destination of an asynchronous copy until it
-/// completes (all ones: NaN in every float format).
-pub(crate) const POISON: u8 = 0xFF;
 /// `bar_of` value of a lane waiting at `bar.warp.sync`.
 pub(crate) const WARP_SYNC: u8 = 0xFF;
 /// `bar_of` value of a lane blocked in `mbarrier.try_wait`/`test_wait`.
 pub(crate) const MBAR_WAIT: u8 = 0xFE;
 /// `bar_of` value of a lane waiting in `barrier.cluster.wait`.
 pub(crate) const CLUSTER_WAIT: u8 = 0xFD;
-/// Shared::cluster addresses hold the rank of the block they name, plus
-/// one, from this bit up (0: the executing block); the bits below are the
-/// shared::cta address in that block.
-pub(crate) const CLUSTER_SHIFT: u32 = 24;
 /// Most blocks in a cluster (the H100's non-portable limit).
 const MAX_CLUSTER: u32 = 16;
 

@@ -321,6 +321,7 @@ mod error;
 mod exec;
 mod fp;
 mod inst;
+mod layout;
 mod mbar;
 mod memory;
 mod ops;

@@ -4,7 +4,7 @@
 //!
 //! A copy is checked when it is issued (sizes, alignment, bounds, the
 //! mbarrier) and put in flight (`pending::Copy`): its destination holds
-//! poison (`exec::POISON`) and no other access may touch it until it
+//! poison (`layout::POISON`) and no other access may touch it until it
 //! completes, at a point the schedule picks; then it reads its source,
 //! writes its destination and completes its transaction bytes on the
 //! mbarrier. A bulk copy to global memory reads its shared source when it
@@ -19,8 +19,9 @@
 //! the issue, and a successful wait acquires every completed phase.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, MBAR_WAIT, POISON, SHARED_BASE, SHARED_WINDOW, Side, lanes};
+use crate::emu::exec::{Ctx, MBAR_WAIT, Side, lanes};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
+use crate::emu::layout::{POISON, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::pending::{AsyncOp, Chunk, Copy, Store, Work};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
