@@ -329,6 +329,7 @@ mod parse;
 mod pending;
 mod race;
 mod schedule;
+mod state;
 mod tensormap;
 mod tmem;
 

@@ -19,11 +19,12 @@
 //! the issue, and a successful wait acquires every completed phase.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, MBAR_WAIT, Side, lanes};
+use crate::emu::exec::{Ctx, Side};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{POISON, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::pending::{AsyncOp, Chunk, Copy, Store, Work};
+use crate::emu::state::{MBAR_WAIT, lanes};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
 
 use super::mem::address_values;

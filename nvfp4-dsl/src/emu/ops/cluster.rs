@@ -13,9 +13,10 @@
 //! without waiting, and waiting without arriving, are errors.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{CLUSTER_WAIT, Ctx, lanes};
+use crate::emu::exec::Ctx;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Space, Ty};
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_WINDOW};
+use crate::emu::state::{CLUSTER_WAIT, lanes};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;

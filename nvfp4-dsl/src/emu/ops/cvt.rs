@@ -5,9 +5,10 @@
 
 use super::float::{FTZ, RELU, SAT, flush, post};
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, lanes};
+use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
+use crate::emu::state::lanes;
 
 const INT_INT: u8 = 0;
 const FLOAT_INT: u8 = 1; // float -> int

@@ -8,10 +8,11 @@
 //! and `.shared::cta` only the executing block's.
 
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, lanes};
+use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW};
+use crate::emu::state::lanes;
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;

@@ -44,12 +44,13 @@ use super::control::uniform;
 use super::desc::SmemDesc;
 use super::mem::address_values;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, Side, lanes};
+use crate::emu::exec::{Ctx, Side};
 use crate::emu::fp;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
 use crate::emu::race::Access;
+use crate::emu::state::lanes;
 use crate::emu::tmem::{TBusy, Tmem};
 
 type R = Result<Inst, String>;

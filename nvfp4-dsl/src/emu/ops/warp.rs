@@ -8,9 +8,10 @@
 
 use super::sx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, lanes};
+use crate::emu::exec::Ctx;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::Arg;
+use crate::emu::state::lanes;
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
