@@ -317,6 +317,7 @@
 //! operand) can read through.
 
 mod decode;
+mod diag;
 mod error;
 mod exec;
 mod fp;

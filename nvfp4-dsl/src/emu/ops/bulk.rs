@@ -203,7 +203,7 @@ fn in_use(c: &Ctx<'_>, addr: u32) -> Option<String> {
     if let Some(op) = on_it {
         return Some(format!(
             "the {} at line {} will still complete on it",
-            crate::emu::exec::op_name(&c.env.entry.texts[op.pc as usize]),
+            crate::emu::diag::op_name(&c.env.entry.texts[op.pc as usize]),
             line(op.pc)
         ));
     }
