@@ -377,7 +377,7 @@ impl Dec<'_> {
     }
 }
 
-fn past_end(_: &mut super::exec::Ctx<'_>, _: &Inst) -> Result<Flow, super::inst::Fault> {
+fn past_end(_: &mut super::ctx::Ctx<'_>, _: &Inst) -> Result<Flow, super::inst::Fault> {
     Err(super::inst::Fault::new(
         "execution ran past the end of the kernel (no `ret` or `exit` on this path)",
     ))

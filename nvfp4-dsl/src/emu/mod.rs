@@ -316,6 +316,7 @@
 //! `0x7ffe00000000 + offset`, which loads (and the tensor copy's map
 //! operand) can read through.
 
+mod ctx;
 mod decode;
 mod diag;
 mod error;

@@ -18,8 +18,8 @@
 //! clock into the current phase, a completed copy its issuer's clock at
 //! the issue, and a successful wait acquires every completed phase.
 
+use crate::emu::ctx::{Ctx, Side};
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, Side};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{POISON, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};

@@ -12,8 +12,8 @@
 //! phase of the thread's last `barrier.cluster.arrive`. Arriving twice
 //! without waiting, and waiting without arriving, are errors.
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Space, Ty};
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_WINDOW};
 use crate::emu::state::{CLUSTER_WAIT, lanes};

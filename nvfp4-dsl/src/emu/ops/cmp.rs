@@ -3,8 +3,8 @@
 
 use super::float::FTZ;
 use super::sx;
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp;
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 

@@ -5,8 +5,8 @@
 //! between generic writes and async-proxy reads), the others order nothing
 //! in an emulator that runs one instruction at a time.
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::state::{WARP_SYNC, lanes};
 

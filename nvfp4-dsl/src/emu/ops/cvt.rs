@@ -4,8 +4,8 @@
 //! the 8/6/4-bit formats to and from `f16x2`, tf32).
 
 use super::float::{FTZ, RELU, SAT, flush, post};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
 use crate::emu::state::lanes;

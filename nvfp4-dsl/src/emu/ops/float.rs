@@ -8,8 +8,8 @@
 //! through the exact routines of `fp` (one rounding, canonical NaN).
 
 use super::{dsrc, lanes1};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
 

@@ -7,8 +7,8 @@
 //! memory of any block of the cluster through `mapa` addresses; `.shared`
 //! and `.shared::cta` only the executing block's.
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW};
