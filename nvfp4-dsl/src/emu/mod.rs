@@ -320,7 +320,6 @@ mod ctx;
 mod decode;
 mod diag;
 mod error;
-mod exec;
 mod fp;
 mod inst;
 mod layout;
@@ -329,7 +328,9 @@ mod memory;
 mod ops;
 mod parse;
 mod pending;
+mod prepare;
 mod race;
+mod run;
 mod schedule;
 mod state;
 mod tensormap;
@@ -484,7 +485,7 @@ impl Module {
                 self.entries().join(", ")
             )));
         };
-        exec::launch(e, launch, params, mem, options)
+        run::launch(e, launch, params, mem, options)
     }
 }
 

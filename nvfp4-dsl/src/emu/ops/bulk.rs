@@ -12,7 +12,7 @@
 //! latest; until then its source may not be written. A lane whose
 //! `mbarrier.try_wait`/`test_wait` would fail blocks (the warp's other
 //! lanes and the block's other warps run) until the phase completes; see
-//! `exec::Run::stuck` for a block that cannot progress.
+//! `run::Run::stuck` for a block that cannot progress.
 //!
 //! mbarriers take part in the race check: an arrive releases the thread's
 //! clock into the current phase, a completed copy its issuer's clock at
