@@ -4,9 +4,9 @@
 
 use super::decode::Entry;
 use super::error::EmuError;
+use super::launch::{Launch, ParamValue};
 use super::layout::SHARED_BASE;
 use super::state::Env;
-use super::{Launch, ParamValue};
 
 /// Most threads in a block.
 const MAX_THREADS: u64 = 1024;

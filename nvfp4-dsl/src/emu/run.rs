@@ -27,13 +27,13 @@ use super::decode::Entry;
 use super::diag::{completed_by, deadlock, err_at, mbar_deadlock, op_error, op_name, tmem_freed};
 use super::error::EmuError;
 use super::inst::{Flow, Inst, NO_GUARD};
+use super::launch::{Launch, LaunchStats, ParamValue};
 use super::memory::Memory;
 use super::pending::AsyncOp;
 use super::prepare::prepare;
 use super::race::Clocks;
 use super::schedule::{Options, Sched};
 use super::state::{Block, CLUSTER_WAIT, Cluster, Env, Warp, lanes, mbar_waiters};
-use super::{Launch, LaunchStats, ParamValue};
 
 /// Runs a whole launch.
 pub(crate) fn launch(
