@@ -3,8 +3,8 @@
 //! [`Inst`] per instruction through the opcode table in `ops`.
 
 use super::error::EmuError;
-use super::exec::SHARED_BASE;
 use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
+use super::layout::SHARED_BASE;
 use super::parse::{Arg, EntryAst, Lit, Stmt, VarDecl};
 use std::collections::HashMap;
 
@@ -377,7 +377,7 @@ impl Dec<'_> {
     }
 }
 
-fn past_end(_: &mut super::exec::Ctx<'_>, _: &Inst) -> Result<Flow, super::inst::Fault> {
+fn past_end(_: &mut super::ctx::Ctx<'_>, _: &Inst) -> Result<Flow, super::inst::Fault> {
     Err(super::inst::Fault::new(
         "execution ran past the end of the kernel (no `ret` or `exit` on this path)",
     ))

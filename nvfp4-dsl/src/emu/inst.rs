@@ -3,7 +3,7 @@
 //! immediates; types and modifiers are small enums, so executing never
 //! looks at text.
 
-use super::exec::Ctx;
+use super::ctx::Ctx;
 use super::fp::{self, Fmt, Rnd};
 
 /// A PTX data type (instruction type suffix).

@@ -10,7 +10,7 @@ const ALIGN: u64 = 256;
 /// the next one.
 const GAP: u64 = 4096;
 /// Global memory ends below the generic window of shared memory.
-pub(crate) const LIMIT: u64 = super::exec::SHARED_WINDOW;
+pub(crate) const LIMIT: u64 = super::layout::SHARED_WINDOW;
 
 #[derive(Debug)]
 struct Alloc {

@@ -9,7 +9,7 @@
 //! ([`InflightShared`]), which no other access may touch until then.
 //!
 //! A pending operation keeps everything it needs to complete, so it can
-//! be completed whenever it is legal to; the scheduler (`exec`) decides
+//! be completed whenever it is legal to; the scheduler (`run`) decides
 //! when: a `wgmma.mma_async` at the `wgmma.wait_group` that retires its
 //! group, a copy or a `tcgen05` operation when the seeded schedule says
 //! so or when nothing else can run (`tcgen05` operations of a block in

@@ -4,7 +4,7 @@
 //!
 //! A copy is checked when it is issued (sizes, alignment, bounds, the
 //! mbarrier) and put in flight (`pending::Copy`): its destination holds
-//! poison (`exec::POISON`) and no other access may touch it until it
+//! poison (`layout::POISON`) and no other access may touch it until it
 //! completes, at a point the schedule picks; then it reads its source,
 //! writes its destination and completes its transaction bytes on the
 //! mbarrier. A bulk copy to global memory reads its shared source when it
@@ -12,17 +12,19 @@
 //! latest; until then its source may not be written. A lane whose
 //! `mbarrier.try_wait`/`test_wait` would fail blocks (the warp's other
 //! lanes and the block's other warps run) until the phase completes; see
-//! `exec::Run::stuck` for a block that cannot progress.
+//! `run::Run::stuck` for a block that cannot progress.
 //!
 //! mbarriers take part in the race check: an arrive releases the thread's
 //! clock into the current phase, a completed copy its issuer's clock at
 //! the issue, and a successful wait acquires every completed phase.
 
+use crate::emu::ctx::{Ctx, Side};
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, MBAR_WAIT, POISON, SHARED_BASE, SHARED_WINDOW, Side, lanes};
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
+use crate::emu::layout::{POISON, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::pending::{AsyncOp, Chunk, Copy, Store, Work};
+use crate::emu::state::{MBAR_WAIT, lanes};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
 
 use super::mem::address_values;
@@ -201,7 +203,7 @@ fn in_use(c: &Ctx<'_>, addr: u32) -> Option<String> {
     if let Some(op) = on_it {
         return Some(format!(
             "the {} at line {} will still complete on it",
-            crate::emu::exec::op_name(&c.env.entry.texts[op.pc as usize]),
+            crate::emu::diag::op_name(&c.env.entry.texts[op.pc as usize]),
             line(op.pc)
         ));
     }

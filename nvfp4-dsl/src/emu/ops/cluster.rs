@@ -4,7 +4,7 @@
 //!
 //! A shared::cluster address names the block whose shared memory it is in
 //! its bits 24 and up (the rank plus one; 0 for the executing block) and
-//! the shared::cta address in that block below; see `exec::CLUSTER_SHIFT`.
+//! the shared::cta address in that block below; see `layout::CLUSTER_SHIFT`.
 //!
 //! The cluster barrier completes a phase when every thread of the cluster
 //! that has not exited has arrived (an exit counts as the arrivals of the
@@ -12,9 +12,11 @@
 //! phase of the thread's last `barrier.cluster.arrive`. Arriving twice
 //! without waiting, and waiting without arriving, are errors.
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{CLUSTER_SHIFT, CLUSTER_WAIT, Ctx, SHARED_WINDOW, lanes};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Space, Ty};
+use crate::emu::layout::{CLUSTER_SHIFT, SHARED_WINDOW};
+use crate::emu::state::{CLUSTER_WAIT, lanes};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;

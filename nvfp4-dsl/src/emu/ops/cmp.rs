@@ -3,8 +3,8 @@
 
 use super::float::FTZ;
 use super::sx;
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp;
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 
@@ -134,7 +134,7 @@ fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 v
             }
         };
-        for l in crate::emu::exec::lanes(c.exec) {
+        for l in crate::emu::state::lanes(c.exec) {
             if x2 {
                 let lo = fcmp(op, val(a[l] & 0xFFFF), val(b[l] & 0xFFFF));
                 let hi = fcmp(op, val((a[l] >> 16) & 0xFFFF), val((b[l] >> 16) & 0xFFFF));

@@ -5,9 +5,10 @@
 //! between generic writes and async-proxy reads), the others order nothing
 //! in an emulator that runs one instruction at a time.
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, WARP_SYNC, lanes};
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
+use crate::emu::state::{WARP_SYNC, lanes};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;

@@ -4,10 +4,11 @@
 //! the 8/6/4-bit formats to and from `f16x2`, tf32).
 
 use super::float::{FTZ, RELU, SAT, flush, post};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, lanes};
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
+use crate::emu::state::lanes;
 
 const INT_INT: u8 = 0;
 const FLOAT_INT: u8 = 1; // float -> int

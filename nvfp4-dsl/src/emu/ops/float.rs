@@ -8,8 +8,8 @@
 //! through the exact routines of `fp` (one rounding, canonical NaN).
 
 use super::{dsrc, lanes1};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
 
@@ -253,7 +253,7 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         _ => {
             let fmt = ty.fmt().expect("a float type");
-            for l in crate::emu::exec::lanes(c.exec) {
+            for l in crate::emu::state::lanes(c.exec) {
                 d[l] = per_half(ty, a[l], b[l], x[l], |p, q, r| arith(op, p, q, r, fmt, rnd, flags));
             }
         }
@@ -512,7 +512,7 @@ fn exec_minmax(c: &mut Ctx<'_>, i: &Inst) -> X {
     let (ty, max, flags) = (i.ty, i.sub == 1, i.flags);
     let fmt = ty.fmt().expect("float");
     let mut d = [0u64; 32];
-    for l in crate::emu::exec::lanes(c.exec) {
+    for l in crate::emu::state::lanes(c.exec) {
         d[l] = per_half(ty, a[l], b[l], 0, |p, q, _| min_max_one(p, q, fmt, max, flags));
         if three {
             d[l] = min_max_one(d[l], x[l], fmt, max, flags);

@@ -2,8 +2,8 @@
 //! logic, `selp`).
 
 use super::{dsrc, lanes1, lanes2, lanes3, sx};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
 
 type R = Result<Inst, String>;

@@ -7,10 +7,12 @@
 //! memory of any block of the cluster through `mapa` addresses; `.shared`
 //! and `.shared::cta` only the executing block's.
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, PARAM_WINDOW, SHARED_WINDOW, lanes};
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
+use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW};
+use crate::emu::state::lanes;
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;

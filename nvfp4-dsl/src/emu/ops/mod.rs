@@ -6,8 +6,8 @@
 //! executors. To add an instruction, write its decoder and executor in the
 //! family's module (or a new module) and add a row to [`TABLE`].
 
+use super::ctx::{Ctx, Side};
 use super::decode::{Dec, Decoder};
-use super::exec::{Ctx, Side};
 use super::inst::{Fault, Flow, Inst, Mods, Ty};
 use super::pending::{AsyncOp, Work};
 

@@ -2,8 +2,8 @@
 //! packing/unpacking vectors of narrower registers (`mov.b32 d, {a, b}`,
 //! `mov.b32 {a, _}, s`).
 
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::Arg;
 

@@ -43,13 +43,14 @@ use super::bulk::shared_operand;
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::mem::address_values;
+use crate::emu::ctx::{Ctx, Side};
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, Side, lanes};
 use crate::emu::fp;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
 use crate::emu::race::Access;
+use crate::emu::state::lanes;
 use crate::emu::tmem::{TBusy, Tmem};
 
 type R = Result<Inst, String>;
@@ -289,7 +290,7 @@ fn busy_error(c: &Ctx<'_>, lane: usize, what: &str, b: &TBusy) -> Fault {
             "{what} meets tensor-memory columns {}..{} that the {} at line {} (issued by thread ({x},{y},{z})) still {}: wait on the mbarrier that a later tcgen05.commit arrives on first",
             b.col,
             b.col + b.ncols,
-            crate::emu::exec::op_name(&e.texts[b.pc as usize]),
+            crate::emu::diag::op_name(&e.texts[b.pc as usize]),
             e.lines[b.pc as usize],
             if b.write { "writes" } else { "reads" }
         ),
@@ -595,7 +596,7 @@ fn ordered_after_writes(c: &mut Ctx<'_>, q: u32, col: u32, n: u32, what: &str) -
         let by = if w.asynchronous {
             format!(
                 "the {} at line {} `{}` wrote (wait on the mbarrier of a tcgen05.commit issued after it, then tcgen05.fence::after_thread_sync)",
-                crate::emu::exec::op_name(&e.texts[w.pc as usize]),
+                crate::emu::diag::op_name(&e.texts[w.pc as usize]),
                 e.lines[w.pc as usize],
                 e.texts[w.pc as usize]
             )

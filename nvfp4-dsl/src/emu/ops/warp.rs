@@ -7,10 +7,11 @@
 //! anything else is reported as an inconsistent mask instead of waiting.
 
 use super::sx;
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::{Ctx, lanes};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::Arg;
+use crate::emu::state::lanes;
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;

@@ -44,8 +44,8 @@
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::tcgen05::whole_warp;
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::exec::Ctx;
 use crate::emu::fp::{self, BF16, F16, F32, Val};
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::{Arg, Lit};

@@ -1,0 +1,283 @@
+//! The executors' memory accesses through `Ctx`: shared memory (of the
+//! executing block, or of another block of its cluster), checked against
+//! asynchronous operations in flight and for races, and global memory.
+
+use super::{Ctx, Peers};
+use crate::emu::diag::{busy_message, describe_regions, hazard_message};
+use crate::emu::inst::Fault;
+use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE};
+use crate::emu::race::Kind;
+use crate::emu::state::Block;
+
+impl Ctx<'_> {
+    /// Checks a generic access of bytes `off..off + len` by `lane` of the
+    /// shared memory of the executing block (`rank` None) or of block
+    /// `rank` of the cluster: it may not touch bytes an asynchronous
+    /// operation in flight writes (or, writing, reads), and unless it is
+    /// `strong` (atomic, volatile, relaxed, acquire or release) it may not
+    /// race with another thread's access.
+    #[inline]
+    fn check_shared(
+        &mut self,
+        lane: usize,
+        rank: Option<u32>,
+        off: usize,
+        len: usize,
+        write: bool,
+        strong: bool,
+    ) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let pc = self.w.group_pc;
+        let me = self.b.rank;
+        let b = match rank {
+            None => &mut *self.b,
+            Some(r) => peer_in(&mut self.peers, me, r),
+        };
+        if b.inflight.active()
+            && let Some(busy) = b.inflight.conflict(off, len, write)
+        {
+            let whose = rank.map(|_| b.id());
+            return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, whose)));
+        }
+        if strong {
+            return Ok(());
+        }
+        let kind = if write { Kind::Write } else { Kind::Read };
+        match b.shadow.access(&self.cl.clocks, t, pc, off, len, kind) {
+            Ok(()) => Ok(()),
+            Err(h) => {
+                let whose = rank.map(|_| b.id());
+                Err(Fault::lane(lane, hazard_message(self.env, me, &h, pc, kind, whose)))
+            }
+        }
+    }
+
+    /// Reads `buf.len()` bytes at offset `off` of the shared buffer of the
+    /// executing block (`rank` None) or of block `rank` of the cluster,
+    /// for `lane`, after [`check_shared`](Ctx::check_shared).
+    #[inline]
+    pub fn shared_read(
+        &mut self,
+        lane: usize,
+        rank: Option<u32>,
+        off: usize,
+        buf: &mut [u8],
+        strong: bool,
+    ) -> Result<(), Fault> {
+        self.check_shared(lane, rank, off, buf.len(), false, strong)?;
+        let me = self.b.rank;
+        let b = match rank {
+            None => &*self.b,
+            Some(r) => &*peer_in(&mut self.peers, me, r),
+        };
+        buf.copy_from_slice(&b.shared[off..off + buf.len()]);
+        Ok(())
+    }
+
+    /// Writes `data` for `lane` at offset `off` of the shared buffer of the
+    /// executing block (`rank` None) or of block `rank` of the cluster,
+    /// after [`check_shared`](Ctx::check_shared).
+    #[inline]
+    pub fn shared_write(
+        &mut self,
+        lane: usize,
+        rank: Option<u32>,
+        off: usize,
+        data: &[u8],
+        strong: bool,
+    ) -> Result<(), Fault> {
+        self.check_shared(lane, rank, off, data.len(), true, strong)?;
+        let me = self.b.rank;
+        let b = match rank {
+            None => &mut *self.b,
+            Some(r) => peer_in(&mut self.peers, me, r),
+        };
+        b.shared[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Checks an asynchronous operation's access, at its issue by `lane`,
+    /// of the executing block's shared bytes at offsets `offs` (16 bytes
+    /// each): no operation in flight may write them (or, for a write,
+    /// read them), and the issuing thread must be ordered after every
+    /// earlier access (and, reading, after a `fence.proxy.async` that
+    /// follows every generic write of them).
+    pub fn check_async(&mut self, lane: usize, offs: &[u32], write: bool) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let pc = self.w.group_pc;
+        let kind = if write { Kind::AsyncWrite } else { Kind::AsyncRead };
+        for &off in offs {
+            let off = off as usize;
+            if self.b.inflight.active()
+                && let Some(busy) = self.b.inflight.conflict(off, 16, write)
+            {
+                return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, None)));
+            }
+            if let Err(h) = self.b.shadow.access(&self.cl.clocks, t, pc, off, 16, kind) {
+                return Err(Fault::lane(
+                    lane,
+                    hazard_message(self.env, self.b.rank, &h, pc, kind, None),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes of global memory for a lane.
+    #[inline]
+    pub fn global_read(&mut self, lane: usize, addr: u64, buf: &mut [u8], what: &str) -> Result<(), Fault> {
+        let n = buf.len();
+        match self.mem.locate(addr, n as u64, &mut self.hint) {
+            Ok(i) => {
+                buf.copy_from_slice(self.mem.bytes(i, addr, n));
+                Ok(())
+            }
+            Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
+        }
+    }
+
+    /// Checks that `len` bytes of global memory at `addr`, which an
+    /// asynchronous operation of `lane` will access later, are inside one
+    /// live allocation (and writable, if `write`).
+    pub fn global_check(&mut self, lane: usize, addr: u64, len: usize, write: bool, what: &str) -> Result<(), Fault> {
+        let r = self.mem.locate(addr, len as u64, &mut self.hint).and_then(|i| {
+            if write {
+                self.mem.bytes_mut(i, addr, len).map(drop)
+            } else {
+                Ok(())
+            }
+        });
+        r.map_err(|f| Fault::lane(lane, f.describe(what, addr, len)))
+    }
+
+    /// Writes bytes of global memory for a lane.
+    #[inline]
+    pub fn global_write(&mut self, lane: usize, addr: u64, data: &[u8], what: &str) -> Result<(), Fault> {
+        let n = data.len();
+        let r = self
+            .mem
+            .locate(addr, n as u64, &mut self.hint)
+            .and_then(|i| self.mem.bytes_mut(i, addr, n));
+        match r {
+            Ok(dst) => {
+                dst.copy_from_slice(data);
+                Ok(())
+            }
+            Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
+        }
+    }
+
+    /// Another block of the cluster, by rank.
+    pub fn peer(&mut self, rank: u32) -> &mut Block {
+        peer_in(&mut self.peers, self.b.rank, rank)
+    }
+
+    /// Whether `[addr, addr + len)` lies in the shared region that the
+    /// last access found.
+    #[inline]
+    fn hint_fits(&self, addr: u64, len: u32) -> bool {
+        self.env
+            .regions
+            .get(self.region_hint)
+            .is_some_and(|&(s, e)| addr >= u64::from(s) && addr + u64::from(len) <= u64::from(e))
+    }
+
+    /// The offset in the executing block's shared buffer of `[addr, addr +
+    /// len)` (a shared::cta address, or a shared::cluster address of this
+    /// block), which must lie inside one shared variable (or the dynamic
+    /// block).
+    #[inline]
+    pub fn shared_at(&mut self, lane: usize, addr: u64, len: u32, what: &str) -> Result<usize, Fault> {
+        if self.hint_fits(addr, len) {
+            return Ok((addr - u64::from(SHARED_BASE)) as usize);
+        }
+        match self.shared_find(lane, addr, len, what)? {
+            (None, off) => Ok(off),
+            (Some(r), _) => {
+                let id = self.peer(r).id();
+                Err(Fault::lane(
+                    lane,
+                    format!(
+                        "{what} at shared::cluster address {addr:#x} is in block {id} of the cluster; the emulator reaches another block's shared memory only through ld, st, atom and red (.shared::cluster or generic)"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Where `[addr, addr + len)` of the shared::cluster window lives:
+    /// `(None, offset)` in the executing block, `(Some(rank), offset)` in
+    /// the shared buffer of another block of the cluster.
+    #[inline]
+    pub fn cluster_shared_at(
+        &mut self,
+        lane: usize,
+        addr: u64,
+        len: u32,
+        what: &str,
+    ) -> Result<(Option<u32>, usize), Fault> {
+        if self.hint_fits(addr, len) {
+            return Ok((None, (addr - u64::from(SHARED_BASE)) as usize));
+        }
+        self.shared_find(lane, addr, len, what)
+    }
+
+    #[cold]
+    fn shared_find(&mut self, lane: usize, addr: u64, len: u32, what: &str) -> Result<(Option<u32>, usize), Fault> {
+        let tag = addr >> CLUSTER_SHIFT;
+        let (rank, a) = if (1..=u64::from(self.env.cluster_size)).contains(&tag) {
+            let r = tag as u32 - 1;
+            let a = addr & ((1 << CLUSTER_SHIFT) - 1);
+            if r == self.b.rank {
+                (None, a)
+            } else {
+                let p = self.peer(r);
+                if p.exited {
+                    return Err(Fault::lane(
+                        lane,
+                        format!(
+                            "{what} of {len} bytes at shared::cluster address {addr:#x}: block {} of the cluster has exited; its shared memory no longer exists",
+                            p.id()
+                        ),
+                    ));
+                }
+                (Some(r), a)
+            }
+        } else {
+            (None, addr)
+        };
+        let regions = &self.env.regions;
+        let fits = |&(s, e): &(u32, u32)| a >= u64::from(s) && a + u64::from(len) <= u64::from(e);
+        if let Some(k) = regions.iter().position(fits) {
+            self.region_hint = k;
+            return Ok((rank, (a - u64::from(SHARED_BASE)) as usize));
+        }
+        let names = &self.env.entry.shared_names;
+        let near = regions
+            .iter()
+            .zip(names.iter())
+            .find(|((s, e), _)| a >= u64::from(*s) && a < u64::from(*e))
+            .map(|((s, e), n)| format!(" (it starts inside `{n}`, {:#x}..{e:#x})", s))
+            .unwrap_or_default();
+        let whose = match rank {
+            Some(r) => format!(" (offset {a:#x} in block {} of the cluster)", self.peer(r).id()),
+            None => String::new(),
+        };
+        Err(Fault::lane(
+            lane,
+            format!(
+                "{what} of {len} bytes at shared address {addr:#x}{whose} is out of bounds{near}; shared variables: {}",
+                describe_regions(&self.env.regions, &self.env.entry.shared_names)
+            ),
+        ))
+    }
+}
+
+/// Block `rank` of the cluster, seen from block `me` (another one).
+fn peer_in<'p>(peers: &'p mut Peers<'_>, me: u32, rank: u32) -> &'p mut Block {
+    if rank < me {
+        &mut peers.before[rank as usize]
+    } else {
+        &mut peers.after[(rank - me - 1) as usize]
+    }
+}

@@ -1,0 +1,473 @@
+//! What an instruction executor sees (`Ctx`) and what an asynchronous
+//! operation sees when it completes (`Side`). `Ctx` reads and writes
+//! registers, predicates and special registers, moves lanes (branch, exit,
+//! wait at a barrier), checks the ordering of `tcgen05` instructions and
+//! issues asynchronous operations; its memory accesses are in `access`.
+
+use super::diag::{op_name, uncommitted};
+use super::inst::{Ext, Fault, Operand, Sreg};
+use super::layout::SHARED_BASE;
+use super::memory::Memory;
+use super::pending::{AsyncOp, Work};
+use super::race::{Clocks, join};
+use super::schedule::Sched;
+use super::state::{Block, Cluster, Env, Warp, lanes};
+
+mod access;
+
+/// The other blocks of the running cluster (those before and after the
+/// executing one, in rank order).
+pub(crate) struct Peers<'a> {
+    pub before: &'a mut [Block],
+    pub after: &'a mut [Block],
+}
+
+/// What an instruction executor sees.
+pub(crate) struct Ctx<'a> {
+    pub w: &'a mut Warp,
+    pub b: &'a mut Block,
+    pub peers: Peers<'a>,
+    pub cl: &'a mut Cluster,
+    pub mem: &'a mut Memory,
+    pub env: &'a Env<'a>,
+    pub sched: &'a mut Sched,
+    /// The lanes executing this instruction (group and guard).
+    pub exec: u32,
+    pub hint: usize,
+    pub region_hint: usize,
+}
+
+/// What an asynchronous operation sees when it completes: its block,
+/// global memory and the vector clocks (it completes as its block's
+/// asynchronous unit).
+pub(crate) struct Side<'a> {
+    pub b: &'a mut Block,
+    pub mem: &'a mut Memory,
+    pub clocks: &'a mut Clocks,
+}
+
+impl Ctx<'_> {
+    /// The values of a source operand for all lanes (inactive lanes hold
+    /// whatever the register holds).
+    #[inline]
+    pub fn src(&self, op: &Operand) -> Result<[u64; 32], Fault> {
+        match *op {
+            Operand::Reg { idx, .. } => {
+                let i = idx as usize;
+                let init = self.w.init[i];
+                if init & self.exec != self.exec {
+                    return Err(self.uninit(false, idx, init));
+                }
+                let mut v = [0u64; 32];
+                v.copy_from_slice(&self.w.regs[i * 32..i * 32 + 32]);
+                Ok(v)
+            }
+            Operand::Imm(x) => Ok([x; 32]),
+            Operand::Sreg(s) => Ok(self.sreg(s)),
+            Operand::Pred { .. } => {
+                let bits = self.pred(op)?;
+                let mut v = [0u64; 32];
+                for (l, x) in v.iter_mut().enumerate() {
+                    *x = u64::from(bits >> l & 1);
+                }
+                Ok(v)
+            }
+            Operand::None | Operand::Sink => Err(Fault::new("internal error: missing source operand")),
+        }
+    }
+
+    fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
+        let lane = (self.exec & !init).trailing_zeros() as usize;
+        if !pred
+            && let Some(held) = self.w.held.as_deref()
+            && let Some(ld) = held.load_of(idx)
+        {
+            return Fault::lane(
+                lane,
+                format!(
+                    "read of register {}, loaded by the tcgen05.ld at line {}, before the tcgen05.wait::ld that completes it",
+                    self.env.entry.reg_names[idx as usize], self.env.entry.lines[ld.pc as usize]
+                ),
+            );
+        }
+        if !pred
+            && let Some(wg) = self.w.held.as_deref()
+            && let Some((m, committed)) = wg.holder(idx)
+        {
+            let name = &self.env.entry.reg_names[idx as usize];
+            let line = self.env.entry.lines[m.pc as usize];
+            let msg = if m.writes(idx) {
+                format!(
+                    "read of wgmma accumulator {name} before the wgmma.wait_group that completes the wgmma.mma_async at line {line}{}",
+                    uncommitted(committed)
+                )
+            } else {
+                format!(
+                    "read of register {name}, an A operand of the pending wgmma.mma_async at line {line}, before the wgmma.wait_group that completes it{}",
+                    uncommitted(committed)
+                )
+            };
+            return Fault::lane(lane, msg);
+        }
+        let names = if pred {
+            &self.env.entry.pred_names
+        } else {
+            &self.env.entry.reg_names
+        };
+        Fault::lane(lane, format!("read of uninitialised register {}", names[idx as usize]))
+    }
+
+    /// A predicate operand as a lane mask (negation applied).
+    #[inline]
+    pub fn pred(&self, op: &Operand) -> Result<u32, Fault> {
+        match *op {
+            Operand::Pred { idx, neg } => {
+                let i = idx as usize;
+                if self.w.pinit[i] & self.exec != self.exec {
+                    return Err(self.uninit(true, idx, self.w.pinit[i]));
+                }
+                Ok(if neg { !self.w.preds[i] } else { self.w.preds[i] })
+            }
+            Operand::Imm(x) => Ok(if x != 0 { u32::MAX } else { 0 }),
+            _ => {
+                let v = self.src(op)?;
+                let mut m = 0;
+                for (l, x) in v.iter().enumerate() {
+                    m |= u32::from(*x != 0) << l;
+                }
+                Ok(m)
+            }
+        }
+    }
+
+    /// Writes the executing lanes' values of a destination. Fails if a
+    /// pending `wgmma.mma_async` holds the register.
+    #[inline]
+    pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
+        match *d {
+            Operand::Reg { idx, bits } => {
+                let pc = self.w.group_pc;
+                if let Some(held) = self.w.held.as_deref_mut() {
+                    if held.is_held(idx) {
+                        return Err(self.held_write(idx));
+                    }
+                    held.note_write(idx, pc);
+                }
+                let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                let i = idx as usize;
+                let regs = &mut self.w.regs[i * 32..i * 32 + 32];
+                let m = self.exec;
+                let fix = |x: u64| match ext {
+                    Ext::Zero => x & mask,
+                    Ext::Sign(b) => {
+                        let sh = 64 - u32::from(b);
+                        ((((x << sh) as i64) >> sh) as u64) & mask
+                    }
+                };
+                if m == u32::MAX {
+                    for (r, x) in regs.iter_mut().zip(v) {
+                        *r = fix(*x);
+                    }
+                } else {
+                    for l in lanes(m) {
+                        regs[l] = fix(v[l]);
+                    }
+                }
+                self.w.init[i] |= m;
+            }
+            Operand::Pred { idx, .. } => {
+                let mut bits = 0;
+                for (l, x) in v.iter().enumerate() {
+                    bits |= u32::from(*x != 0) << l;
+                }
+                self.set_pred(idx, bits);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The error for a write of a register that a pending
+    /// `wgmma.mma_async` or `tcgen05.ld` holds.
+    #[cold]
+    fn held_write(&self, idx: u32) -> Fault {
+        let held = self.w.held.as_deref().expect("held registers");
+        let name = &self.env.entry.reg_names[idx as usize];
+        if let Some(ld) = held.load_of(idx) {
+            return Fault::new(format!(
+                "register {name}, loaded by the tcgen05.ld at line {}, overwritten before the tcgen05.wait::ld that completes it",
+                self.env.entry.lines[ld.pc as usize]
+            ));
+        }
+        let (m, committed) = held.holder(idx).expect("a holder");
+        let what = if m.writes(idx) {
+            "the accumulator"
+        } else {
+            "an A operand"
+        };
+        Fault::new(format!(
+            "register {name}, {what} of the pending wgmma.mma_async at line {}, overwritten before the wgmma.wait_group that completes it{}",
+            self.env.entry.lines[m.pc as usize],
+            uncommitted(committed)
+        ))
+    }
+
+    /// Fails if the executing lanes exit while the warp has `wgmma.mma_async`
+    /// operations that no `wgmma.wait_group` has completed.
+    pub fn check_exit(&self) -> Result<(), Fault> {
+        let Some((m, committed)) = self.w.held.as_deref().and_then(|wg| wg.pending().next()) else {
+            return Ok(());
+        };
+        Err(Fault::new(format!(
+            "the warp exits with the wgmma.mma_async at line {} never waited for ({}; its registers would be written after the exit)",
+            self.env.entry.lines[m.pc as usize],
+            if committed {
+                "committed, but no wgmma.wait_group completes it"
+            } else {
+                "never committed by a wgmma.commit_group, nor completed by a wgmma.wait_group"
+            }
+        )))
+    }
+
+    /// The index in the cluster of lane `l` of the executing warp.
+    #[inline]
+    pub fn thread_index(&self, l: usize) -> u32 {
+        self.b.thread_index(self.w.index, l)
+    }
+
+    /// Fails if `lane` releases (arrives at a barrier or on an mbarrier)
+    /// after a `tcgen05` instruction that nothing orders before the
+    /// release: `tcgen05.fence::before_thread_sync` (or, for `cp` and
+    /// `mma`, a `tcgen05.commit`) must come between them.
+    pub fn tc_release_check(&self, lane: usize) -> Result<(), Fault> {
+        let (unfenced, uncommitted) = (self.w.tc_unfenced[lane], self.w.tc_uncommitted[lane]);
+        let (pc, or_commit) = match (unfenced, uncommitted) {
+            (0, 0) => return Ok(()),
+            (0, u) => (u - 1, " (or a tcgen05.commit)"),
+            (f, _) => (f - 1, ""),
+        };
+        let e = self.env.entry;
+        Err(Fault::lane(
+            lane,
+            format!(
+                "the tcgen05 instruction at line {} `{}` is not ordered before this synchronisation: tcgen05.fence::before_thread_sync{or_commit} is missing between them",
+                e.lines[pc as usize], e.texts[pc as usize]
+            ),
+        ))
+    }
+
+    /// Fails if `lane` issues a `tcgen05` instruction after getting past a
+    /// synchronisation (a barrier, an mbarrier wait) with no
+    /// `tcgen05.fence::after_thread_sync` between them.
+    pub fn tc_after_check(&self, lane: usize) -> Result<(), Fault> {
+        let synced = self.w.tc_synced[lane];
+        if synced == 0 {
+            return Ok(());
+        }
+        let e = self.env.entry;
+        let pc = (synced - 1) as usize;
+        Err(Fault::lane(
+            lane,
+            format!(
+                "this tcgen05 instruction follows the synchronisation at line {} `{}` with no tcgen05.fence::after_thread_sync between them: it may run before the synchronisation",
+                e.lines[pc], e.texts[pc]
+            ),
+        ))
+    }
+
+    /// Queues asynchronous operation `id`, issued by `lane`, whose shared
+    /// accesses in flight (`spans`) and tensor-memory columns are already
+    /// registered. `releases`: it completes on an mbarrier, releasing the
+    /// issuer's clock of now. The sequential schedule completes it at
+    /// once; the adversarial one when its seed says or when it must.
+    pub fn issue(&mut self, lane: usize, id: u64, spans: Vec<u64>, work: Work, releases: bool) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let op = AsyncOp {
+            id,
+            pc: self.w.group_pc,
+            thread: self.thread_of(lane),
+            warp: self.w.index,
+            lane: lane as u32,
+            clock: if releases {
+                let clock = self.cl.clocks.snapshot(t);
+                self.cl.clocks.tick(t);
+                clock
+            } else {
+                Box::default()
+            },
+            due: if self.sched.adversarial() {
+                self.sched.due()
+            } else {
+                None
+            },
+            spans,
+            work,
+        };
+        self.b.ops.push(op);
+        if !self.sched.adversarial() {
+            self.complete_op(self.b.ops.len() - 1)?;
+        }
+        Ok(())
+    }
+
+    /// Completes operation `k` of the block's queue now: at its issue in
+    /// the sequential schedule, or at a wait that needs it.
+    pub fn complete_op(&mut self, k: usize) -> Result<(), Fault> {
+        let op = self.b.take_op(k);
+        let mut side = Side {
+            b: &mut *self.b,
+            mem: &mut *self.mem,
+            clocks: &mut self.cl.clocks,
+        };
+        super::ops::complete(&mut side, &op).map_err(|m| {
+            let msg = if op.pc == self.w.group_pc {
+                m
+            } else {
+                format!(
+                    "{m} (completing the {} at line {})",
+                    op_name(&self.env.entry.texts[op.pc as usize]),
+                    self.env.entry.lines[op.pc as usize]
+                )
+            };
+            if op.warp == self.w.index {
+                Fault::lane(op.lane as usize, msg)
+            } else {
+                Fault::new(msg)
+            }
+        })
+    }
+
+    /// Writes a predicate for the executing lanes.
+    #[inline]
+    pub fn set_pred(&mut self, idx: u32, bits: u32) {
+        let i = idx as usize;
+        let m = self.exec;
+        self.w.preds[i] = (self.w.preds[i] & !m) | (bits & m);
+        self.w.pinit[i] |= m;
+    }
+
+    /// Writes a predicate destination operand (a sink writes nothing).
+    #[inline]
+    pub fn write_pred(&mut self, d: &Operand, bits: u32) {
+        if let Operand::Pred { idx, .. } = *d {
+            self.set_pred(idx, bits);
+        }
+    }
+
+    pub fn sreg(&self, s: Sreg) -> [u64; 32] {
+        let cdim = self.env.cluster;
+        let mut v = [0u64; 32];
+        for (l, x) in v.iter_mut().enumerate() {
+            *x = match s {
+                Sreg::Tid(d) => u64::from(self.w.tid[d as usize][l]),
+                Sreg::Ntid(d) => u64::from(self.env.ntid[d as usize]),
+                Sreg::Ctaid(d) => u64::from(self.b.ctaid[d as usize]),
+                Sreg::Nctaid(d) => u64::from(self.env.nctaid[d as usize]),
+                Sreg::LaneId => l as u64,
+                Sreg::WarpId => u64::from(self.w.index),
+                Sreg::NwarpId => 64,
+                Sreg::SmId | Sreg::GridId => 0,
+                Sreg::NsmId => 132,
+                Sreg::LaneMaskEq => 1 << l,
+                Sreg::LaneMaskLt => (1u64 << l) - 1,
+                Sreg::LaneMaskLe => (2u64 << l) - 1,
+                Sreg::LaneMaskGt => 0xFFFF_FFFF & !((2u64 << l) - 1),
+                Sreg::LaneMaskGe => 0xFFFF_FFFF & !((1u64 << l) - 1),
+                Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
+                Sreg::Clock64 | Sreg::GlobalTimer => self.b.clock,
+                Sreg::DynSmem => u64::from(self.env.dyn_bytes),
+                Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
+                Sreg::ClusterCtaRank => u64::from(self.b.rank),
+                Sreg::ClusterNctaRank => u64::from(self.env.cluster_size),
+                Sreg::ClusterCtaid(d) => u64::from(self.b.ctaid[d as usize] % cdim[d as usize]),
+                Sreg::ClusterNctaid(d) => u64::from(cdim[d as usize]),
+                Sreg::ClusterId(d) => u64::from(self.b.ctaid[d as usize] / cdim[d as usize]),
+                Sreg::NclusterId(d) => u64::from(self.env.nctaid[d as usize] / cdim[d as usize]),
+                Sreg::IsExplicitCluster => u64::from(self.env.explicit_cluster),
+            };
+        }
+        v
+    }
+
+    /// Moves `taken` lanes to `target` and the other group lanes to the
+    /// next instruction.
+    pub fn branch(&mut self, taken: u32, target: u32) {
+        let w = &mut *self.w;
+        if taken == w.group {
+            w.group_pc = target;
+            return;
+        }
+        let next = w.group_pc + 1;
+        for l in lanes(w.group) {
+            w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
+        }
+        w.group = 0;
+    }
+
+    /// Ends the executing lanes; the other group lanes go on. CTA
+    /// barriers wait only for threads that have not exited, so an exit may
+    /// complete one.
+    pub fn exit(&mut self) {
+        self.b.live -= self.exec.count_ones();
+        // What the exiting threads did happens before whatever later
+        // completes a barrier they no longer wait for.
+        for l in lanes(self.exec) {
+            let t = self.thread_index(l);
+            join(&mut self.b.exited_clocks, self.cl.clocks.row(t));
+            join(&mut self.cl.exited, self.cl.clocks.row(t));
+        }
+        if self.b.bars.iter().any(|b| b.arrived > 0) {
+            self.b.recheck_barriers();
+        }
+        // The cluster barrier likewise: an exit stands for the arrivals of
+        // the phases to come.
+        let phase = self.cl.phase;
+        let armed = lanes(self.exec & self.w.cl_armed)
+            .filter(|&l| self.w.cl_phase[l] == phase)
+            .count() as u32;
+        self.cl.live -= self.exec.count_ones();
+        self.cl.arrived -= armed;
+        self.cl.complete_if_due();
+        let w = &mut *self.w;
+        w.cl_armed &= !self.exec;
+        w.exited |= self.exec;
+        let next = w.group_pc + 1;
+        for l in lanes(w.group & !self.exec) {
+            w.pc[l] = next;
+        }
+        w.group = 0;
+    }
+
+    /// Parks the executing lanes at this instruction, waiting on barrier
+    /// `id`; the other group lanes go on.
+    pub fn wait(&mut self, id: u8) {
+        self.park(self.exec, id);
+    }
+
+    /// Parks lanes `mask` of the group at this instruction, waiting on
+    /// `id`; the other group lanes go on to the next instruction.
+    pub fn park(&mut self, mask: u32, id: u8) {
+        let w = &mut *self.w;
+        let next = w.group_pc + 1;
+        for l in lanes(w.group) {
+            if mask >> l & 1 != 0 {
+                w.pc[l] = w.group_pc;
+                w.bar_of[l] = id;
+            } else {
+                w.pc[l] = next;
+            }
+        }
+        w.waiting |= mask;
+        w.group = 0;
+    }
+
+    /// Lanes that exist and have not exited.
+    pub fn live(&self) -> u32 {
+        self.w.exists & !self.w.exited
+    }
+
+    /// Thread index of a lane, for messages.
+    pub fn thread_of(&self, lane: usize) -> (u32, u32, u32) {
+        (self.w.tid[0][lane], self.w.tid[1][lane], self.w.tid[2][lane])
+    }
+}

@@ -1,0 +1,470 @@
+//! Running a launch: blocks one after another, warps of 32 lanes in
+//! structure-of-arrays form, and a scheduler that reconverges divergent
+//! lanes.
+//!
+//! Each lane has its own program counter. A warp runs the *group* of lanes
+//! whose PC is the lowest among its runnable lanes (not exited, not
+//! waiting at a barrier); lanes that branch elsewhere are parked until the
+//! group reaches their PC and merges with them. A straight run of
+//! instructions costs one comparison per instruction to know whether a
+//! merge is due. Warps run in turns (until they block, exit or use up a
+//! time slice) so that barriers and spinning on shared memory work: the
+//! turns go to the warps of every block of a thread-block cluster, in
+//! rotation or in the seeded order of the adversarial or priority schedule
+//! (`schedule`), and between turns asynchronous operations complete;
+//! clusters (blocks, in a launch without clusters) run one after another.
+//!
+//! Every synchronisation also moves the threads' vector clocks (`race`):
+//! each generic shared access is checked against the earlier ones it is
+//! not ordered after.
+//!
+//! A launch is checked and its `Env` built in `prepare`; the state it runs
+//! on is in `state`, what an executor sees in `ctx`, the error texts in
+//! `diag`.
+
+use super::ctx::{Ctx, Peers, Side};
+use super::decode::Entry;
+use super::diag::{completed_by, deadlock, err_at, mbar_deadlock, op_error, op_name, tmem_freed};
+use super::error::EmuError;
+use super::inst::{Flow, Inst, NO_GUARD};
+use super::launch::{Launch, LaunchStats, ParamValue};
+use super::memory::Memory;
+use super::pending::AsyncOp;
+use super::prepare::prepare;
+use super::race::Clocks;
+use super::schedule::{Options, Sched};
+use super::state::{Block, CLUSTER_WAIT, Cluster, Env, Warp, lanes, mbar_waiters};
+
+/// Runs a whole launch.
+pub(crate) fn launch(
+    entry: &Entry,
+    launch: &Launch,
+    params: &[ParamValue],
+    mem: &mut Memory,
+    options: &Options,
+) -> Result<LaunchStats, EmuError> {
+    let env = prepare(entry, launch, params)?;
+    let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
+    let nwarps = threads.div_ceil(32);
+    let size = env.cluster_size;
+    let mut blocks: Vec<Block> = (0..size).map(|rank| Block::new(&env, rank)).collect();
+    let mut warps: Vec<Vec<Warp>> = (0..size)
+        .map(|_| (0..nwarps).map(|w| Warp::new(entry, w)).collect())
+        .collect();
+    let mut stats = LaunchStats::default();
+    let mut sched = Sched::new(options);
+    let mut cl = Cluster::default();
+    let [cx, cy, cz] = env.cluster;
+    let (gx, gy, gz) = launch.grid;
+    for z in (0..gz).step_by(cz as usize) {
+        for y in (0..gy).step_by(cy as usize) {
+            for x in (0..gx).step_by(cx as usize) {
+                for (b, r) in blocks.iter_mut().zip(0u32..) {
+                    b.reset([x + r % cx, y + r / cx % cy, z + r / (cx * cy)]);
+                }
+                for w in warps.iter_mut().flatten() {
+                    w.reset(env.ntid);
+                }
+                cl.reset(size, threads);
+                sched.start_cluster(warps.iter().map(Vec::len).sum());
+                let mut run = Run {
+                    env: &env,
+                    blocks: &mut blocks,
+                    warps: &mut warps,
+                    cl: &mut cl,
+                    mem,
+                    stats: &mut stats,
+                    sched: &mut sched,
+                    limit: options.max_warp_instructions,
+                    hint: 0,
+                };
+                run.cluster()?;
+                stats.blocks += u64::from(size);
+            }
+        }
+    }
+    stats.threads = stats.blocks * u64::from(threads);
+    Ok(stats)
+}
+
+/// One cluster being run.
+struct Run<'a, 'e> {
+    env: &'a Env<'e>,
+    blocks: &'a mut [Block],
+    warps: &'a mut [Vec<Warp>],
+    cl: &'a mut Cluster,
+    mem: &'a mut Memory,
+    stats: &'a mut LaunchStats,
+    sched: &'a mut Sched,
+    /// Most warp instructions of the launch.
+    limit: Option<u64>,
+    hint: usize,
+}
+
+impl Run<'_, '_> {
+    /// Runs the blocks of the cluster (their warps in turns, asynchronous
+    /// operations completing between turns) until every thread has
+    /// exited.
+    fn cluster(&mut self) -> Result<(), EmuError> {
+        let mut turns: Vec<(usize, usize)> = Vec::new();
+        loop {
+            turns.clear();
+            for (bi, ws) in self.warps.iter().enumerate() {
+                if !self.blocks[bi].exited {
+                    turns.extend(
+                        ws.iter()
+                            .enumerate()
+                            .filter(|(_, w)| w.runnable() != 0)
+                            .map(|(wi, _)| (bi, wi)),
+                    );
+                }
+            }
+            if turns.is_empty() {
+                if self.blocks.iter().all(|b| b.exited) {
+                    return Ok(());
+                }
+                self.stuck()?;
+                continue;
+            }
+            if self.sched.adversarial() {
+                let per_block = self.warps[0].len();
+                let (bi, wi) = self.sched.pick(&turns, per_block);
+                self.turn(bi, wi)?;
+                self.sched.ran(bi, wi, per_block);
+                self.complete_due()?;
+            } else {
+                for &(bi, wi) in &turns {
+                    if !self.blocks[bi].exited && self.warps[bi][wi].runnable() != 0 {
+                        self.turn(bi, wi)?;
+                    }
+                }
+            }
+            self.sched.turn += 1;
+            if let Some(limit) = self.limit
+                && self.stats.warp_instructions > limit
+            {
+                return Err(EmuError::new(format!(
+                    "the launch ran more than {limit} warp instructions without finishing (Options::max_warp_instructions): a hang on a GPU?"
+                ))
+                .in_kernel(&self.env.entry.name));
+            }
+        }
+    }
+
+    /// Warp `wi` of block `bi` takes a turn; then whatever it completed is
+    /// released, and the block ends if that was its last thread.
+    fn turn(&mut self, bi: usize, wi: usize) -> Result<(), EmuError> {
+        let slice = self.sched.slice();
+        let (before, rest) = self.blocks.split_at_mut(bi);
+        let (block, after) = rest.split_first_mut().expect("a block");
+        let peers = Peers { before, after };
+        let w = &mut self.warps[bi][wi];
+        run_warp(
+            self.env,
+            block,
+            peers,
+            self.cl,
+            w,
+            self.mem,
+            self.stats,
+            &mut self.hint,
+            self.sched,
+            slice,
+        )?;
+        if block.release != 0 {
+            release(block, &mut self.warps[bi], &mut self.cl.clocks);
+        }
+        if block.mbar_done {
+            release_mbar(block, &mut self.warps[bi]);
+        }
+        if self.cl.release {
+            release_cluster(self.cl, self.warps);
+        }
+        // A block ends when its last thread exits, before any other turn.
+        if self.warps[bi].iter().all(Warp::done) {
+            block_ends(self.env, block)?;
+            block.exited = true;
+        }
+        Ok(())
+    }
+
+    /// Completes the asynchronous operations whose turn has come.
+    fn complete_due(&mut self) -> Result<(), EmuError> {
+        let now = self.sched.turn;
+        for bi in 0..self.blocks.len() {
+            let mut k = 0;
+            let mut tc_waits = false;
+            while k < self.blocks[bi].ops.len() {
+                let op = &self.blocks[bi].ops[k];
+                let in_order = op.in_order();
+                if op.due.is_some_and(|d| d <= now) && !(in_order && tc_waits) {
+                    self.complete(bi, k)?;
+                } else {
+                    tc_waits |= in_order;
+                    k += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes operation `k` of block `bi` and releases what that
+    /// completed.
+    fn complete(&mut self, bi: usize, k: usize) -> Result<(), EmuError> {
+        let block = &mut self.blocks[bi];
+        complete_op(self.env, block, self.mem, &mut self.cl.clocks, k)?;
+        if block.mbar_done {
+            release_mbar(block, &mut self.warps[bi]);
+        }
+        Ok(())
+    }
+
+    /// Nothing can run. An operation in flight completes (this is the
+    /// latest point at which it may); with none left, lanes blocked in an
+    /// mbarrier wait (which may have other work after a failed wait) see
+    /// their waits fail once; if that changes no mbarrier, the cluster is
+    /// stuck for good.
+    fn stuck(&mut self) -> Result<(), EmuError> {
+        let mut ready = Vec::new();
+        for (bi, b) in self.blocks.iter().enumerate() {
+            let first_tc = b.ops.iter().position(AsyncOp::in_order);
+            ready.extend(
+                (0..b.ops.len())
+                    .filter(|&k| !b.ops[k].in_order() || Some(k) == first_tc)
+                    .map(|k| (bi, k)),
+            );
+        }
+        if !ready.is_empty() {
+            let pick = if self.sched.adversarial() {
+                self.sched.below(ready.len())
+            } else {
+                0
+            };
+            let (bi, k) = ready[pick];
+            return self.complete(bi, k);
+        }
+        let mut timed_out = false;
+        let mut stuck = None;
+        for (bi, (block, ws)) in self.blocks.iter_mut().zip(self.warps.iter_mut()).enumerate() {
+            if !ws.iter().any(|w| mbar_waiters(w) != 0) {
+                continue;
+            }
+            if block.timeout_epoch == Some(block.epoch) {
+                stuck.get_or_insert(bi);
+                continue;
+            }
+            block.timeout_epoch = Some(block.epoch);
+            for w in ws.iter_mut() {
+                let m = mbar_waiters(w);
+                if m != 0 {
+                    w.waiting &= !m;
+                    w.timeout |= m;
+                    w.reschedule();
+                }
+            }
+            timed_out = true;
+        }
+        if timed_out {
+            return Ok(());
+        }
+        if let Some(bi) = stuck {
+            return Err(mbar_deadlock(self.env, &self.blocks[bi], &self.warps[bi]));
+        }
+        Err(deadlock(self.env, self.blocks, self.warps, self.cl))
+    }
+}
+
+/// Completes operation `k` of `block`, which leaves the queue.
+fn complete_op(
+    env: &Env<'_>,
+    block: &mut Block,
+    mem: &mut Memory,
+    clocks: &mut Clocks,
+    k: usize,
+) -> Result<(), EmuError> {
+    let op = block.take_op(k);
+    let mut side = Side { b: block, mem, clocks };
+    super::ops::complete(&mut side, &op).map_err(|m| op_error(env, block, &op, m))
+}
+
+/// Checks a block whose last thread exited: nothing may be in flight, no
+/// tensor memory allocated.
+fn block_ends(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
+    if let Some(op) = block.ops.first() {
+        let text = &env.entry.texts[op.pc as usize];
+        return Err(op_error(
+            env,
+            block,
+            op,
+            format!(
+                "the block exited with this {} still in flight (it would write memory the block no longer owns): no thread waited for it ({})",
+                op_name(text),
+                completed_by(text)
+            ),
+        ));
+    }
+    tmem_freed(env, block)
+}
+
+/// Lets lanes blocked on an mbarrier whose phase has completed retry
+/// their wait.
+fn release_mbar(block: &mut Block, warps: &mut [Warp]) {
+    block.mbar_done = false;
+    for w in warps {
+        let mut changed = false;
+        for l in lanes(mbar_waiters(w)) {
+            if block.mbar_satisfied(&w.mwait[l]) {
+                w.waiting &= !(1 << l);
+                changed = true;
+            }
+        }
+        if changed {
+            w.reschedule();
+        }
+    }
+}
+
+/// Lets every lane waiting at a completed barrier go on, with the clocks
+/// of the threads that arrived.
+fn release(block: &mut Block, warps: &mut [Warp], clocks: &mut Clocks) {
+    let done = block.release;
+    block.release = 0;
+    for w in warps {
+        for l in lanes(w.waiting) {
+            let id = w.bar_of[l];
+            if id < 16 && done >> id & 1 != 0 {
+                w.waiting &= !(1 << l);
+                clocks.acquire(block.thread_index(w.index, l), &block.bars[id as usize].done);
+                w.tc_synced[l] = w.pc[l] + 1;
+                w.pc[l] += 1;
+            }
+        }
+        w.reschedule();
+    }
+}
+
+/// Lets the lanes waiting in `barrier.cluster.wait` for a phase that has
+/// completed go on.
+fn release_cluster(cl: &mut Cluster, warps: &mut [Vec<Warp>]) {
+    cl.release = false;
+    let threads = cl.block_threads;
+    for (rank, ws) in warps.iter_mut().enumerate() {
+        for w in ws.iter_mut() {
+            let done = lanes(w.waiting)
+                .filter(|&l| w.bar_of[l] == CLUSTER_WAIT && w.cl_phase[l] != cl.phase)
+                .fold(0u32, |m, l| m | 1 << l);
+            if done == 0 {
+                continue;
+            }
+            for l in lanes(done) {
+                let t = rank as u32 * threads + w.index * 32 + l as u32;
+                cl.clocks.acquire(t, &cl.done);
+                w.tc_synced[l] = w.pc[l] + 1;
+                w.pc[l] += 1;
+            }
+            w.waiting &= !done;
+            w.cl_armed &= !done;
+            w.reschedule();
+        }
+    }
+}
+
+/// Runs warp `w` for at most `slice` instructions (less if it blocks or
+/// exits).
+#[allow(clippy::too_many_arguments)]
+fn run_warp(
+    env: &Env<'_>,
+    block: &mut Block,
+    peers: Peers<'_>,
+    cl: &mut Cluster,
+    w: &mut Warp,
+    mem: &mut Memory,
+    stats: &mut LaunchStats,
+    hint: &mut usize,
+    sched: &mut Sched,
+    slice: u32,
+) -> Result<(), EmuError> {
+    let insts: &[Inst] = &env.entry.insts;
+    let mut ctx = Ctx {
+        w,
+        b: block,
+        peers,
+        cl,
+        mem,
+        env,
+        sched,
+        exec: 0,
+        hint: *hint,
+        region_hint: 0,
+    };
+    let mut budget = slice;
+    // In the priority schedule a turn ends where it lets other warps run
+    // (a barrier or mbarrier phase completes), so the highest-priority
+    // warp that can run is the next to.
+    let preemptive = ctx.sched.prioritised();
+    let mut thread_insts = 0u64;
+    let mut warp_insts = 0u64;
+    let result = loop {
+        if ctx.w.group == 0 {
+            ctx.w.reschedule();
+            if ctx.w.group == 0 {
+                break Ok(());
+            }
+        }
+        let pc = ctx.w.group_pc;
+        let inst = &insts[pc as usize];
+        let group = ctx.w.group;
+        thread_insts += u64::from(group.count_ones());
+        warp_insts += 1;
+        let exec = if inst.guard == NO_GUARD {
+            group
+        } else {
+            let g = inst.guard as usize;
+            if ctx.w.pinit[g] & group != group {
+                let lane = (group & !ctx.w.pinit[g]).trailing_zeros() as usize;
+                let msg = format!("read of uninitialised register {}", env.entry.pred_names[g]);
+                break Err(err_at(env, ctx.b, ctx.w, pc, lane, msg));
+            }
+            let p = ctx.w.preds[g];
+            group & if inst.guard_neg { !p } else { p }
+        };
+        let flow = if exec == 0 {
+            Ok(Flow::Next)
+        } else {
+            ctx.exec = exec;
+            (inst.exec)(&mut ctx, inst)
+        };
+        match flow {
+            Ok(Flow::Next) => {
+                let w = &mut *ctx.w;
+                w.group_pc += 1;
+                if w.group_pc >= w.parked_min {
+                    w.reschedule();
+                }
+            }
+            Ok(Flow::Jump) => {
+                let w = &mut *ctx.w;
+                if w.group == 0 || w.group_pc >= w.parked_min {
+                    w.reschedule();
+                }
+            }
+            Ok(Flow::Yield) => {
+                ctx.w.reschedule();
+                break Ok(());
+            }
+            Err(f) => {
+                let lane = f.lane.map_or(exec.trailing_zeros() as usize, |l| l as usize);
+                break Err(err_at(env, ctx.b, ctx.w, pc, lane, f.msg));
+            }
+        }
+        budget -= 1;
+        if budget == 0 || (preemptive && (ctx.b.release != 0 || ctx.b.mbar_done || ctx.cl.release)) {
+            break Ok(());
+        }
+    };
+    ctx.b.clock += warp_insts;
+    *hint = ctx.hint;
+    stats.thread_instructions += thread_insts;
+    stats.warp_instructions += warp_insts;
+    result
+}

@@ -1,0 +1,445 @@
+//! The state a launch runs on: launch-wide (`Env`), per warp (registers,
+//! program counters, what its lanes wait for), per block (shared memory,
+//! barriers, mbarriers, tensor memory, asynchronous operations in flight)
+//! and per cluster (its barrier, the threads' vector clocks).
+
+use super::decode::Entry;
+use super::layout::SHARED_BASE;
+use super::mbar::{Mbar, MbarWait};
+use super::pending::{AsyncOp, AsyncRegs, InflightShared};
+use super::race::{Clocks, Shadow, join};
+use super::tmem::Tmem;
+
+/// `bar_of` value of a lane waiting at `bar.warp.sync`.
+pub(crate) const WARP_SYNC: u8 = 0xFF;
+/// `bar_of` value of a lane blocked in `mbarrier.try_wait`/`test_wait`.
+pub(crate) const MBAR_WAIT: u8 = 0xFE;
+/// `bar_of` value of a lane waiting in `barrier.cluster.wait`.
+pub(crate) const CLUSTER_WAIT: u8 = 0xFD;
+
+/// Iterates over the set bits of a lane mask.
+#[inline]
+pub(crate) fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+/// One warp's state: registers as `[register][lane]`.
+pub(crate) struct Warp {
+    pub regs: Vec<u64>,
+    /// Lanes that have written each register.
+    pub init: Vec<u32>,
+    pub preds: Vec<u32>,
+    pub pinit: Vec<u32>,
+    pub pc: [u32; 32],
+    /// The lanes running now, all at `group_pc` (their `pc` entries are
+    /// stale while they are in the group).
+    pub group: u32,
+    pub group_pc: u32,
+    /// The lowest PC among runnable lanes outside the group.
+    pub parked_min: u32,
+    pub exists: u32,
+    pub exited: u32,
+    /// Lanes waiting at a CTA barrier, `bar.warp.sync` or an mbarrier.
+    pub waiting: u32,
+    pub bar_of: [u8; 32],
+    pub wsync_mask: [u32; 32],
+    /// What each lane blocked on an mbarrier waits for.
+    pub mwait: [MbarWait; 32],
+    /// Lanes whose next unsuccessful `try_wait` returns false instead of
+    /// blocking (the block could not make progress otherwise).
+    pub timeout: u32,
+    pub tid: [[u32; 32]; 3],
+    pub index: u32,
+    /// Lanes that have arrived at the cluster barrier and not yet waited.
+    pub cl_armed: u32,
+    /// The cluster-barrier phase each armed lane arrived in.
+    pub cl_phase: [u32; 32],
+    /// Registers held by `wgmma.mma_async` and `tcgen05.ld`, from the
+    /// warp's first such instruction on.
+    pub held: Option<Box<AsyncRegs>>,
+    /// Per lane, 1 + the index of a synchronisation the lane got past
+    /// since its last `tcgen05.fence::after_thread_sync` (0: none).
+    pub tc_synced: [u32; 32],
+    /// Per lane, 1 + the index of a `tcgen05.alloc`, `dealloc`, `ld` or
+    /// `st` since its last `tcgen05.fence::before_thread_sync` (0: none).
+    pub tc_unfenced: [u32; 32],
+    /// Per lane, 1 + the index of a `tcgen05.cp` or `mma` since its last
+    /// `tcgen05.commit` or `tcgen05.fence::before_thread_sync` (0: none).
+    pub tc_uncommitted: [u32; 32],
+}
+
+impl Warp {
+    pub(super) fn new(entry: &Entry, index: u32) -> Warp {
+        Warp {
+            regs: vec![0; entry.nregs as usize * 32],
+            init: vec![0; entry.nregs as usize],
+            preds: vec![0; entry.npreds as usize],
+            pinit: vec![0; entry.npreds as usize],
+            pc: [0; 32],
+            group: 0,
+            group_pc: 0,
+            parked_min: u32::MAX,
+            exists: 0,
+            exited: 0,
+            waiting: 0,
+            bar_of: [0; 32],
+            wsync_mask: [0; 32],
+            mwait: [MbarWait::default(); 32],
+            timeout: 0,
+            tid: [[0; 32]; 3],
+            index,
+            cl_armed: 0,
+            cl_phase: [0; 32],
+            held: None,
+            tc_synced: [0; 32],
+            tc_unfenced: [0; 32],
+            tc_uncommitted: [0; 32],
+        }
+    }
+
+    pub(super) fn reset(&mut self, ntid: [u32; 3]) {
+        self.init.fill(0);
+        self.pinit.fill(0);
+        self.pc = [0; 32];
+        self.exited = 0;
+        self.waiting = 0;
+        self.timeout = 0;
+        self.exists = 0;
+        self.cl_armed = 0;
+        self.held = None;
+        self.tc_synced = [0; 32];
+        self.tc_unfenced = [0; 32];
+        self.tc_uncommitted = [0; 32];
+        let total = ntid[0] * ntid[1] * ntid[2];
+        for l in 0..32 {
+            let t = self.index * 32 + l;
+            if t < total {
+                self.exists |= 1 << l;
+                self.tid[0][l as usize] = t % ntid[0];
+                self.tid[1][l as usize] = (t / ntid[0]) % ntid[1];
+                self.tid[2][l as usize] = t / (ntid[0] * ntid[1]);
+            }
+        }
+        self.group = self.exists;
+        self.group_pc = 0;
+        self.parked_min = u32::MAX;
+    }
+
+    pub(super) fn runnable(&self) -> u32 {
+        self.exists & !self.exited & !self.waiting
+    }
+
+    pub(super) fn done(&self) -> bool {
+        self.exists & !self.exited == 0
+    }
+
+    /// Picks the lanes with the lowest PC among the runnable ones.
+    pub(crate) fn reschedule(&mut self) {
+        for l in lanes(self.group) {
+            self.pc[l] = self.group_pc;
+        }
+        self.group = 0;
+        let run = self.runnable();
+        let mut min = u32::MAX;
+        for l in lanes(run) {
+            min = min.min(self.pc[l]);
+        }
+        let mut second = u32::MAX;
+        let mut group = 0;
+        for l in lanes(run) {
+            if self.pc[l] == min {
+                group |= 1 << l;
+            } else {
+                second = second.min(self.pc[l]);
+            }
+        }
+        self.group = group;
+        self.group_pc = min;
+        self.parked_min = second;
+    }
+}
+
+/// A CTA barrier.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Bar {
+    pub arrived: u32,
+    /// The thread count of this round, 0 for "every thread of the block
+    /// that has not exited" (meaningful while `arrived > 0`).
+    pub count: u32,
+    /// The clocks of the threads that arrived in this round.
+    pub clocks: Vec<u32>,
+    /// What the threads released by the last completed round acquire.
+    pub done: Vec<u32>,
+}
+
+/// Per-block state shared by its warps.
+pub(crate) struct Block {
+    pub shared: Vec<u8>,
+    pub ctaid: [u32; 3],
+    /// The block's rank in its cluster.
+    pub rank: u32,
+    /// The index (for the vector clocks) of the block's asynchronous
+    /// unit, which completes its copies and `tcgen05` operations.
+    pub agent: u32,
+    /// Every thread has exited (its shared memory no longer exists).
+    pub exited: bool,
+    pub bars: [Bar; 16],
+    /// Barriers that completed and whose waiting lanes must be released.
+    pub release: u32,
+    pub threads: u32,
+    /// Threads that have not exited.
+    pub live: u32,
+    pub clock: u64,
+    /// The block's mbarriers.
+    pub mbars: Vec<Mbar>,
+    /// An mbarrier phase completed: blocked waiters must be looked at.
+    pub mbar_done: bool,
+    /// Counts mbarrier state changes (progress, for deadlock detection).
+    pub epoch: u64,
+    /// The epoch at which blocked waiters were last timed out.
+    pub timeout_epoch: Option<u64>,
+    /// Tensor memory, created by the first `tcgen05` instruction.
+    pub tmem: Option<Box<Tmem>>,
+    /// Shared bytes that asynchronous operations in flight read or write.
+    pub inflight: InflightShared,
+    /// Asynchronous copies and `tcgen05` operations in flight, in issue
+    /// order.
+    pub ops: Vec<AsyncOp>,
+    /// The race check's shadow of the shared memory.
+    pub shadow: Shadow,
+    /// The clocks of the threads that exited (what every later CTA
+    /// barrier releases: exits count as arrivals).
+    pub exited_clocks: Vec<u32>,
+    /// Numbers the async-groups of bulk copies to global memory.
+    pub next_group: u64,
+    /// Numbers asynchronous operations.
+    op_ids: u64,
+}
+
+impl Block {
+    pub(super) fn new(env: &Env<'_>, rank: u32) -> Block {
+        let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
+        Block {
+            shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
+            ctaid: [0; 3],
+            rank,
+            agent: env.cluster_size * threads + rank,
+            exited: false,
+            bars: std::array::from_fn(|_| Bar::default()),
+            release: 0,
+            threads,
+            live: threads,
+            clock: 0,
+            mbars: Vec::new(),
+            mbar_done: false,
+            epoch: 0,
+            timeout_epoch: None,
+            tmem: None,
+            inflight: InflightShared::default(),
+            ops: Vec::new(),
+            shadow: Shadow::default(),
+            exited_clocks: Vec::new(),
+            next_group: 0,
+            op_ids: 0,
+        }
+    }
+
+    /// A fresh block `ctaid`: zeroed shared memory, no barrier, mbarrier
+    /// or allocation.
+    pub(super) fn reset(&mut self, ctaid: [u32; 3]) {
+        self.ctaid = ctaid;
+        self.exited = false;
+        self.shared.fill(0);
+        self.bars = std::array::from_fn(|_| Bar::default());
+        self.release = 0;
+        self.live = self.threads;
+        self.mbars.clear();
+        self.mbar_done = false;
+        self.epoch = 0;
+        self.timeout_epoch = None;
+        if let Some(t) = &mut self.tmem {
+            t.reset();
+        }
+        self.inflight.clear();
+        self.ops.clear();
+        self.shadow.reset(self.shared.len());
+        self.exited_clocks.clear();
+        self.next_group = 0;
+    }
+
+    /// The block index, for messages: `(x,y,z)`.
+    pub fn id(&self) -> String {
+        format!("({},{},{})", self.ctaid[0], self.ctaid[1], self.ctaid[2])
+    }
+
+    /// Completes every "all threads" barrier that all non-exited threads
+    /// have reached (after threads exited).
+    pub(super) fn recheck_barriers(&mut self) {
+        for id in 0..self.bars.len() {
+            let bar = &self.bars[id];
+            if bar.arrived > 0 && bar.count == 0 && bar.arrived >= self.live {
+                self.complete_barrier(id);
+            }
+        }
+    }
+
+    /// Barrier `id` completes: its waiting lanes will be released with
+    /// the clocks of every thread that arrived or exited.
+    pub fn complete_barrier(&mut self, id: usize) {
+        let bar = &mut self.bars[id];
+        bar.arrived = 0;
+        bar.done = std::mem::take(&mut bar.clocks);
+        join(&mut bar.done, &self.exited_clocks);
+        self.release |= 1 << id;
+    }
+
+    /// The mbarrier at a shared-window address.
+    pub fn mbar(&mut self, addr: u32) -> Result<&mut Mbar, String> {
+        match self.mbars.iter().position(|b| b.addr == addr) {
+            Some(k) => Ok(&mut self.mbars[k]),
+            None => Err(format!(
+                "no mbarrier at shared address {addr:#x}: it was never initialised (mbarrier.init) in this block"
+            )),
+        }
+    }
+
+    /// Applies `f` to the mbarrier at `addr` and notes the change (and a
+    /// completed phase, when `f` returns true).
+    pub fn mbar_update(
+        &mut self,
+        addr: u32,
+        f: impl FnOnce(&mut Mbar) -> Result<bool, String>,
+    ) -> Result<bool, String> {
+        let done = f(self.mbar(addr)?)?;
+        self.epoch += 1;
+        if done {
+            self.mbar_done = true;
+        }
+        Ok(done)
+    }
+
+    /// Whether what a blocked waiter waits for has happened.
+    pub(super) fn mbar_satisfied(&self, w: &MbarWait) -> bool {
+        self.mbars
+            .iter()
+            .find(|b| b.addr == w.addr)
+            .is_some_and(|b| b.done(w.want, w.parity))
+    }
+
+    /// Tensor memory, created on first use.
+    pub fn tmem(&mut self) -> &mut Tmem {
+        self.tmem.get_or_insert_with(|| Box::new(Tmem::new()))
+    }
+
+    /// The index in the cluster (for the vector clocks) of lane `l` of
+    /// warp `w`.
+    #[inline]
+    pub fn thread_index(&self, w: u32, l: usize) -> u32 {
+        self.rank * self.threads + w * 32 + l as u32
+    }
+
+    /// A fresh id for an asynchronous operation.
+    pub fn next_op(&mut self) -> u64 {
+        self.op_ids += 1;
+        self.op_ids
+    }
+
+    /// Takes operation `k` out of the queue and frees what it held in
+    /// flight (its shared bytes, its tensor-memory columns).
+    pub fn take_op(&mut self, k: usize) -> AsyncOp {
+        let op = self.ops.remove(k);
+        for &id in &op.spans {
+            self.inflight.remove(id);
+        }
+        if let Some(t) = self.tmem.as_deref_mut() {
+            t.finish(op.id);
+        }
+        op
+    }
+}
+
+/// The state of the running cluster: its barrier
+/// (`barrier.cluster.arrive`/`wait`) and its threads' vector clocks.
+#[derive(Debug, Default)]
+pub(crate) struct Cluster {
+    /// Completed phases.
+    pub phase: u32,
+    /// Threads that arrived in this phase and have not exited.
+    pub arrived: u32,
+    /// Threads of the cluster that have not exited.
+    pub live: u32,
+    /// Threads per block.
+    pub block_threads: u32,
+    /// A phase completed: its waiting lanes must be released.
+    pub release: bool,
+    /// The vector clocks of every thread of the cluster.
+    pub clocks: Clocks,
+    /// The clocks of the threads that arrived in this phase, and of those
+    /// that exited (exits count as the arrivals of the phases to come).
+    pub arrivals: Vec<u32>,
+    pub exited: Vec<u32>,
+    /// What a thread past the barrier acquires: every completed phase's
+    /// arrivals.
+    pub done: Vec<u32>,
+}
+
+impl Cluster {
+    /// A fresh cluster of `blocks` blocks of `threads` threads.
+    pub(super) fn reset(&mut self, blocks: u32, threads: u32) {
+        self.phase = 0;
+        self.arrived = 0;
+        self.live = blocks * threads;
+        self.block_threads = threads;
+        self.release = false;
+        // The threads, then one asynchronous unit per block.
+        self.clocks.reset((self.live + blocks) as usize);
+        self.arrivals.clear();
+        self.exited.clear();
+        self.done.clear();
+    }
+
+    /// Completes the phase if every thread that has not exited arrived.
+    pub fn complete_if_due(&mut self) {
+        if self.arrived > 0 && self.arrived == self.live {
+            self.arrived = 0;
+            self.phase = self.phase.wrapping_add(1);
+            self.release = true;
+            join(&mut self.done, &self.arrivals);
+            join(&mut self.done, &self.exited);
+            self.arrivals.clear();
+        }
+    }
+}
+
+/// Launch-wide, read-only state.
+pub(crate) struct Env<'a> {
+    pub entry: &'a Entry,
+    pub params: Vec<u8>,
+    pub ntid: [u32; 3],
+    pub nctaid: [u32; 3],
+    /// Blocks per cluster and their product.
+    pub cluster: [u32; 3],
+    pub cluster_size: u32,
+    /// `%is_explicit_cluster`.
+    pub explicit_cluster: bool,
+    /// Shared-memory regions `[start, end)` (static variables, then the
+    /// dynamic block), in the shared window.
+    pub regions: Vec<(u32, u32)>,
+    pub shared_end: u32,
+    pub dyn_bytes: u32,
+}
+
+/// Lanes of `w` blocked on an mbarrier.
+pub(super) fn mbar_waiters(w: &Warp) -> u32 {
+    lanes(w.waiting)
+        .filter(|&l| w.bar_of[l] == MBAR_WAIT)
+        .fold(0, |m, l| m | 1 << l)
+}
