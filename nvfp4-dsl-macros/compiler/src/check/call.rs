@@ -1,0 +1,564 @@
+//! Calls: free and associated functions (`f(..)`, `T::f(..)`) and methods
+//! (`x.f(..)`), matched against the signatures of the intrinsics' table; a
+//! call that names no intrinsic may name a device function (see `device`).
+
+use super::*;
+use crate::intrinsics::{self, ArgTy, Form, Generics, Intrinsic, RetTy};
+
+impl Checker<'_> {
+    pub(super) fn call(
+        &mut self,
+        e: &Expr,
+        path: &CallPath,
+        generics: &[GenericArg],
+        args: &[Expr],
+        hint: Option<&TyV>,
+    ) -> Result<TyV> {
+        let form = match &path.qualifier {
+            Some(q) => Form::Assoc(leak_name(q)),
+            None => Form::Free,
+        };
+        let candidates: Vec<&'static Intrinsic> = intrinsics::all()
+            .filter(|i| i.name == path.name && i.form == form)
+            .collect();
+        if candidates.is_empty() {
+            if let Some(idx) = self.device_of(path) {
+                return self.device_call(e, idx, generics, args, hint);
+            }
+            let display = path.display();
+            if path.qualifier.is_none() && path.name == self.kernel_name {
+                return err(
+                    e.span,
+                    format!("`{display}` calls itself: recursion is not supported in kernels; write a loop"),
+                );
+            }
+            if let Some(q) = &path.qualifier
+                && matches!(q.as_str(), "Vec" | "Box" | "String" | "Rc" | "Arc")
+            {
+                return err(
+                    e.span,
+                    format!(
+                        "`{q}` allocates on the heap, which kernels cannot do; use a fixed-size array `[T; N]` or shared memory"
+                    ),
+                );
+            }
+            if let Some(q) = &path.qualifier
+                && intrinsics::all().any(|i| i.name == path.name && i.form == Form::Free)
+            {
+                return err(
+                    e.span,
+                    format!(
+                        "`{display}` is not an intrinsic; did you mean `{}` (without `{q}::`)?",
+                        path.name
+                    ),
+                );
+            }
+            return err(
+                e.span,
+                format!(
+                    "`{display}` is not an intrinsic or a `#[device]` function; a kernel can call the intrinsics of `nvfp4_dsl::prelude` and functions marked `#[device]` (kernels themselves cannot be called from a kernel)"
+                ),
+            );
+        }
+        self.match_intrinsic(e, &candidates, None, generics, args, hint, &path.display())
+    }
+
+    pub(super) fn method_call(&mut self, e: &Expr, receiver: &Expr, method: &str, args: &[Expr]) -> Result<TyV> {
+        let rt = self.expr(receiver, None)?;
+        let rt = match self.shallow(&rt) {
+            TyV::Var(_) => {
+                return err(
+                    receiver.span,
+                    format!(
+                        "type annotations needed to call `.{method}()`: give the value a type, e.g. with a literal suffix"
+                    ),
+                );
+            }
+            other => other,
+        };
+        let rty = self.known(&rt, receiver.span)?;
+        // A local array's length is its type's.
+        if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
+            return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
+        }
+        let candidates: Vec<&'static Intrinsic> = intrinsics::all()
+            .filter(|i| i.name == method && i.form == Form::Method)
+            .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
+            .collect();
+        if candidates.is_empty() {
+            if let Some(msg) = unsupported_method(method, &rty) {
+                return err(e.span, msg);
+            }
+            let known: Vec<&str> = intrinsics::all()
+                .filter(|i| i.form == Form::Method && i.params.first().is_some_and(|p| p.matches(&rty, i)))
+                .map(|i| i.name)
+                .collect();
+            let list = if known.is_empty() {
+                "it has no methods in kernels".to_string()
+            } else {
+                let mut k = known;
+                k.sort_unstable();
+                k.dedup();
+                format!(
+                    "its methods in kernels are {}",
+                    k.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            return err(e.span, format!("no method `{method}` on `{rty}` in kernels; {list}"));
+        }
+        self.match_intrinsic(
+            e,
+            &candidates,
+            Some((receiver, rty)),
+            &[],
+            args,
+            None,
+            &format!(".{method}"),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn match_intrinsic(
+        &mut self,
+        e: &Expr,
+        candidates: &[&'static Intrinsic],
+        receiver: Option<(&Expr, Ty)>,
+        generics: &[GenericArg],
+        args: &[Expr],
+        hint: Option<&TyV>,
+        display: &str,
+    ) -> Result<TyV> {
+        let intr = candidates[0];
+        let given = args.len() + usize::from(receiver.is_some());
+        if given != intr.params.len() {
+            let skip = usize::from(intr.form == Form::Method);
+            return err(
+                e.span,
+                format!(
+                    "`{display}` takes {} argument{}, {} given: `{}`",
+                    intr.params.len() - skip,
+                    if intr.params.len() - skip == 1 { "" } else { "s" },
+                    args.len(),
+                    intr.signature()
+                ),
+            );
+        }
+        // Generic parameters written with a turbofish.
+        let mut generic_len: Option<Len> = None;
+        let generic_ty = match (intr.generics, generics) {
+            (Generics::None, []) => None,
+            (Generics::None, [g, ..]) => {
+                let span = match g {
+                    GenericArg::Type(_, s) | GenericArg::Len(_, s) | GenericArg::Expr(_, s) => *s,
+                };
+                return err(span, format!("`{display}` takes no generic arguments"));
+            }
+            (Generics::Type, [GenericArg::Type(t, s)]) => {
+                if t.mem_layout().is_none() {
+                    return err(*s, format!("`{t}` cannot live in shared memory"));
+                }
+                Some((t.clone(), None))
+            }
+            (Generics::TypeLen, [GenericArg::Type(t, s), GenericArg::Len(l, ls)]) => {
+                if t.mem_layout().is_none() {
+                    return err(*s, format!("`{t}` cannot live in shared memory"));
+                }
+                self.check_len_generic(l, *ls)?;
+                Some((t.clone(), Some(l.clone())))
+            }
+            (Generics::Len(allowed), [GenericArg::Len(l, ls)]) => {
+                if let Len::Lit(n) = l
+                    && !allowed.contains(n)
+                {
+                    return err(*ls, format!("`{display}` takes one of the lengths {allowed:?}"));
+                }
+                self.check_len_generic(l, *ls)?;
+                generic_len = Some(l.clone());
+                None
+            }
+            (Generics::Len(allowed), _) => {
+                return err(
+                    e.span,
+                    format!(
+                        "write the length with a turbofish, one of {allowed:?}: `{}`",
+                        intr.signature()
+                    ),
+                );
+            }
+            (Generics::Type, _) | (Generics::TypeLen, _) => {
+                return err(
+                    e.span,
+                    format!(
+                        "write the element type{} with a turbofish: `{}`",
+                        if intr.generics == Generics::TypeLen {
+                            " and length"
+                        } else {
+                            ""
+                        },
+                        intr.signature()
+                    ),
+                );
+            }
+        };
+
+        // Try candidates in order; report the first one's error if none fits.
+        let mut first_err = None;
+        for cand in candidates {
+            match self.try_signature(cand, receiver.as_ref(), args, hint) {
+                Ok(ret) => {
+                    self.calls.insert(e.id, intrinsics::id(cand));
+                    return Ok(match cand.ret {
+                        RetTy::SharedArray => {
+                            let (t, l) = generic_ty.clone().expect("checked with the generics");
+                            TyV::Ty(Ty::SharedArray {
+                                elem: Box::new(t),
+                                len: l.expect("TypeLen has a length"),
+                            })
+                        }
+                        RetTy::SharedSlice => {
+                            let (t, _) = generic_ty.clone().expect("checked with the generics");
+                            TyV::Ty(Ty::SharedSlice { elem: Box::new(t) })
+                        }
+                        RetTy::ArrayOfGenericLen(ref elem) => TyV::Ty(Ty::Array {
+                            elem: Box::new(elem.clone()),
+                            len: generic_len.clone().expect("checked with the generics"),
+                        }),
+                        _ => ret,
+                    });
+                }
+                Err(err) => {
+                    first_err.get_or_insert(err);
+                }
+            }
+        }
+        Err(first_err.expect("at least one candidate"))
+    }
+
+    /// `&mut acc`, `acc` a mutable local `[f32; N]`: records the types of
+    /// the reference and the variable (both the array type).
+    fn accumulator_arg(&mut self, intr: &Intrinsic, i: usize, a: &Expr) -> Result<()> {
+        let usage = || {
+            format!(
+                "argument {} of `{}` is the accumulator: write `&mut acc` with `let mut acc = [0.0f32; N];` (`{}`)",
+                i + 1,
+                intr.display_name(),
+                intr.signature()
+            )
+        };
+        let ExprKind::RefMut(var) = &a.kind else {
+            return err(a.span, usage());
+        };
+        let ExprKind::Var(name) = &var.kind else {
+            return err(a.span, usage());
+        };
+        let Some(b) = self.lookup(name).cloned() else {
+            return err(var.span, format!("cannot find value `{name}` in this scope"));
+        };
+        if b.kind != NameKind::Local || !b.mutable {
+            return err(
+                var.span,
+                format!("the accumulator `{name}` must be a local declared `let mut {name} = [0.0f32; N];`"),
+            );
+        }
+        let t = self.known(&b.ty, var.span)?;
+        if !matches!(&t, Ty::Array { elem, .. } if **elem == Ty::Scalar(Scalar::F32)) {
+            return err(
+                var.span,
+                format!("the accumulator `{name}` must be an `[f32; N]` array, found `{t}`"),
+            );
+        }
+        self.record(var, TyV::Ty(t.clone()));
+        self.record(a, TyV::Ty(t));
+        Ok(())
+    }
+
+    fn check_len_generic(&mut self, l: &Len, span: Loc) -> Result<()> {
+        if let Len::Param(p) = l {
+            match self.lookup(p) {
+                Some(b) if b.kind == NameKind::ConstGeneric && b.ty == TyV::Ty(Ty::Scalar(Scalar::Usize)) => Ok(()),
+                _ => err(
+                    span,
+                    format!("a length must be a literal or a `usize` const generic, and `{p}` is not one"),
+                ),
+            }
+        } else {
+            Ok(())
+        }
+    }
+
+    fn try_signature(
+        &mut self,
+        intr: &'static Intrinsic,
+        receiver: Option<&(&Expr, Ty)>,
+        args: &[Expr],
+        hint: Option<&TyV>,
+    ) -> Result<TyV> {
+        let mut t_var: Option<TyV> = None;
+        let skip = usize::from(receiver.is_some());
+        if let Some((_, rty)) = receiver
+            && intr.params[0] == ArgTy::T
+        {
+            t_var = Some(TyV::Ty(rty.clone()));
+        }
+        let mut mem_elem: Option<Ty> = None;
+        if let Some((_, rty)) = receiver
+            && let Some(el) = rty.elem()
+        {
+            mem_elem = Some(el.clone());
+        }
+        for (i, a) in args.iter().enumerate() {
+            let p = &intr.params[i + skip];
+            match p {
+                ArgTy::Is(_) | ArgTy::ArrayOf(..) => {
+                    let want = match p {
+                        ArgTy::ArrayOf(elem, n) => TyV::Ty(intrinsics::array_of(elem, *n)),
+                        ArgTy::Is(t) => TyV::Ty(t.clone()),
+                        _ => unreachable!("matched above"),
+                    };
+                    let t = self.expr(a, Some(&want))?;
+                    self.unify(&want, &t, a.span).map_err(|_| {
+                        let found = self.describe(&t);
+                        a.span.error(format!(
+                            "argument {} of `{}` must be `{}`, found {found}: `{}`",
+                            i + 1,
+                            intr.display_name(),
+                            want_display(&want),
+                            intr.signature()
+                        ))
+                    })?;
+                }
+                ArgTy::T => {
+                    let h = t_var.clone().or_else(|| match (&intr.ret, hint) {
+                        (RetTy::T, Some(h)) => Some(h.clone()),
+                        _ => None,
+                    });
+                    let t = self.expr(a, h.as_ref())?;
+                    let t = match &t_var {
+                        Some(tv) => self.unify(tv, &t, a.span)?,
+                        None => t,
+                    };
+                    let k = self.known(&t, a.span)?;
+                    if !intr.t_set.contains(&k) {
+                        return err(
+                            a.span,
+                            format!(
+                                "`{}` works on {}, not `{k}`",
+                                intr.display_name(),
+                                intr.t_set
+                                    .iter()
+                                    .map(|t| format!("`{t}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        );
+                    }
+                    t_var = Some(TyV::Ty(k));
+                }
+                ArgTy::Index => {
+                    let t = self.expr(a, None)?;
+                    match self.shallow(&t) {
+                        TyV::Ty(Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)) => {}
+                        TyV::Var(v) if self.vars[v as usize].kind == VarKind::Int => {}
+                        _ => {
+                            let found = self.describe(&t);
+                            return err(
+                                a.span,
+                                format!("an index must be `u32`, `i32` or `usize`, found {found}"),
+                            );
+                        }
+                    }
+                }
+                ArgTy::Mem | ArgTy::MemMut | ArgTy::Global => {
+                    let k = self.memory_arg(intr, i, p, a)?;
+                    mem_elem = k.elem().cloned();
+                }
+                ArgTy::Elem => {
+                    let Some(want) = mem_elem.clone() else {
+                        unreachable!("the memory argument comes first")
+                    };
+                    let want = TyV::Ty(want);
+                    let t = self.expr(a, Some(&want))?;
+                    self.unify(&want, &t, a.span)?;
+                }
+                ArgTy::SwizzleConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Swizzle(_)) || self.shallow(&t) != TyV::Ty(Ty::Swizzle) {
+                        return err(a.span, "write the swizzle as a constant, e.g. `Swizzle::B128`");
+                    }
+                }
+                ArgTy::ConstU32 => {
+                    let want = TyV::Ty(Ty::Scalar(Scalar::U32));
+                    let t = self.expr(a, Some(&want))?;
+                    self.unify(&want, &t, a.span)?;
+                }
+                ArgTy::SharedOf(elem) => self.shared_of_arg(intr, i, elem, a)?,
+                ArgTy::Shared => {
+                    let k = self.shared_arg(intr, i, a)?;
+                    mem_elem = k.elem().cloned();
+                }
+                ArgTy::AccumMut => self.accumulator_arg(intr, i, a)?,
+                ArgTy::TargetConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Target(_)) || self.shallow(&t) != TyV::Ty(Ty::Target) {
+                        return err(a.span, "write the target as a constant, e.g. `Target::Sm100a`");
+                    }
+                }
+                ArgTy::Hint => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::CacheHint(_)) || self.shallow(&t) != TyV::Ty(Ty::Cache) {
+                        return err(a.span, "write the cache hint as a constant, e.g. `Cache::Streaming`");
+                    }
+                }
+            }
+        }
+        Ok(match intr.ret {
+            RetTy::Unit => TyV::Ty(Ty::Unit),
+            RetTy::Is(ref t) => TyV::Ty(t.clone()),
+            RetTy::T => t_var.unwrap_or(TyV::Ty(Ty::Unit)),
+            RetTy::Elem => TyV::Ty(mem_elem.unwrap_or(Ty::Unit)),
+            RetTy::SharedArray | RetTy::SharedSlice => TyV::Ty(Ty::Unit),
+            RetTy::Array(ref t, n) => TyV::Ty(Ty::Array {
+                elem: Box::new(t.clone()),
+                len: Len::Lit(n),
+            }),
+            RetTy::ArrayOfGenericLen(_) => TyV::Ty(Ty::Unit),
+        })
+    }
+
+    /// A memory argument (`Mem`, `MemMut` or `Global`): its type.
+    fn memory_arg(&mut self, intr: &Intrinsic, i: usize, p: &ArgTy, a: &Expr) -> Result<Ty> {
+        let t = self.expr(a, None)?;
+        let k = self.known(&t, a.span)?;
+        let ok = match p {
+            ArgTy::Mem => k.is_memory(),
+            ArgTy::MemMut => matches!(
+                k,
+                Ty::Slice { mutable: true, .. } | Ty::SharedArray { .. } | Ty::SharedSlice { .. }
+            ),
+            _ => matches!(k, Ty::Slice { .. }),
+        };
+        if !ok {
+            let want = match p {
+                ArgTy::Mem => "a slice or shared memory",
+                ArgTy::MemMut => "a `&mut [T]` slice or shared memory",
+                _ => "a global-memory slice",
+            };
+            return err(
+                a.span,
+                format!(
+                    "argument {} of `{}` must be {want}, found `{k}`",
+                    i + 1,
+                    intr.display_name()
+                ),
+            );
+        }
+        Ok(k)
+    }
+
+    /// An argument that must be shared memory of `elem`.
+    fn shared_of_arg(&mut self, intr: &Intrinsic, i: usize, elem: &Ty, a: &Expr) -> Result<()> {
+        let t = self.expr(a, None)?;
+        let k = self.known(&t, a.span)?;
+        let ok = match &k {
+            Ty::SharedArray { elem: e, .. } | Ty::SharedSlice { elem: e } => **e == *elem,
+            _ => false,
+        };
+        if !ok {
+            return err(
+                a.span,
+                format!(
+                    "argument {} of `{}` must be shared memory of `{elem}`, found `{k}`",
+                    i + 1,
+                    intr.display_name()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// An argument that must be shared memory (any element type): its type.
+    fn shared_arg(&mut self, intr: &Intrinsic, i: usize, a: &Expr) -> Result<Ty> {
+        let t = self.expr(a, None)?;
+        let k = self.known(&t, a.span)?;
+        if !matches!(k, Ty::SharedArray { .. } | Ty::SharedSlice { .. }) {
+            return err(
+                a.span,
+                format!(
+                    "argument {} of `{}` must be shared memory, found `{k}`",
+                    i + 1,
+                    intr.display_name()
+                ),
+            );
+        }
+        Ok(k)
+    }
+}
+
+/// Why a method that Rust has is missing on `ty` in kernels, and what to
+/// write instead, for the methods people reach for.
+fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    let int = ty.is_int();
+    if int && (method.starts_with("checked_") || method.starts_with("overflowing_")) {
+        let op = method.split_once('_').map_or(method, |(_, op)| op);
+        let instead = ["wrapping_", "saturating_"]
+            .iter()
+            .map(|p| format!("{p}{op}"))
+            .filter(|m| intrinsics::all().any(|i| i.name == m && i.form == Form::Method))
+            .map(|m| format!("`.{m}()`"))
+            .collect::<Vec<_>>();
+        let what = if method.starts_with("checked_") {
+            "returns an `Option`"
+        } else {
+            "returns a `(value, overflowed)` tuple"
+        };
+        let hint = if instead.is_empty() {
+            "compute the condition explicitly with a comparison".to_string()
+        } else {
+            format!("use {}, or compare explicitly", instead.join(" or "))
+        };
+        return Some(format!(
+            "`.{method}()` {what}, which kernels cannot lower (a kernel has no way to panic or unwrap); {hint}"
+        ));
+    }
+    let rows: Vec<&Intrinsic> = intrinsics::all()
+        .filter(|i| i.name == method && i.form == Form::Method)
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut types: Vec<String> = rows
+        .iter()
+        .flat_map(|i| i.t_set.iter().map(|t| format!("`{t}`")))
+        .collect();
+    types.dedup();
+    if types.is_empty() {
+        return None;
+    }
+    let hint = if intrinsics::is_approximate(method) && *ty == Ty::Scalar(Scalar::F64) {
+        format!("; PTX approximates it in `f32` only: write `(x as f32).{method}()`")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "`.{method}()` is available in kernels on {}, not on `{ty}`{hint}",
+        types.join(", ")
+    ))
+}
+
+fn want_display(t: &TyV) -> String {
+    match t {
+        TyV::Ty(t) => t.to_string(),
+        _ => "?".to_string(),
+    }
+}
+
+/// Type names used as qualifiers are few and fixed; map them to the table's
+/// static names so `Form` can compare by value.
+fn leak_name(q: &str) -> &'static str {
+    intrinsics::all()
+        .find_map(|i| match i.form {
+            Form::Assoc(n) if n == q => Some(n),
+            _ => None,
+        })
+        .unwrap_or("")
+}

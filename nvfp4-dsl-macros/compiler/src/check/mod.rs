@@ -1,0 +1,185 @@
+//! Types and names: gives every expression a type before lowering.
+//!
+//! Inference follows Rust where the subset needs it: unsuffixed literals take
+//! their type from context (`let x: u32 = 0`, `a[0]`, `x + 1`) through
+//! integer/float type variables, which default to `i32`/`f64` as in rustc.
+//! The checks reject what rustc would accept but the DSL cannot lower (and
+//! the basic errors rustc would report too, so no later stage sees ill-typed
+//! input).
+//!
+//! The pass is split by construct, one `impl Checker` block per file:
+//! `infer` (type variables, unification, the final types), `expr` (the
+//! dispatch on expressions; operators, casts, fields, arrays, tuples),
+//! `control` (`if`, loops, `break`, `return`), `pattern` (`let` and
+//! `match` patterns), `place` (assignments, indexing), `call` (intrinsic
+//! calls and methods) and `device` (device functions: calls, bodies,
+//! recursion). This file holds the entry point, the checker's state, and
+//! names and scopes.
+
+mod call;
+mod control;
+mod device;
+mod expr;
+mod infer;
+mod pattern;
+mod place;
+#[cfg(test)]
+mod tests;
+
+use super::ast::*;
+use super::typed::{IntrinsicId, Types};
+use super::types::{Len, Scalar, Ty};
+use device::in_device;
+use infer::{TyV, Var, VarKind};
+use std::collections::HashMap;
+
+type Result<T> = syn::Result<T>;
+
+fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
+    Err(loc.into().error(msg))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum NameKind {
+    Local,
+    Param,
+    ConstGeneric,
+    LocalConst,
+}
+
+#[derive(Clone, Debug)]
+struct Binding {
+    name: String,
+    ty: TyV,
+    mutable: bool,
+    kind: NameKind,
+}
+
+struct Checker<'k> {
+    kernel: &'k Kernel,
+    /// The device function being checked (`None`: the kernel).
+    current: Option<usize>,
+    /// A device function's return type, for `return value`.
+    ret: Option<TyV>,
+    device_calls: HashMap<ExprId, usize>,
+    device_lens: HashMap<ExprId, Vec<(String, Len)>>,
+    /// Who calls which device function, and where: (caller, callee, call).
+    edges: Vec<(Option<usize>, usize, Loc)>,
+    vars: Vec<Var>,
+    scopes: Vec<Vec<Binding>>,
+    expr: Vec<Option<TyV>>,
+    calls: HashMap<ExprId, IntrinsicId>,
+    /// The labels of the loops around the expression being checked
+    /// (innermost last; `None` for an unlabeled loop).
+    loop_labels: Vec<Option<String>>,
+    /// Integer literals to range-check once their types are known:
+    /// (id, magnitude, negated, span).
+    int_lits: Vec<(ExprId, u128, bool, Loc)>,
+    /// Values negated with unary `-`, which must not be unsigned.
+    negated: Vec<(ExprId, Loc)>,
+    kernel_name: String,
+}
+
+pub fn check(k: &Kernel) -> Result<Types> {
+    let mut c = Checker {
+        kernel: k,
+        current: None,
+        ret: None,
+        device_calls: HashMap::new(),
+        device_lens: HashMap::new(),
+        edges: Vec::new(),
+        vars: Vec::new(),
+        scopes: vec![Vec::new()],
+        expr: vec![None; k.expr_count as usize],
+        calls: HashMap::new(),
+        loop_labels: Vec::new(),
+        int_lits: Vec::new(),
+        negated: Vec::new(),
+        kernel_name: k.name.clone(),
+    };
+    for cp in &k.consts {
+        c.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
+    }
+    for p in &k.params {
+        c.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+    }
+    let body_ty = c.block(&k.body, None)?;
+    if let TyV::Ty(t) = &body_ty
+        && *t != Ty::Unit
+    {
+        let span = k.body.stmts.last().map(|s| s.span).unwrap_or(k.body.span);
+        return err(
+            span,
+            "a kernel returns nothing; end the last statement with `;` and store results through a `&mut [T]` parameter",
+        );
+    }
+    for (i, d) in k.devices.iter().enumerate() {
+        c.device_body(i, d).map_err(|e| in_device(e, d, &k.name))?;
+    }
+    c.reject_recursion()?;
+    c.finish()
+}
+
+impl Checker<'_> {
+    fn bind(&mut self, name: &str, ty: TyV, mutable: bool, kind: NameKind) {
+        if name == "_" {
+            return;
+        }
+        self.scopes.last_mut().expect("a scope is always open").push(Binding {
+            name: name.to_string(),
+            ty,
+            mutable,
+            kind,
+        });
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|b| b.name == name)
+    }
+
+    fn block(&mut self, b: &Block, hint: Option<&TyV>) -> Result<TyV> {
+        self.scopes.push(Vec::new());
+        let mut result = TyV::Ty(Ty::Unit);
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            result = TyV::Ty(Ty::Unit);
+            match &s.kind {
+                StmtKind::Let { pat, ty, init } => {
+                    let declared = ty.clone().map(TyV::Ty);
+                    let t = self.expr(init, declared.as_ref())?;
+                    let t = match &declared {
+                        Some(d) => self.unify(d, &t, init.span)?,
+                        None => t,
+                    };
+                    self.bind_let(pat, t)?;
+                }
+                StmtKind::Const { name, ty, init } => {
+                    let t = TyV::Ty(Ty::Scalar(*ty));
+                    let it = self.expr(init, Some(&t))?;
+                    self.unify(&t, &it, init.span)?;
+                    self.bind(name, t, false, NameKind::LocalConst);
+                }
+                StmtKind::Expr(e, semi) => {
+                    let t = self.expr(e, if last && !semi { hint } else { None })?;
+                    if last && !semi {
+                        result = t;
+                    } else if *semi && t == TyV::Never {
+                        result = TyV::Never;
+                    } else if !semi {
+                        let t = self.shallow(&t);
+                        if t != TyV::Ty(Ty::Unit) && t != TyV::Never {
+                            return err(e.span, "expected `()`; add `;` after this expression");
+                        }
+                    }
+                }
+            }
+        }
+        self.scopes.pop();
+        Ok(result)
+    }
+}
