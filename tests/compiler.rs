@@ -73,14 +73,18 @@ fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
     assert_eq!(compared, embedded.len(), "every embedded variant was recompiled");
 }
 
-/// Free functions declared in `nvfp4-dsl/src/intrinsics.rs`: name and
-/// parameter count (the special registers come from a macro table).
+/// Free functions declared in `nvfp4-dsl/src/intrinsics/` (one file per
+/// family, as the table): name and parameter count (the special
+/// registers come from a macro table).
 fn declared_intrinsics() -> BTreeMap<String, (usize, String)> {
-    let path = nvfp4_tests::repo_root().join("nvfp4-dsl/src/intrinsics.rs");
-    let text = std::fs::read_to_string(path).expect("intrinsics.rs");
-    let file = syn::parse_file(&text).expect("parses");
+    let dir = nvfp4_tests::repo_root().join("nvfp4-dsl/src/intrinsics");
+    let mut items = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("nvfp4-dsl/src/intrinsics/") {
+        let text = std::fs::read_to_string(entry.expect("a file").path()).expect("a family's declarations");
+        items.extend(syn::parse_file(&text).expect("parses").items);
+    }
     let mut out = BTreeMap::new();
-    for item in file.items {
+    for item in items {
         match item {
             syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
                 let docs: String = f
@@ -112,7 +116,7 @@ fn every_free_intrinsic_is_declared_with_docs_and_vice_versa() {
     for row in all().filter(|r| r.form == Form::Free) {
         let (arity, docs) = declared.get(row.name).unwrap_or_else(|| {
             panic!(
-                "`{}` is in the table but not declared in nvfp4_dsl::intrinsics",
+                "`{}` is in the table but not declared in nvfp4_dsl::intrinsics (nvfp4-dsl/src/intrinsics/)",
                 row.name
             )
         });
@@ -137,8 +141,8 @@ fn every_free_intrinsic_is_declared_with_docs_and_vice_versa() {
 
 #[test]
 fn every_method_intrinsic_is_in_the_documented_table() {
-    let path = nvfp4_tests::repo_root().join("nvfp4-dsl/src/intrinsics.rs");
-    let text = std::fs::read_to_string(path).expect("intrinsics.rs");
+    let path = nvfp4_tests::repo_root().join("nvfp4-dsl/src/intrinsics/mod.rs");
+    let text = std::fs::read_to_string(path).expect("intrinsics/mod.rs");
     let table: String = text
         .lines()
         .filter(|l| l.starts_with("//! |"))

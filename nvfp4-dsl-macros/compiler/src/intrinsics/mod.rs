@@ -1,13 +1,18 @@
-//! The one table of intrinsics: name, signature, minimum target, lowering,
+//! The one table of intrinsics: one row each, with its signature (its
+//! name is read from it), minimum target, lowering and constant folding,
 //! kept as one file per family ([`FAMILIES`]): thread indices,
 //! synchronisation and warp operations; memory and asynchronous copies;
-//! arithmetic and conversions; the methods of Rust's numbers; Blackwell
-//! tcgen05; Hopper wgmma.
+//! conversions; the methods of Rust's integers; those of its floats;
+//! Blackwell tcgen05; Hopper wgmma.
 //!
-//! `check` types calls against the signatures; `lower` calls the lowering
-//! function, which may emit different PTX per target and raise the module's
-//! PTX version. `nvfp4_dsl::prelude` declares the same functions (with docs)
-//! so rustc type-checks kernel bodies; a test keeps the two in step.
+//! `check` types calls against the signatures; `lower` folds a call on
+//! constants through its row's `fold`, or calls the row's lowering, which
+//! may emit different PTX per target and raise the module's PTX version.
+//! Lowerings use only `lower`'s `emit`, `fold`, `arith` and `memory`
+//! (none of which calls back into this table). `nvfp4_dsl::intrinsics`
+//! declares the free functions (with docs) in files of the same families,
+//! so rustc type-checks kernel bodies; `tests/compiler.rs` keeps the two
+//! in step.
 
 mod convert;
 mod float;

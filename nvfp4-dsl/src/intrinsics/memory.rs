@@ -1,0 +1,232 @@
+//! Memory: loads and stores with cache hints, shared memory, mbarriers,
+//! fences, atomics and the asynchronous bulk and tensor copies.
+
+use super::device_only;
+use crate::types::{
+    Cache, DeviceIndex, Element, Memory, MemoryMut, SharedArray, SharedMemory, SharedSlice, TensorMap, u32x4,
+};
+
+/// Loads `src[index]` with a cache hint (`src[index]` is `Cache::Default`).
+///
+/// PTX: `ld.global{.cg|.cs|.nc|.nc.L1::no_allocate}.T d, [addr];` or
+/// `ld.shared.T` (shared memory takes only `Cache::Default`).
+#[inline(always)]
+pub fn load<M: Memory + ?Sized, I: DeviceIndex>(src: &M, index: I, hint: Cache) -> M::Elem {
+    let _ = (src, index, hint);
+    device_only("load")
+}
+
+/// Stores `value` to `dst[index]` with a cache hint (`Default`, `Global` or
+/// `Streaming`).
+///
+/// PTX: `st.global{.cg|.cs}.T [addr], value;` or `st.shared.T`.
+#[inline(always)]
+pub fn store<M: MemoryMut + ?Sized, I: DeviceIndex>(dst: &mut M, index: I, value: M::Elem, hint: Cache) {
+    let _ = (dst, index, value, hint);
+    device_only("store")
+}
+
+/// Loads the 16 bytes that start at element `index` of `src` (whatever its
+/// element type). The address must be 16-byte aligned.
+///
+/// PTX: `ld.global{hint}.v4.u32 {x, y, z, w}, [addr];` or `ld.shared.v4.u32`.
+#[inline(always)]
+pub fn load_v4<M: Memory + ?Sized, I: DeviceIndex>(src: &M, index: I, hint: Cache) -> u32x4 {
+    let _ = (src, index, hint);
+    device_only("load_v4")
+}
+
+/// Stores 16 bytes at element `index` of `dst`; the address must be 16-byte
+/// aligned.
+///
+/// PTX: `st.global{hint}.v4.u32 [addr], {x, y, z, w};` or `st.shared.v4.u32`.
+#[inline(always)]
+pub fn store_v4<M: MemoryMut + ?Sized, I: DeviceIndex>(dst: &mut M, index: I, value: u32x4, hint: Cache) {
+    let _ = (dst, index, value, hint);
+    device_only("store_v4")
+}
+
+/// A static shared-memory array, one per call site and block (at most 48 KiB
+/// of static shared memory per kernel).
+///
+/// PTX: `.shared .align 16 .b8 <kernel>_smemN[N * size_of::<T>()];`
+#[inline(always)]
+pub fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N> {
+    device_only("shared_array")
+}
+
+/// The dynamic shared block (its size is the launch's `shared_bytes`, up to
+/// 227 KiB on Hopper), seen as `T` elements starting `byte_offset` bytes in.
+/// The block is 1024-byte aligned.
+///
+/// PTX: `.extern .shared .align 1024 .b8 <kernel>_dyn_smem[];`
+#[inline(always)]
+pub fn dynamic_shared<T: Element>(byte_offset: u32) -> &'static mut SharedSlice<T> {
+    let _ = byte_offset;
+    device_only("dynamic_shared")
+}
+
+/// The 32-bit shared-memory address of `mem[index]` (for descriptors and
+/// tensor-memory slots).
+///
+/// PTX: `mov.u32 d, <array>;` plus the element's offset.
+#[inline(always)]
+pub fn shared_address<M: SharedMemory, I: DeviceIndex>(mem: &M, index: I) -> u32 {
+    let _ = (mem, index);
+    device_only("shared_address")
+}
+
+/// Initialises the mbarrier `bars[index]` to expect `count` arrivals per
+/// phase. Needs sm_90 or newer.
+///
+/// PTX: `mbarrier.init.shared::cta.b64 [bar], count;`
+#[inline(always)]
+pub fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, count: u32) {
+    let _ = (bars, index, count);
+    device_only("mbarrier_init")
+}
+
+/// Makes initialised mbarriers visible to the asynchronous units (call once
+/// after the inits, before the barrier that publishes them).
+///
+/// PTX (ISA 8.0): `fence.mbarrier_init.release.cluster;`
+#[inline(always)]
+pub fn fence_mbarrier_init() {
+    device_only("fence_mbarrier_init")
+}
+
+/// Arrives once on `bars[index]`.
+///
+/// PTX: `mbarrier.arrive.shared::cta.b64 _, [bar];`
+#[inline(always)]
+pub fn mbarrier_arrive<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I) {
+    let _ = (bars, index);
+    device_only("mbarrier_arrive")
+}
+
+/// Arrives once on `bars[index]` and adds `bytes` to the transaction count
+/// the current phase waits for (the bulk copies that name the barrier
+/// complete them).
+///
+/// PTX (ISA 8.0): `mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes;`
+#[inline(always)]
+pub fn mbarrier_arrive_expect_tx<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, bytes: u32) {
+    let _ = (bars, index, bytes);
+    device_only("mbarrier_arrive_expect_tx")
+}
+
+/// Whether the phase of `bars[index]` with parity `parity` has completed
+/// (waits a bounded time).
+///
+/// PTX: `mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity;`
+#[inline(always)]
+pub fn mbarrier_try_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) -> bool {
+    let _ = (bars, index, parity);
+    device_only("mbarrier_try_wait_parity")
+}
+
+/// Waits until the phase of `bars[index]` with parity `parity` has
+/// completed. A fresh barrier is in phase 0, so waiting for parity 1
+/// returns at once (the "previous" phase counts as complete).
+///
+/// PTX: a loop around `mbarrier.try_wait.parity.shared::cta.b64`.
+#[inline(always)]
+pub fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) {
+    let _ = (bars, index, parity);
+    device_only("mbarrier_wait_parity")
+}
+
+/// Adds `value` to `dst[index]` atomically and returns the old value, with
+/// acquire and release semantics at GPU scope: writes this thread made (or
+/// acquired) before it are visible to a thread that reads its result with a
+/// later acquire, and writes released before the increments it reads are
+/// visible to this thread after it. For counters that blocks of a launch
+/// use to find which of them arrives last.
+///
+/// PTX: `atom.acq_rel.gpu.global.add.u32 old, [addr], value;`
+#[inline(always)]
+pub fn atomic_add_acq_rel_gpu<I: DeviceIndex>(dst: &mut [u32], index: I, value: u32) -> u32 {
+    let _ = (dst, index, value);
+    device_only("atomic_add_acq_rel_gpu")
+}
+
+/// A memory fence with acquire and release semantics at GPU scope: orders
+/// this thread's memory accesses before it against those after it, as seen
+/// by any thread of the GPU that synchronises with this one.
+///
+/// PTX: `fence.acq_rel.gpu;`
+#[inline(always)]
+pub fn fence_acq_rel_gpu() {
+    device_only("fence_acq_rel_gpu")
+}
+
+/// Orders this thread's earlier shared-memory writes before later accesses
+/// of the asynchronous proxy (bulk copies, tensor cores).
+///
+/// PTX (ISA 8.0): `fence.proxy.async.shared::cta;`
+#[inline(always)]
+pub fn fence_proxy_async_shared() {
+    device_only("fence_proxy_async_shared")
+}
+
+/// Starts copying `bytes` (a multiple of 16; both addresses 16-byte aligned)
+/// from `src[src_index..]` to `dst[dst_index..]`; the copy completes
+/// `bytes` transactions on `bars[bar_index]`.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar];`
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cp_async_bulk_global_to_shared<
+    D: SharedMemory,
+    I: DeviceIndex,
+    T: Element,
+    J: DeviceIndex,
+    B: SharedMemory<Elem = u64>,
+    K: DeviceIndex,
+>(
+    dst: &D,
+    dst_index: I,
+    src: &[T],
+    src_index: J,
+    bytes: u32,
+    bars: &B,
+    bar_index: K,
+) {
+    let _ = (dst, dst_index, src, src_index, bytes, bars, bar_index);
+    device_only("cp_async_bulk_global_to_shared")
+}
+
+/// Starts copying the box of `map` at coordinates (`c0` innermost, `c1`)
+/// to `dst[dst_index..]` (with the map's swizzle); the copy completes the
+/// box's bytes on `bars[bar_index]`.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dst], [map, {c0, c1}], [bar];`
+#[inline(always)]
+pub fn cp_async_bulk_tensor_2d_global_to_shared<
+    D: SharedMemory,
+    I: DeviceIndex,
+    B: SharedMemory<Elem = u64>,
+    K: DeviceIndex,
+>(
+    dst: &D,
+    dst_index: I,
+    map: TensorMap,
+    c0: i32,
+    c1: i32,
+    bars: &B,
+    bar_index: K,
+) {
+    let _ = (dst, dst_index, map, c0, c1, bars, bar_index);
+    device_only("cp_async_bulk_tensor_2d_global_to_shared")
+}
+
+/// Reads `src[index]` of block `cta_rank`'s shared memory, a block of this
+/// thread's cluster (distributed shared memory). That block must not have
+/// exited: synchronise with [`cluster_sync`](super::cluster_sync) before it does.
+///
+/// PTX: `mapa.shared::cluster.u32 a, addr, rank; ld.shared::cluster.T d, [a];` (`.v4.u32` for `u32x4`)
+#[inline(always)]
+pub fn load_cluster<M: SharedMemory, I: DeviceIndex>(src: &M, index: I, cta_rank: u32) -> M::Elem {
+    let _ = (src, index, cta_rank);
+    device_only("load_cluster")
+}
