@@ -1,0 +1,382 @@
+//! Expressions: `Parser::expr` dispatches on the kind of expression to one
+//! function per family (operators, places, method calls, control flow,
+//! aggregates, `ptx!`); loops are in `loops`, paths and calls in `path`,
+//! literals in `literal`.
+
+use super::loops::ElementRef;
+use super::span::expr_loc;
+use super::{FnKind, Parser, Result, err, reject_attrs};
+use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, UnOp};
+use crate::types::Ty;
+
+impl Parser {
+    pub(super) fn expr(&mut self, e: &syn::Expr) -> Result<Expr> {
+        use syn::Expr as E;
+        let span = expr_loc(e);
+        let kind = match e {
+            E::Lit(l) => self.lit_expr(l)?,
+            E::Paren(p) => return self.expr(&p.expr),
+            E::Group(g) => return self.expr(&g.expr),
+            E::Path(p) => {
+                if let Some(ElementRef { place: Some(_), .. }) = self.element_ref(p) {
+                    return err(
+                        Loc::of(&p),
+                        "an element of `iter_mut` is read and written as `*v` (`*v += 1`, `(*v).abs()`)",
+                    );
+                }
+                self.path_expr(p)?
+            }
+            E::Unary(u) => return self.unary_expr(u, span),
+            E::Binary(b) => self.binary_expr(b)?,
+            E::Assign(a) => {
+                self.reject_element_write(&a.left)?;
+                ExprKind::Assign(Box::new(self.expr(&a.left)?), Box::new(self.expr(&a.right)?))
+            }
+            E::Cast(c) => ExprKind::Cast(Box::new(self.expr(&c.expr)?), self.parse_ty(&c.ty)?),
+            E::Index(i) => self.index_expr(i)?,
+            E::Reference(r) => self.reference_expr(r)?,
+            E::Field(f) => match &f.member {
+                syn::Member::Named(n) => ExprKind::Field(Box::new(self.expr(&f.base)?), n.to_string()),
+                syn::Member::Unnamed(i) => ExprKind::TupleField(Box::new(self.expr(&f.base)?), i.index as usize),
+            },
+            E::Call(c) => self.call(c)?,
+            E::MethodCall(m) => self.method_call_expr(m)?,
+            E::If(i) => self.if_expr(i)?,
+            E::While(w) => self.while_expr(w)?,
+            E::Loop(l) => self.loop_expr(l)?,
+            E::ForLoop(f) => self.for_expr(f)?,
+            E::Break(b) => self.break_expr(b)?,
+            E::Continue(c) => ExprKind::Continue(c.label.as_ref().map(|l| format!("'{}", l.ident))),
+            E::Return(r) => self.return_expr(r)?,
+            E::Block(b) => self.block_expr(b)?,
+            E::Array(a) => ExprKind::Array(a.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?),
+            E::Repeat(r) => ExprKind::Repeat(Box::new(self.expr(&r.expr)?), self.parse_len(&r.len)?),
+            E::Macro(m) => return self.macro_expr(&m.mac),
+            E::Match(m) => self.match_expr(m)?,
+            E::Struct(lit) => self.struct_expr(lit)?,
+            E::Tuple(t) => self.tuple_expr(t)?,
+            _ => return unsupported(e, span),
+        };
+        Ok(self.expr_node(kind, span))
+    }
+
+    /// `-x` and `!x`; `*v` of an element loop's `v` is the element it
+    /// stands for.
+    fn unary_expr(&mut self, u: &syn::ExprUnary, span: Loc) -> Result<Expr> {
+        use syn::Expr as E;
+        if let (syn::UnOp::Deref(_), E::Path(p)) = (&u.op, &*u.expr)
+            && let Some(r) = self.element_ref(p)
+        {
+            return match r.place.clone() {
+                Some(place) => self.expr(&place),
+                None => self.expr(&u.expr),
+            };
+        }
+        let op = match u.op {
+            syn::UnOp::Neg(_) => UnOp::Neg,
+            syn::UnOp::Not(_) => UnOp::Not,
+            _ => {
+                return err(
+                    Loc::of(&u.op),
+                    "dereferencing is not supported in kernels; index slices with `a[i]`",
+                );
+            }
+        };
+        let kind = ExprKind::Unary(op, Box::new(self.expr(&u.expr)?));
+        Ok(self.expr_node(kind, span))
+    }
+
+    /// `a + b`, `a == b`, ... and the compound assignments `a += b`, ...
+    fn binary_expr(&mut self, b: &syn::ExprBinary) -> Result<ExprKind> {
+        let (op, assign) = bin_op(&b.op)?;
+        if assign {
+            self.reject_element_write(&b.left)?;
+        }
+        let l = Box::new(self.expr(&b.left)?);
+        let r = Box::new(self.expr(&b.right)?);
+        Ok(if assign {
+            ExprKind::AssignOp(op, l, r)
+        } else {
+            ExprKind::Binary(op, l, r)
+        })
+    }
+
+    /// `a[i]`.
+    fn index_expr(&mut self, i: &syn::ExprIndex) -> Result<ExprKind> {
+        use syn::Expr as E;
+        if matches!(&*i.index, E::Range(_)) {
+            return err(
+                Loc::of(&i.index),
+                "slicing is written `&a[start..]` (a view from `start` to the end)",
+            );
+        }
+        Ok(ExprKind::Index(
+            Box::new(self.expr(&i.expr)?),
+            Box::new(self.expr(&i.index)?),
+        ))
+    }
+
+    /// `&a[start..]`, `&mut a[start..]` and `&mut acc`.
+    fn reference_expr(&mut self, r: &syn::ExprReference) -> Result<ExprKind> {
+        use syn::Expr as E;
+        let slice = match &*r.expr {
+            E::Index(i) => match &*i.index {
+                E::Range(range) if range.end.is_none() && matches!(range.limits, syn::RangeLimits::HalfOpen(_)) => {
+                    range.start.as_ref().map(|s| (&*i.expr, &**s))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok(
+            if slice.is_none() && r.mutability.is_some() && matches!(&*r.expr, E::Path(_)) {
+                ExprKind::RefMut(Box::new(self.expr(&r.expr)?))
+            } else {
+                let Some((base, start)) = slice else {
+                    return err(
+                        Loc::of(&r),
+                        "references are only supported as sub-slices `&a[start..]` or `&mut a[start..]`, and as `&mut acc` for the accumulator of a `wgmma_*` intrinsic",
+                    );
+                };
+                ExprKind::SliceFrom {
+                    base: Box::new(self.expr(base)?),
+                    start: Box::new(self.expr(start)?),
+                    mutable: r.mutability.is_some(),
+                }
+            },
+        )
+    }
+
+    /// `x.method(args)`.
+    fn method_call_expr(&mut self, m: &syn::ExprMethodCall) -> Result<ExprKind> {
+        if let Some(t) = &m.turbofish {
+            return err(Loc::of(&t), "method calls take no generic arguments in kernels");
+        }
+        if m.method == "step_by" {
+            return err(
+                Loc::of(&m),
+                "`step_by` is only supported directly in a `for` loop: `for i in (a..b).step_by(s)`",
+            );
+        }
+        Ok(ExprKind::MethodCall {
+            receiver: Box::new(self.expr(&m.receiver)?),
+            method: m.method.to_string(),
+            args: m.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?,
+        })
+    }
+
+    /// `if cond { .. } else ..`.
+    fn if_expr(&mut self, i: &syn::ExprIf) -> Result<ExprKind> {
+        use syn::Expr as E;
+        if let E::Let(l) = &*i.cond {
+            return err(
+                Loc::of(&l),
+                "`if let` is not supported in kernels; there are no enums to match; use `if` with a condition",
+            );
+        }
+        let els = match &i.else_branch {
+            None => None,
+            Some((_, e)) => Some(Box::new(self.expr(e)?)),
+        };
+        Ok(ExprKind::If {
+            cond: Box::new(self.expr(&i.cond)?),
+            then: self.block(&i.then_branch)?,
+            els,
+        })
+    }
+
+    /// `break` and `break 'label`.
+    fn break_expr(&mut self, b: &syn::ExprBreak) -> Result<ExprKind> {
+        if let Some(v) = &b.expr {
+            return err(
+                Loc::of(&v),
+                "`break` with a value is not supported; assign to a variable before `break`",
+            );
+        }
+        Ok(ExprKind::Break(b.label.as_ref().map(|l| format!("'{}", l.ident))))
+    }
+
+    /// `return` and, in a device function, `return value`.
+    fn return_expr(&mut self, r: &syn::ExprReturn) -> Result<ExprKind> {
+        Ok(match &r.expr {
+            Some(v) if self.kind == FnKind::Kernel => {
+                return err(
+                    Loc::of(&v),
+                    "a kernel returns nothing; write `return;` and store results through a `&mut [T]` parameter",
+                );
+            }
+            Some(v) => ExprKind::Return(Some(Box::new(self.expr(v)?))),
+            None => ExprKind::Return(None),
+        })
+    }
+
+    /// A block `{ .. }` as an expression.
+    fn block_expr(&mut self, b: &syn::ExprBlock) -> Result<ExprKind> {
+        if let Some(l) = &b.label {
+            return err(Loc::of(&l), "labeled blocks are not supported in kernels");
+        }
+        reject_attrs(&b.attrs)?;
+        Ok(ExprKind::Block(self.block(&b.block)?))
+    }
+
+    /// `match` on an integer or a `bool`.
+    fn match_expr(&mut self, m: &syn::ExprMatch) -> Result<ExprKind> {
+        let scrutinee = Box::new(self.expr(&m.expr)?);
+        let mut arms = Vec::with_capacity(m.arms.len());
+        for arm in &m.arms {
+            reject_attrs(&arm.attrs)?;
+            arms.push(Arm {
+                pat: self.pattern(&arm.pat)?,
+                guard: match &arm.guard {
+                    Some((_, g)) => Some(self.expr(g)?),
+                    None => None,
+                },
+                body: self.expr(&arm.body)?,
+            });
+        }
+        Ok(ExprKind::Match { scrutinee, arms })
+    }
+
+    /// A `#[device]` struct built field by field.
+    fn struct_expr(&mut self, lit: &syn::ExprStruct) -> Result<ExprKind> {
+        let Some(Ty::Struct(ty)) = self.find_struct(&lit.path) else {
+            return err(
+                Loc::of(&lit.path),
+                "kernels build the structs marked `#[device]` only; mark the struct `#[device]`, or build vectors with their constructor, e.g. `u32x4::new(a, b, c, d)`",
+            );
+        };
+        if let Some(rest) = &lit.rest {
+            return err(Loc::of(rest), "`..base` is not supported in kernels; give every field");
+        }
+        let mut fields = Vec::with_capacity(lit.fields.len());
+        for f in &lit.fields {
+            let syn::Member::Named(name) = &f.member else {
+                return err(Loc::of(&f.member), "name the field");
+            };
+            fields.push((name.to_string(), self.expr(&f.expr)?, Loc::of(f)));
+        }
+        Ok(ExprKind::StructLit { ty, fields })
+    }
+
+    /// `(a, b, ..)`.
+    fn tuple_expr(&mut self, t: &syn::ExprTuple) -> Result<ExprKind> {
+        if t.elems.is_empty() {
+            return err(Loc::of(&t), "`()` has no value in a kernel; leave it out");
+        }
+        Ok(ExprKind::Tuple(
+            t.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?,
+        ))
+    }
+
+    pub(super) fn macro_expr(&mut self, mac: &syn::Macro) -> Result<Expr> {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if name != "ptx" {
+            return err(
+                Loc::of(&mac.path),
+                format!("macro `{name}!` cannot be used in a kernel; the only macro is `ptx!` (inline PTX)"),
+            );
+        }
+        let span = Loc::of(&mac);
+        let (ty, template, args) = mac.parse_body_with(|input: syn::parse::ParseStream| {
+            let ty: syn::Type = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let template: syn::LitStr = input.parse()?;
+            let mut args = Vec::new();
+            while !input.is_empty() {
+                input.parse::<syn::Token![,]>()?;
+                if input.is_empty() {
+                    break;
+                }
+                args.push(input.parse::<syn::Expr>()?);
+            }
+            Ok((ty, template, args))
+        })?;
+        let ret = self.parse_ty(&ty)?;
+        if !matches!(ret, Ty::Unit | Ty::Scalar(_) | Ty::F16x2) {
+            return err(
+                Loc::of(&ty),
+                "`ptx!` returns `()`, a scalar or `f16x2`; write several `ptx!` for more results",
+            );
+        }
+        let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        Ok(self.expr_node(
+            ExprKind::InlinePtx {
+                ret,
+                template: template.value(),
+                args,
+            },
+            span,
+        ))
+    }
+}
+
+/// The expressions kernels do not have, each with what to write instead.
+fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
+    use syn::Expr as E;
+    match e {
+        E::Closure(c) => err(
+            Loc::of(&c),
+            "closures are not supported in kernels; write the code inline",
+        ),
+        E::Async(a) => err(Loc::of(&a), "`async` blocks are not supported in kernels"),
+        E::Await(a) => err(Loc::of(&a), "`.await` is not supported in kernels"),
+        E::Try(t) => err(
+            Loc::of(&t.question_token),
+            "the `?` operator is not supported in kernels; there are no `Result`s on the device",
+        ),
+        E::TryBlock(t) => err(Loc::of(&t), "`try` blocks are not supported in kernels"),
+        E::Yield(y) => err(Loc::of(&y), "`yield` is not supported in kernels"),
+        E::Unsafe(u) => err(
+            Loc::of(&u.unsafe_token),
+            "`unsafe` blocks are not needed in kernels (every access is already device code); remove `unsafe`",
+        ),
+        E::Range(r) => err(
+            Loc::of(&r),
+            "ranges are only supported in `for` loops (`for i in a..b`) and sub-slices (`&a[i..]`)",
+        ),
+        E::Let(l) => err(Loc::of(&l), "`let` expressions are not supported in kernels"),
+        E::Const(c) => err(Loc::of(&c), "`const` blocks are not supported in kernels"),
+        E::Infer(i) => err(Loc::of(&i), "`_` is not an expression"),
+        _ => err(span, "this expression is not supported in kernels"),
+    }
+}
+
+fn bin_op(op: &syn::BinOp) -> Result<(BinOp, bool)> {
+    use syn::BinOp as B;
+    Ok(match op {
+        B::Add(_) => (BinOp::Add, false),
+        B::Sub(_) => (BinOp::Sub, false),
+        B::Mul(_) => (BinOp::Mul, false),
+        B::Div(_) => (BinOp::Div, false),
+        B::Rem(_) => (BinOp::Rem, false),
+        B::And(_) => (BinOp::And, false),
+        B::Or(_) => (BinOp::Or, false),
+        B::BitXor(_) => (BinOp::BitXor, false),
+        B::BitAnd(_) => (BinOp::BitAnd, false),
+        B::BitOr(_) => (BinOp::BitOr, false),
+        B::Shl(_) => (BinOp::Shl, false),
+        B::Shr(_) => (BinOp::Shr, false),
+        B::Eq(_) => (BinOp::Eq, false),
+        B::Lt(_) => (BinOp::Lt, false),
+        B::Le(_) => (BinOp::Le, false),
+        B::Ne(_) => (BinOp::Ne, false),
+        B::Ge(_) => (BinOp::Ge, false),
+        B::Gt(_) => (BinOp::Gt, false),
+        B::AddAssign(_) => (BinOp::Add, true),
+        B::SubAssign(_) => (BinOp::Sub, true),
+        B::MulAssign(_) => (BinOp::Mul, true),
+        B::DivAssign(_) => (BinOp::Div, true),
+        B::RemAssign(_) => (BinOp::Rem, true),
+        B::BitXorAssign(_) => (BinOp::BitXor, true),
+        B::BitAndAssign(_) => (BinOp::BitAnd, true),
+        B::BitOrAssign(_) => (BinOp::BitOr, true),
+        B::ShlAssign(_) => (BinOp::Shl, true),
+        B::ShrAssign(_) => (BinOp::Shr, true),
+        other => return err(Loc::of(&other), "this operator is not supported in kernels"),
+    })
+}

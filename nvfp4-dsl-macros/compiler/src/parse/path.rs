@@ -1,0 +1,169 @@
+//! Paths and calls: names, the values of `Swizzle::`, `Target::` and
+//! `Cache::`, named constants, calls of named functions with their generic
+//! arguments, and the key a path is found by.
+
+use super::literal::{MATH_CONSTANTS, math_constant};
+use super::{Parser, Result, err};
+use crate::ast::{CallPath, ExprKind, GenericArg, Loc};
+use crate::target::Target;
+use crate::types::{CacheHint, Len, Swizzle};
+
+impl Parser {
+    pub(super) fn path_expr(&mut self, p: &syn::ExprPath) -> Result<ExprKind> {
+        if p.qself.is_some() {
+            return err(Loc::of(&p), "qualified paths are not supported in kernels");
+        }
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+            return err(Loc::of(&p), "generic arguments are not supported here");
+        }
+        match segs.as_slice() {
+            [name] => Ok(ExprKind::Var(name.clone())),
+            [.., ty, item] if ty == "Swizzle" => match Swizzle::ALL.into_iter().find(|s| s.rust_name() == item) {
+                Some(s) => Ok(ExprKind::Swizzle(s)),
+                None => err(
+                    Loc::of(p),
+                    format!(
+                        "unknown swizzle `Swizzle::{item}`; the swizzles are {}",
+                        Swizzle::ALL.map(|s| format!("`Swizzle::{}`", s.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] if ty == "Target" => match Target::ALL.into_iter().find(|t| t.variant() == item) {
+                Some(t) => Ok(ExprKind::Target(t)),
+                None => err(
+                    Loc::of(p),
+                    format!(
+                        "unknown target `Target::{item}`; the targets are {}",
+                        Target::ALL.map(|t| format!("`Target::{}`", t.variant())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] if ty == "Cache" => match CacheHint::ALL.into_iter().find(|h| h.rust_name() == item) {
+                Some(h) => Ok(ExprKind::CacheHint(h)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "unknown cache hint `Cache::{item}`; the hints are {}",
+                        CacheHint::ALL.map(|h| format!("`Cache::{}`", h.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, consts, item] if consts == "consts" => match math_constant(ty, item) {
+                Some(lit) => Ok(ExprKind::Lit(lit)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "`{ty}::consts::{item}` is not available in kernels; the constants are `f32::consts::` and `f64::consts::` {}",
+                        MATH_CONSTANTS.map(|(n, _)| format!("`{n}`")).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] => match self.named_constant(ty, item, Loc::of(p)) {
+                Some(kind) => Ok(kind),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "`{ty}::{item}` is not available in kernels; kernels see their parameters, const generics, locals and the intrinsics"
+                    ),
+                ),
+            },
+            [] => err(Loc::of(&p), "expected a name"),
+        }
+    }
+
+    pub(super) fn call(&mut self, c: &syn::ExprCall) -> Result<ExprKind> {
+        let syn::Expr::Path(fp) = &*c.func else {
+            return err(
+                Loc::of(&c.func),
+                "only named functions can be called in kernels (intrinsics such as `thread_idx_x()`)",
+            );
+        };
+        if fp.qself.is_some() {
+            return err(Loc::of(&fp), "qualified paths are not supported in kernels");
+        }
+        let segs: Vec<&syn::PathSegment> = fp.path.segments.iter().collect();
+        let last = segs
+            .last()
+            .copied()
+            .ok_or_else(|| Loc::of(fp).error("expected a function name"))?;
+        let qualifier = if segs.len() >= 2 {
+            let q = segs[segs.len() - 2].ident.to_string();
+            // `nvfp4_dsl::intrinsics::sync_threads()` names a free intrinsic.
+            if matches!(
+                q.as_str(),
+                "nvfp4_dsl" | "prelude" | "intrinsics" | "crate" | "self" | "super"
+            ) {
+                None
+            } else {
+                if !segs[segs.len() - 2].arguments.is_none() {
+                    return err(
+                        Loc::of(&segs[segs.len() - 2].arguments),
+                        "generic arguments on the type are not supported here",
+                    );
+                }
+                Some(q)
+            }
+        } else {
+            None
+        };
+        let mut generics = Vec::new();
+        match &last.arguments {
+            syn::PathArguments::None => {}
+            syn::PathArguments::AngleBracketed(ab) => {
+                for arg in &ab.args {
+                    generics.push(self.generic_arg(arg)?);
+                }
+            }
+            syn::PathArguments::Parenthesized(p) => {
+                return err(Loc::of(&p), "unexpected parenthesized generic arguments");
+            }
+        }
+        let args = c.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        Ok(ExprKind::Call {
+            path: CallPath {
+                qualifier,
+                name: last.ident.to_string(),
+                full: path_key(&fp.path),
+            },
+            generics,
+            args,
+        })
+    }
+
+    fn generic_arg(&mut self, arg: &syn::GenericArgument) -> Result<GenericArg> {
+        match arg {
+            syn::GenericArgument::Type(syn::Type::Path(tp))
+                if tp
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| self.consts.contains(&i.to_string())) =>
+            {
+                let name = tp.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                Ok(GenericArg::Len(Len::Param(name), Loc::of(&tp)))
+            }
+            syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.parse_ty(t)?, Loc::of(&t))),
+            syn::GenericArgument::Const(e) => match self.parse_len(e) {
+                Ok(len) => Ok(GenericArg::Len(len, Loc::of(&e))),
+                Err(_) => Ok(GenericArg::Expr(Box::new(self.expr(e)?), Loc::of(&e))),
+            },
+            other => err(Loc::of(&other), "unsupported generic argument"),
+        }
+    }
+}
+
+/// A path as `a::b::c`, without generic arguments: the key a device
+/// function is found by.
+pub fn path_key(path: &syn::Path) -> String {
+    let segments = path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::");
+    if path.leading_colon.is_some() {
+        format!("::{segments}")
+    } else {
+        segments
+    }
+}

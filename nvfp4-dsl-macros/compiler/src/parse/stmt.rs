@@ -1,0 +1,89 @@
+//! Statements and blocks: `let`, local `const`, expression statements.
+
+use super::pat::let_pattern;
+use super::text::statement_text;
+use super::ty::parse_scalar_path;
+use super::{Parser, Result, err};
+use crate::ast::{Block, Loc, Stmt, StmtKind};
+use crate::types::Scalar;
+
+impl Parser {
+    pub(super) fn block(&mut self, b: &syn::Block) -> Result<Block> {
+        let mut stmts = Vec::new();
+        for s in &b.stmts {
+            stmts.push(self.stmt(s)?);
+        }
+        Ok(Block {
+            stmts,
+            span: Loc {
+                start: b.brace_token.span.open(),
+                end: b.brace_token.span.close(),
+            },
+        })
+    }
+
+    fn stmt(&mut self, s: &syn::Stmt) -> Result<Stmt> {
+        let span = Loc::of(&s);
+        let (line, col) = span.line_col();
+        let text = statement_text(s);
+        let kind = match s {
+            syn::Stmt::Local(local) => {
+                if let Some(e) = &local.init
+                    && let Some((_, diverge)) = &e.diverge
+                {
+                    return err(Loc::of(&diverge), "`let ... else` is not supported in kernels");
+                }
+                let (pat, ty) = match &local.pat {
+                    syn::Pat::Type(pt) => (&*pt.pat, Some(self.parse_ty(&pt.ty)?)),
+                    p => (p, None),
+                };
+                let pat = let_pattern(pat)?;
+                let Some(init) = &local.init else {
+                    return err(
+                        Loc::of(&local),
+                        "a `let` in a kernel needs an initial value, e.g. `let mut x = 0u32;`",
+                    );
+                };
+                let init = self.expr(&init.expr)?;
+                StmtKind::Let { pat, ty, init }
+            }
+            syn::Stmt::Item(syn::Item::Const(c)) => {
+                if !c.generics.params.is_empty() {
+                    return err(Loc::of(&c.generics), "a local `const` takes no generics");
+                }
+                let ty = match parse_scalar_path(&c.ty) {
+                    Some(s) if s != Scalar::F16 && s != Scalar::Bf16 => s,
+                    _ => {
+                        return err(
+                            Loc::of(&c.ty),
+                            "a local `const` must have a primitive number or `bool` type",
+                        );
+                    }
+                };
+                StmtKind::Const {
+                    name: c.ident.to_string(),
+                    ty,
+                    init: self.expr(&c.expr)?,
+                }
+            }
+            syn::Stmt::Item(item) => {
+                return err(
+                    Loc::of(&item),
+                    "items (fn, struct, use, static ...) cannot be declared inside a kernel; only local `const` items can; move a function out of the kernel as a `#[device] fn` (a struct as a `#[device]` struct)",
+                );
+            }
+            syn::Stmt::Expr(e, semi) => StmtKind::Expr(self.expr(e)?, semi.is_some()),
+            syn::Stmt::Macro(m) => {
+                let e = self.macro_expr(&m.mac)?;
+                StmtKind::Expr(e, m.semi_token.is_some())
+            }
+        };
+        Ok(Stmt {
+            kind,
+            span,
+            line,
+            col,
+            text,
+        })
+    }
+}

@@ -1,0 +1,254 @@
+//! Types: scalar paths, parameter types, array lengths, the types of
+//! locals and casts, and the `#[device]` structs a type path names.
+
+use super::path::path_key;
+use super::{Parser, Result, err};
+use crate::ast::{Loc, resolve_device};
+use crate::types::{Len, Scalar, Ty};
+
+/// Reads `u32`, `half::f16`, `f16` ... as a scalar type.
+pub(super) fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
+    match ty {
+        syn::Type::Group(g) => parse_scalar_path(&g.elem),
+        syn::Type::Paren(p) => parse_scalar_path(&p.elem),
+        syn::Type::Path(tp) if tp.qself.is_none() => {
+            let last = tp.path.segments.last()?;
+            if !last.arguments.is_none() {
+                return None;
+            }
+            Scalar::from_rust_name(&last.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
+
+impl Parser {
+    /// A device function's parameter: a slice or a value (scalar, vector,
+    /// array).
+    pub(super) fn device_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
+        if let syn::Type::Reference(_) = ty {
+            return self.parse_param_ty(ty);
+        }
+        let t = self.parse_ty(ty)?;
+        if t.is_value() {
+            Ok(t)
+        } else {
+            err(
+                Loc::of(&ty),
+                format!("`{t}` cannot be a device function parameter; pass a slice, a number, a vector or an array"),
+            )
+        }
+    }
+
+    /// The `#[device]` struct a type path names, if it is one.
+    pub(super) fn find_struct(&self, path: &syn::Path) -> Option<Ty> {
+        let key = resolve_device(&self.caller, &path_key(path));
+        self.structs
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, t)| Ty::Struct(t.clone()))
+    }
+
+    pub(super) fn parse_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
+        match ty {
+            syn::Type::Reference(r) => {
+                let syn::Type::Slice(s) = &*r.elem else {
+                    return err(
+                        Loc::of(&r),
+                        "a reference parameter must be a slice, `&[T]` or `&mut [T]`; pass scalars by value",
+                    );
+                };
+                let elem = self.parse_ty(&s.elem)?;
+                if elem.mem_layout().is_none() {
+                    return err(
+                        Loc::of(&s.elem),
+                        format!("`{elem}` cannot live in memory; use a numeric element type"),
+                    );
+                }
+                Ok(Ty::Slice {
+                    elem: Box::new(elem),
+                    mutable: r.mutability.is_some(),
+                })
+            }
+            _ => {
+                let t = self.parse_ty(ty)?;
+                match t {
+                    Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 | Ty::TensorMap => Ok(t),
+                    _ => err(
+                        Loc::of(&ty),
+                        format!("`{t}` cannot be a kernel parameter; pass a slice or a scalar"),
+                    ),
+                }
+            }
+        }
+    }
+
+    pub(super) fn parse_len(&self, e: &syn::Expr) -> Result<Len> {
+        match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i), ..
+            }) => Ok(Len::Lit(i.base10_parse()?)),
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                if let Some(id) = p.path.get_ident() {
+                    let name = id.to_string();
+                    if self.consts.contains(&name) {
+                        return Ok(Len::Param(name));
+                    }
+                }
+                err(
+                    Loc::of(&e),
+                    "an array length must be an integer literal or a const generic",
+                )
+            }
+            syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(inner, None) => self.parse_len(inner),
+                _ => err(
+                    Loc::of(&e),
+                    "an array length must be an integer literal or a const generic",
+                ),
+            },
+            _ => err(
+                Loc::of(&e),
+                "an array length must be an integer literal or a const generic",
+            ),
+        }
+    }
+
+    pub(super) fn parse_ty(&self, ty: &syn::Type) -> Result<Ty> {
+        match ty {
+            // A type from a `macro_rules!` argument (`$t`) or in parentheses.
+            syn::Type::Group(g) => self.parse_ty(&g.elem),
+            syn::Type::Paren(p) => self.parse_ty(&p.elem),
+            syn::Type::Path(tp) if tp.qself.is_none() => {
+                let Some(last) = tp.path.segments.last() else {
+                    return err(Loc::of(&ty), "expected a type");
+                };
+                let name = last.ident.to_string();
+                if let Some(s) = Scalar::from_rust_name(&name) {
+                    if !last.arguments.is_none() {
+                        return err(Loc::of(&last.arguments), "this type takes no generic arguments");
+                    }
+                    return Ok(Ty::Scalar(s));
+                }
+                let simple = match name.as_str() {
+                    "u32x4" => Some(Ty::U32x4),
+                    "TensorMap" => Some(Ty::TensorMap),
+                    "SmemDesc" => Some(Ty::SmemDesc),
+                    "WgmmaDesc" => Some(Ty::WgmmaDesc),
+                    "InstrDesc" => Some(Ty::InstrDesc),
+                    "f16x2" => Some(Ty::F16x2),
+                    "bf16x2" => Some(Ty::Bf16x2),
+                    "Fp4x2" => Some(Ty::Fp4x2),
+                    "E4m3" => Some(Ty::E4m3),
+                    "E4m3x2" => Some(Ty::E4m3x2),
+                    _ => None,
+                };
+                if let Some(t) = simple {
+                    return Ok(t);
+                }
+                if let Some(t) = self.find_struct(&tp.path) {
+                    return Ok(t);
+                }
+                match name.as_str() {
+                    "Vec" | "Box" | "String" | "Rc" | "Arc" | "HashMap" | "BTreeMap" | "VecDeque" => err(
+                        Loc::of(&ty),
+                        format!(
+                            "`{name}` allocates on the heap, which kernels cannot do; pass a `&[T]`/`&mut [T]` slice, or use a fixed-size array `[T; N]` or shared memory"
+                        ),
+                    ),
+                    "Option" | "Result" => err(
+                        Loc::of(&ty),
+                        format!("`{name}` is not supported in kernels; use a `bool` flag next to the value"),
+                    ),
+                    "isize" | "i8" | "i16" | "u128" | "i128" | "char" | "str" => err(
+                        Loc::of(&ty),
+                        format!("`{name}` is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
+                    ),
+                    _ => err(
+                        Loc::of(&ty),
+                        format!("unknown type `{name}` in a kernel; the supported types are {SUPPORTED_TYPES}"),
+                    ),
+                }
+            }
+            syn::Type::Array(a) => {
+                let elem = self.parse_ty(&a.elem)?;
+                if !elem.is_value() {
+                    return err(
+                        Loc::of(&a.elem),
+                        "a local array holds values (numbers, vectors or arrays of them)",
+                    );
+                }
+                Ok(Ty::Array {
+                    elem: Box::new(elem),
+                    len: self.parse_len(&a.len)?,
+                })
+            }
+            syn::Type::Reference(_) => self.parse_param_ty(ty),
+            syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
+            syn::Type::Tuple(t) => {
+                let elems = t.elems.iter().map(|e| self.parse_ty(e)).collect::<Result<Vec<_>>>()?;
+                for (e, written) in elems.iter().zip(&t.elems) {
+                    if !e.is_value() {
+                        return err(
+                            Loc::of(written),
+                            format!("a tuple holds values (numbers, vectors, arrays), not `{e}`"),
+                        );
+                    }
+                }
+                Ok(Ty::Tuple(elems))
+            }
+            syn::Type::Ptr(p) => err(
+                Loc::of(&p),
+                "raw pointers are not supported in kernels; use slices (`&[T]`, `&mut [T]`) and indices",
+            ),
+            syn::Type::ImplTrait(_) | syn::Type::TraitObject(_) => {
+                err(Loc::of(&ty), "traits cannot be lowered to PTX; use a concrete type")
+            }
+            _ => err(
+                Loc::of(&ty),
+                format!("this type is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
+            ),
+        }
+    }
+}
+
+/// Whether `name` is a type the DSL knows (or rejects by name): any other
+/// type name in a kernel is a `#[device]` struct to fetch.
+pub fn is_builtin_type(name: &str) -> bool {
+    Scalar::from_rust_name(name).is_some()
+        || matches!(
+            name,
+            "u32x4"
+                | "TensorMap"
+                | "SmemDesc"
+                | "WgmmaDesc"
+                | "InstrDesc"
+                | "f16x2"
+                | "bf16x2"
+                | "Fp4x2"
+                | "E4m3"
+                | "E4m3x2"
+                | "SharedArray"
+                | "SharedSlice"
+                | "Self"
+                | "Vec"
+                | "Box"
+                | "String"
+                | "Rc"
+                | "Arc"
+                | "HashMap"
+                | "BTreeMap"
+                | "VecDeque"
+                | "Option"
+                | "Result"
+                | "isize"
+                | "i8"
+                | "i16"
+                | "u128"
+                | "i128"
+                | "char"
+                | "str"
+        )
+}
