@@ -168,6 +168,7 @@ fn line_info_names_the_file_and_every_statement() {
         .expect("a kernel");
     let opts = compiler::Options {
         line_info: Some("/src/samples.rs".into()),
+        ..compiler::Options::default()
     };
     let out = compiler::compile(attr, &item, &devices_of(&item), &opts).expect("compiles");
     let ptx = &out.variants[0].ptx[0].1;

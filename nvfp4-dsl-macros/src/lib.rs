@@ -118,11 +118,24 @@ fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)
             }
         }
     }
+    let dump = match std::env::var(compiler::Dump::VAR) {
+        Ok(value) => match compiler::Dump::parse(&value) {
+            Ok(d) => Some(d),
+            Err(msg) => return expand::on_error(syn::Error::new(func.sig.ident.span(), msg), &func),
+        },
+        Err(_) => None,
+    };
     let opts = compiler::Options {
         line_info: line_info_file(&func),
+        dump,
     };
     match compiler::compile(attr, &func, &devices, &opts) {
-        Ok(c) => expand::expand(&c, &func),
+        Ok(c) => {
+            // The stages `NVFP4_DSL_DUMP` asked for, on rustc's stderr
+            // (which cargo shows for the crate being compiled).
+            eprint!("{}", c.dump);
+            expand::expand(&c, &func)
+        }
         Err(e) => expand::on_error(e, &func),
     }
 }

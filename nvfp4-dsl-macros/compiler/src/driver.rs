@@ -13,6 +13,59 @@ use proc_macro2::{Span, TokenStream};
 pub struct Options {
     /// Emit `.file`/`.loc` line information, naming this source file.
     pub line_info: Option<String>,
+    /// The stages whose results go to [`Compiled::dump`].
+    pub dump: Option<Dump>,
+}
+
+/// A stage whose result the compiler can show (`NVFP4_DSL_DUMP`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Stage {
+    /// The subset's syntax tree, after `parse`.
+    Ast,
+    /// The typed IR of each specialisation and target, after `lower`.
+    Ir,
+    /// The PTX of each specialisation and target.
+    Ptx,
+}
+
+/// What to show: some stages, of every kernel or of one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dump {
+    pub stages: Vec<Stage>,
+    pub kernel: Option<String>,
+}
+
+impl Dump {
+    /// The name of the environment variable the proc macro reads.
+    pub const VAR: &'static str = "NVFP4_DSL_DUMP";
+
+    /// Parses `ast`, `ir`, `ptx`, or several separated by commas,
+    /// optionally followed by `:kernel_name` (`ir,ptx:saxpy`).
+    pub fn parse(value: &str) -> Result<Dump, String> {
+        let (stages, kernel) = match value.split_once(':') {
+            Some((s, k)) if !k.trim().is_empty() => (s, Some(k.trim().to_string())),
+            _ => (value, None),
+        };
+        let mut out = Vec::new();
+        for stage in stages.split(',').map(str::trim) {
+            out.push(match stage {
+                "ast" => Stage::Ast,
+                "ir" => Stage::Ir,
+                "ptx" => Stage::Ptx,
+                other => {
+                    return Err(format!(
+                        "{}={value}: `{other}` is not a stage; write `ast`, `ir` or `ptx` (several separated by commas), optionally followed by `:kernel_name`",
+                        Dump::VAR
+                    ));
+                }
+            });
+        }
+        Ok(Dump { stages: out, kernel })
+    }
+
+    fn wants(&self, stage: Stage, kernel: &str) -> bool {
+        self.stages.contains(&stage) && self.kernel.as_deref().is_none_or(|k| k == kernel)
+    }
 }
 
 /// The PTX of one specialisation for every target.
@@ -32,6 +85,8 @@ pub struct Variant {
 pub struct Compiled {
     pub kernel: String,
     pub variants: Vec<Variant>,
+    /// The stages [`Options::dump`] asked for, as text (empty otherwise).
+    pub dump: String,
 }
 
 /// The `#[device]` functions and structs a kernel or its device functions
@@ -149,6 +204,11 @@ pub fn compile(
 ) -> syn::Result<Compiled> {
     let attr = attr::parse(attr)?;
     let kernel = parse::parse_kernel(item, devices)?;
+    let wants = |stage| opts.dump.as_ref().is_some_and(|d| d.wants(stage, &kernel.name));
+    let mut dump = String::new();
+    if wants(Stage::Ast) {
+        dump += &format!("=== {} ast: kernel `{}` ===\n{kernel:#?}\n", Dump::VAR, kernel.name);
+    }
     let types = check::check(&kernel)?;
     let specs = specialisations(&attr, &kernel)?;
     let mut variants = Vec::with_capacity(specs.len());
@@ -186,7 +246,19 @@ pub fn compile(
                 )));
             }
             programmatic |= func.programmatic;
-            ptx.push((*target, ptx::emit(&func)));
+            let text = ptx::emit(&func);
+            let what = format!(
+                "kernel `{}`, specialisation `{spec_name}`, target {}",
+                kernel.name,
+                target.name()
+            );
+            if wants(Stage::Ir) {
+                dump += &format!("=== {} ir: {what} ===\n{func:#?}\n", Dump::VAR);
+            }
+            if wants(Stage::Ptx) {
+                dump += &format!("=== {} ptx: {what} ===\n{text}\n", Dump::VAR);
+            }
+            ptx.push((*target, text));
         }
         variants.push(Variant {
             spec_name,
@@ -199,6 +271,7 @@ pub fn compile(
     Ok(Compiled {
         kernel: kernel.name,
         variants,
+        dump,
     })
 }
 
@@ -343,6 +416,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not fit"), "{e}");
+    }
+
+    #[test]
+    fn the_dump_shows_the_stages_asked_for() {
+        let item: syn::ItemFn = syn::parse_str(SAXPY).expect("test source parses");
+        let dump = Dump::parse("ast,ptx:saxpy").unwrap();
+        let opts = Options {
+            dump: Some(dump),
+            ..Options::default()
+        };
+        let c = compile("targets(sm_90)".parse().unwrap(), &item, &[], &opts).unwrap();
+        assert!(c.dump.contains("NVFP4_DSL_DUMP ast: kernel `saxpy`"), "{}", c.dump);
+        assert!(
+            c.dump
+                .contains("NVFP4_DSL_DUMP ptx: kernel `saxpy`, specialisation `default`, target sm_90")
+        );
+        assert!(c.dump.contains(".entry saxpy") && !c.dump.contains(" ir: "));
+        let other = Options {
+            dump: Some(Dump::parse("ir:gemv").unwrap()),
+            ..Options::default()
+        };
+        assert!(
+            compile("targets(sm_90)".parse().unwrap(), &item, &[], &other)
+                .unwrap()
+                .dump
+                .is_empty()
+        );
+        let ir = Options {
+            dump: Some(Dump::parse("ir").unwrap()),
+            ..Options::default()
+        };
+        let c = compile("targets(sm_90)".parse().unwrap(), &item, &[], &ir).unwrap();
+        assert!(
+            c.dump.contains("NVFP4_DSL_DUMP ir: kernel `saxpy`") && c.dump.contains("Inst("),
+            "{}",
+            c.dump
+        );
+        let e = Dump::parse("ast,llvm").unwrap_err();
+        assert!(e.contains("`llvm` is not a stage"), "{e}");
     }
 
     #[test]
