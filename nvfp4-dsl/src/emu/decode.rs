@@ -4,8 +4,8 @@
 
 use super::error::EmuError;
 use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
-use super::layout::SHARED_BASE;
-use super::parse::{Arg, EntryAst, Lit, Stmt, VarDecl};
+use super::layout::{SHARED_BASE, const_address};
+use super::parse::{Arg, ConstDecl, EntryAst, Lit, Stmt, VarDecl};
 use std::collections::HashMap;
 
 /// A kernel parameter's place in the parameter buffer.
@@ -37,11 +37,21 @@ pub(crate) struct Entry {
     pub shared_names: Vec<String>,
     pub static_end: u32,
     pub dyn_base: Option<u32>,
+    /// The module's `.const` variables, table `i` at const-space address
+    /// `layout::const_address(i)`.
+    pub tables: Vec<ConstTable>,
     pub maxntid: Option<(u32, u32, u32)>,
     pub reqntid: Option<(u32, u32, u32)>,
     pub reqnctapercluster: Option<(u32, u32, u32)>,
     pub maxclusterrank: Option<u32>,
     pub explicitcluster: bool,
+}
+
+/// A `.const` variable's name and bytes.
+#[derive(Debug)]
+pub(crate) struct ConstTable {
+    pub name: String,
+    pub data: Vec<u8>,
 }
 
 /// How an opcode's decoder is called: the operands through `Dec`, the
@@ -67,6 +77,8 @@ pub(crate) struct Names {
     scopes: Vec<Scope>,
     labels: HashMap<String, u32>,
     shared: HashMap<String, u32>,
+    /// `.const` variables' const-space addresses.
+    consts: HashMap<String, u64>,
     params: HashMap<String, (u32, u32)>,
     nregs: u32,
     npreds: u32,
@@ -223,6 +235,9 @@ impl Dec<'_> {
                 if let Some(&addr) = self.names.shared.get(n) {
                     return Ok(Operand::Imm(u64::from(addr)));
                 }
+                if let Some(&addr) = self.names.consts.get(n) {
+                    return Ok(Operand::Imm(addr));
+                }
                 if let Some(&(off, _)) = self.names.params.get(n) {
                     // The parameter's address in the .param space (its
                     // offset in the buffer); `cvta.param` makes it generic.
@@ -351,6 +366,8 @@ impl Dec<'_> {
                     a.param = (o, b);
                 } else if let Some(&s) = self.names.shared.get(n) {
                     a.off += i64::from(s);
+                } else if let Some(&c) = self.names.consts.get(n) {
+                    a.off = a.off.wrapping_add(c as i64);
                 } else {
                     match self.names.lookup(n) {
                         Some(r) if !r.pred => {
@@ -430,6 +447,36 @@ fn layout_shared(decls: &[VarDecl], names: &mut Names, entry: &mut Entry) -> Res
     Ok(())
 }
 
+/// The bytes of the module's `.const` variables, and their addresses.
+fn layout_consts(decls: &[ConstDecl], names: &mut Names, entry: &mut Entry) -> Result<(), EmuError> {
+    let mut total = 0u64;
+    for (i, d) in decls.iter().enumerate() {
+        let fail = |m: String| EmuError::at_line(d.line, &d.name, m);
+        let ty = Ty::parse(&d.ty).ok_or_else(|| fail(format!("`.{}` is not a `.const` element type", d.ty)))?;
+        let elem = u64::from(ty.bits() / 8);
+        total = total.saturating_add(d.count.saturating_mul(elem));
+        if total > 64 * 1024 {
+            return Err(fail(
+                "the module's `.const` variables exceed the 64 KiB of constant memory".into(),
+            ));
+        }
+        if names.consts.insert(d.name.clone(), const_address(i)).is_some() {
+            return Err(fail(format!("`.const` variable `{}` is declared twice", d.name)));
+        }
+        let mut data = vec![0u8; (d.count * elem) as usize];
+        for (k, v) in d.values.iter().enumerate() {
+            let bits = imm_bits(*v, ty).map_err(fail)?;
+            let at = k * elem as usize;
+            data[at..at + elem as usize].copy_from_slice(&bits.to_le_bytes()[..elem as usize]);
+        }
+        entry.tables.push(ConstTable {
+            name: d.name.clone(),
+            data,
+        });
+    }
+    Ok(())
+}
+
 /// Builds an executable entry.
 pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
     let text_of = |from: u32, to: u32| -> String {
@@ -454,6 +501,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         shared_names: Vec::new(),
         static_end: SHARED_BASE,
         dyn_base: None,
+        tables: Vec::new(),
         maxntid: ast.maxntid,
         reqntid: ast.reqntid,
         reqnctapercluster: ast.reqnctapercluster,
@@ -464,6 +512,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         scopes: vec![Scope::default()],
         labels: HashMap::new(),
         shared: HashMap::new(),
+        consts: HashMap::new(),
         params: HashMap::new(),
         nregs: 0,
         npreds: 0,
@@ -478,6 +527,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         _ => None,
     }));
     layout_shared(&decls, &mut names, &mut entry).map_err(in_kernel)?;
+    layout_consts(&ast.consts, &mut names, &mut entry).map_err(in_kernel)?;
     // Parameters.
     let mut off = 0u32;
     for p in &ast.params {

@@ -248,6 +248,8 @@ pub(crate) enum Space {
     /// cluster, through `mapa` addresses.
     SharedCluster,
     Param,
+    /// `.const`: the module's `.const` variables (loads only).
+    Const,
     /// No space given: the address picks global or shared.
     Generic,
 }

@@ -4,6 +4,11 @@
 
 use super::error::EmuError;
 
+mod consts;
+
+pub(crate) use consts::ConstDecl;
+use consts::const_decl;
+
 /// A token and the line it starts on.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Token {
@@ -252,6 +257,8 @@ pub(crate) struct EntryAst {
     pub body: Vec<Stmt>,
     /// Module-scope `.shared` variables declared before this entry.
     pub shared: Vec<VarDecl>,
+    /// Module-scope `.const` variables declared before this entry.
+    pub consts: Vec<ConstDecl>,
 }
 
 struct P<'a> {
@@ -374,6 +381,7 @@ pub(crate) fn parse_module(src: &str) -> R<Vec<EntryAst>> {
         lines: &lines,
     };
     let mut shared = Vec::new();
+    let mut consts = Vec::new();
     let mut entries = Vec::new();
     while let Some(t) = p.peek() {
         let Tok::Word(w) = t else {
@@ -392,12 +400,13 @@ pub(crate) fn parse_module(src: &str) -> R<Vec<EntryAst>> {
                 }
             }
             ".shared" => shared.push(var_decl(&mut p, false)?),
+            ".const" => consts.push(const_decl(&mut p)?),
             ".entry" => {
-                let e = entry(&mut p, &shared)?;
+                let e = entry(&mut p, &shared, &consts)?;
                 entries.push(e);
             }
             ".func" => return p.err("device functions (`.func`) are not supported by the emulator"),
-            ".global" | ".const" | ".local" => {
+            ".global" | ".local" => {
                 return p.err(format!(
                     "module-scope `{w}` variables are not supported by the emulator"
                 ));
@@ -464,7 +473,7 @@ fn dims3(p: &mut P<'_>) -> R<(u32, u32, u32)> {
     Ok(d)
 }
 
-fn entry(p: &mut P<'_>, shared: &[VarDecl]) -> R<EntryAst> {
+fn entry(p: &mut P<'_>, shared: &[VarDecl], consts: &[ConstDecl]) -> R<EntryAst> {
     let line = p.line();
     p.word()?; // .entry
     let name = p.word()?;
@@ -626,6 +635,7 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl]) -> R<EntryAst> {
         explicitcluster,
         body,
         shared: shared.to_vec(),
+        consts: consts.to_vec(),
     })
 }
 

@@ -1,5 +1,5 @@
 //! Memory: `ld`/`ldu`/`st` in the global, shared (`::cta` and `::cluster`),
-//! param and generic spaces (scalars and `.v2`/`.v4`/`.v8`), `atom`/`red`,
+//! param, const (loads) and generic spaces (scalars and `.v2`/`.v4`/`.v8`), `atom`/`red`,
 //! `cvta`, and hints that do nothing here (`prefetch`, `createpolicy`).
 //! Cache and eviction qualifiers are accepted and ignored. Every access is
 //! checked: alignment (the whole access, vectors included), bounds,
@@ -11,7 +11,7 @@ use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
-use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW};
+use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW, const_table};
 use crate::emu::state::lanes;
 
 type R = Result<Inst, String>;
@@ -60,15 +60,19 @@ fn drop_hints(m: &mut Mods<'_>) -> (bool, bool) {
     (hint, strong)
 }
 
-fn space(m: &mut Mods<'_>, param: bool) -> Result<Space, String> {
+/// The state space of an access; `load`: the read-only spaces (`.param`,
+/// `.const`) too.
+fn space(m: &mut Mods<'_>, load: bool) -> Result<Space, String> {
     if m.take("global") {
         Ok(Space::Global)
     } else if m.take("shared") || m.take("shared::cta") {
         Ok(Space::Shared)
     } else if m.take("shared::cluster") {
         Ok(Space::SharedCluster)
-    } else if param && (m.take("param") || m.take("param::entry")) {
+    } else if load && (m.take("param") || m.take("param::entry")) {
         Ok(Space::Param)
+    } else if load && m.take("const") {
+        Ok(Space::Const)
     } else if m.take("local") || m.take("const") || m.take("param::func") || m.take("param") {
         Err(format!("`{}`: this state space is not supported by the emulator", m.op))
     } else {
@@ -169,6 +173,32 @@ pub(super) enum Loc {
     Remote(u32, usize),
     /// An offset in the kernel's parameter buffer (read-only).
     Param(usize),
+    /// A `.const` variable (by its index) and an offset in it.
+    Const(usize, usize),
+}
+
+/// The `.const` variable and offset of `[addr, addr + len)`: an access
+/// outside the variable it points into is an error naming it.
+fn const_at(c: &Ctx<'_>, lane: usize, addr: u64, len: u32, what: &str) -> Result<Loc, Fault> {
+    let tables = &c.env.entry.tables;
+    let Some((t, off)) = const_table(addr).filter(|(t, _)| *t < tables.len()) else {
+        return Err(Fault::lane(
+            lane,
+            format!("{what} of {len} bytes at const address {addr:#x}: no `.const` variable there"),
+        ));
+    };
+    let table = &tables[t];
+    let size = table.data.len() as u64;
+    if off > size || size - off < u64::from(len) {
+        return Err(Fault::lane(
+            lane,
+            format!(
+                "{what} of {len} bytes at byte {} of the `.const` variable `{}` ({size} bytes) is out of its bounds",
+                off as u32 as i32, table.name
+            ),
+        ));
+    }
+    Ok(Loc::Const(t, off as usize))
 }
 
 /// The parameter-buffer offset of `[addr, addr + len)` in the .param space.
@@ -200,6 +230,7 @@ pub(super) fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u3
         Space::Shared => Ok(Loc::Shared(c.shared_at(lane, addr, len, what)?)),
         Space::SharedCluster => cluster_loc(c, lane, addr, len, what),
         Space::Param => Ok(Loc::Param(param_at(c, lane, addr, len, what)?)),
+        Space::Const => const_at(c, lane, addr, len, what),
         Space::Generic => {
             if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&addr) {
                 cluster_loc(c, lane, addr - SHARED_WINDOW, len, what)
@@ -240,6 +271,10 @@ pub(super) fn read(
             buf.copy_from_slice(&c.env.params[o..o + buf.len()]);
             Ok(())
         }
+        Loc::Const(t, o) => {
+            buf.copy_from_slice(&c.env.entry.tables[t].data[o..o + buf.len()]);
+            Ok(())
+        }
     }
 }
 
@@ -262,6 +297,14 @@ pub(super) fn write(
             format!(
                 "{what} of {} bytes at parameter offset {o} writes to the kernel's parameters, which are read-only",
                 data.len()
+            ),
+        )),
+        Loc::Const(t, o) => Err(Fault::lane(
+            lane,
+            format!(
+                "{what} of {} bytes at byte {o} of the `.const` variable `{}` writes to constant memory, which is read-only",
+                data.len(),
+                c.env.entry.tables[t].name
             ),
         )),
     }
@@ -304,6 +347,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         Space::Shared => "shared load",
         Space::SharedCluster => "shared::cluster load",
         Space::Param => "param load",
+        Space::Const => "const load",
         Space::Generic => "generic load",
     };
     let mut vals = [[0u64; 32]; 8];
