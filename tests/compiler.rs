@@ -27,22 +27,19 @@ fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
         .collect()
 }
 
-/// The device functions `kernel` calls, found by name as the macro finds
-/// them by path (the names are unique among the kernel sources).
-fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
-    let all = nvfp4_tests::device_functions();
+/// The device items `kernel` (with its attribute `attr`) uses, found by
+/// name as the macro finds them by path (the names are unique among the
+/// kernel sources).
+fn devices_of(attr: &proc_macro2::TokenStream, kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
+    let all = nvfp4_tests::device_items();
     let mut devices = Vec::new();
     loop {
-        let missing = compiler::missing_devices(kernel, &devices).expect("parses");
+        let missing = compiler::missing_devices(attr.clone(), kernel, &devices).expect("parses");
         let Some((key, _)) = missing.into_iter().next() else {
             return devices;
         };
-        let name = key.rsplit("::").next().expect("a name");
-        let f = all
-            .iter()
-            .find(|f| f.sig.ident == name)
-            .unwrap_or_else(|| panic!("no #[device] fn `{name}`"));
-        devices.push((key, syn::Item::Fn(f.clone())));
+        let item = nvfp4_tests::device_item(&all, &key);
+        devices.push((key, item));
     }
 }
 
@@ -55,10 +52,9 @@ fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
     let mut compared = 0;
     for src in nvfp4_tests::KERNEL_SOURCES {
         for (attr, item) in kernels_in(src) {
-            let a = compiler::compile(attr.clone(), &item, &devices_of(&item), &compiler::Options::default())
-                .expect("compiles");
-            let b =
-                compiler::compile(attr, &item, &devices_of(&item), &compiler::Options::default()).expect("compiles");
+            let devices = devices_of(&attr, &item);
+            let a = compiler::compile(attr.clone(), &item, &devices, &compiler::Options::default()).expect("compiles");
+            let b = compiler::compile(attr, &item, &devices, &compiler::Options::default()).expect("compiles");
             for (va, vb) in a.variants.iter().zip(&b.variants) {
                 for ((ta, pa), (_, pb)) in va.ptx.iter().zip(&vb.ptx) {
                     assert_eq!(pa, pb, "{} {}: two compilations differ", va.entry, ta.name());
@@ -170,7 +166,8 @@ fn line_info_names_the_file_and_every_statement() {
         line_info: Some("/src/samples.rs".into()),
         ..compiler::Options::default()
     };
-    let out = compiler::compile(attr, &item, &devices_of(&item), &opts).expect("compiles");
+    let devices = devices_of(&attr, &item);
+    let out = compiler::compile(attr, &item, &devices, &opts).expect("compiles");
     let ptx = &out.variants[0].ptx[0].1;
     assert!(ptx.contains(".file 1 \"/src/samples.rs\"\n"), "{ptx}");
     let is_statement_comment = |l: &str| {

@@ -39,17 +39,37 @@ pub fn source_items(path: &str) -> Vec<syn::Item> {
     syn::parse_file(&text).expect("the source parses").items
 }
 
-/// Every `#[device]` function of the kernel sources (their names are
-/// unique, so a kernel's calls find them by name).
-pub fn device_functions() -> Vec<syn::ItemFn> {
+/// Every `#[device]` item (function, struct, const) of the kernel sources
+/// (their names are unique, so a kernel's uses find them by name).
+pub fn device_items() -> Vec<syn::Item> {
     KERNEL_SOURCES
         .iter()
         .flat_map(|path| source_items(path))
-        .filter_map(|item| match item {
-            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => Some(f),
-            _ => None,
+        .filter(|item| {
+            let attrs = match item {
+                syn::Item::Fn(f) => &f.attrs,
+                syn::Item::Struct(s) => &s.attrs,
+                syn::Item::Const(c) => &c.attrs,
+                _ => return false,
+            };
+            attrs.iter().any(|a| a.path().is_ident("device"))
         })
         .collect()
+}
+
+/// The `#[device]` item named `name`, for the key a kernel fetches it by.
+pub fn device_item(items: &[syn::Item], key: &str) -> syn::Item {
+    let name = key.rsplit("::").next().expect("a name");
+    items
+        .iter()
+        .find(|item| match item {
+            syn::Item::Fn(f) => f.sig.ident == name,
+            syn::Item::Struct(s) => s.ident == name,
+            syn::Item::Const(c) => c.ident == name,
+            _ => false,
+        })
+        .unwrap_or_else(|| panic!("no #[device] item `{name}`"))
+        .clone()
 }
 
 /// The snapshot name of one kernel x specialisation x target.

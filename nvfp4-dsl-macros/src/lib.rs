@@ -7,9 +7,10 @@
 //! also defines a `macro_rules!` named `f` (in the macro namespace, next to
 //! the function) that hands its own tokens to a callback. `#[kernel]` finds
 //! the calls that are neither intrinsics nor device functions it already
-//! has and expands to `path::f! { callback .. }` with the path the call
-//! wrote; the callback, `__kernel_with_devices!`, repeats that until every
-//! device function (of device functions too) is there, then compiles.
+//! has (and the names of `#[device] const`s it lacks) and expands to
+//! `path::f! { callback .. }` with the path the call wrote; the callback,
+//! `__kernel_with_devices!`, repeats that until every device item (of
+//! device functions and consts too) is there, then compiles.
 
 use nvfp4_dsl_compiler as compiler;
 use nvfp4_dsl_compiler::expand;
@@ -35,10 +36,11 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel_with(attr.into(), func, Vec::new()).into()
 }
 
-/// Marks a function that kernels and other device functions can call, or
-/// a struct of values they can use (`#[device] #[derive(Clone, Copy)]
+/// Marks a function that kernels and other device functions can call, a
+/// struct of values they can use (`#[device] #[derive(Clone, Copy)]
 /// struct Pair { lo: u32, hi: f32 }`, kept in registers, built with a
-/// struct literal, read and written by field).
+/// struct literal, read and written by field), or a constant they can name
+/// (below).
 ///
 /// ```ignore
 /// #[device]
@@ -72,16 +74,56 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// the kernel imported `f` with `use`, import what `f` calls too. A call of
 /// a function that is not `#[device]` fails with rustc's "cannot find macro
 /// `f`": mark it `#[device]`.
+///
+/// # Constants
+///
+/// ```ignore
+/// #[device]
+/// pub const TILE: u32 = 32;
+/// #[device]
+/// pub const PADDED: usize = (TILE * (TILE + 1)) as usize;
+/// #[device]
+/// pub const LUT: [f32; 4] = [0.0, 0.5, 1.0, 1.5];
+///
+/// #[kernel(targets(sm_90), specialize(W = [TILE, 2 * TILE]))]
+/// fn k<const W: u32>(codes: &[u8], y: &mut [f32]) {
+///     let tile = shared_array::<f32, PADDED>();
+///     let i = thread_idx_x();
+///     if TILE > 16 {
+///         tile[i] = LUT[(codes[i as usize] % 4) as usize];
+///     }
+/// }
+/// ```
+///
+/// A `#[device] const` is a number or a `bool` (the primitive types; keep an
+/// `f16` as its bits in a `u16`), or an array of numbers, and it is reached
+/// like a device function (any path that reaches it; a `pub` one from
+/// other crates; the consts its initializer names are fetched through the
+/// path the kernel used for it). Its initializer is a constant expression
+/// of literals, other `#[device] const`s, operators, `as` casts, array
+/// literals, `[x; N]` and indexing; anything else (a call, a method) is an
+/// error at the const. A number is its value wherever a literal may be:
+/// in expressions (`if TILE > 16` folds away), `match` patterns, array
+/// lengths (`[0f32; N * 2]`), a turbofish's length
+/// (`shared_array::<f32, { TILE as usize * 2 }>()`), `#[unroll]` bounds and
+/// the values of `#[kernel(specialize(..))]`. An array indexed by a
+/// constant is the element; indexed at run time it becomes `.const` data in
+/// the kernel's PTX, read with `ld.const` (the emulator reports an index
+/// past the table, naming it). A name in a `match` pattern that starts
+/// with a capital and is not a local is taken to be a `#[device] const`, as
+/// Rust compares with a constant there. A const used in a kernel but not
+/// marked `#[device]` fails with rustc's "cannot find macro `TILE`": mark
+/// it `#[device]`.
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = Tokens::from(item);
     let attr = Tokens::from(attr);
     let parsed: syn::Item = match syn::parse2(item.clone()) {
-        Ok(i @ (syn::Item::Fn(_) | syn::Item::Struct(_))) => i,
+        Ok(i @ (syn::Item::Fn(_) | syn::Item::Struct(_) | syn::Item::Const(_))) => i,
         Ok(_) | Err(_) => {
             let mut out = syn::Error::new(
                 proc_macro2::Span::call_site(),
-                "#[device] applies to a function or a struct: `#[device] fn name(..) { .. }`, `#[device] #[derive(Clone, Copy)] struct Name { .. }`",
+                "#[device] applies to a function, a struct or a const: `#[device] fn name(..) { .. }`, `#[device] #[derive(Clone, Copy)] struct Name { .. }`, `#[device] const NAME: u32 = 32;`",
             )
             .to_compile_error();
             out.extend(item);
@@ -110,7 +152,7 @@ pub fn __kernel_with_devices(input: TokenStream) -> TokenStream {
 /// Fetches the next missing device function, or compiles the kernel when
 /// none is missing.
 fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)>) -> Tokens {
-    match compiler::missing_devices(&func, &devices) {
+    match compiler::missing_devices(attr.clone(), &func, &devices) {
         Err(e) => return expand::on_error(e, &func),
         Ok(missing) => {
             if let Some((key, span)) = missing.into_iter().next() {

@@ -42,7 +42,10 @@
 //!
 //! [`#[device]`](macro@device) functions are called from kernels and from
 //! each other (same module, other modules, other crates) and inlined;
-//! `#[device]` structs of values live in registers. `match` works on
+//! `#[device]` structs of values live in registers; `#[device] const`s
+//! (numbers, `bool`s, arrays of numbers) are usable wherever a literal is,
+//! array lengths and `#[unroll]` bounds included, and an array const is a
+//! table that a kernel may index at run time. `match` works on
 //! integers and `bool`s (literals, ranges, `|`, `_`, bindings, guards),
 //! tuples as values and in `let` patterns.
 //!

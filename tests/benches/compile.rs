@@ -14,7 +14,7 @@ fn main() {
         "{:<16} {:>9} {:>11} {:>12}",
         "kernel", "variants", "PTX bytes", "median ms"
     );
-    let all_devices = nvfp4_tests::device_functions();
+    let all_devices = nvfp4_tests::device_items();
     for src in nvfp4_tests::KERNEL_SOURCES {
         for item in nvfp4_tests::source_items(src) {
             let syn::Item::Fn(mut f) = item else { continue };
@@ -23,19 +23,15 @@ fn main() {
             };
             let attr = f.attrs.remove(pos);
             let syn::Meta::List(list) = attr.meta else { continue };
-            // The device functions it calls, found by name.
+            // The device items it uses, found by name.
             let mut devices: Vec<(String, syn::Item)> = Vec::new();
-            while let Some((key, _)) = compiler::missing_devices(&f, &devices)
+            while let Some((key, _)) = compiler::missing_devices(list.tokens.clone(), &f, &devices)
                 .expect("parses")
                 .into_iter()
                 .next()
             {
-                let name = key.rsplit("::").next().expect("a name");
-                let d = all_devices
-                    .iter()
-                    .find(|d| d.sig.ident == name)
-                    .expect("a #[device] fn");
-                devices.push((key, syn::Item::Fn(d.clone())));
+                let item = nvfp4_tests::device_item(&all_devices, &key);
+                devices.push((key, item));
             }
             // Time from tokens, as the macro receives them: parse included.
             let tokens = quote::quote!(#f);

@@ -21,7 +21,7 @@ fn with_argument(x: u32) -> u32 {
 }
 
 #[device]
-const LIMIT: u32 = 4;
+static LIMIT: u32 = 4;
 
 #[kernel(targets(sm_90))]
 fn arity(x: &mut [u32]) {

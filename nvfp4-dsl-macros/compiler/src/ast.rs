@@ -2,6 +2,7 @@
 //! `check` and `lower`. Every node keeps the span of its Rust tokens so later
 //! stages can point errors at the source.
 
+use super::lower::fold::Const;
 use super::types::{Len, Scalar, Ty};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -87,6 +88,17 @@ pub enum Pat {
     Or(Vec<Pat>),
 }
 
+impl Pat {
+    /// The names the pattern binds (or compares with a local `const`).
+    pub fn bound_names(&self, out: &mut Vec<String>) {
+        match self {
+            Pat::Ident(name, _) => out.push(name.clone()),
+            Pat::Or(pats) => pats.iter().for_each(|p| p.bound_names(out)),
+            Pat::Wild | Pat::Lit(_) | Pat::Range { .. } => {}
+        }
+    }
+}
+
 /// The left side of a `let`: a name, `_`, or a tuple of patterns.
 #[derive(Debug, Clone)]
 pub enum LetPat {
@@ -112,7 +124,22 @@ pub struct Kernel {
     /// The `#[device]` functions the kernel calls, directly or through
     /// each other, in the order they were resolved.
     pub devices: Vec<DeviceFn>,
+    /// The `#[device] const` arrays the kernel and its device functions
+    /// name, one per distinct content.
+    pub tables: Vec<Table>,
     pub expr_count: u32,
+}
+
+/// A `#[device] const` array of numbers: indexed by a constant, an element
+/// is a constant; indexed at run time, it is read from the PTX module's
+/// constant memory (`.const`).
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The const's name (with a number when two tables would share it),
+    /// for the PTX symbol.
+    pub name: String,
+    pub elem: Scalar,
+    pub values: Vec<Const>,
 }
 
 /// A `#[device]` function: inlined at each call.
@@ -383,6 +410,8 @@ pub enum ExprKind {
     },
     /// `t.0`.
     TupleField(Box<Expr>, usize),
+    /// A `#[device] const` array, by its index in `Kernel::tables`.
+    Table(usize),
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
     /// `ty` (or none for `()`), placeholders `{d}` and `{0}`, `{1}`, ...
     InlinePtx {
@@ -405,84 +434,86 @@ pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
 pub fn walk_exprs(b: &Block, f: &mut impl FnMut(&Expr)) {
     for s in &b.stmts {
         match &s.kind {
-            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr_calls(init, f),
-            StmtKind::Expr(e, _) => walk_expr_calls(e, f),
+            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr(init, f),
+            StmtKind::Expr(e, _) => walk_expr(e, f),
         }
     }
 }
 
-fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
+/// Calls `f` on `e` and every expression in it, outer ones first.
+pub fn walk_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Call { args, generics, .. } => {
             for g in generics {
                 if let GenericArg::Expr(x, _) = g {
-                    walk_expr_calls(x, f);
+                    walk_expr(x, f);
                 }
             }
-            args.iter().for_each(|a| walk_expr_calls(a, f));
+            args.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::MethodCall { receiver, args, .. } => {
-            walk_expr_calls(receiver, f);
-            args.iter().for_each(|a| walk_expr_calls(a, f));
+            walk_expr(receiver, f);
+            args.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::Unary(_, a)
         | ExprKind::Cast(a, _)
         | ExprKind::Field(a, _)
         | ExprKind::Repeat(a, _)
-        | ExprKind::RefMut(a) => walk_expr_calls(a, f),
-        ExprKind::Return(a) => a.iter().for_each(|a| walk_expr_calls(a, f)),
+        | ExprKind::RefMut(a) => walk_expr(a, f),
+        ExprKind::Return(a) => a.iter().for_each(|a| walk_expr(a, f)),
         ExprKind::Binary(_, a, b) | ExprKind::Assign(a, b) | ExprKind::AssignOp(_, a, b) | ExprKind::Index(a, b) => {
-            walk_expr_calls(a, f);
-            walk_expr_calls(b, f);
+            walk_expr(a, f);
+            walk_expr(b, f);
         }
         ExprKind::SliceFrom { base, start, .. } => {
-            walk_expr_calls(base, f);
-            walk_expr_calls(start, f);
+            walk_expr(base, f);
+            walk_expr(start, f);
         }
         ExprKind::Array(items) | ExprKind::InlinePtx { args: items, .. } => {
-            items.iter().for_each(|a| walk_expr_calls(a, f));
+            items.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::If { cond, then, els } => {
-            walk_expr_calls(cond, f);
+            walk_expr(cond, f);
             walk_exprs(then, f);
             if let Some(e) = els {
-                walk_expr_calls(e, f);
+                walk_expr(e, f);
             }
         }
         ExprKind::While { cond, body, .. } => {
-            walk_expr_calls(cond, f);
+            walk_expr(cond, f);
             walk_exprs(body, f);
         }
         ExprKind::Loop(b, _) | ExprKind::Block(b) => walk_exprs(b, f),
         ExprKind::For(l) => {
-            walk_expr_calls(&l.start, f);
-            walk_expr_calls(&l.end, f);
+            walk_expr(&l.start, f);
+            walk_expr(&l.end, f);
             if let Some(s) = &l.step {
-                walk_expr_calls(s, f);
+                walk_expr(s, f);
             }
             walk_exprs(&l.body, f);
         }
         ExprKind::Match { scrutinee, arms } => {
-            walk_expr_calls(scrutinee, f);
+            walk_expr(scrutinee, f);
             for a in arms {
                 if let Pat::Lit(x) = &a.pat {
-                    walk_expr_calls(x, f);
+                    walk_expr(x, f);
                 }
                 if let Some(g) = &a.guard {
-                    walk_expr_calls(g, f);
+                    walk_expr(g, f);
                 }
-                walk_expr_calls(&a.body, f);
+                walk_expr(&a.body, f);
             }
         }
-        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr_calls(a, f)),
-        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr_calls(a, f)),
-        ExprKind::TupleField(a, _) => walk_expr_calls(a, f),
+        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr(a, f)),
+        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr(a, f)),
+        ExprKind::TupleField(a, _) => walk_expr(a, f),
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::CacheHint(_)
         | ExprKind::Target(_)
         | ExprKind::Swizzle(_)
+        | ExprKind::Table(_)
         | ExprKind::Break(_)
         | ExprKind::Continue(_) => {}
     }

@@ -9,13 +9,16 @@
 //! ```
 //!
 //! `specialize` lists the values of each const generic; the kernel is compiled
-//! for every combination (a proc macro cannot see the call sites).
+//! for every combination (a proc macro cannot see the call sites). The values
+//! and the bounds may be constant expressions of `#[device] const`s: they
+//! stay expressions here, and `driver` evaluates them once the consts are
+//! fetched.
 
 use super::target::Target;
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{Ident, LitBool, LitInt, Token, bracketed, parenthesized};
+use syn::{Ident, Token, bracketed, parenthesized};
 
 #[derive(Debug, Default)]
 pub struct KernelAttr {
@@ -24,18 +27,22 @@ pub struct KernelAttr {
     pub launch_bounds: Option<LaunchBounds>,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// `launch_bounds(MAX_THREADS)` or `launch_bounds(MAX_THREADS,
+/// MIN_BLOCKS)`: literals or constant expressions of `#[device] const`s
+/// (`driver` evaluates them once they are fetched).
+#[derive(Debug, Clone)]
 pub struct LaunchBounds {
-    pub max_threads: u32,
-    pub min_blocks: Option<u32>,
+    pub max_threads: syn::Expr,
+    pub min_blocks: Option<syn::Expr>,
 }
 
-/// `NAME = [v1, v2, ...]`.
+/// `NAME = [v1, v2, ...]`: each value a literal or a constant expression
+/// of `#[device] const`s (`driver` evaluates them once they are fetched).
 #[derive(Debug)]
 pub struct SpecList {
     pub name: String,
     pub span: Span,
-    pub values: Vec<(SpecValue, Span)>,
+    pub values: Vec<syn::Expr>,
 }
 
 /// A value a const generic is specialised to.
@@ -114,19 +121,11 @@ impl Parse for KernelAttr {
                     }
                 }
                 "launch_bounds" => {
-                    let nums = Punctuated::<LitInt, Token![,]>::parse_terminated(&content)?;
-                    let values = nums
-                        .iter()
-                        .map(|n| n.base10_parse::<u32>())
-                        .collect::<syn::Result<Vec<_>>>()?;
-                    let bounds = match values.as_slice() {
-                        [max] => LaunchBounds {
-                            max_threads: *max,
-                            min_blocks: None,
-                        },
-                        [max, min] => LaunchBounds {
-                            max_threads: *max,
-                            min_blocks: Some(*min),
+                    let mut values = Punctuated::<syn::Expr, Token![,]>::parse_terminated(&content)?.into_iter();
+                    let bounds = match (values.next(), values.next(), values.next()) {
+                        (Some(max_threads), min_blocks, None) => LaunchBounds {
+                            max_threads,
+                            min_blocks,
                         },
                         _ => {
                             return Err(syn::Error::new(
@@ -135,12 +134,6 @@ impl Parse for KernelAttr {
                             ));
                         }
                     };
-                    if bounds.max_threads == 0 || bounds.max_threads > 1024 {
-                        return Err(syn::Error::new(
-                            key.span(),
-                            "the maximum number of threads per block must be in 1..=1024",
-                        ));
-                    }
                     attr.launch_bounds = Some(bounds);
                 }
                 other => {
@@ -166,30 +159,8 @@ impl Parse for SpecList {
         input.parse::<Token![=]>()?;
         let content;
         bracketed!(content in input);
-        let mut values = Vec::new();
-        while !content.is_empty() {
-            let span = content.span();
-            let value = if content.peek(LitBool) {
-                SpecValue::Bool(content.parse::<LitBool>()?.value)
-            } else {
-                let negative = content.parse::<Option<Token![-]>>()?.is_some();
-                let lit: LitInt = content.parse().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "a specialisation value is a `true`/`false` or an integer literal",
-                    )
-                })?;
-                let v: i128 = lit.base10_parse()?;
-                SpecValue::Int(if negative { -v } else { v })
-            };
-            if values.iter().any(|(v, _)| *v == value) {
-                return Err(syn::Error::new(span, format!("value listed twice for `{name}`")));
-            }
-            values.push((value, span));
-            if !content.is_empty() {
-                content.parse::<Token![,]>()?;
-            }
-        }
+        let values = Punctuated::<syn::Expr, Token![,]>::parse_terminated(&content)?;
+        let values: Vec<syn::Expr> = values.into_iter().collect();
         if values.is_empty() {
             return Err(syn::Error::new(
                 name.span(),
@@ -221,10 +192,18 @@ mod tests {
         assert_eq!(targets, [Target::Sm90, Target::Sm100a]);
         assert_eq!(attr.specialize.len(), 2);
         assert_eq!(attr.specialize[0].name, "SMALL_K");
-        let n: Vec<_> = attr.specialize[1].values.iter().map(|(v, _)| *v).collect();
-        assert_eq!(n, [SpecValue::Int(4), SpecValue::Int(-1)]);
+        let n: Vec<_> = attr.specialize[1]
+            .values
+            .iter()
+            .map(|v| quote!(#v).to_string())
+            .collect();
+        assert_eq!(n, ["4", "- 1"]);
         let bounds = attr.launch_bounds.unwrap();
-        assert_eq!((bounds.max_threads, bounds.min_blocks), (256, Some(2)));
+        let (max, min) = (bounds.max_threads, bounds.min_blocks);
+        assert_eq!(
+            (quote!(#max).to_string(), quote!(#min).to_string()),
+            ("256".into(), "2".into())
+        );
     }
 
     #[test]
@@ -245,10 +224,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("at least one value"), "{err}");
-        let err = parse(quote!(targets(sm_90), launch_bounds(2048)))
+        let err = parse(quote!(targets(sm_90), launch_bounds(1, 2, 3)))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("1..=1024"), "{err}");
+        assert!(err.contains("write `launch_bounds(MAX_THREADS)`"), "{err}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! tells the proc macro which device functions to fetch first.
 
 use crate::attr::{KernelAttr, SpecValue};
+use crate::lower::Const;
 use crate::target::Target;
 use crate::types::{self, Scalar};
 use crate::{ast, attr, check, intrinsics, lower, parse, ptx};
@@ -89,11 +90,16 @@ pub struct Compiled {
     pub dump: String,
 }
 
-/// The `#[device]` functions and structs a kernel or its device functions
-/// use that are not among `devices` yet: each as the path to fetch it by
+/// The `#[device]` functions, structs and consts a kernel or its device
+/// functions use (the consts: also its `specialize` values, in `attr`)
+/// that are not among `devices` yet: each as the path to fetch it by
 /// (resolved from the kernel's module) and the span of a use. Structs come
 /// first: the kernel cannot be parsed without them.
-pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> syn::Result<Vec<(String, Span)>> {
+pub fn missing_devices(
+    attr: TokenStream,
+    item: &syn::ItemFn,
+    devices: &[(String, syn::Item)],
+) -> syn::Result<Vec<(String, Span)>> {
     let mut missing: Vec<(String, Span)> = Vec::new();
     struct_uses(item, "", &mut |key, span| {
         push_missing(&mut missing, devices, key, span)
@@ -106,7 +112,21 @@ pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> s
     if !missing.is_empty() {
         return Ok(missing);
     }
-    let kernel = parse::parse_kernel(item, devices)?;
+    let attr = attr::parse(attr)?;
+    let mut values: Vec<syn::Expr> = attr.specialize.into_iter().flat_map(|l| l.values).collect();
+    if let Some(b) = attr.launch_bounds {
+        values.extend([b.max_threads].into_iter().chain(b.min_blocks));
+    }
+    let (kernel, consts) = parse::collect_consts(item, devices, &values);
+    for (key, span) in consts {
+        push_missing(&mut missing, devices, key, span);
+    }
+    let kernel = match kernel {
+        Ok(k) => k,
+        // The error may come from a stand-in for a const not fetched yet.
+        Err(_) if !missing.is_empty() => return Ok(missing),
+        Err(e) => return Err(e),
+    };
     let mut visit = |caller: &str, body: &ast::Block| {
         ast::walk_calls(body, &mut |e, path| {
             let is_intrinsic = intrinsics::all().any(|i| {
@@ -145,11 +165,14 @@ fn push_missing(missing: &mut Vec<(String, Span)>, devices: &[(String, syn::Item
 }
 
 /// Calls `found` with the key and span of every type or struct literal in
-/// `f` that names a type the DSL does not know: a `#[device]` struct.
+/// `f` that names a type the DSL does not know: a `#[device]` struct (or,
+/// in a turbofish, a `#[device] const`: Rust's syntax does not tell them
+/// apart; the fetched item says which it is).
 fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span)) {
     use syn::visit::Visit;
     struct Uses<'a> {
         caller: &'a str,
+        /// The const generics and local `const`s, which a turbofish may name.
         generics: Vec<String>,
         found: &'a mut dyn FnMut(String, Span),
     }
@@ -157,7 +180,7 @@ fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span
         fn path(&mut self, p: &syn::Path) {
             let Some(last) = p.segments.last() else { return };
             let name = last.ident.to_string();
-            if parse::is_builtin_type(&name) || self.generics.contains(&name) {
+            if parse::is_builtin_type(&name) || (p.segments.len() == 1 && self.generics.contains(&name)) {
                 return;
             }
             (self.found)(ast::resolve_device(self.caller, &parse::path_key(p)), last.ident.span());
@@ -175,6 +198,14 @@ fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span
             syn::visit::visit_expr_struct(self, e);
         }
     }
+    struct LocalConsts(Vec<String>);
+    impl<'ast> Visit<'ast> for LocalConsts {
+        fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+            self.0.push(c.ident.to_string());
+        }
+    }
+    let mut locals = LocalConsts(Vec::new());
+    locals.visit_block(&f.block);
     let generics = f
         .sig
         .generics
@@ -185,6 +216,7 @@ fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span
             syn::GenericParam::Const(c) => Some(c.ident.to_string()),
             syn::GenericParam::Lifetime(_) => None,
         })
+        .chain(locals.0)
         .collect();
     Uses {
         caller,
@@ -210,7 +242,8 @@ pub fn compile(
         dump += &format!("=== {} ast: kernel `{}` ===\n{kernel:#?}\n", Dump::VAR, kernel.name);
     }
     let types = check::check(&kernel)?;
-    let specs = specialisations(&attr, &kernel)?;
+    let specs = specialisations(&attr, &kernel, devices)?;
+    let launch_bounds = launch_bounds(&attr, devices)?;
     let mut variants = Vec::with_capacity(specs.len());
     for spec in specs {
         let spec_name = spec_name(&spec);
@@ -230,7 +263,7 @@ pub fn compile(
                     spec: &spec,
                     entry: entry.clone(),
                     spec_name: spec_name.clone(),
-                    launch_bounds: attr.launch_bounds.map(|b| (b.max_threads, b.min_blocks)),
+                    launch_bounds,
                     line_info: opts.line_info.clone(),
                 },
             )
@@ -307,9 +340,43 @@ fn spec_name(spec: &[(String, SpecValue)]) -> String {
         .join("_")
 }
 
+/// The values of `launch_bounds(..)`: at most 1024 threads, at least one
+/// block.
+fn launch_bounds(attr: &KernelAttr, devices: &[(String, syn::Item)]) -> syn::Result<Option<(u32, Option<u32>)>> {
+    let Some(b) = &attr.launch_bounds else {
+        return Ok(None);
+    };
+    let value = |e: &syn::Expr, range: std::ops::RangeInclusive<i128>, what: &str| match parse::constant(
+        e,
+        devices,
+        Scalar::U32,
+    )? {
+        Const::Int(v) if range.contains(&v) => Ok(v as u32),
+        _ => Err(ast::Loc::of(e).error(what)),
+    };
+    let max = value(
+        &b.max_threads,
+        1..=1024,
+        "the maximum number of threads per block must be in 1..=1024",
+    )?;
+    let min = match &b.min_blocks {
+        Some(e) => Some(value(
+            e,
+            1..=i128::from(u32::MAX),
+            "the minimum number of blocks per multiprocessor is a positive `u32`",
+        )?),
+        None => None,
+    };
+    Ok(Some((max, min)))
+}
+
 /// Every combination of the listed values, in the order the const generics
 /// are declared.
-fn specialisations(attr: &KernelAttr, k: &ast::Kernel) -> syn::Result<Vec<Vec<(String, SpecValue)>>> {
+fn specialisations(
+    attr: &KernelAttr,
+    k: &ast::Kernel,
+    devices: &[(String, syn::Item)],
+) -> syn::Result<Vec<Vec<(String, SpecValue)>>> {
     for list in &attr.specialize {
         if !k.consts.iter().any(|c| c.name == list.name) {
             return Err(syn::Error::new(
@@ -328,25 +395,35 @@ fn specialisations(attr: &KernelAttr, k: &ast::Kernel) -> syn::Result<Vec<Vec<(S
                 ),
             ));
         };
-        for (v, span) in &list.values {
+        let mut values: Vec<SpecValue> = Vec::with_capacity(list.values.len());
+        for e in &list.values {
+            let loc = ast::Loc::of(e);
+            let v = match parse::constant(e, devices, c.ty)? {
+                Const::Bool(b) => SpecValue::Bool(b),
+                Const::Int(i) => SpecValue::Int(i),
+                Const::F32(_) | Const::F64(_) => {
+                    return Err(loc.error("a specialisation value is a `bool` or an integer"));
+                }
+            };
             let ok = match (c.ty, v) {
                 (Scalar::Bool, SpecValue::Bool(_)) => true,
                 (t, SpecValue::Int(i)) if t.is_int() => {
                     let (min, max) = t.int_range();
-                    (min..=max).contains(i)
+                    (min..=max).contains(&i)
                 }
                 _ => false,
             };
             if !ok {
-                return Err(syn::Error::new(
-                    *span,
-                    format!("this value does not fit `{}: {}`", c.name, c.ty.rust_name()),
-                ));
+                return Err(loc.error(format!("this value does not fit `{}: {}`", c.name, c.ty.rust_name())));
             }
+            if values.contains(&v) {
+                return Err(loc.error(format!("value listed twice for `{}`", c.name)));
+            }
+            values.push(v);
         }
         let mut next = Vec::new();
         for combo in &combos {
-            for (v, _) in &list.values {
+            for v in &values {
                 let mut c2 = combo.clone();
                 c2.push((c.name.clone(), *v));
                 next.push(c2);
@@ -455,6 +532,20 @@ mod tests {
         );
         let e = Dump::parse("ast,llvm").unwrap_err();
         assert!(e.contains("`llvm` is not a stage"), "{e}");
+    }
+
+    #[test]
+    fn launch_bounds_are_checked() {
+        let c = compile_src("targets(sm_90), launch_bounds(128, 2)", SAXPY).unwrap();
+        assert!(c.variants[0].ptx[0].1.contains(".maxntid 128, 1, 1\n.minnctapersm 2\n"));
+        let e = compile_src("targets(sm_90), launch_bounds(2048)", SAXPY)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1..=1024"), "{e}");
+        let e = compile_src("targets(sm_90), launch_bounds(256, 0)", SAXPY)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("positive `u32`"), "{e}");
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! - the original function, private and never called, so rustc type-checks
 //!   the body against the intrinsic declarations (and the IDE sees it).
 //!
-//! `#[device]` functions expand to themselves and a macro that hands their
-//! source to a kernel ([`device`], [`fetch_device`], [`parse_callback`]).
+//! `#[device]` functions, structs and consts expand to themselves and a
+//! macro that hands their source to a kernel ([`device`], [`fetch_device`],
+//! [`parse_callback`]).
 
 use super::Compiled;
 use super::attr::SpecValue;
@@ -147,12 +148,13 @@ pub fn on_error(e: syn::Error, item: &syn::ItemFn) -> TokenStream {
     out
 }
 
-/// `#[device] fn name` or `#[device] struct Name`: the item (for rustc
-/// and host code), and a `macro_rules!` that appends its source to a
-/// kernel's callback, reachable as `name!` wherever the item is (a `use`
-/// of the item imports both). A `pub` item's macro is `#[macro_export]`ed
-/// (under a hidden unique name at the crate root) so other crates reach it
-/// by the same path as the item.
+/// `#[device] fn name`, `#[device] struct Name` or `#[device] const NAME`:
+/// the item (for rustc and host code), and a `macro_rules!` that appends
+/// its source to a kernel's callback, reachable as `name!` wherever the
+/// item is (a `use` of the item imports both). A `pub` item's macro is
+/// `#[macro_export]`ed (under a hidden unique name at the crate root) so
+/// other crates reach it by the same path as the item. A const is checked
+/// here (its type, its initializer a constant expression of the subset).
 pub fn device(item: &syn::Item) -> TokenStream {
     let (name, vis, rust) = match item {
         syn::Item::Fn(f) => {
@@ -160,7 +162,14 @@ pub fn device(item: &syn::Item) -> TokenStream {
             (&f.sig.ident, &f.vis, quote!(#[allow(dead_code)] #rust))
         }
         syn::Item::Struct(s) => (&s.ident, &s.vis, quote!(#s)),
-        other => unreachable!("the attribute checked: a function or a struct, not {other:?}"),
+        syn::Item::Const(c) => {
+            let checked = match super::parse::check_device_const(c) {
+                Ok(()) => quote!(),
+                Err(e) => e.to_compile_error(),
+            };
+            (&c.ident, &c.vis, quote!(#checked #[allow(dead_code)] #c))
+        }
+        other => unreachable!("the attribute checked: a function, a struct or a const, not {other:?}"),
     };
     let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(name, item));
     let export = if matches!(vis, syn::Visibility::Public(_)) {

@@ -109,6 +109,19 @@ pub struct SharedDecl {
     pub bytes: u64,
 }
 
+/// A `.const` array with its initializer: a `#[device] const` table read
+/// at run time.
+#[derive(Clone, Debug)]
+pub struct TableDecl {
+    pub name: String,
+    /// PTX element type: `u32`, `f32` ...
+    pub ptx: &'static str,
+    /// Bytes per element, its alignment.
+    pub align: u32,
+    /// The elements, written in PTX syntax.
+    pub values: Vec<String>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Param {
     pub name: String,
@@ -128,6 +141,7 @@ pub struct Function {
     pub params: Vec<Param>,
     pub regs: Vec<RegClass>,
     pub shared: Vec<SharedDecl>,
+    pub tables: Vec<TableDecl>,
     /// Alignment of the dynamic shared block, when the kernel uses it.
     pub dynamic_shared: Option<u32>,
     pub launch_bounds: Option<(u32, Option<u32>)>,

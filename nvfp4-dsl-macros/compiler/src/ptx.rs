@@ -174,6 +174,22 @@ impl Printer {
             let _ = writeln!(o, ".file 1 \"{}\"", file.replace('\\', "/").replace('"', "\\\""));
             let _ = writeln!(o);
         }
+        for t in &f.tables {
+            // Sixteen values a line.
+            let rows: Vec<String> = t.values.chunks(16).map(|c| c.join(", ")).collect();
+            let _ = writeln!(
+                o,
+                ".const .align {} .{} {}[{}] = {{{}}};",
+                t.align,
+                t.ptx,
+                t.name,
+                t.values.len(),
+                rows.join(",\n\t")
+            );
+        }
+        if !f.tables.is_empty() {
+            let _ = writeln!(o);
+        }
         for s in &f.shared {
             let _ = writeln!(o, ".shared .align {} .b8 {}[{}];", s.align, s.name, s.bytes);
         }
@@ -348,6 +364,7 @@ mod tests {
             params: vec![],
             regs,
             shared: vec![],
+            tables: vec![],
             dynamic_shared: None,
             launch_bounds: Some((128, Some(2))),
             programmatic: false,

@@ -176,6 +176,15 @@ impl Checker<'_> {
                 generic_len = Some(l.clone());
                 None
             }
+            (Generics::TypeLen | Generics::Len(_), [.., GenericArg::Expr(_, s)]) => {
+                return err(
+                    *s,
+                    format!(
+                        "`{display}` takes a constant length: an integer literal, a `usize` const generic alone, or an expression of literals and `#[device] const`s (`{{ TILE * (TILE + 1) }}`), not an expression of a const generic (Rust does not take one either): `{}`",
+                        intr.signature()
+                    ),
+                );
+            }
             (Generics::Len(allowed), _) => {
                 return err(
                     e.span,

@@ -57,6 +57,13 @@ impl Checker<'_> {
                 self.tuple_field(&bt, *i, e.span)
             }
             ExprKind::StructLit { ty, fields } => self.struct_lit(e, ty, fields),
+            ExprKind::Table(t) => {
+                let t = &self.kernel.tables[*t];
+                Ok(TyV::Ty(Ty::Array {
+                    elem: Box::new(Ty::Scalar(t.elem)),
+                    len: Len::Lit(t.values.len() as u64),
+                }))
+            }
             ExprKind::InlinePtx { ret, args, .. } => self.inline_ptx(ret, args),
         }
     }

@@ -60,6 +60,11 @@ impl Checker<'_> {
                 }
                 Ok(self.record(p, t))
             }
+            ExprKind::Table(_) => err(
+                p.span,
+                "a `#[device] const` cannot be changed; copy it into a local to change the copy (`let mut t = TABLE;`)",
+            ),
+            ExprKind::Index(base, _) if matches!(base.kind, ExprKind::Table(_)) => self.place(base),
             ExprKind::Index(base, index) => {
                 let bt = match &base.kind {
                     ExprKind::Var(_) | ExprKind::Field(..) | ExprKind::Index(..) => {

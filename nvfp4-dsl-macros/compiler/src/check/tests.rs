@@ -98,7 +98,9 @@ fn negative_literal_minimum_is_in_range() {
 #[test]
 fn unknown_names_and_calls_are_errors() {
     let e = err_of("fn k() { let x = y; }");
-    assert!(e.contains("unknown name `y`"), "{e}");
+    assert!(e.contains("cannot find `y`"), "{e}");
+    let e = err_of("fn k() { let x = C; const C: u32 = 1; }");
+    assert!(e.contains("unknown name `C`"), "{e}");
     let e = err_of("fn k() { helper(); }");
     assert!(e.contains("not an intrinsic"), "{e}");
     let e = err_of("fn k() { let t = thread_idx_x(1u32); }");

@@ -20,6 +20,8 @@ pub enum Space {
     Shared,
     /// Another block's shared memory in the cluster (a `mapa` address).
     SharedCluster,
+    /// The module's constant memory: a `#[device] const` table.
+    Const,
 }
 
 /// A view of memory: a global slice, a shared array or the dynamic block.

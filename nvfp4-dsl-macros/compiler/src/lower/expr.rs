@@ -15,7 +15,7 @@ use crate::types::{CacheHint, Len, RegClass, Scalar, StructTy, Ty};
 /// memory access, no calls with effects.
 pub(super) fn is_pure(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Lit(_) | ExprKind::Var(_) => true,
+        ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Table(_) => true,
         ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Field(a, _) => is_pure(a),
         ExprKind::Binary(op, a, b) => !matches!(op, BinOp::Div | BinOp::Rem) && is_pure(a) && is_pure(b),
         ExprKind::Call { path, args, .. } => {
@@ -57,9 +57,13 @@ impl Lower<'_> {
                 Ok(self.cast(v, fs, ts))
             }
             ExprKind::Index(base, index) => {
+                let it = self.ty(index);
+                if let ExprKind::Table(t) = base.kind {
+                    let i = self.expr(index)?;
+                    return self.table_read(t, i, &it, index.span);
+                }
                 let b = self.expr(base)?;
                 let i = self.expr(index)?;
-                let it = self.ty(index);
                 self.index_read(b, i, &it, index.span)
             }
             ExprKind::SliceFrom { base, start, .. } => {
@@ -99,6 +103,9 @@ impl Lower<'_> {
                 Ok(self.tuple_part(b, *i))
             }
             ExprKind::StructLit { ty, fields } => self.struct_lit(ty, fields),
+            ExprKind::Table(t) => Ok(Val::Parts(
+                self.kernel.tables[*t].values.iter().map(|c| Val::Const(*c)).collect(),
+            )),
             ExprKind::InlinePtx { ret, template, args } => self.inline_ptx(ret, template, args, e),
         }
     }

@@ -51,7 +51,7 @@ pub fn wrap_int(v: i128, s: Scalar) -> i128 {
 }
 
 /// Constant folding with Rust's semantics.
-pub(super) fn fold(op: BinOp, a: Const, b: Const, s: Scalar, rs: Scalar, span: Loc) -> Result<Const> {
+pub fn fold(op: BinOp, a: Const, b: Const, s: Scalar, rs: Scalar, span: Loc) -> Result<Const> {
     use BinOp::*;
     Ok(match (a, b) {
         (Const::Int(x), Const::Int(y)) => {
@@ -120,7 +120,7 @@ pub(super) fn fold(op: BinOp, a: Const, b: Const, s: Scalar, rs: Scalar, span: L
     })
 }
 
-pub(super) fn fold_cast(c: Const, from: Scalar, to: Scalar) -> Const {
+pub fn fold_cast(c: Const, from: Scalar, to: Scalar) -> Const {
     let _ = from;
     match c {
         Const::Bool(b) => match to {

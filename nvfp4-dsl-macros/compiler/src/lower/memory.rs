@@ -3,7 +3,7 @@
 //! the dynamic block).
 
 use super::emit::{Lower, MemRef, Space, Val};
-use super::fold::{Const, Result, err};
+use super::fold::{Const, Result, err, f32_imm, f64_imm, int_imm};
 use crate::ast::*;
 use crate::ir::*;
 use crate::types::{CacheHint, MemLayout, RegClass, Scalar, Ty};
@@ -39,7 +39,7 @@ impl Lower<'_> {
         let is = self.scalar_of(index_ty);
         let ir = self.in_reg(&index, is);
         let addr = match m.space {
-            Space::Global => {
+            Space::Global | Space::Const => {
                 let wide = if ir.class == RegClass::B64 {
                     let t = self.reg(RegClass::B64);
                     self.mul_imm(t, ir, scale, "u64");
@@ -105,6 +105,7 @@ impl Lower<'_> {
             Space::Global => "global",
             Space::Shared => "shared",
             Space::SharedCluster => "shared::cluster",
+            Space::Const => "const",
         }
     }
 
@@ -203,6 +204,73 @@ impl Lower<'_> {
             elem: m.elem,
             len,
         }
+    }
+
+    /// Element `index` of a `#[device] const` table: the element itself at
+    /// a constant index; else a load from the table's `.const` data,
+    /// declared in the module at its first such load.
+    pub(super) fn table_read(&mut self, table: usize, index: Val, index_ty: &Ty, span: Loc) -> Result<Val> {
+        let kernel = self.kernel;
+        let t = &kernel.tables[table];
+        if let Val::Const(Const::Int(i)) = index {
+            return match usize::try_from(i).ok().and_then(|i| t.values.get(i)) {
+                Some(c) => Ok(Val::Const(*c)),
+                None => err(
+                    span,
+                    format!(
+                        "index {i} is out of bounds for `{}` of {} elements",
+                        t.name,
+                        t.values.len()
+                    ),
+                ),
+            };
+        }
+        let name = format!("{}_{}", self.func.entry, t.name);
+        if !self.func.tables.iter().any(|d| d.name == name) {
+            let s = t.elem;
+            let values = t
+                .values
+                .iter()
+                .map(|c| match *c {
+                    Const::Int(i) => int_imm(i, s),
+                    Const::F32(f) => f32_imm(f),
+                    Const::F64(f) => f64_imm(f),
+                    Const::Bool(b) => u8::from(b).to_string(),
+                })
+                .collect::<Vec<_>>();
+            let bytes = s.bits() / 8;
+            self.func.tables.push(TableDecl {
+                name: name.clone(),
+                ptx: s.ptx_mem(),
+                align: bytes,
+                values,
+            });
+            let total: u64 = self
+                .func
+                .tables
+                .iter()
+                .map(|d| d.values.len() as u64 * u64::from(d.align))
+                .sum();
+            if total > 64 * 1024 {
+                return err(
+                    span,
+                    format!(
+                        "the `#[device] const` tables this kernel indexes at run time take {total} bytes, over the 64 KiB of constant memory; index the large ones by constants only, or pass them in a slice"
+                    ),
+                );
+            }
+        }
+        let base = self.reg(RegClass::B64);
+        self.emit("mov.u64", vec![base.into(), Operand::Sym(name)]);
+        let m = MemRef {
+            space: Space::Const,
+            base: base.into(),
+            offset: 0,
+            elem: Ty::Scalar(t.elem),
+            len: None,
+        };
+        let addr = self.element_addr(&m, index, index_ty, span)?;
+        self.load(&m, addr, CacheHint::Default, span)
     }
 
     /// Declares a static shared array and returns its view.

@@ -47,6 +47,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         params: Vec::new(),
         regs: Vec::new(),
         shared: Vec::new(),
+        tables: Vec::new(),
         dynamic_shared: None,
         launch_bounds: opts.launch_bounds,
         programmatic: false,

@@ -225,16 +225,25 @@ impl Parser {
         let mut arms = Vec::with_capacity(m.arms.len());
         for arm in &m.arms {
             reject_attrs(&arm.attrs)?;
-            arms.push(Arm {
-                pat: self.pattern(&arm.pat)?,
-                guard: match &arm.guard {
-                    Some((_, g)) => Some(self.expr(g)?),
-                    None => None,
-                },
-                body: self.expr(&arm.body)?,
-            });
+            let pat = self.pattern(&arm.pat)?;
+            let mut names = Vec::new();
+            pat.bound_names(&mut names);
+            self.locals.push(names);
+            let guard_body = self.arm_guard_body(arm);
+            self.locals.pop();
+            let (guard, body) = guard_body?;
+            arms.push(Arm { pat, guard, body });
         }
         Ok(ExprKind::Match { scrutinee, arms })
+    }
+
+    /// An arm's guard and value, with its pattern's names bound.
+    fn arm_guard_body(&mut self, arm: &syn::Arm) -> Result<(Option<Expr>, Expr)> {
+        let guard = match &arm.guard {
+            Some((_, g)) => Some(self.expr(g)?),
+            None => None,
+        };
+        Ok((guard, self.expr(&arm.body)?))
     }
 
     /// A `#[device]` struct built field by field.

@@ -87,7 +87,7 @@ pub(super) fn const_params(sig: &syn::Signature, kind: FnKind) -> Result<Vec<Con
 
 impl Parser {
     /// The parameters of a kernel or device function.
-    pub(super) fn params(&self, sig: &syn::Signature, consts: &[ConstParam], kind: FnKind) -> Result<Vec<Param>> {
+    pub(super) fn params(&mut self, sig: &syn::Signature, consts: &[ConstParam], kind: FnKind) -> Result<Vec<Param>> {
         let what = kind.noun();
         let mut params: Vec<Param> = Vec::new();
         for input in &sig.inputs {
@@ -137,7 +137,7 @@ impl Parser {
 
     /// A `#[device]` struct: named fields of numbers, vectors, arrays or
     /// tuples, no generics.
-    pub(super) fn device_struct(&self, st: &syn::ItemStruct) -> Result<StructTy> {
+    pub(super) fn device_struct(&mut self, st: &syn::ItemStruct) -> Result<StructTy> {
         if !st.generics.params.is_empty() {
             return err(Loc::of(&st.generics), "a `#[device]` struct takes no generics");
         }
@@ -176,6 +176,7 @@ impl Parser {
         let saved = std::mem::replace(&mut self.consts, consts.iter().map(|c| c.name.clone()).collect());
         self.kind = FnKind::Device;
         let params = self.params(sig, &consts, FnKind::Device)?;
+        let outer = std::mem::replace(&mut self.locals, vec![params.iter().map(|p| p.name.clone()).collect()]);
         let ret = match &sig.output {
             syn::ReturnType::Default => Ty::Unit,
             syn::ReturnType::Type(_, ty) => {
@@ -190,6 +191,7 @@ impl Parser {
             }
         };
         let body = self.block(&item.block)?;
+        self.locals = outer;
         self.consts = saved;
         self.kind = FnKind::Kernel;
         self.caller.clear();

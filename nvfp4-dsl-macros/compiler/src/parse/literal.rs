@@ -17,8 +17,7 @@ impl Parser {
                         "" => None,
                         x => Some(self.suffix(x, span, true)?),
                     };
-                    let v: u128 = d.parse().map_err(|_| span.error("invalid integer literal"))?;
-                    Some(Lit::Int(v, suffix))
+                    Some(int_lit(d, suffix, span)?)
                 }
                 None => None,
             },
@@ -50,8 +49,7 @@ impl Parser {
                     "" => None,
                     s => Some(self.suffix(s, Loc::of(&i), true)?),
                 };
-                let v: u128 = i.base10_parse()?;
-                Ok(Lit::Int(v, suffix))
+                int_lit(i.base10_digits(), suffix, Loc::of(&i))
             }
             syn::Lit::Float(f) => {
                 let suffix = match f.suffix() {
@@ -113,6 +111,15 @@ impl Parser {
         }
         float_constant(scalar, item).map(ExprKind::Lit)
     }
+}
+
+/// An integer literal's digits with their suffix: `0f32` is a float.
+fn int_lit(digits: &str, suffix: Option<Scalar>, span: Loc) -> Result<Lit> {
+    if let Some(s) = suffix.filter(|s| s.is_prim_float()) {
+        return Ok(Lit::Float(digits.to_string(), Some(s)));
+    }
+    let v: u128 = digits.parse().map_err(|_| span.error("invalid integer literal"))?;
+    Ok(Lit::Int(v, suffix))
 }
 
 /// The `f32::consts`/`f64::consts` a kernel can name, as f64 values (each

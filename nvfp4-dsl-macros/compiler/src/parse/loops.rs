@@ -126,16 +126,22 @@ impl Parser {
         let (Some(start), Some(end)) = (&range.start, &range.end) else {
             return err(Loc::of(&range), "a `for` range needs both bounds: `a..b` or `a..=b`");
         };
+        let start = Box::new(self.expr(start)?);
+        let end = Box::new(self.expr(end)?);
+        let step = match step {
+            Some(s) => Some(Box::new(self.expr(s)?)),
+            None => None,
+        };
+        self.locals.push(vec![var.clone()]);
+        let body = self.block(&f.body);
+        self.locals.pop();
         Ok(ForLoop {
             var,
-            start: Box::new(self.expr(start)?),
-            end: Box::new(self.expr(end)?),
+            start,
+            end,
             inclusive: matches!(range.limits, syn::RangeLimits::Closed(_)),
-            step: match step {
-                Some(s) => Some(Box::new(self.expr(s)?)),
-                None => None,
-            },
-            body: self.block(&f.body)?,
+            step,
+            body: body?,
             unroll,
             label: label_name(&f.label),
             rev,

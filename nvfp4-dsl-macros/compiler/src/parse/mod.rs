@@ -3,13 +3,18 @@
 //! Everything outside the subset is rejected here, with the span of the
 //! offending tokens and a message that says what to write instead.
 //!
+//! Names resolve as in Rust: a name bound in scope (a parameter, a const
+//! generic, a local) is itself; any other names a `#[device] const`, which
+//! `consts` turns into its value.
+//!
 //! One file per construct: `item` (signatures, device functions and
-//! structs), `ty` (types), `stmt` (statements and blocks), `expr`
+//! structs), `consts` (`#[device] const`s and constant expressions), `ty` (types), `stmt` (statements and blocks), `expr`
 //! (expressions), `loops` (`while`, `loop`, `for` and element loops),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
 //! line of a statement).
 
+mod consts;
 mod expr;
 mod item;
 mod literal;
@@ -23,13 +28,17 @@ mod tests;
 mod text;
 mod ty;
 
+pub use consts::check_device_const;
 pub use path::path_key;
 pub use ty::is_builtin_type;
 
-use crate::ast::{Expr, ExprId, ExprKind, Kernel, Loc};
-use crate::types::StructTy;
+use crate::ast::{Expr, ExprId, ExprKind, Kernel, Lit, Loc, Table, UnOp};
+use crate::lower::fold::Const;
+use crate::types::{Scalar, StructTy};
+use consts::ModuleConsts;
 use item::{check_signature, const_params};
 use loops::ElementRef;
+use proc_macro2::Span;
 
 type Result<T> = syn::Result<T>;
 
@@ -53,62 +62,60 @@ impl FnKind {
     }
 }
 
-/// Parses a kernel function and the device functions and structs it uses,
-/// each with the path its user wrote.
+/// Parses a kernel function and the device functions, structs and consts
+/// it uses, each with the path its user wrote.
 pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Result<Kernel> {
-    let sig = &item.sig;
-    check_signature(sig, FnKind::Kernel)?;
-    if let syn::ReturnType::Type(arrow, ty) = &sig.output {
-        let is_unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
-        if !is_unit {
-            return err(
-                Loc {
-                    start: arrow.spans[0],
-                    end: Loc::of(ty).end,
-                },
-                "a kernel returns nothing; write its results through a `&mut [T]` parameter",
-            );
-        }
+    Parser::new(ModuleConsts::new(devices, false)).kernel(item, devices)
+}
+
+/// What `missing_devices` needs: the kernel (as far as it parses) and the
+/// `#[device] const`s it, its device functions, the consts they name and
+/// `extra` (the `specialize` values) name that are not in `devices` yet,
+/// each with the span of a use.
+pub fn collect_consts(
+    item: &syn::ItemFn,
+    devices: &[(String, syn::Item)],
+    extra: &[syn::Expr],
+) -> (Result<Kernel>, Vec<(String, Span)>) {
+    let mut p = Parser::new(ModuleConsts::new(devices, true));
+    let kernel = p.kernel(item, devices);
+    for e in extra {
+        // An error here is reported by `compile`, once they are fetched.
+        let _ = p.expr(e);
     }
-    let consts = const_params(sig, FnKind::Kernel)?;
-    let mut p = Parser {
-        next_id: 0,
-        consts: consts.iter().map(|c| c.name.clone()).collect(),
-        kind: FnKind::Kernel,
-        structs: Vec::new(),
-        caller: String::new(),
-        element_refs: Vec::new(),
-    };
-    for (key, item) in devices {
-        if let syn::Item::Struct(st) = item {
-            let ty = p.device_struct(st)?;
-            p.structs.push((key.clone(), ty));
+    (kernel, p.module.missing.take().unwrap_or_default())
+}
+
+/// The value of a constant expression of type `want` outside a kernel (a
+/// `specialize` value), which may name the `#[device] const`s in
+/// `devices`. An integer literal is its exact value, unwrapped: the caller
+/// checks that it fits.
+pub fn constant(e: &syn::Expr, devices: &[(String, syn::Item)], want: Scalar) -> Result<Const> {
+    let mut p = Parser::new(ModuleConsts::new(devices, false));
+    let x = p.expr(e)?;
+    match &x.kind {
+        ExprKind::Lit(Lit::Int(v, None)) => return Ok(Const::Int(*v as i128)),
+        ExprKind::Unary(UnOp::Neg, m) => {
+            if let ExprKind::Lit(Lit::Int(v, None)) = &m.kind {
+                return Ok(Const::Int(-(*v as i128)));
+            }
         }
+        _ => {}
     }
-    let params = p.params(sig, &consts, FnKind::Kernel)?;
-    let body = p.block(&item.block)?;
-    let mut parsed = Vec::with_capacity(devices.len());
-    for (key, item) in devices {
-        if let syn::Item::Fn(f) = item {
-            parsed.push(p.device(key, f)?);
-        }
-    }
-    Ok(Kernel {
-        name: sig.ident.to_string(),
-        name_span: Loc::of(&sig.ident),
-        fn_line: sig.fn_token.span.start().line,
-        consts,
-        params,
-        body,
-        devices: parsed,
-        expr_count: p.next_id,
-    })
+    p.eval(&x, want)
 }
 
 struct Parser {
     next_id: ExprId,
     /// The const generics of the function being parsed.
     consts: Vec<String>,
+    /// The names bound in the scopes around the code being parsed
+    /// (parameters, locals, local `const`s), innermost last.
+    locals: Vec<Vec<String>>,
+    /// The `#[device] const`s fetched, and their values.
+    module: ModuleConsts,
+    /// The `#[device] const` arrays named so far.
+    tables: Vec<Table>,
     kind: FnKind,
     /// The `#[device]` structs, by the path their users wrote.
     structs: Vec<(String, StructTy)>,
@@ -121,7 +128,109 @@ struct Parser {
     element_refs: Vec<ElementRef>,
 }
 
+/// What `Parser::enter_const` replaced, for `leave_const`.
+struct Saved {
+    caller: String,
+    consts: Vec<String>,
+    locals: Vec<Vec<String>>,
+    element_refs: Vec<ElementRef>,
+}
+
 impl Parser {
+    fn new(module: ModuleConsts) -> Parser {
+        Parser {
+            next_id: 0,
+            consts: Vec::new(),
+            locals: vec![Vec::new()],
+            module,
+            tables: Vec::new(),
+            kind: FnKind::Kernel,
+            structs: Vec::new(),
+            caller: String::new(),
+            element_refs: Vec::new(),
+        }
+    }
+
+    /// The kernel `item`, with the device functions and structs of
+    /// `devices`.
+    fn kernel(&mut self, item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Result<Kernel> {
+        let sig = &item.sig;
+        check_signature(sig, FnKind::Kernel)?;
+        if let syn::ReturnType::Type(arrow, ty) = &sig.output {
+            let is_unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
+            if !is_unit {
+                return err(
+                    Loc {
+                        start: arrow.spans[0],
+                        end: Loc::of(ty).end,
+                    },
+                    "a kernel returns nothing; write its results through a `&mut [T]` parameter",
+                );
+            }
+        }
+        let consts = const_params(sig, FnKind::Kernel)?;
+        self.consts = consts.iter().map(|c| c.name.clone()).collect();
+        for (key, item) in devices {
+            if let syn::Item::Struct(st) = item {
+                self.caller = key.clone();
+                let ty = self.device_struct(st);
+                self.caller.clear();
+                self.structs.push((key.clone(), ty?));
+            }
+        }
+        let params = self.params(sig, &consts, FnKind::Kernel)?;
+        self.locals = vec![params.iter().map(|p| p.name.clone()).collect()];
+        let body = self.block(&item.block)?;
+        let mut parsed = Vec::with_capacity(devices.len());
+        for (key, item) in devices {
+            if let syn::Item::Fn(f) = item {
+                parsed.push(self.device(key, f)?);
+            }
+        }
+        Ok(Kernel {
+            name: sig.ident.to_string(),
+            name_span: Loc::of(&sig.ident),
+            fn_line: sig.fn_token.span.start().line,
+            consts,
+            params,
+            body,
+            devices: parsed,
+            tables: std::mem::take(&mut self.tables),
+            expr_count: self.next_id,
+        })
+    }
+
+    /// Whether `name` is bound where the parser is: a parameter, a const
+    /// generic or a local.
+    fn is_local(&self, name: &str) -> bool {
+        self.consts.iter().any(|c| c == name) || self.locals.iter().flatten().any(|l| l == name)
+    }
+
+    fn bind_local(&mut self, name: &str) {
+        self.locals
+            .last_mut()
+            .expect("a scope is always open")
+            .push(name.to_string());
+    }
+
+    /// Parses what follows as the initializer of the `#[device] const`
+    /// reached by `key`: paths resolve from its module, no local is bound.
+    fn enter_const(&mut self, key: &str) -> Saved {
+        Saved {
+            caller: std::mem::replace(&mut self.caller, key.to_string()),
+            consts: std::mem::take(&mut self.consts),
+            locals: std::mem::replace(&mut self.locals, vec![Vec::new()]),
+            element_refs: std::mem::take(&mut self.element_refs),
+        }
+    }
+
+    fn leave_const(&mut self, saved: Saved) {
+        self.caller = saved.caller;
+        self.consts = saved.consts;
+        self.locals = saved.locals;
+        self.element_refs = saved.element_refs;
+    }
+
     fn expr_node(&mut self, kind: ExprKind, span: Loc) -> Expr {
         let id = self.next_id;
         self.next_id += 1;

@@ -10,7 +10,19 @@ impl Parser {
         match p {
             syn::Pat::Wild(_) => Ok(Pat::Wild),
             syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
-                Ok(Pat::Ident(pi.ident.to_string(), Loc::of(&pi.ident)))
+                let name = pi.ident.to_string();
+                // Rust compares with a constant of that name, if one is in
+                // scope; an upper-case name not bound here is taken to be a
+                // `#[device] const` (bindings are lower-case).
+                if !self.is_local(&name) && name.starts_with(char::is_uppercase) {
+                    let e = syn::Expr::Path(syn::ExprPath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path: pi.ident.clone().into(),
+                    });
+                    return Ok(Pat::Lit(self.expr(&e)?));
+                }
+                Ok(Pat::Ident(name, Loc::of(&pi.ident)))
             }
             syn::Pat::Lit(l) => Ok(Pat::Lit(self.expr(&syn::Expr::Lit(l.clone()))?)),
             syn::Pat::Path(path) => Ok(Pat::Lit(self.expr(&syn::Expr::Path(path.clone()))?)),

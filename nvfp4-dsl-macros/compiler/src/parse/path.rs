@@ -3,10 +3,12 @@
 //! arguments, and the key a path is found by.
 
 use super::literal::{MATH_CONSTANTS, math_constant};
+use super::ty::is_builtin_type;
 use super::{Parser, Result, err};
 use crate::ast::{CallPath, ExprKind, GenericArg, Loc};
+use crate::lower::fold::Const;
 use crate::target::Target;
-use crate::types::{CacheHint, Len, Swizzle};
+use crate::types::{CacheHint, Len, Scalar, Swizzle};
 
 impl Parser {
     pub(super) fn path_expr(&mut self, p: &syn::ExprPath) -> Result<ExprKind> {
@@ -18,7 +20,8 @@ impl Parser {
             return err(Loc::of(&p), "generic arguments are not supported here");
         }
         match segs.as_slice() {
-            [name] => Ok(ExprKind::Var(name.clone())),
+            [name] if self.is_local(name) => Ok(ExprKind::Var(name.clone())),
+            [_] => self.const_ref(&p.path, Loc::of(p)),
             [.., ty, item] if ty == "Swizzle" => match Swizzle::ALL.into_iter().find(|s| s.rust_name() == item) {
                 Some(s) => Ok(ExprKind::Swizzle(s)),
                 None => err(
@@ -61,10 +64,14 @@ impl Parser {
             },
             [.., ty, item] => match self.named_constant(ty, item, Loc::of(p)) {
                 Some(kind) => Ok(kind),
+                // A path through modules names a `#[device] const`.
+                None if !ty.starts_with(char::is_uppercase) && !is_builtin_type(ty) => {
+                    self.const_ref(&p.path, Loc::of(p))
+                }
                 None => err(
                     Loc::of(&p),
                     format!(
-                        "`{ty}::{item}` is not available in kernels; kernels see their parameters, const generics, locals and the intrinsics"
+                        "`{ty}::{item}` is not available in kernels; kernels see their parameters, const generics, locals, the intrinsics and the `const`s marked `#[device]` (an associated constant of a type is not one: make it a module-level `#[device] const`)"
                     ),
                 ),
             },
@@ -131,24 +138,47 @@ impl Parser {
         })
     }
 
+    /// A turbofish argument: a type, or a constant. Rust reads a lone name
+    /// (`N`, `TILE`) as either; here it is a const generic, a type, or a
+    /// `#[device] const`.
     fn generic_arg(&mut self, arg: &syn::GenericArgument) -> Result<GenericArg> {
         match arg {
             syn::GenericArgument::Type(syn::Type::Path(tp))
-                if tp
-                    .path
-                    .get_ident()
-                    .is_some_and(|i| self.consts.contains(&i.to_string())) =>
+                if tp.qself.is_none()
+                    && tp.path.segments.iter().all(|s| s.arguments.is_none())
+                    && tp.path.segments.last().is_some_and(|s| {
+                        let name = s.ident.to_string();
+                        !is_builtin_type(&name) && self.find_struct(&tp.path).is_none()
+                    }) =>
             {
-                let name = tp.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-                Ok(GenericArg::Len(Len::Param(name), Loc::of(&tp)))
+                let e = syn::Expr::Path(syn::ExprPath {
+                    attrs: Vec::new(),
+                    qself: None,
+                    path: tp.path.clone(),
+                });
+                self.const_arg(&e)
             }
             syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.parse_ty(t)?, Loc::of(&t))),
-            syn::GenericArgument::Const(e) => match self.parse_len(e) {
-                Ok(len) => Ok(GenericArg::Len(len, Loc::of(&e))),
-                Err(_) => Ok(GenericArg::Expr(Box::new(self.expr(e)?), Loc::of(&e))),
-            },
+            syn::GenericArgument::Const(e) => self.const_arg(e),
             other => err(Loc::of(&other), "unsupported generic argument"),
         }
+    }
+
+    /// A constant turbofish argument: a length (a const generic, or a
+    /// constant expression's value), or an expression over const generics
+    /// for a device function (`helper::<{ N * 2 }>`).
+    fn const_arg(&mut self, e: &syn::Expr) -> Result<GenericArg> {
+        let loc = Loc::of(e);
+        if let Some(name) = self.const_generic(e) {
+            return Ok(GenericArg::Len(Len::Param(name), loc));
+        }
+        let x = self.expr(e)?;
+        if let Ok(Const::Int(n)) = self.eval(&x, Scalar::Usize)
+            && n >= 0
+        {
+            return Ok(GenericArg::Len(Len::Lit(n as u64), loc));
+        }
+        Ok(GenericArg::Expr(Box::new(x), loc))
     }
 }
 

@@ -4,17 +4,25 @@ use super::pat::let_pattern;
 use super::text::statement_text;
 use super::ty::parse_scalar_path;
 use super::{Parser, Result, err};
-use crate::ast::{Block, Loc, Stmt, StmtKind};
+use crate::ast::{Block, LetPat, Loc, Stmt, StmtKind};
 use crate::types::Scalar;
 
 impl Parser {
     pub(super) fn block(&mut self, b: &syn::Block) -> Result<Block> {
-        let mut stmts = Vec::new();
-        for s in &b.stmts {
-            stmts.push(self.stmt(s)?);
-        }
+        // A block's `const` items are in scope in all of it, as in Rust.
+        self.locals.push(
+            b.stmts
+                .iter()
+                .filter_map(|s| match s {
+                    syn::Stmt::Item(syn::Item::Const(c)) => Some(c.ident.to_string()),
+                    _ => None,
+                })
+                .collect(),
+        );
+        let stmts = b.stmts.iter().map(|s| self.stmt(s)).collect::<Result<Vec<_>>>();
+        self.locals.pop();
         Ok(Block {
-            stmts,
+            stmts: stmts?,
             span: Loc {
                 start: b.brace_token.span.open(),
                 end: b.brace_token.span.close(),
@@ -45,6 +53,7 @@ impl Parser {
                     );
                 };
                 let init = self.expr(&init.expr)?;
+                bind_names(self, &pat);
                 StmtKind::Let { pat, ty, init }
             }
             syn::Stmt::Item(syn::Item::Const(c)) => {
@@ -85,5 +94,14 @@ impl Parser {
             col,
             text,
         })
+    }
+}
+
+/// Binds the names of a `let` pattern in the current scope.
+fn bind_names(p: &mut Parser, pat: &LetPat) {
+    match pat {
+        LetPat::Name { name, .. } => p.bind_local(name),
+        LetPat::Wild => {}
+        LetPat::Tuple(pats, _) => pats.iter().for_each(|q| bind_names(p, q)),
     }
 }

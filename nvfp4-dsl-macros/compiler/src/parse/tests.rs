@@ -104,3 +104,206 @@ fn named_constants_become_literals() {
     let ExprKind::Assign(_, v) = &e.kind else { panic!() };
     assert!(matches!(v.kind, ExprKind::Lit(Lit::Int(v, Some(Scalar::U32))) if v == u32::MAX as u128));
 }
+
+/// Compiles `kernel` (sm_90) with the `#[device]` items in `items`, each
+/// fetched by its name; the PTX of each specialisation.
+fn compile_with(attr: &str, kernel: &str, items: &[&str]) -> Result<Vec<String>> {
+    let devices: Vec<(String, syn::Item)> = items
+        .iter()
+        .map(|src| {
+            let item: syn::Item = syn::parse_str(src).expect("valid Rust");
+            let name = match &item {
+                syn::Item::Const(c) => c.ident.to_string(),
+                syn::Item::Fn(f) => f.sig.ident.to_string(),
+                other => panic!("not a const or a function: {other:?}"),
+            };
+            (name, item)
+        })
+        .collect();
+    let item = syn::parse_str(kernel).expect("valid Rust");
+    let c = crate::compile(
+        attr.parse().expect("tokens"),
+        &item,
+        &devices,
+        &crate::Options::default(),
+    )?;
+    Ok(c.variants.into_iter().map(|v| v.ptx[0].1.clone()).collect())
+}
+
+/// The instructions and declarations of a PTX text, without its comments.
+fn code(ptx: &str) -> Vec<&str> {
+    ptx.lines().filter(|l| !l.trim_start().starts_with("//")).collect()
+}
+
+const ITEMS: &[&str] = &[
+    "const TILE: u32 = 32;",
+    "const N: usize = (TILE / 16) as usize;",
+    "const LUT: [u32; 4] = [1, 2, 3, TILE];",
+    "const F: [f32; 3] = [1.5, -0.0, f32::INFINITY];",
+    "const SMALL: bool = TILE < 16;",
+];
+
+#[test]
+fn device_consts_fold_like_the_literals_they_stand_for() {
+    let with = compile_with(
+        "targets(sm_90)",
+        "fn k(x: &mut [u32], i: u32) {
+            let a = [0f32; N * 2];
+            if TILE > 16 && !SMALL { x[0] = TILE * 2 + a.len() as u32; }
+            let s = shared_array::<u32, { TILE as usize * (TILE as usize + 1) }>();
+            s[i] = LUT[3];
+            #[unroll]
+            for j in 0..N { x[j + 1] = LUT[j] + j as u32; }
+            match i { TILE => x[5] = 1, _ => {} }
+        }",
+        ITEMS,
+    )
+    .unwrap();
+    let literal = compile_with(
+        "targets(sm_90)",
+        "fn k(x: &mut [u32], i: u32) {
+            let a = [0f32; 4];
+            if 32u32 > 16 && !false { x[0] = 32u32 * 2 + a.len() as u32; }
+            let s = shared_array::<u32, 1056>();
+            s[i] = 32u32;
+            #[unroll]
+            for j in 0..2usize { x[j + 1] = [1u32, 2][j] + j as u32; }
+            match i { 32 => x[5] = 1, _ => {} }
+        }",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(code(&with[0]), code(&literal[0]));
+    assert!(
+        !with[0].contains(".const"),
+        "constant indices need no table:\n{}",
+        with[0]
+    );
+}
+
+#[test]
+fn a_table_indexed_at_run_time_is_const_data() {
+    let ptx = compile_with(
+        "targets(sm_90)",
+        "fn k(x: &mut [u32], y: &mut [f32], i: u32) {
+            x[0] = LUT[i as usize];
+            y[0] = F[i as usize % 3];
+            x[1] = LUT[i as usize + 1];
+        }",
+        ITEMS,
+    )
+    .unwrap();
+    let ptx = &ptx[0];
+    assert!(ptx.contains(".const .align 4 .u32 k_LUT[4] = {1, 2, 3, 32};"), "{ptx}");
+    assert!(
+        ptx.contains(".const .align 4 .f32 k_F[3] = {0f3FC00000, 0f80000000, 0f7F800000};"),
+        "{ptx}"
+    );
+    assert_eq!(
+        ptx.matches(".const .align").count(),
+        2,
+        "one declaration per table:\n{ptx}"
+    );
+    assert!(
+        ptx.contains("mov.u64 %rd6, k_LUT;") && ptx.contains("ld.const.u32"),
+        "{ptx}"
+    );
+    assert!(ptx.contains("ld.const.f32"), "{ptx}");
+}
+
+#[test]
+fn specialize_lists_take_device_consts() {
+    let ptx = compile_with(
+        "targets(sm_90), specialize(B = [TILE, TILE * 2, 7])",
+        "fn k<const B: u32>(x: &mut [u32]) { x[0] = B; }",
+        ITEMS,
+    )
+    .unwrap();
+    assert!(
+        ptx[0].contains(".entry k__b_32(") && ptx[1].contains(".entry k__b_64("),
+        "{}",
+        ptx[0]
+    );
+    let e = compile_with(
+        "targets(sm_90), specialize(B = [TILE, 32])",
+        "fn k<const B: u32>() {}",
+        ITEMS,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("value listed twice for `B`"), "{e}");
+}
+
+#[test]
+fn device_const_errors_say_what_to_write() {
+    let error = |kernel: &str, items: &[&str]| compile_with("targets(sm_90)", kernel, items).unwrap_err().to_string();
+    let e = error("fn k(x: &mut [u32]) { x[0] = C; }", &["const C: u32 = make();"]);
+    assert!(
+        e.contains("a constant here is an expression of literals") && e.contains("`make(..)` is a call"),
+        "{e}"
+    );
+    let e = error(
+        "fn k(x: &mut [u32]) { x[0] = C; }",
+        &["const C: u32 = 1u32.wrapping_add(2);"],
+    );
+    assert!(e.contains("`.wrapping_add(..)` is a call"), "{e}");
+    let e = error(
+        "fn k(x: &mut [u32]) { x[0] = C[0] as u32; }",
+        &["const C: [bool; 2] = [true, false];"],
+    );
+    assert!(e.contains("store `bool`s as `u8`"), "{e}");
+    let e = error("fn k(x: &mut [u32]) { x[0] = C as u32; }", &["const C: i8 = 1;"]);
+    assert!(e.contains("a `#[device] const` is a number (`u8`"), "{e}");
+    let e = error(
+        "fn k(x: &mut [u32]) { x[0] = C; }",
+        &["const C: u32 = D + 1;", "const D: u32 = C;"],
+    );
+    assert!(e.contains("defined in terms of itself"), "{e}");
+    let e = error("fn k(x: &mut [u32]) { x[0] = C; }", &["const C: u32 = 1 / 0;"]);
+    assert!(e.contains("divides by zero"), "{e}");
+    let e = error("fn k(x: &mut [u32]) { x[0] = MISSING; }", &[]);
+    assert!(
+        e.contains("cannot find `MISSING`") && e.contains("#[device] const MISSING"),
+        "{e}"
+    );
+    let e = error("fn k(x: &mut [u32]) { x[0] = LUT[4]; }", ITEMS);
+    assert!(e.contains("index 4 is out of bounds for `LUT` of 4 elements"), "{e}");
+    let e = error("fn k(i: usize) { LUT[i] = 1; }", ITEMS);
+    assert!(e.contains("a `#[device] const` cannot be changed"), "{e}");
+    let e = error("fn k<const M: usize>() { let a = [0u32; M * 2]; }", ITEMS);
+    assert!(e.contains("`M` is a variable or a const generic"), "{e}");
+    let e = error("fn k(x: &mut [u32]) { x[0] = C; }", &["const C: [u32; 2] = [1, 2, 3];"]);
+    assert!(e.contains("expected an array of 2 elements, found one of 3"), "{e}");
+    let e = error("fn k(x: &mut [u32]) { x[0] = f; }", &["fn f() {}"]);
+    assert!(
+        e.contains("`f` is a `#[device]` function or struct, not a value"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_devices_fetches_the_consts_a_kernel_names() {
+    let item: syn::ItemFn = syn::parse_str(
+        "fn k<const B: u32>(x: &mut [u32]) {
+            let t = 4u32;
+            x[0] = t + tiles::TILE + LUT[0] + shared_array::<u32, SIZE>()[0u32];
+            match x[1] { ONE => {}, other => x[2] = other }
+        }",
+    )
+    .unwrap();
+    let attr: proc_macro2::TokenStream = "targets(sm_90), specialize(B = [WIDTH])".parse().unwrap();
+    let keys = |devices: &[(String, syn::Item)]| -> Vec<String> {
+        crate::missing_devices(attr.clone(), &item, devices)
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    // `SIZE` in a turbofish reads as a type: fetched first, like a struct.
+    assert_eq!(keys(&[]), ["SIZE"]);
+    let size: syn::Item = syn::parse_str("const SIZE: usize = TILE_AREA;").unwrap();
+    assert_eq!(
+        keys(&[("SIZE".into(), size)]),
+        ["tiles::TILE", "LUT", "TILE_AREA", "ONE", "WIDTH"]
+    );
+}

@@ -27,7 +27,7 @@ const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf
 impl Parser {
     /// A device function's parameter: a slice or a value (scalar, vector,
     /// array).
-    pub(super) fn device_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
+    pub(super) fn device_param_ty(&mut self, ty: &syn::Type) -> Result<Ty> {
         if let syn::Type::Reference(_) = ty {
             return self.parse_param_ty(ty);
         }
@@ -51,7 +51,7 @@ impl Parser {
             .map(|(_, t)| Ty::Struct(t.clone()))
     }
 
-    pub(super) fn parse_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
+    pub(super) fn parse_param_ty(&mut self, ty: &syn::Type) -> Result<Ty> {
         match ty {
             syn::Type::Reference(r) => {
                 let syn::Type::Slice(s) = &*r.elem else {
@@ -85,38 +85,33 @@ impl Parser {
         }
     }
 
-    pub(super) fn parse_len(&self, e: &syn::Expr) -> Result<Len> {
+    /// An array length or a turbofish's length: a const generic, or a
+    /// constant expression of literals and `#[device] const`s.
+    pub(super) fn parse_len(&mut self, e: &syn::Expr) -> Result<Len> {
+        if let Some(name) = self.const_generic(e) {
+            return Ok(Len::Param(name));
+        }
+        let len = self.expr(e)?;
+        Ok(Len::Lit(self.const_len(&len)?))
+    }
+
+    /// The const generic `e` names, when it is one alone (`N`, `{ N }`).
+    pub(super) fn const_generic(&self, e: &syn::Expr) -> Option<String> {
         match e {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i), ..
-            }) => Ok(Len::Lit(i.base10_parse()?)),
             syn::Expr::Path(p) if p.qself.is_none() => {
-                if let Some(id) = p.path.get_ident() {
-                    let name = id.to_string();
-                    if self.consts.contains(&name) {
-                        return Ok(Len::Param(name));
-                    }
-                }
-                err(
-                    Loc::of(&e),
-                    "an array length must be an integer literal or a const generic",
-                )
+                let name = p.path.get_ident()?.to_string();
+                self.consts.contains(&name).then_some(name)
             }
             syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-                syn::Stmt::Expr(inner, None) => self.parse_len(inner),
-                _ => err(
-                    Loc::of(&e),
-                    "an array length must be an integer literal or a const generic",
-                ),
+                syn::Stmt::Expr(inner, None) => self.const_generic(inner),
+                _ => None,
             },
-            _ => err(
-                Loc::of(&e),
-                "an array length must be an integer literal or a const generic",
-            ),
+            syn::Expr::Paren(p) => self.const_generic(&p.expr),
+            _ => None,
         }
     }
 
-    pub(super) fn parse_ty(&self, ty: &syn::Type) -> Result<Ty> {
+    pub(super) fn parse_ty(&mut self, ty: &syn::Type) -> Result<Ty> {
         match ty {
             // A type from a `macro_rules!` argument (`$t`) or in parentheses.
             syn::Type::Group(g) => self.parse_ty(&g.elem),
