@@ -12,10 +12,12 @@
 use crate::Error;
 use crate::rng::Rng;
 use half::f16;
-use nvfp4_dsl::{E4m3, Fp4x2};
+use nvfp4_dsl::{E4m3, Fp4x2, device};
 use std::ops::Range;
 
-/// The 16 e2m1 values by code (codes 8..15 negative; 8 is -0.0).
+/// The 16 e2m1 values by code (codes 8..15 negative; 8 is -0.0); a table
+/// kernels may index too.
+#[device]
 pub const E2M1_VALUES: [f32; 16] = [
     0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
 ];

@@ -12,7 +12,7 @@
 //!   blocks whose f32 partials [`gemm_sm90_reduce`] sums in a fixed order).
 
 mod sm100;
-mod sm90;
+pub mod sm90;
 
 pub use sm90::{gemm_nvfp4_sm90, gemm_sm90_decode_a, gemm_sm90_reduce};
 pub use sm100::gemm_nvfp4;
@@ -529,8 +529,9 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                 let mut images = images.slice_mut(0..bytes[0])?.cast::<u32>()?;
                 let mut partials = partials.slice_mut(0..bytes[1])?.cast::<f32>()?;
                 let mut counters = counters.slice_mut(0..bytes[2])?.cast::<u32>()?;
-                let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (256, 1, 1))
-                    .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
+                let decode =
+                    LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
+                        .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
                 // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
                 // multiple of 128, K of 256), its scale blocks exist, and images
                 // holds one 32 KiB image per tile.

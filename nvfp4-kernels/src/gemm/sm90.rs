@@ -96,32 +96,57 @@ use crate::decode::{e2m1_pair_scaled, e4m3_pair_splats};
 use nvfp4_dsl::prelude::*;
 
 /// K per pipeline stage.
+#[device]
 pub const BK: usize = 128;
 
 /// Threads per block: two warpgroups.
+#[device]
 pub const THREADS: u32 = 256;
+
+/// Stages of the shared-memory ring.
+#[device]
+pub const STAGES: u32 = 4;
 
 /// Bytes of A's decoded image per tile of 128 rows and K stage: f16, two
 /// 128-byte-swizzled 64-wide halves of 16 KiB.
-pub const IMAGE_BYTES: u32 = 32768;
+#[device]
+pub const IMAGE_BYTES: u32 = 128 * BK as u32 * 2;
+
+/// Bytes of an operand's raw FP4 tile of 128 rows per K stage (64 bytes a
+/// row).
+#[device]
+pub const RAW_TILE_BYTES: u32 = 128 * BK as u32 / 2;
+
+/// Bytes of the blocked e4m3 scales of 128 rows per K stage (one per 16
+/// values: 512 bytes per 64 K).
+#[device]
+pub const SCALE_BYTES: u32 = 128 * BK as u32 / 16;
+
+/// Bytes of an operand's raw stage per 128 rows: the FP4 tile, then its
+/// scales.
+#[device]
+pub const RAW_BYTES: u32 = RAW_TILE_BYTES + SCALE_BYTES;
+
+/// Bytes where the blocks of a cluster of two swap accumulator halves (one
+/// m64 block per warpgroup): 8 chunks of 16 bytes per thread.
+const SWAP_BYTES: u32 = THREADS * 8 * 16;
 
 /// Bytes of one stage of the ring: A's decoded image, B's `128 * blocks` x
-/// 64 bytes and their scales (1 KiB per 128 rows).
+/// 64 bytes and their scales.
 const fn stage_bytes(blocks: u32) -> u32 {
-    IMAGE_BYTES + 9216 * blocks
+    IMAGE_BYTES + RAW_BYTES * blocks
 }
 
-/// Dynamic shared memory per block: four stages (the images first, each
+/// Dynamic shared memory per block: the stages (the images first, each
 /// 1 KiB-aligned as the swizzle needs, then the raw B parts), and with one
-/// m64 block per warpgroup 32 KiB where the blocks of a cluster of two swap
-/// accumulator halves.
+/// m64 block per warpgroup the swap area past them.
 pub const fn shared_bytes(blocks: u32) -> u32 {
-    4 * stage_bytes(blocks) + if blocks == 1 { 32768 } else { 0 }
+    STAGES * stage_bytes(blocks) + if blocks == 1 { SWAP_BYTES } else { 0 }
 }
 
 /// Dynamic shared memory of [`gemm_sm90_decode_a`]: A's raw stage (128 x
 /// 64 bytes, 64-byte swizzle) and its scales.
-pub const DECODE_SHARED_BYTES: u32 = 9216;
+pub const DECODE_SHARED_BYTES: u32 = RAW_BYTES;
 
 /// Decodes A once for [`gemm_nvfp4_sm90`]: the blocks (kt, tile, part)
 /// turn rows `128 tile ..` and K stage `kt` of A into the exact image the
@@ -137,7 +162,7 @@ pub const DECODE_SHARED_BYTES: u32 = 9216;
 /// A) before it lets the GEMM after it launch: the GEMM reads B before its
 /// own wait, which is sound only once every kernel before this one is
 /// complete.
-#[kernel(targets(sm_90a), launch_bounds(256))]
+#[kernel(targets(sm_90a), launch_bounds(THREADS))]
 pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], counters: &mut [u32], k: u32) {
     let smem = dynamic_shared::<u8>(0);
     let words = dynamic_shared::<u32>(0);
@@ -150,10 +175,10 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
     // The GEMM's tile counters start at zero (it uses them after this
     // kernel is complete).
     let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
-    let mut zero = ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * 256 + tid;
+    let mut zero = ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid;
     while (zero as usize) < counters.len() {
         counters[zero as usize] = 0;
-        zero += blocks * 256;
+        zero += blocks * THREADS;
     }
     if tid == 0 {
         mbarrier_init(bars, 0u32, 1);
@@ -161,18 +186,26 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
     }
     sync_threads();
     if tid == 0 {
-        mbarrier_arrive_expect_tx(bars, 0u32, 9216u32);
+        mbarrier_arrive_expect_tx(bars, 0u32, RAW_BYTES);
         cp_async_bulk_tensor_2d_global_to_shared(smem, 0u32, map_a, (kt * 64) as i32, (tile * 128) as i32, bars, 0u32);
         // Blocked scales: 512 bytes per (128 rows, 64 K).
-        cp_async_bulk_global_to_shared(smem, 8192u32, sfa, (tile * (k / 64) + 2 * kt) * 512, 1024, bars, 0u32);
+        cp_async_bulk_global_to_shared(
+            smem,
+            RAW_TILE_BYTES,
+            sfa,
+            (tile * (k / 64) + 2 * kt) * 512,
+            SCALE_BYTES,
+            bars,
+            0u32,
+        );
     }
     mbarrier_wait_parity(bars, 0u32, 0u32);
-    let image = (tile * (k / 128) + kt) * 8192;
+    let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
     // Each thread writes one 16-byte chunk of the image, a warp 512
     // consecutive bytes: chunk q, half `ah` (64 K), row `r`, stored at
     // column q % 8, which holds logical column (the decode job) c (128-byte
     // swizzle).
-    let q = block_idx_z() * 256 + tid;
+    let q = block_idx_z() * THREADS + tid;
     let ah = q / 1024;
     let r = q % 1024 / 8;
     let c = q % 8 ^ r % 8;
@@ -184,7 +217,7 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
     let mut out = [0u32; 4];
     #[unroll]
     for h in 0..2u32 {
-        let sw = words[(8192 + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
+        let sw = words[(RAW_TILE_BYTES + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
         let splats = e4m3_pair_splats(sw, sel);
         #[unroll]
         for e in 0..2u32 {
@@ -225,7 +258,7 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 #[kernel(
     targets(sm_90a),
     specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4, 8]),
-    launch_bounds(256, 1)
+    launch_bounds(THREADS, 1)
 )]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
@@ -241,23 +274,22 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     k: u32,
     alpha: f32,
 ) {
-    // Dynamic shared memory: four stages, A's images at s * IMAGE_BYTES,
+    // Dynamic shared memory: the stages, A's images at s * IMAGE_BYTES,
     // then B (`128 * BLOCKS` x 64 bytes) and its scales at RAW_BASE + s *
     // raw_bytes.
-    const IMAGE_BYTES: u32 = 32768;
-    const RAW_BASE: u32 = 4 * IMAGE_BYTES;
+    const RAW_BASE: u32 = STAGES * IMAGE_BYTES;
     // The partial tile, f32 [128 rows of A][rows of B] with rows of 260
     // values (the padding spreads a warp's stores over all banks).
     const PITCH: u32 = 260;
     // 2^28: the decoded operands are their values times 2^-14 each.
     const UNSCALE: f32 = 268435456.0;
     // The accumulator halves the blocks of a cluster of two swap (128-row
-    // tiles): 32 KiB past the four stages of the ring.
-    const SWAP_BASE: u32 = 4 * (IMAGE_BYTES + 9216);
+    // tiles): `SWAP_BYTES` past the stages of the ring.
+    const SWAP_BASE: u32 = STAGES * (IMAGE_BYTES + RAW_BYTES);
     // C's rows staged in shared memory, in halves.
     const C_PITCH: u32 = 136;
-    let raw_bytes = 9216 * BLOCKS;
-    let sfb_raw = 8192 * BLOCKS;
+    let raw_bytes = RAW_BYTES * BLOCKS;
+    let sfb_raw = RAW_TILE_BYTES * BLOCKS;
     let b_rows = 128 * BLOCKS;
 
     let smem = dynamic_shared::<u8>(0);
@@ -265,8 +297,9 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let scale_pairs = dynamic_shared::<u16>(0);
     let partial = dynamic_shared::<f32>(0);
     let staged_c = dynamic_shared::<u16>(0);
-    // mbarriers: full[s] (stage s landed), empty[4 + s] (stage s consumed).
-    let bars = shared_array::<u64, 8>();
+    // mbarriers: full[s] (stage s landed), empty[STAGES + s] (stage s
+    // consumed).
+    let bars = shared_array::<u64, { 2 * STAGES as usize }>();
     // The tile's first rows of A (and C) and of B, for the producer and the
     // epilogue (kept in shared memory rather than in registers through the
     // main loop).
@@ -285,16 +318,16 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let m_tiles = m / 128;
     let batch = block_idx_z() / m_tiles;
     let m0 = block_idx_z() % m_tiles * 128;
-    let k_stages = k / 128;
+    let k_stages = k / BK as u32;
     let first = rank * k_stages / SPLIT;
     let stages = (rank + 1) * k_stages / SPLIT - first;
     let k_blocks = k / 64;
 
     if tid == 0 {
         #[unroll]
-        for s in 0..4u32 {
+        for s in 0..STAGES {
             mbarrier_init(bars, s, 1);
-            mbarrier_init(bars, 4 + s, 256);
+            mbarrier_init(bars, STAGES + s, THREADS);
         }
         fence_mbarrier_init();
         rows0[0u32] = batch * m + m0;
@@ -335,12 +368,16 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         let b_row = rows0[1u32];
                         // Blocked scales: 512 bytes per (128 rows, 64 K).
                         let sfb_block = b_row / 128 * k_blocks;
-                        let to = if i == 0 { stages.min(4) } else { (i + 3).min(stages) };
-                        let from = if i == 0 { 0 } else { (i + 2).max(4) };
+                        let to = if i == 0 {
+                            stages.min(STAGES)
+                        } else {
+                            (i + 3).min(stages)
+                        };
+                        let from = if i == 0 { 0 } else { (i + 2).max(STAGES) };
                         for j in from..to {
-                            let slot = j % 4;
+                            let slot = j % STAGES;
                             let kt = first + j;
-                            mbarrier_wait_parity(bars, 4 + slot, (j / 4 & 1) ^ 1);
+                            mbarrier_wait_parity(bars, STAGES + slot, (j / STAGES & 1) ^ 1);
                             mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
                             let at = RAW_BASE + slot * raw_bytes;
                             cp_async_bulk_tensor_2d_global_to_shared(
@@ -356,10 +393,10 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                             for rb in 0..BLOCKS {
                                 cp_async_bulk_global_to_shared(
                                     smem,
-                                    at + sfb_raw + rb * 1024,
+                                    at + sfb_raw + rb * SCALE_BYTES,
                                     sfb,
                                     (sfb_block + rb * k_blocks + 2 * kt) * 512,
-                                    1024,
+                                    SCALE_BYTES,
                                     bars,
                                     slot,
                                 );
@@ -369,7 +406,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                                     smem,
                                     slot * IMAGE_BYTES,
                                     images,
-                                    (a_tile * k_stages + kt) * 8192,
+                                    (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
                                     IMAGE_BYTES,
                                     bars,
                                     slot,
@@ -383,7 +420,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                                     smem,
                                     j * IMAGE_BYTES,
                                     images,
-                                    (a_tile * k_stages + first + j) * 8192,
+                                    (a_tile * k_stages + first + j) * (IMAGE_BYTES / 4),
                                     IMAGE_BYTES,
                                     bars,
                                     j,
@@ -394,9 +431,9 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     // Warp 0 converges again before its `.aligned` wgmmas (no
                     // barrier between the warpgroups does it any more).
                     sync_warp();
-                    let s = i % 4;
+                    let s = i % STAGES;
                     let stage = RAW_BASE + s * raw_bytes;
-                    mbarrier_wait_parity(bars, s, i / 4 & 1);
+                    mbarrier_wait_parity(bars, s, i / STAGES & 1);
                     #[unroll]
                     for blk in 0..BLOCKS as usize {
                         // The block's rows g and g + 8 of the thread: 32 values
@@ -414,7 +451,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                         for r in 0..2usize {
                             let rr = r as u32;
                             bw[r] = words[(stage + (64 * mb + 16 * w + g + 8 * rr) * 64 + 16 * t) / 16];
-                            let sf = stage + sfb_raw + mb / 2 * 1024 + b_scale_lane + 128 * rr + 8 * (mb % 2);
+                            let sf = stage + sfb_raw + mb / 2 * SCALE_BYTES + b_scale_lane + 128 * rr + 8 * (mb % 2);
                             bsc[r] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2().to_bits();
                         }
                         #[unroll]
@@ -445,7 +482,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                                 // Only this step's MMA may be pending: the previous
                                 // stage's are done, and with them this thread's
                                 // reads of its slot.
-                                mbarrier_arrive(bars, 4 + (i + 3) % 4);
+                                mbarrier_arrive(bars, STAGES + (i + (STAGES - 1)) % STAGES);
                             }
                         }
                         if BLOCKS == 2 {
@@ -455,7 +492,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                             if blk == 1 {
                                 // This thread's reads of stage s, its MMAs' included,
                                 // are done.
-                                mbarrier_arrive(bars, 4 + s);
+                                mbarrier_arrive(bars, STAGES + s);
                             }
                             #[unroll]
                             for e in 0..64usize {
@@ -473,7 +510,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 // Promote the chain, and release the slot of its last stage.
                 wgmma_wait_group(0);
                 let last_stage = (chain_stages * c0 + chain_stages - 1).min(stages - 1);
-                mbarrier_arrive(bars, 4 + last_stage % 4);
+                mbarrier_arrive(bars, STAGES + last_stage % STAGES);
                 #[unroll]
                 for e in 0..64usize {
                     acc0[e] += chain[e];
@@ -487,7 +524,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         if !swap {
             // Both warpgroups' MMAs are done with the ring, so the partial
             // tile may overwrite it.
-            named_barrier_sync(1, 256);
+            named_barrier_sync(1, THREADS);
             #[unroll]
             for x in 0..64 * BLOCKS as usize {
                 let blk = x / 64;
@@ -517,13 +554,13 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     kept[4 * j + e] = if cr == 0 { lo } else { hi };
                     given[e] = if cr == 0 { hi.to_bits() } else { lo.to_bits() };
                 }
-                words[SWAP_BASE / 16 + j as u32 * 256 + ct] = u32x4::new(given[0], given[1], given[2], given[3]);
+                words[SWAP_BASE / 16 + j as u32 * THREADS + ct] = u32x4::new(given[0], given[1], given[2], given[3]);
             }
             cluster_sync();
             let mut sums = [0.0f32; 32];
             #[unroll]
             for j in 0..8usize {
-                let other = load_cluster(words, SWAP_BASE / 16 + j as u32 * 256 + ct, 1 - cr);
+                let other = load_cluster(words, SWAP_BASE / 16 + j as u32 * THREADS + ct, 1 - cr);
                 let v = [other.x, other.y, other.z, other.w];
                 #[unroll]
                 for e in 0..4usize {
@@ -559,11 +596,11 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 // the counter's old value says whether the tile's other
                 // cluster has released its own.
                 fence_acq_rel_gpu();
-                named_barrier_sync(1, 256);
+                named_barrier_sync(1, THREADS);
                 if ct == 0 {
                     arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
                 }
-                named_barrier_sync(1, 256);
+                named_barrier_sync(1, THREADS);
                 stores_c = arrival[0u32] == 1;
                 if stores_c {
                     fence_acq_rel_gpu();
@@ -593,10 +630,10 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                     staged_c[row * C_PITCH + col] = (pair & 0xFFFF) as u16;
                     staged_c[(row + 1) * C_PITCH + col] = (pair >> 16) as u16;
                 }
-                named_barrier_sync(1, 256);
+                named_barrier_sync(1, THREADS);
                 #[unroll]
                 for it in 0..4u32 {
-                    let chunk = ct + 256 * it;
+                    let chunk = ct + THREADS * it;
                     let row = chunk / 16;
                     let v = words[row * (C_PITCH / 8) + chunk % 16];
                     let out = ((rows0[0u32] + 64 * cr + row) * n + block_idx_y() * 128 + chunk % 16 * 8) as usize;
@@ -617,7 +654,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             let mut own = [0.0f32; 64];
             #[unroll]
             for it in 0..4 * BLOCKS {
-                let item = ct + 256 * it;
+                let item = ct + THREADS * it;
                 let a_row = cr * 64 + item / items_per_row;
                 let b_row = item % items_per_row * 8;
                 let at = (a_row * PITCH + b_row) / 4;
@@ -655,17 +692,17 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             // increment; the counter's old value says whether the tile's
             // other cluster has released its own.
             fence_acq_rel_gpu();
-            named_barrier_sync(1, 256);
+            named_barrier_sync(1, THREADS);
             if ct == 0 {
                 let tile = block_idx_z() * grid_dim_y() + block_idx_y();
                 arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
             }
-            named_barrier_sync(1, 256);
+            named_barrier_sync(1, THREADS);
             if arrival[0u32] == 1 {
                 fence_acq_rel_gpu();
                 #[unroll]
                 for it in 0..4 * BLOCKS {
-                    let item = ct + 256 * it;
+                    let item = ct + THREADS * it;
                     let a_row = cr * 64 + item / items_per_row;
                     let b_row = item % items_per_row * 8;
                     let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
@@ -695,7 +732,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             let items_per_row = 16 * BLOCKS;
             #[unroll]
             for it in 0..8 * BLOCKS / SPLIT {
-                let item = ct + 256 * it;
+                let item = ct + THREADS * it;
                 let a_row = rank * (128 / SPLIT) + item / items_per_row;
                 let b_row = item % items_per_row * 8;
                 let at = (a_row * PITCH + b_row) / 4;
@@ -718,13 +755,13 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             cluster_arrive_relaxed();
             cluster_wait();
         } else {
-            named_barrier_sync(1, 256);
+            named_barrier_sync(1, THREADS);
             // The tile from shared memory, 8 B rows per item, items spread over
             // the 256 threads: f16 C, or the f32 partial sums.
             let items_per_row = 16 * BLOCKS;
             #[unroll]
             for it in 0..8 * BLOCKS {
-                let item = ct + 256 * it;
+                let item = ct + THREADS * it;
                 let a_row = item / items_per_row;
                 let b_row = item % items_per_row * 8;
                 let at = (a_row * PITCH + b_row) / 4;
