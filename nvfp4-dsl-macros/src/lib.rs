@@ -106,7 +106,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// in expressions (`if TILE > 16` folds away), `match` patterns, array
 /// lengths (`[0f32; N * 2]`), a turbofish's length
 /// (`shared_array::<f32, { TILE as usize * 2 }>()`), `#[unroll]` bounds and
-/// the values of `#[kernel(specialize(..))]`. An array indexed by a
+/// the values of `#[kernel(specialize(..), launch_bounds(..))]`. An array indexed by a
 /// constant is the element; indexed at run time it becomes `.const` data in
 /// the kernel's PTX, read with `ld.const` (the emulator reports an index
 /// past the table, naming it). A name in a `match` pattern that starts

@@ -276,9 +276,15 @@ impl Lower<'_> {
     /// Declares a static shared array and returns its view.
     pub fn declare_shared(&mut self, elem: &Ty, len: u64, span: Loc) -> Result<MemRef> {
         let layout = self.elem_layout(elem);
-        let bytes = len * layout.bytes as u64;
+        let bytes = len.saturating_mul(u64::from(layout.bytes));
         let name = format!("{}_smem{}", self.func.entry, self.func.shared.len());
-        let total: u64 = self.func.shared.iter().map(|s| s.bytes).sum::<u64>() + bytes;
+        let total: u64 = self
+            .func
+            .shared
+            .iter()
+            .map(|s| s.bytes)
+            .sum::<u64>()
+            .saturating_add(bytes);
         if total > 48 * 1024 {
             return err(
                 span,

@@ -18,6 +18,10 @@ use crate::lower::fold::{self, Const, wrap_int};
 use crate::types::Scalar;
 use proc_macro2::Span;
 
+/// The most elements a `#[device] const` array may have (one read at run
+/// time must also fit the 64 KiB of constant memory).
+const MAX_ELEMENTS: u64 = 1 << 16;
+
 /// The value of a `#[device] const`.
 #[derive(Clone, Debug)]
 pub(super) enum Value {
@@ -124,7 +128,7 @@ pub fn check_device_const(c: &syn::ItemConst) -> Result<()> {
 /// Checks that `e` is built only of what a constant expression may hold.
 fn constant_form(e: &Expr) -> Result<()> {
     match &e.kind {
-        ExprKind::Lit(_) | ExprKind::Table(_) => Ok(()),
+        ExprKind::Lit(_) => Ok(()),
         ExprKind::Unary(_, a) | ExprKind::Cast(a, _) | ExprKind::Repeat(a, _) => constant_form(a),
         ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
             constant_form(a)?;
@@ -279,6 +283,12 @@ impl Parser {
                     crate::types::Len::Lit(n) => *n,
                     crate::types::Len::Param(p) => return Err(not_constant_name(p, x.span)),
                 };
+                if n > MAX_ELEMENTS {
+                    return err(
+                        e.span,
+                        format!("a `#[device] const` array holds at most {MAX_ELEMENTS} elements"),
+                    );
+                }
                 Ok(vec![v; n as usize])
             }
             ExprKind::Table(t) if self.tables[*t].elem == elem => Ok(self.tables[*t].values.clone()),

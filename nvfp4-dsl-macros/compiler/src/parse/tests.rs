@@ -274,6 +274,11 @@ fn device_const_errors_say_what_to_write() {
     assert!(e.contains("`M` is a variable or a const generic"), "{e}");
     let e = error("fn k(x: &mut [u32]) { x[0] = C; }", &["const C: [u32; 2] = [1, 2, 3];"]);
     assert!(e.contains("expected an array of 2 elements, found one of 3"), "{e}");
+    let e = error(
+        "fn k(x: &mut [u32]) { x[0] = C[0] as u32; }",
+        &["const C: [u8; 1 << 20] = [0; 1 << 20];"],
+    );
+    assert!(e.contains("holds at most 65536 elements"), "{e}");
     let e = error("fn k(x: &mut [u32]) { x[0] = f; }", &["fn f() {}"]);
     assert!(
         e.contains("`f` is a `#[device]` function or struct, not a value"),
