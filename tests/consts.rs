@@ -32,9 +32,9 @@ const WIDE: u64 = u64::MAX / 3;
 #[device]
 const BIG: bool = TILE > 8 && ROUNDS < 4;
 
-/// Mixing words, indexed at run time.
+/// Mixing words, indexed at run time (more than a PTX line's 16).
 #[device]
-const MIX: [u32; 16] = [
+const MIX: [u32; 20] = [
     0x9E37_79B9,
     0x85EB_CA6B,
     0xC2B2_AE35,
@@ -51,6 +51,10 @@ const MIX: [u32; 16] = [
     0x7FFF_FFFF,
     0xDEAD_BEEF,
     0x0123_4567,
+    0x89AB_CDEF,
+    3,
+    5,
+    0xFFFF_0000,
 ];
 #[device]
 const WEIGHTS: [f32; 5] = [0.5, -1.25, THIRD, f32::MAX, -0.0];
@@ -86,7 +90,7 @@ fn scalars(seed: u32) -> [u32; OUTPUTS] {
     #[unroll]
     for r in 0..ROUNDS {
         out[2 * r] = seed.rotate_left(r as u32 * HALF + 1);
-        out[2 * r + 1] = MIX[((seed >> (4 * r)) % 16) as usize];
+        out[2 * r + 1] = MIX[((seed >> (4 * r)) % 20) as usize];
     }
     let branch = if BIG { seed / HALF } else { seed };
     let pattern = match seed % (2 * TILE) {
@@ -275,6 +279,11 @@ fn a_table_read_at_run_time_is_const_data_and_bounds_checked() {
     let want: Vec<u32> = idx.iter().map(|&i| tables::PRIMES[i as usize]).collect();
     assert_eq!(device.download(&out).expect("download"), want);
 
+    let mix = scalar_consts::VARIANTS[0].ptx[0].1;
+    assert!(
+        mix.contains("3735928559, 19088743,\n\t2309737967, 3, 5, 4294901760};"),
+        "{mix}"
+    );
     let ptx = lookup::VARIANTS[0].ptx[0].1;
     assert!(
         ptx.contains(".const .align 4 .u32 lookup_PRIMES[8] = {2, 3, 5, 7, 11, 13, 17, 19};"),
