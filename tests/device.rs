@@ -244,3 +244,124 @@ fn a_device_function_may_follow_its_caller() {
     unsafe { calls_later_definition::Kernel::launch(&device, LaunchConfig::linear(1, 1), &mut out).expect("launch") };
     assert_eq!(device.download(&out).expect("download"), [41]);
 }
+
+/// Device functions that take the caller's shared memory and the caller's
+/// local array by reference.
+mod tiles {
+    use nvfp4_dsl::prelude::*;
+
+    /// Adds `x[start..start + N]` times `w` into the caller's accumulator.
+    #[device]
+    pub fn accumulate<const N: usize>(acc: &mut [f32; N], x: &[f32], start: usize, w: f32) {
+        #[unroll]
+        for i in 0..N {
+            acc[i] += x[start + i] * w;
+        }
+    }
+
+    /// Passes its accumulator on, as Rust reborrows it.
+    #[device]
+    pub fn accumulate_pair<const N: usize>(acc: &mut [f32; N], x: &[f32], start: usize) {
+        accumulate(acc, x, start, 1.0);
+        accumulate(acc, x, start + N, -0.5);
+    }
+
+    /// Each thread stores one element of `x` from `base` into the tile.
+    #[device]
+    pub fn stage<const T: usize>(tile: &mut SharedArray<f32, T>, x: &[f32], base: usize) {
+        let t = thread_idx_x() as usize;
+        tile[t] = x[base + t];
+    }
+
+    /// The sum of a thread's two neighbours in the tile (wrapping around).
+    #[device]
+    pub fn neighbours<const T: usize>(tile: &SharedArray<f32, T>) -> f32 {
+        let t = thread_idx_x() as usize;
+        tile[(t + 1) % T] + tile[(t + T - 1) % T]
+    }
+}
+
+#[kernel(targets(sm_90))]
+pub fn through_references(x: &[f32], out: &mut [f32]) {
+    let tile = shared_array::<f32, 64>();
+    let b = block_idx_x() as usize;
+    tiles::stage(tile, x, 64 * b);
+    sync_threads();
+    let i = 64 * b + thread_idx_x() as usize;
+    let mut acc = [0.5f32; 4];
+    tiles::accumulate_pair(&mut acc, x, 8 * (i % 23));
+    out[5 * i] = tiles::neighbours(tile);
+    for j in 0..acc.len() {
+        out[5 * i + 1 + j] = acc[j];
+    }
+}
+
+#[test]
+fn device_functions_take_shared_arrays_and_local_arrays_by_reference() {
+    let device = Device::emulator(Target::Sm90);
+    let blocks = 3usize;
+    let x: Vec<f32> = (0..64 * blocks)
+        .map(|i| ((i * 37) % 101) as f32 * 0.125 - 6.0)
+        .collect();
+    let dx = device.upload(&x).expect("upload");
+    let mut out = device.upload(&vec![f32::NAN; 5 * 64 * blocks]).expect("upload");
+    // SAFETY: thread i writes out[5i..5i + 5] and reads x inside 64 * blocks.
+    unsafe {
+        through_references::Kernel::launch(&device, LaunchConfig::linear(blocks as u32, 64), &dx, &mut out)
+            .expect("launch")
+    };
+    let out = device.download(&out).expect("download");
+    for i in 0..64 * blocks {
+        let (b, t) = (i / 64, i % 64);
+        let neighbours = x[64 * b + (t + 1) % 64] + x[64 * b + (t + 63) % 64];
+        let mut acc = [0.5f32; 4];
+        tiles::accumulate_pair(&mut acc, &x, 8 * (i % 23));
+        assert_eq!(out[5 * i], neighbours, "thread {i}");
+        assert_eq!(out[5 * i + 1..5 * i + 5], acc, "thread {i}");
+    }
+}
+
+#[kernel(targets(sm_90))]
+pub fn accumulate_by_reference(x: &[f32], out: &mut [f32]) {
+    let mut acc = [0.0f32; 4];
+    tiles::accumulate(&mut acc, x, 0, 2.0);
+    tiles::accumulate(&mut acc, x, 4, 3.0);
+    for j in 0..acc.len() {
+        out[j] = acc[j];
+    }
+}
+
+#[kernel(targets(sm_90))]
+#[allow(clippy::needless_range_loop)]
+pub fn accumulate_written_inline(x: &[f32], out: &mut [f32]) {
+    let mut acc = [0.0f32; 4];
+    #[unroll]
+    for i in 0..4 {
+        acc[i] += x[i] * 2.0;
+    }
+    #[unroll]
+    for i in 0..4 {
+        acc[i] += x[4 + i] * 3.0;
+    }
+    for j in 0..acc.len() {
+        out[j] = acc[j];
+    }
+}
+
+#[test]
+fn a_local_array_passed_by_reference_is_not_copied() {
+    // The instructions, with the kernel's name (in its parameters' names)
+    // left out.
+    let instructions = |v: &nvfp4_dsl::Variant| -> Vec<String> {
+        v.ptx[0]
+            .1
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.ends_with(';') && !l.starts_with("//") && !l.starts_with('.'))
+            .map(|l| l.replace(v.kernel, "kernel"))
+            .collect()
+    };
+    let by_reference = instructions(&accumulate_by_reference::VARIANTS[0]);
+    let inline = instructions(&accumulate_written_inline::VARIANTS[0]);
+    assert_eq!(by_reference, inline);
+}

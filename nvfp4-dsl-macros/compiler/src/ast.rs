@@ -142,6 +142,8 @@ pub struct Param {
     pub name: String,
     pub ty: Ty,
     pub mutable: bool,
+    /// A device function's `&mut [T; N]`: the caller's array itself.
+    pub by_ref: bool,
     pub span: Loc,
 }
 

@@ -30,6 +30,7 @@ fn mentions_consts(t: &Ty, d: &DeviceFn) -> bool {
         Ty::Array { elem, len } => {
             matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)) || mentions_consts(elem, d)
         }
+        Ty::SharedArray { len, .. } => matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)),
         Ty::Tuple(parts) => parts.iter().any(|p| mentions_consts(p, d)),
         _ => false,
     }
@@ -47,6 +48,11 @@ fn infer_lens(declared: &Ty, actual: &Ty, lens: &mut Vec<(String, Len)>) {
             }
             infer_lens(elem, a, lens);
         }
+        (Ty::SharedArray { len: Len::Param(p), .. }, Ty::SharedArray { len: l, .. })
+            if !lens.iter().any(|(n, _)| n == p) =>
+        {
+            lens.push((p.clone(), l.clone()));
+        }
         (Ty::Tuple(d), Ty::Tuple(a)) if d.len() == a.len() => {
             for (d, a) in d.iter().zip(a) {
                 infer_lens(d, a, lens);
@@ -59,16 +65,21 @@ fn infer_lens(declared: &Ty, actual: &Ty, lens: &mut Vec<(String, Len)>) {
 /// A device function's parameter types, with its const generics replaced by
 /// the lengths a call gives them.
 fn substitute(t: &Ty, lens: &[(String, Len)]) -> Ty {
+    let len_of = |len: &Len| match len {
+        Len::Param(p) => lens
+            .iter()
+            .find(|(n, _)| n == p)
+            .map_or_else(|| len.clone(), |(_, l)| l.clone()),
+        l => l.clone(),
+    };
     match t {
         Ty::Array { elem, len } => Ty::Array {
             elem: Box::new(substitute(elem, lens)),
-            len: match len {
-                Len::Param(p) => lens
-                    .iter()
-                    .find(|(n, _)| n == p)
-                    .map_or_else(|| len.clone(), |(_, l)| l.clone()),
-                l => l.clone(),
-            },
+            len: len_of(len),
+        },
+        Ty::SharedArray { elem, len } => Ty::SharedArray {
+            elem: elem.clone(),
+            len: len_of(len),
         },
         other => other.clone(),
     }
@@ -83,7 +94,8 @@ impl Checker<'_> {
             self.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
         }
         for p in &d.params {
-            self.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+            let kind = if p.by_ref { NameKind::ArrayRef } else { NameKind::Param };
+            self.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable || p.by_ref, kind);
         }
         self.current = Some(i);
         let ret = TyV::Ty(d.ret.clone());
@@ -151,6 +163,51 @@ impl Checker<'_> {
         self.kernel.devices.iter().position(|d| d.key == key)
     }
 
+    /// The argument of a `&mut [T; N]` parameter: `&mut name` of a mutable
+    /// local array (or of a `mut` array parameter), or the name of such a
+    /// parameter of the calling device function (passed on, as Rust
+    /// reborrows it); the callee reads and writes it in place.
+    fn array_reference(&mut self, a: &Expr, p: &Param, callee: &str) -> Result<TyV> {
+        let usage = || {
+            format!(
+                "parameter `{}` of `{callee}` is `&mut {}`: pass a local array as `&mut name` (declared `let mut name = [..];`)",
+                p.name, p.ty
+            )
+        };
+        let var = match &a.kind {
+            ExprKind::Var(name) if self.lookup(name).is_some_and(|b| b.kind == NameKind::ArrayRef) => {
+                return self.expr(a, None);
+            }
+            ExprKind::RefMut(var) => var,
+            _ => return err(a.span, usage()),
+        };
+        let ExprKind::Var(name) = &var.kind else {
+            return err(a.span, usage());
+        };
+        let Some(b) = self.lookup(name).cloned() else {
+            return err(var.span, format!("cannot find value `{name}` in this scope"));
+        };
+        match b.kind {
+            NameKind::ArrayRef => {
+                return err(a.span, format!("`{name}` is a `&mut` array already: pass `{name}`"));
+            }
+            NameKind::Local | NameKind::Param if b.mutable => {}
+            _ => {
+                return err(
+                    var.span,
+                    format!("`{name}` is not mutable: declare it `let mut {name} = [..];`"),
+                );
+            }
+        }
+        let t = self.known(&b.ty, var.span)?;
+        if !matches!(t, Ty::Array { .. }) {
+            return err(var.span, format!("{}, found `{name}: {t}`", usage()));
+        }
+        self.record(var, TyV::Ty(t.clone()));
+        self.record(a, TyV::Ty(t.clone()));
+        Ok(TyV::Ty(t))
+    }
+
     pub(super) fn device_call(
         &mut self,
         e: &Expr,
@@ -180,7 +237,7 @@ impl Checker<'_> {
             },
             d.params
                 .iter()
-                .map(|p| format!("{}: {}", p.name, p.ty))
+                .map(|p| format!("{}: {}{}", p.name, if p.by_ref { "&mut " } else { "" }, p.ty))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -238,7 +295,11 @@ impl Checker<'_> {
         for (a, p) in args.iter().zip(&d.params) {
             let want = substitute(&p.ty, &lens);
             let hint = (!inferring || !mentions_consts(&want, d)).then(|| TyV::Ty(want.clone()));
-            let t = self.expr(a, hint.as_ref())?;
+            let t = if p.by_ref {
+                self.array_reference(a, p, &d.name)?
+            } else {
+                self.expr(a, hint.as_ref())?
+            };
             if inferring && mentions_consts(&p.ty, d) {
                 let known = self.known(&t, a.span)?;
                 infer_lens(&p.ty, &known, &mut lens);

@@ -43,6 +43,8 @@ fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
 enum NameKind {
     Local,
     Param,
+    /// A device function's `&mut [T; N]` parameter: the caller's array.
+    ArrayRef,
     ConstGeneric,
     LocalConst,
 }

@@ -43,7 +43,7 @@ impl Checker<'_> {
                         NameKind::ConstGeneric | NameKind::LocalConst => {
                             format!("`{name}` is a constant and cannot be assigned")
                         }
-                        NameKind::Param => {
+                        NameKind::Param | NameKind::ArrayRef => {
                             format!("cannot assign to the parameter `{name}`; declare it `mut {name}: ...`")
                         }
                         NameKind::Local => {

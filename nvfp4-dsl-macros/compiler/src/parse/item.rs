@@ -110,20 +110,21 @@ impl Parser {
                     );
                 }
             };
-            let ty = match kind {
-                FnKind::Kernel => self.parse_param_ty(&pt.ty)?,
+            let (ty, by_ref) = match kind {
+                FnKind::Kernel => (self.parse_param_ty(&pt.ty)?, false),
                 FnKind::Device => self.device_param_ty(&pt.ty)?,
             };
-            if mutable && !ty.is_value() {
+            if mutable && (by_ref || !ty.is_value()) {
                 return err(
                     Loc::of(&pt.pat),
-                    "only value parameters can be `mut`; slices stay bound to their buffer",
+                    "only value parameters can be `mut`; slices, shared memory and `&mut` arrays stay bound to what the caller passed",
                 );
             }
             params.push(Param {
                 name,
                 ty,
                 mutable,
+                by_ref,
                 span: Loc::of(&pt.pat),
             });
         }

@@ -25,20 +25,77 @@ pub(super) fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
 const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
 
 impl Parser {
-    /// A device function's parameter: a slice or a value (scalar, vector,
-    /// array).
-    pub(super) fn device_param_ty(&self, ty: &syn::Type) -> Result<Ty> {
-        if let syn::Type::Reference(_) = ty {
-            return self.parse_param_ty(ty);
+    /// A device function's parameter: a slice, shared memory
+    /// (`&SharedArray<T, N>`, `&SharedSlice<T>`, or `&mut` of either), a
+    /// local array by reference (`&mut [T; N]`: the caller's array itself,
+    /// marked by the `true`), or a value (scalar, vector, array, tuple,
+    /// struct; `&[T; N]` reads the caller's array like `[T; N]`).
+    pub(super) fn device_param_ty(&self, ty: &syn::Type) -> Result<(Ty, bool)> {
+        if let syn::Type::Reference(r) = ty {
+            return match &*r.elem {
+                syn::Type::Array(_) => Ok((self.parse_ty(&r.elem)?, r.mutability.is_some())),
+                syn::Type::Path(p) if p.qself.is_none() && shared_kind(&p.path).is_some() => {
+                    Ok((self.shared_ty(&p.path)?, false))
+                }
+                _ => Ok((self.parse_param_ty(ty)?, false)),
+            };
         }
         let t = self.parse_ty(ty)?;
         if t.is_value() {
-            Ok(t)
+            Ok((t, false))
         } else {
             err(
                 Loc::of(&ty),
                 format!("`{t}` cannot be a device function parameter; pass a slice, a number, a vector or an array"),
             )
+        }
+    }
+
+    /// `SharedArray<T, N>` or `SharedSlice<T>`, as a device function
+    /// parameter's type (behind `&` or `&mut`).
+    fn shared_ty(&self, path: &syn::Path) -> Result<Ty> {
+        let last = path.segments.last().expect("a shared memory type");
+        let usage = match shared_kind(path) {
+            Some(true) => "`&SharedArray<T, N>` or `&mut SharedArray<T, N>`",
+            _ => "`&SharedSlice<T>` or `&mut SharedSlice<T>`",
+        };
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return err(Loc::of(&path), format!("write the element type: {usage}"));
+        };
+        let args: Vec<&syn::GenericArgument> = args.args.iter().collect();
+        let elem = match args.first() {
+            Some(syn::GenericArgument::Type(t)) => self.parse_ty(t)?,
+            _ => return err(Loc::of(&path), format!("write the element type: {usage}")),
+        };
+        if elem.mem_layout().is_none() {
+            return err(
+                Loc::of(&path),
+                format!("`{elem}` cannot live in memory; use a numeric element type"),
+            );
+        }
+        let elem = Box::new(elem);
+        match (shared_kind(path), &args[1..]) {
+            (Some(false), []) => Ok(Ty::SharedSlice { elem }),
+            (Some(true), [len]) => {
+                let len = match len {
+                    syn::GenericArgument::Const(e) => self.parse_len(e)?,
+                    syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() => {
+                        self.parse_len(&syn::Expr::Path(syn::ExprPath {
+                            attrs: Vec::new(),
+                            qself: None,
+                            path: p.path.clone(),
+                        }))?
+                    }
+                    other => {
+                        return err(
+                            Loc::of(other),
+                            format!("write the length as a literal or a const generic: {usage}"),
+                        );
+                    }
+                };
+                Ok(Ty::SharedArray { elem, len })
+            }
+            _ => err(Loc::of(&path), format!("expected {usage}")),
         }
     }
 
@@ -211,6 +268,16 @@ impl Parser {
                 format!("this type is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
             ),
         }
+    }
+}
+
+/// `Some(true)` for a path to `SharedArray`, `Some(false)` for
+/// `SharedSlice`.
+fn shared_kind(path: &syn::Path) -> Option<bool> {
+    match path.segments.last()?.ident.to_string().as_str() {
+        "SharedArray" => Some(true),
+        "SharedSlice" => Some(false),
+        _ => None,
     }
 }
 
