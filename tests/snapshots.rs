@@ -1,7 +1,8 @@
 //! Pins the full PTX of every kernel x specialisation x target in
 //! `snapshots/` (review changes with `cargo insta review`).
 
-use nvfp4_tests::{all_variants, snapshot_dir, snapshot_name};
+use nvfp4_kernels::registry::all_variants;
+use nvfp4_tests::{snapshot_dir, snapshot_name};
 use std::collections::BTreeSet;
 
 #[test]
