@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 #[test]
 fn every_variant_matches_its_snapshot() {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path(snapshot_dir());
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.bind(|| {
