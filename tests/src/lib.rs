@@ -1,6 +1,8 @@
 //! Helpers shared by the workspace tests: the sources of the kernels that
 //! [`nvfp4_kernels::registry`] lists, the snapshot files, and the ptxas to
-//! assemble them with.
+//! assemble them with. The tests are this package's `tests/*.rs` (cargo
+//! finds them; `cargo test -p nvfp4-tests --test <name>` runs one), its
+//! trybuild cases `ui/*.rs`, its compile-time bench `benches/compile.rs`.
 
 pub mod approx;
 pub mod atomics;
