@@ -1,5 +1,8 @@
-//! Helpers shared by the workspace tests: every compiled kernel variant,
-//! the snapshot files, and the ptxas to assemble them with.
+//! Helpers shared by the workspace tests: the sources of the kernels that
+//! [`nvfp4_kernels::registry`] lists, the snapshot files, and the ptxas to
+//! assemble them with. The tests are this package's `tests/*.rs` (cargo
+//! finds them; `cargo test -p nvfp4-tests --test <name>` runs one), its
+//! trybuild cases `ui/*.rs`, its compile-time bench `benches/compile.rs`.
 
 pub mod approx;
 pub mod atomics;
@@ -7,44 +10,21 @@ pub mod div_ceil;
 pub mod program;
 
 use nvfp4_dsl::{Target, Variant};
+use nvfp4_kernels::registry;
 use std::path::{Path, PathBuf};
 
-/// Every kernel variant of the project, in a stable order.
-pub fn all_variants() -> Vec<&'static Variant> {
-    let mut all = nvfp4_kernels::samples::variants();
-    all.extend(nvfp4_kernels::decode::decode_all::VARIANTS);
-    all.extend(nvfp4_kernels::gemv::gemv_nvfp4::VARIANTS);
-    all.extend(nvfp4_kernels::gemm::gemm_nvfp4::VARIANTS);
-    all.extend(nvfp4_kernels::gemm::gemm_nvfp4_sm90::VARIANTS);
-    all.extend(nvfp4_kernels::gemm::gemm_sm90_decode_a::VARIANTS);
-    all.extend(nvfp4_kernels::gemm::gemm_sm90_reduce::VARIANTS);
-    all.extend(nvfp4_kernels::quantize::quantize_nvfp4::VARIANTS);
-    all
-}
-
-/// The project's sources that define kernels and device functions.
-pub const KERNEL_SOURCES: &[&str] = &[
-    "nvfp4-kernels/src/samples.rs",
-    "nvfp4-kernels/src/decode.rs",
-    "nvfp4-kernels/src/gemv.rs",
-    "nvfp4-kernels/src/gemm/sm100.rs",
-    "nvfp4-kernels/src/gemm/sm90.rs",
-    "nvfp4-kernels/src/quantize.rs",
-];
-
-/// The items of a source file of the repository.
-pub fn source_items(path: &str) -> Vec<syn::Item> {
-    let full = repo_root().join(path);
-    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+/// The items of a source file.
+pub fn source_items(path: &Path) -> Vec<syn::Item> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     syn::parse_file(&text).expect("the source parses").items
 }
 
 /// Every `#[device]` function of the kernel sources (their names are
 /// unique, so a kernel's calls find them by name).
 pub fn device_functions() -> Vec<syn::ItemFn> {
-    KERNEL_SOURCES
+    registry::SOURCES
         .iter()
-        .flat_map(|path| source_items(path))
+        .flat_map(|source| source_items(&source.file()))
         .filter_map(|item| match item {
             syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => Some(f),
             _ => None,

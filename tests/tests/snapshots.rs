@@ -1,13 +1,14 @@
 //! Pins the full PTX of every kernel x specialisation x target in
 //! `snapshots/` (review changes with `cargo insta review`).
 
-use nvfp4_tests::{all_variants, snapshot_dir, snapshot_name};
+use nvfp4_kernels::registry::all_variants;
+use nvfp4_tests::{snapshot_dir, snapshot_name};
 use std::collections::BTreeSet;
 
 #[test]
 fn every_variant_matches_its_snapshot() {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path(snapshot_dir());
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.bind(|| {

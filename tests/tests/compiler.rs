@@ -5,10 +5,12 @@
 use nvfp4_dsl_compiler as compiler;
 
 use compiler::intrinsics::{Form, all};
-use std::collections::BTreeMap;
+use nvfp4_kernels::registry;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 /// Every `#[kernel]` function of a source file, with its attribute tokens.
-fn kernels_in(path: &str) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
+fn kernels_in(path: &Path) -> Vec<(proc_macro2::TokenStream, syn::ItemFn)> {
     nvfp4_tests::source_items(path)
         .into_iter()
         .filter_map(|item| match item {
@@ -48,13 +50,16 @@ fn devices_of(kernel: &syn::ItemFn) -> Vec<(String, syn::Item)> {
 
 #[test]
 fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
-    let embedded: BTreeMap<(String, &str), &str> = nvfp4_tests::all_variants()
-        .iter()
-        .flat_map(|v| v.ptx.iter().map(move |(t, p)| ((v.entry.to_string(), t.name()), *p)))
-        .collect();
-    let mut compared = 0;
-    for src in nvfp4_tests::KERNEL_SOURCES {
-        for (attr, item) in kernels_in(src) {
+    for source in registry::SOURCES {
+        let embedded: BTreeMap<(String, &str), &str> = source
+            .kernels
+            .iter()
+            .copied()
+            .flatten()
+            .flat_map(|v| v.ptx.iter().map(move |(t, p)| ((v.entry.to_string(), t.name()), *p)))
+            .collect();
+        let mut compared = 0;
+        for (attr, item) in kernels_in(&source.file()) {
             let a = compiler::compile(attr.clone(), &item, &devices_of(&item), &compiler::Options::default())
                 .expect("compiles");
             let b =
@@ -63,14 +68,53 @@ fn compiling_twice_gives_identical_ptx_equal_to_the_embedded_ptx() {
                 for ((ta, pa), (_, pb)) in va.ptx.iter().zip(&vb.ptx) {
                     assert_eq!(pa, pb, "{} {}: two compilations differ", va.entry, ta.name());
                     let key = (va.entry.clone(), ta.name());
-                    let emb = embedded.get(&key).unwrap_or_else(|| panic!("{key:?} is not embedded"));
+                    let emb = embedded
+                        .get(&key)
+                        .unwrap_or_else(|| panic!("{key:?} is not in the registry under {}", source.path));
                     assert_eq!(pa, emb, "{key:?}: the library and the macro disagree");
                     compared += 1;
                 }
             }
         }
+        assert_eq!(
+            compared,
+            embedded.len(),
+            "{}: every variant the registry lists under it was recompiled from it",
+            source.path
+        );
     }
-    assert_eq!(compared, embedded.len(), "every embedded variant was recompiled");
+}
+
+/// The `.rs` files under `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn every_file_that_defines_a_kernel_is_in_the_registry() {
+    let canonical = |path: PathBuf| {
+        path.canonicalize()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let listed: BTreeSet<PathBuf> = registry::SOURCES.iter().map(|s| canonical(s.file())).collect();
+    let defining: BTreeSet<PathBuf> = rust_files(&nvfp4_tests::repo_root().join("nvfp4-kernels/src"))
+        .into_iter()
+        .filter(|path| !kernels_in(path).is_empty())
+        .map(canonical)
+        .collect();
+    assert_eq!(
+        listed, defining,
+        "the registry's sources and the files that define kernels"
+    );
 }
 
 /// Free functions declared in `nvfp4-dsl/src/intrinsics/` (one file per
@@ -162,7 +206,7 @@ fn every_method_intrinsic_is_in_the_documented_table() {
 
 #[test]
 fn line_info_names_the_file_and_every_statement() {
-    let (attr, item) = kernels_in("nvfp4-kernels/src/samples.rs")
+    let (attr, item) = kernels_in(&nvfp4_tests::repo_root().join("nvfp4-kernels/src/samples.rs"))
         .into_iter()
         .next()
         .expect("a kernel");

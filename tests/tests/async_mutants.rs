@@ -77,7 +77,7 @@ struct Subject {
 
 /// The PTX of entry `entry` for `target`.
 fn ptx_of(entry: &str, target: Target) -> (&'static str, &'static str) {
-    let all = nvfp4_tests::all_variants();
+    let all = nvfp4_kernels::registry::all_variants();
     let v = all
         .iter()
         .find(|v| v.entry == entry)
