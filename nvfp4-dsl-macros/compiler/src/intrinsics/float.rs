@@ -6,7 +6,7 @@
 //! The exact ones have Rust's results (correctly rounded) and fold, with
 //! Rust's result, when their arguments are constants; the approximate ones
 //! never fold: their value is the hardware's. Their accuracy is documented
-//! in the README and measured by `tests/std_methods.rs`.
+//! in the README and measured by `tests/tests/std_methods.rs`.
 
 use super::int::int_abs;
 use super::*;

@@ -11,7 +11,7 @@
 //! Lowerings use only `lower`'s `emit`, `fold`, `arith` and `memory`
 //! (none of which calls back into this table). `nvfp4_dsl::intrinsics`
 //! declares the free functions (with docs) in files of the same families,
-//! so rustc type-checks kernel bodies; `tests/compiler.rs` keeps the two
+//! so rustc type-checks kernel bodies; `tests/tests/compiler.rs` keeps the two
 //! in step.
 
 mod convert;
