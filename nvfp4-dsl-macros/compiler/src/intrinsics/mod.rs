@@ -22,7 +22,8 @@ mod tcgen05;
 mod threads;
 mod wgmma;
 
-use super::lower::{Call, Const, Lower, MemRef, Result, Space, Val, err};
+use super::lower::emit::{Call, Lower, MemRef, Space, Val};
+use super::lower::fold::{Const, Result, err};
 use super::target::Target;
 use super::typed::IntrinsicId;
 use super::types::{CacheHint, RegClass, Scalar, Ty};

@@ -9,13 +9,10 @@
 mod arith;
 mod call;
 mod control;
-mod emit;
+pub mod emit;
 mod expr;
 pub mod fold;
 mod memory;
-
-pub use emit::{Call, Lower, MemRef, Space, Val, mov_type};
-pub use fold::{Const, Result, err};
 
 use crate::ast::*;
 use crate::attr::SpecValue;
@@ -24,7 +21,8 @@ use crate::target::Target;
 use crate::typed::Types;
 use crate::types::{Len, RegClass, Scalar, Ty};
 use control::diverges;
-use emit::Binding;
+use emit::{Binding, Lower, MemRef, Space, Val, mov_type};
+use fold::{Const, Result, err};
 use std::collections::HashSet;
 
 #[derive(Debug)]
