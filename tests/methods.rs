@@ -2,7 +2,8 @@
 //! `mut self`, `&self`, `&mut self`, associated functions, method and path
 //! syntax, a method calling methods and device functions, `Self`, early
 //! `return`, on elements of arrays of structs, in the same module and
-//! another), device functions taking `&Pair` and `&mut Pair`, and structs
+//! another), device functions taking `&Pair`, `&mut Pair` and `&[T; N]`
+//! (`&x`, `&mut x[i]`, `&mut t.0` as arguments), and structs
 //! as kernel parameters (the launcher takes the Rust struct; the kernel
 //! reads its `#[repr(C)]` bytes). Run on the emulator against the same
 //! methods called on the host, on random inputs, outputs poisoned first.
@@ -168,6 +169,9 @@ fn thread_results(x: [f32; 4], s: [u32; 4]) -> ([f32; 6], [u32; 10]) {
     geometry::absorb(&mut spans[0], &b);
     let mut c = b;
     Span::grow(&mut c, 11);
+    // A field of a tuple by `&mut`, an array by `&`.
+    let mut pair = (c, s[2]);
+    Span::grow(&mut pair.0, 4);
     let ints = [
         u32::from(inside),
         a.end(),
@@ -175,12 +179,17 @@ fn thread_results(x: [f32; 4], s: [u32; 4]) -> ([f32; 6], [u32; 10]) {
         spans[0].len,
         spans[1].len,
         clipped,
-        spans[2].len,
+        spans[2].len ^ pair.0.len,
         Span::end(c),
-        c.hashed(),
+        c.hashed() ^ sum_of(&s),
         u32::from(Span::contains(&c, s[0] % 1200)),
     ];
     (floats, ints)
+}
+
+#[device]
+fn sum_of(v: &[u32; 4]) -> u32 {
+    v[0].wrapping_add(v[1]).wrapping_add(v[2]).wrapping_add(v[3])
 }
 
 #[kernel(targets(sm_90))]
