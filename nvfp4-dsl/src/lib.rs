@@ -42,7 +42,9 @@
 //!
 //! [`#[device]`](macro@device) functions are called from kernels and from
 //! each other (same module, other modules, other crates) and inlined;
-//! `#[device]` structs of values live in registers. `match` works on
+//! `#[device]` structs of values live in registers, have methods (a
+//! `#[device(methods)]` struct's `#[device] impl` block) and are kernel
+//! parameters. `match` works on
 //! integers and `bool`s (literals, ranges, `|`, `_`, bindings, guards),
 //! tuples as values and in `let` patterns.
 //!
@@ -100,7 +102,29 @@ mod runtime;
 mod target;
 mod types;
 
+#[doc(hidden)]
+pub use cudarc::driver::DeviceRepr as __DeviceRepr;
 pub use half::{bf16, f16};
+
+/// Implemented by a `#[device] impl` block's struct; a `#[device(methods)]`
+/// struct checks it, so a missing block is an error at the struct. Not for
+/// direct use.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is marked `#[device(methods)]` and has no `#[device] impl {Self} {{ .. }}` block",
+    label = "write `#[device] impl {Self} {{ .. }}` in the struct's module, or remove `methods`"
+)]
+pub trait __HasDeviceImpl {}
+
+/// Implemented by a `#[device(methods)]` struct; its `#[device] impl`
+/// block checks it, so that kernels get the methods with the struct. Not
+/// for direct use.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a `#[device] impl` block and is not a `#[device(methods)]` struct",
+    label = "mark the struct `#[device(methods)]`, so that kernels get its methods with it"
+)]
+pub trait __MarkedDeviceMethods {}
 #[doc(hidden)]
 pub use nvfp4_dsl_macros::__kernel_with_devices;
 pub use nvfp4_dsl_macros::{device, kernel};

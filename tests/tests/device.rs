@@ -182,7 +182,7 @@ mod shapes {
     use nvfp4_dsl::prelude::*;
 
     #[device]
-    #[derive(Clone, Copy)]
+    #[derive(Clone, Copy, Debug)]
     pub struct Span2 {
         pub start: u32,
         pub len: u32,

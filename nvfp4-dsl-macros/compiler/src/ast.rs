@@ -110,17 +110,28 @@ pub struct Kernel {
     pub params: Vec<Param>,
     pub body: Block,
     /// The `#[device]` functions the kernel calls, directly or through
-    /// each other, in the order they were resolved.
+    /// each other, in the order they were resolved, and the methods of its
+    /// `#[device(methods)]` structs.
     pub devices: Vec<DeviceFn>,
+    /// The `#[device]` structs, by the path their users wrote.
+    pub structs: Vec<(String, super::types::StructTy)>,
     pub expr_count: u32,
 }
 
-/// A `#[device]` function: inlined at each call.
+/// A `#[device]` function or a method of a `#[device] impl` block:
+/// inlined at each call.
 #[derive(Debug)]
 pub struct DeviceFn {
-    /// The path the caller wrote (`decode::fp4_pair`), as its key.
+    /// The path the caller wrote (`decode::fp4_pair`), as its key; a
+    /// method's is its struct's followed by its name (`shapes::Span::end`).
     pub key: String,
+    /// The key that paths in the body resolve from: the function's own, or
+    /// for a method its impl block's (in the struct's module).
+    pub scope: String,
+    /// The name errors and PTX comments show (`Span::end` for a method).
     pub name: String,
+    /// A method's struct and its own name (`end`), for `x.end()`.
+    pub method_of: Option<(super::types::StructTy, String)>,
     pub name_span: Loc,
     /// Line of the `fn` token, for the statement comments of its body.
     pub fn_line: usize,
@@ -142,9 +153,20 @@ pub struct Param {
     pub name: String,
     pub ty: Ty,
     pub mutable: bool,
-    /// A device function's `&mut [T; N]`: the caller's array itself.
-    pub by_ref: bool,
+    pub pass: Pass,
     pub span: Loc,
+}
+
+/// How a device function's parameter takes its argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// By value (slices and shared memory too: they are views already).
+    Value,
+    /// `&[T; N]` or `&self`: reads the caller's value.
+    Ref,
+    /// `&mut [T; N]` or `&mut self`: the caller's array or struct itself,
+    /// read and written in place.
+    RefMut,
 }
 
 #[derive(Debug)]
@@ -336,8 +358,12 @@ pub enum ExprKind {
     },
     Field(Box<Expr>, String),
     /// `&mut name` of a local array: only as an intrinsic's accumulator
-    /// argument (updated in place).
+    /// argument (updated in place), or the argument of a `&mut` parameter
+    /// of a device function (`&mut [T; N]`, `&mut self`).
     RefMut(Box<Expr>),
+    /// `&name`: only the argument of a device function's `&[T; N]` or
+    /// `&self` parameter.
+    Ref(Box<Expr>),
     Call {
         path: CallPath,
         generics: Vec<GenericArg>,
@@ -394,6 +420,9 @@ pub enum ExprKind {
     },
 }
 
+/// Where a reference may appear in a kernel: the error for one elsewhere.
+pub const REFERENCE_USES: &str = "references are supported as sub-slices `&a[start..]` or `&mut a[start..]`, as `&mut acc` for the accumulator of a `wgmma_*` intrinsic, and as `&x` or `&mut x` for a device function's reference parameter (`&[T; N]`, `&mut [T; N]`, `&Pair`, `&mut Pair`, `&self`, `&mut self`)";
+
 /// Calls `f` on every function call in `b` (nested blocks included).
 pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
     walk_exprs(b, &mut |e| {
@@ -432,7 +461,8 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
         | ExprKind::Cast(a, _)
         | ExprKind::Field(a, _)
         | ExprKind::Repeat(a, _)
-        | ExprKind::RefMut(a) => walk_expr_calls(a, f),
+        | ExprKind::RefMut(a)
+        | ExprKind::Ref(a) => walk_expr_calls(a, f),
         ExprKind::Return(a) => a.iter().for_each(|a| walk_expr_calls(a, f)),
         ExprKind::Binary(_, a, b) | ExprKind::Assign(a, b) | ExprKind::AssignOp(_, a, b) | ExprKind::Index(a, b) => {
             walk_expr_calls(a, f);

@@ -81,10 +81,22 @@ pub struct Variant {
     pub programmatic: bool,
 }
 
+/// A kernel parameter of a `#[device]` struct, with the C layout the
+/// kernel reads it in (which the launcher's module asserts is rustc's).
+#[derive(Debug, Clone)]
+pub struct StructParam {
+    pub param: String,
+    /// Each field's name and byte offset.
+    pub fields: Vec<(String, u64)>,
+    pub size: u64,
+    pub align: u64,
+}
+
 #[derive(Debug)]
 pub struct Compiled {
     pub kernel: String,
     pub variants: Vec<Variant>,
+    pub struct_params: Vec<StructParam>,
     /// The stages [`Options::dump`] asked for, as text (empty otherwise).
     pub dump: String,
 }
@@ -92,7 +104,8 @@ pub struct Compiled {
 /// The `#[device]` functions and structs a kernel or its device functions
 /// use that are not among `devices` yet: each as the path to fetch it by
 /// (resolved from the kernel's module) and the span of a use. Structs come
-/// first: the kernel cannot be parsed without them.
+/// first: the kernel cannot be parsed without them. A `#[device(methods)]`
+/// struct comes with its impl block, by the same path.
 pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> syn::Result<Vec<(String, Span)>> {
     let mut missing: Vec<(String, Span)> = Vec::new();
     struct_uses(item, "", &mut |key, span| {
@@ -101,6 +114,10 @@ pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> s
     for (key, d) in devices {
         if let syn::Item::Fn(f) = d {
             struct_uses(f, key, &mut |k, span| push_missing(&mut missing, devices, k, span));
+        }
+        // A method's paths resolve from its struct's module, as its key's.
+        for f in methods(d) {
+            struct_uses(&f, key, &mut |k, span| push_missing(&mut missing, devices, k, span));
         }
     }
     if !missing.is_empty() {
@@ -118,10 +135,15 @@ pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> s
                     }
             });
             // The kernel calling itself, and `Vec::new()`, `f32::sqrt(x)` and
-            // the like, are reported by `check`.
+            // the like, are reported by `check`, as are the associated
+            // functions of `#[device]` structs (which came with them).
             let is_kernel = path.qualifier.is_none() && path.name == kernel.name;
             let on_builtin_type = path.qualifier.as_deref().is_some_and(parse::is_builtin_type);
-            if !is_intrinsic && !is_kernel && !on_builtin_type {
+            let on_struct = path.full.rsplit_once("::").is_some_and(|(q, _)| {
+                let key = ast::resolve_device(caller, q);
+                kernel.structs.iter().any(|(k, _)| *k == key)
+            });
+            if !is_intrinsic && !is_kernel && !on_builtin_type && !on_struct {
                 push_missing(
                     &mut missing,
                     devices,
@@ -133,9 +155,26 @@ pub fn missing_devices(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> s
     };
     visit("", &kernel.body);
     for d in &kernel.devices {
-        visit(&d.key, &d.body);
+        visit(&d.scope, &d.body);
     }
     Ok(missing)
+}
+
+/// The methods of an impl block, as functions.
+fn methods(item: &syn::Item) -> Vec<syn::ItemFn> {
+    let syn::Item::Impl(i) = item else { return Vec::new() };
+    i.items
+        .iter()
+        .filter_map(|m| match m {
+            syn::ImplItem::Fn(f) => Some(syn::ItemFn {
+                attrs: f.attrs.clone(),
+                vis: syn::Visibility::Inherited,
+                sig: f.sig.clone(),
+                block: Box::new(f.block.clone()),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn push_missing(missing: &mut Vec<(String, Span)>, devices: &[(String, syn::Item)], key: String, span: Span) {
@@ -144,8 +183,9 @@ fn push_missing(missing: &mut Vec<(String, Span)>, devices: &[(String, syn::Item
     }
 }
 
-/// Calls `found` with the key and span of every type or struct literal in
-/// `f` that names a type the DSL does not know: a `#[device]` struct.
+/// Calls `found` with the key and span of every type, struct literal or
+/// associated function call (`Pair::new(..)`) in `f` that names a type the
+/// DSL does not know: a `#[device]` struct.
 fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span)) {
     use syn::visit::Visit;
     struct Uses<'a> {
@@ -173,6 +213,26 @@ fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span
         fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
             self.path(&e.path);
             syn::visit::visit_expr_struct(self, e);
+        }
+        /// `Pair::new(..)`: a struct named as types are (UpperCamelCase,
+        /// which rustc's lints ask of types and not of modules).
+        fn visit_expr_call(&mut self, e: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*e.func
+                && p.qself.is_none()
+                && p.path.segments.len() >= 2
+            {
+                let mut qualifier = p.path.clone();
+                qualifier.segments.pop();
+                qualifier.segments.pop_punct();
+                if qualifier
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase()))
+                {
+                    self.path(&qualifier);
+                }
+            }
+            syn::visit::visit_expr_call(self, e);
         }
     }
     let generics = f
@@ -268,9 +328,23 @@ pub fn compile(
             programmatic,
         });
     }
+    let struct_params = kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.ty {
+            types::Ty::Struct(st) => st.repr_c().ok().map(|layout| StructParam {
+                param: p.name.clone(),
+                fields: st.fields.iter().map(|(f, _)| f.clone()).zip(layout.offsets).collect(),
+                size: layout.size,
+                align: layout.align,
+            }),
+            _ => None,
+        })
+        .collect();
     Ok(Compiled {
         kernel: kernel.name,
         variants,
+        struct_params,
         dump,
     })
 }

@@ -9,7 +9,10 @@
 //!   the body against the intrinsic declarations (and the IDE sees it).
 //!
 //! `#[device]` functions expand to themselves and a macro that hands their
-//! source to a kernel ([`device`], [`fetch_device`], [`parse_callback`]).
+//! source to a kernel ([`device`], [`fetch_device`], [`parse_callback`]);
+//! structs and impl blocks get more on the host (`structs`).
+
+mod structs;
 
 use super::Compiled;
 use super::attr::SpecValue;
@@ -116,6 +119,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
     });
 
     let check_copy = type_check_copy(item);
+    let layouts = structs::layout_asserts(c, item);
     let struct_doc = format!(
         "The kernel `{kernel}`; `launch` exists for each specialisation listed in `#[kernel(specialize(..))]`."
     );
@@ -135,6 +139,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
             #(#impls)*
 
             #check_copy
+            #layouts
         }
     }
 }
@@ -159,8 +164,10 @@ pub fn device(item: &syn::Item) -> TokenStream {
             let rust = strip_unroll(f);
             (&f.sig.ident, &f.vis, quote!(#[allow(dead_code)] #rust))
         }
-        syn::Item::Struct(s) => (&s.ident, &s.vis, quote!(#s)),
-        other => unreachable!("the attribute checked: a function or a struct, not {other:?}"),
+        syn::Item::Struct(s) if structs::has_methods(s) => return structs::struct_with_methods(s),
+        syn::Item::Struct(s) => (&s.ident, &s.vis, structs::struct_without_methods(s)),
+        syn::Item::Impl(i) => return structs::device_impl(i),
+        other => unreachable!("the attribute checked: a function, a struct or an impl block, not {other:?}"),
     };
     let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(name, item));
     let export = if matches!(vis, syn::Visibility::Public(_)) {
@@ -252,7 +259,8 @@ fn path_tokens(key: &str, span: Span) -> syn::Result<TokenStream> {
 /// the device functions fetched so far with their paths.
 pub type Callback = (TokenStream, syn::ItemFn, Vec<(String, syn::Item)>);
 
-/// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`.
+/// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`
+/// (a struct with methods: `[path] struct .. impl ..`).
 pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
     use syn::parse::Parser;
     let parser = |stream: syn::parse::ParseStream| {
@@ -269,8 +277,11 @@ pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
             let key;
             syn::bracketed!(key in list);
             let path: syn::Path = key.parse()?;
-            let item: syn::Item = list.parse()?;
-            devices.push((super::parse::path_key(&path), item));
+            let key = super::parse::path_key(&path);
+            // A struct with methods comes with its impl block.
+            while !list.is_empty() && !list.peek(syn::token::Bracket) {
+                devices.push((key.clone(), list.parse()?));
+            }
         }
         Ok((attr, kernel, devices))
     };

@@ -308,6 +308,38 @@ pub struct StructTy {
     /// paths is one type.
     pub id: String,
     pub fields: Vec<(String, Ty)>,
+    /// Marked `#[device(methods)]`: its `#[device] impl` block comes with it.
+    pub methods: bool,
+}
+
+/// Where a `#[repr(C)]` struct's fields are, in bytes (as rustc lays it
+/// out on the host, and as a kernel reads it from its parameter).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReprC {
+    pub offsets: Vec<u64>,
+    pub size: u64,
+    pub align: u64,
+}
+
+impl StructTy {
+    /// The C layout of the fields in declaration order; `Err` names the
+    /// first field whose type has no fixed layout (a tuple).
+    pub fn repr_c(&self) -> Result<ReprC, &(String, Ty)> {
+        let (mut offset, mut align) = (0u64, 1u64);
+        let mut offsets = Vec::with_capacity(self.fields.len());
+        for f in &self.fields {
+            let (size, a) = f.1.c_layout().ok_or(f)?;
+            offset = offset.next_multiple_of(a);
+            offsets.push(offset);
+            offset = offset.saturating_add(size);
+            align = align.max(a);
+        }
+        Ok(ReprC {
+            offsets,
+            size: offset.next_multiple_of(align),
+            align,
+        })
+    }
 }
 
 impl Ty {
@@ -367,6 +399,26 @@ impl Ty {
                 ptx: "u16",
                 vec: 1,
             },
+            _ => return None,
+        })
+    }
+
+    /// Size and alignment on the host of a field of a `#[repr(C)]` struct of
+    /// this type: numbers, vectors, descriptors and arrays of them (a
+    /// tuple's layout is not fixed).
+    pub fn c_layout(&self) -> Option<(u64, u64)> {
+        Some(match self {
+            Ty::Scalar(s) => (u64::from(s.bits() / 8), u64::from(s.bits() / 8)),
+            Ty::U32x4 => (16, 16),
+            Ty::F16x2 | Ty::Bf16x2 => (4, 4),
+            Ty::Fp4x2 | Ty::E4m3 => (1, 1),
+            Ty::E4m3x2 => (2, 2),
+            Ty::SmemDesc | Ty::WgmmaDesc => (8, 8),
+            Ty::InstrDesc => (4, 4),
+            Ty::Array { elem, len: Len::Lit(n) } => {
+                let (size, align) = elem.c_layout()?;
+                (size.saturating_mul(*n), align)
+            }
             _ => return None,
         })
     }

@@ -1,6 +1,7 @@
 //! Calls: free and associated functions (`f(..)`, `T::f(..)`) and methods
 //! (`x.f(..)`), matched against the signatures of the intrinsics' table; a
-//! call that names no intrinsic may name a device function (see `device`).
+//! call that names no intrinsic may name a device function or a method of
+//! a `#[device]` struct (see `device`).
 
 use super::*;
 use crate::intrinsics::{self, ArgTy, Form, Generics, Intrinsic, RetTy};
@@ -23,7 +24,10 @@ impl Checker<'_> {
             .collect();
         if candidates.is_empty() {
             if let Some(idx) = self.device_of(path) {
-                return self.device_call(e, idx, generics, args, hint);
+                return self.device_call(e, idx, generics, None, args, hint);
+            }
+            if let Some(st) = self.struct_of(path) {
+                return err(e.span, self.no_method(st, &path.name));
             }
             let display = path.display();
             if path.qualifier.is_none() && path.name == self.kernel_name {
@@ -77,6 +81,9 @@ impl Checker<'_> {
             other => other,
         };
         let rty = self.known(&rt, receiver.span)?;
+        if let Ty::Struct(st) = &rty {
+            return self.struct_method(e, st, (receiver, rt), method, args);
+        }
         // A local array's length is its type's.
         if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
             return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));

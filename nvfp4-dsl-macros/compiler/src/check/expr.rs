@@ -2,7 +2,6 @@
 //! operators, casts, fields, arrays, tuples, struct literals and `ptx!`.
 
 use super::*;
-use crate::types::StructTy;
 
 impl Checker<'_> {
     pub(super) fn expr(&mut self, e: &Expr, hint: Option<&TyV>) -> Result<TyV> {
@@ -31,10 +30,7 @@ impl Checker<'_> {
             ExprKind::Cast(inner, to) => self.cast(e, inner, to),
             ExprKind::Index(base, index) => self.index(base, index),
             ExprKind::SliceFrom { base, start, mutable } => self.slice_from(e, base, start, *mutable),
-            ExprKind::RefMut(_) => err(
-                e.span,
-                "`&mut x` of a local is only the accumulator argument of a `wgmma_*` intrinsic; elsewhere use the value, or `&mut a[start..]` for a view of a slice",
-            ),
+            ExprKind::RefMut(_) | ExprKind::Ref(_) => err(e.span, REFERENCE_USES),
             ExprKind::Field(base, field) => self.field(e, base, field),
             ExprKind::Call { path, generics, args } => self.call(e, path, generics, args, hint.as_ref()),
             ExprKind::MethodCall { receiver, method, args } => self.method_call(e, receiver, method, args),

@@ -28,7 +28,7 @@ mod tests;
 
 use super::ast::*;
 use super::typed::{IntrinsicId, Types};
-use super::types::{Len, Scalar, Ty};
+use super::types::{Len, Scalar, StructTy, Ty};
 use device::in_device;
 use infer::{TyV, Var, VarKind};
 use std::collections::HashMap;
@@ -43,8 +43,9 @@ fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
 enum NameKind {
     Local,
     Param,
-    /// A device function's `&mut [T; N]` parameter: the caller's array.
-    ArrayRef,
+    /// A device function's `&mut` parameter (`&mut [T; N]`, `&mut Pair`,
+    /// `&mut self`): the caller's array or struct.
+    ByRef,
     ConstGeneric,
     LocalConst,
 }

@@ -43,7 +43,8 @@ impl Checker<'_> {
                         NameKind::ConstGeneric | NameKind::LocalConst => {
                             format!("`{name}` is a constant and cannot be assigned")
                         }
-                        NameKind::Param | NameKind::ArrayRef => {
+                        NameKind::Param if name == "self" => "cannot assign to `self` of a method that takes `self` or `&self`: take `&mut self` to change the caller's struct, or `mut self` to change a copy".to_string(),
+                        NameKind::Param | NameKind::ByRef => {
                             format!("cannot assign to the parameter `{name}`; declare it `mut {name}: ...`")
                         }
                         NameKind::Local => {

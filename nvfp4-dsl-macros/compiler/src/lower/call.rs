@@ -48,7 +48,8 @@ impl Lower<'_> {
         generics: &[GenericArg],
     ) -> Result<Val> {
         if let Some(&idx) = self.types.devices.get(&e.id) {
-            return self.inline_device(e, idx, args, generics);
+            let all: Vec<&Expr> = receiver.into_iter().chain(args).collect();
+            return self.inline_device(e, idx, &all, generics);
         }
         let intr = intrinsics::get(*self.types.calls.get(&e.id).expect("checked: every call resolved"));
         if !self.target.has(intr.min_target) {
@@ -98,16 +99,18 @@ impl Lower<'_> {
         (intr.lower)(self, &call)
     }
 
-    /// A device function's body in place of its call: its parameters bound
-    /// to the arguments' values in a scope of its own. A body without
-    /// `return` is lowered as a block whose value is the call's; with
-    /// `return`, inside a block that `return` exits, its value going
-    /// through registers.
+    /// A device function's or method's body in place of its call: its
+    /// parameters bound to the arguments' values (a method's receiver
+    /// first) in a scope of its own: a `mut` one to a copy, the others to
+    /// the caller's registers (so `&mut self` and `&mut [T; N]` write the
+    /// caller's). A body without `return` is lowered as a block whose value
+    /// is the call's; with `return`, inside a block that `return` exits,
+    /// its value going through registers.
     pub(super) fn inline_device(
         &mut self,
         e: &Expr,
         idx: usize,
-        args: &[Expr],
+        args: &[&Expr],
         generics: &[GenericArg],
     ) -> Result<Val> {
         let kernel = self.kernel;

@@ -74,8 +74,9 @@ impl Lower<'_> {
                 let b = self.expr(base)?;
                 Ok(self.field(b, &bt, field))
             }
-            // The variable's own registers: the intrinsic updates them in place.
-            ExprKind::RefMut(var) => self.expr(var),
+            // The variable's own registers: the intrinsic or the device
+            // function updates them in place, or reads them.
+            ExprKind::RefMut(var) | ExprKind::Ref(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
             ExprKind::MethodCall { receiver, .. } if self.array_len_call(e).is_some() => {
                 let n = self.array_len_call(e).expect("an array's len()");

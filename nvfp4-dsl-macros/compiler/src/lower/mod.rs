@@ -13,6 +13,7 @@ pub mod emit;
 mod expr;
 pub mod fold;
 mod memory;
+mod params;
 
 use crate::ast::*;
 use crate::attr::SpecValue;
@@ -253,12 +254,12 @@ impl<'a> Lower<'a> {
                     let pname = format!("{prefix}_param_{}", p.name);
                     self.func.params.push(super::ir::Param {
                         name: pname.clone(),
-                        ptx: "u64",
+                        ptx: ParamTy::Scalar("u64"),
                     });
                     let lname = format!("{prefix}_param_{}_len", p.name);
                     self.func.params.push(super::ir::Param {
                         name: lname.clone(),
-                        ptx: "u64",
+                        ptx: ParamTy::Scalar("u64"),
                     });
                     let raw = self.reg(RegClass::B64);
                     self.emit(
@@ -290,54 +291,17 @@ impl<'a> Lower<'a> {
                     let pname = format!("{prefix}_param_{}", p.name);
                     self.func.params.push(super::ir::Param {
                         name: pname.clone(),
-                        ptx: "tensormap",
+                        ptx: ParamTy::Bytes { align: 64, size: 128 },
                     });
                     self.bind(&p.name, Val::TensorMap(pname));
                 }
                 t => {
                     let pname = format!("{prefix}_param_{}", p.name);
-                    let layout = t.mem_layout().unwrap_or(super::types::MemLayout {
-                        bytes: 1,
-                        ptx: "u8",
-                        vec: 1,
+                    self.func.params.push(super::ir::Param {
+                        name: pname.clone(),
+                        ptx: params::declared(t),
                     });
-                    let v = if *t == Ty::U32x4 {
-                        self.func.params.push(super::ir::Param {
-                            name: pname.clone(),
-                            ptx: "u32x4",
-                        });
-                        let v = self.fresh(t)?;
-                        let regs = self.parts(&v, 4).iter().map(|p| self.operand_reg(p)).collect();
-                        self.emit(
-                            "ld.param.v4.u32",
-                            vec![Operand::Vec(regs), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
-                        );
-                        v
-                    } else if *t == Ty::Scalar(Scalar::Bool) {
-                        self.func.params.push(super::ir::Param {
-                            name: pname.clone(),
-                            ptx: "u8",
-                        });
-                        let byte = self.reg(RegClass::B32);
-                        self.emit(
-                            "ld.param.u8",
-                            vec![byte.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
-                        );
-                        let p = self.reg(RegClass::Pred);
-                        self.emit("setp.ne.u32", vec![p.into(), byte.into(), Operand::imm(0)]);
-                        Val::Reg(p)
-                    } else {
-                        self.func.params.push(super::ir::Param {
-                            name: pname.clone(),
-                            ptx: layout.ptx,
-                        });
-                        let r = self.reg(self.class_of(t));
-                        self.emit(
-                            format!("ld.param.{}", layout.ptx),
-                            vec![r.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
-                        );
-                        Val::Reg(r)
-                    };
+                    let v = self.load_param(t, &pname, 0)?;
                     if p.mutable {
                         self.mark_var(&v);
                     }
@@ -346,13 +310,6 @@ impl<'a> Lower<'a> {
             }
         }
         Ok(())
-    }
-
-    fn operand_reg(&self, v: &Val) -> Operand {
-        match v {
-            Val::Reg(r) => Operand::Reg(*r),
-            other => unreachable!("a register, not {other:?}"),
-        }
     }
 
     /// Lowers a block's statements in a new scope; returns the tail value.

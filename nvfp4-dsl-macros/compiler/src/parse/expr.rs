@@ -6,7 +6,7 @@
 use super::loops::ElementRef;
 use super::span::expr_loc;
 use super::{FnKind, Parser, Result, err, reject_attrs};
-use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, UnOp};
+use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, REFERENCE_USES, UnOp};
 use crate::types::Ty;
 
 impl Parser {
@@ -116,7 +116,8 @@ impl Parser {
         ))
     }
 
-    /// `&a[start..]`, `&mut a[start..]` and `&mut acc`.
+    /// `&a[start..]`, `&mut a[start..]`, and `&mut x`, `&x` of a name, a
+    /// field or an element (`check` says where those may go).
     fn reference_expr(&mut self, r: &syn::ExprReference) -> Result<ExprKind> {
         use syn::Expr as E;
         let slice = match &*r.expr {
@@ -128,23 +129,25 @@ impl Parser {
             },
             _ => None,
         };
-        Ok(
-            if slice.is_none() && r.mutability.is_some() && matches!(&*r.expr, E::Path(_)) {
-                ExprKind::RefMut(Box::new(self.expr(&r.expr)?))
+        let place = matches!(&*r.expr, E::Path(_) | E::Field(_))
+            || matches!(&*r.expr, E::Index(i) if !matches!(&*i.index, E::Range(_)));
+        Ok(if place {
+            let inner = Box::new(self.expr(&r.expr)?);
+            if r.mutability.is_some() {
+                ExprKind::RefMut(inner)
             } else {
-                let Some((base, start)) = slice else {
-                    return err(
-                        Loc::of(&r),
-                        "references are only supported as sub-slices `&a[start..]` or `&mut a[start..]`, and as `&mut acc` for the accumulator of a `wgmma_*` intrinsic",
-                    );
-                };
-                ExprKind::SliceFrom {
-                    base: Box::new(self.expr(base)?),
-                    start: Box::new(self.expr(start)?),
-                    mutable: r.mutability.is_some(),
-                }
-            },
-        )
+                ExprKind::Ref(inner)
+            }
+        } else {
+            let Some((base, start)) = slice else {
+                return err(Loc::of(&r), REFERENCE_USES);
+            };
+            ExprKind::SliceFrom {
+                base: Box::new(self.expr(base)?),
+                start: Box::new(self.expr(start)?),
+                mutable: r.mutability.is_some(),
+            }
+        })
     }
 
     /// `x.method(args)`.

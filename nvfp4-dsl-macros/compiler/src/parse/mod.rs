@@ -4,7 +4,7 @@
 //! offending tokens and a message that says what to write instead.
 //!
 //! One file per construct: `item` (signatures, device functions and
-//! structs), `ty` (types), `stmt` (statements and blocks), `expr`
+//! structs), `methods` (`#[device] impl` blocks), `ty` (types), `stmt` (statements and blocks), `expr`
 //! (expressions), `loops` (`while`, `loop`, `for` and element loops),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
@@ -14,6 +14,7 @@ mod expr;
 mod item;
 mod literal;
 mod loops;
+mod methods;
 mod pat;
 mod path;
 mod span;
@@ -77,11 +78,15 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Resu
         kind: FnKind::Kernel,
         structs: Vec::new(),
         caller: String::new(),
+        self_ty: None,
         element_refs: Vec::new(),
     };
     for (key, item) in devices {
         if let syn::Item::Struct(st) = item {
-            let ty = p.device_struct(st)?;
+            // A `#[device(methods)]` struct's macro hands over its impl
+            // block with it, by the same path.
+            let methods = devices.iter().any(|(k, i)| k == key && matches!(i, syn::Item::Impl(_)));
+            let ty = p.device_struct(st, methods)?;
             p.structs.push((key.clone(), ty));
         }
     }
@@ -89,8 +94,10 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Resu
     let body = p.block(&item.block)?;
     let mut parsed = Vec::with_capacity(devices.len());
     for (key, item) in devices {
-        if let syn::Item::Fn(f) = item {
-            parsed.push(p.device(key, f)?);
+        match item {
+            syn::Item::Fn(f) => parsed.push(p.device(key, f)?),
+            syn::Item::Impl(i) => parsed.extend(p.device_impl(key, i)?),
+            _ => {}
         }
     }
     Ok(Kernel {
@@ -101,6 +108,7 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Resu
         params,
         body,
         devices: parsed,
+        structs: p.structs,
         expr_count: p.next_id,
     })
 }
@@ -112,9 +120,11 @@ struct Parser {
     kind: FnKind,
     /// The `#[device]` structs, by the path their users wrote.
     structs: Vec<(String, StructTy)>,
-    /// The key of the device function being parsed (`""`: the kernel),
+    /// The scope of the device function being parsed (`""`: the kernel),
     /// which paths in it resolve from.
     caller: String,
+    /// The struct of the `#[device] impl` block being parsed: `Self`.
+    self_ty: Option<StructTy>,
     /// The names element loops bind where Rust binds a reference: `v` in
     /// `for v in x.iter()` (a copy: `*v` is `v` here), or in
     /// `for v in x.iter_mut()` (`*v` is `x[i]`, given here).

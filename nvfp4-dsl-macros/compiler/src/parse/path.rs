@@ -120,12 +120,17 @@ impl Parser {
             }
         }
         let args = c.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        let name = last.ident.to_string();
+        // `Self::f` in a method is `Pair::f`, which resolves from the impl
+        // block's module as the struct's name does.
+        let (qualifier, full) = match (&self.self_ty, qualifier) {
+            (Some(st), Some(q)) if q == "Self" && segs.len() == 2 => {
+                (Some(st.name.clone()), format!("{}::{name}", st.name))
+            }
+            (_, q) => (q, path_key(&fp.path)),
+        };
         Ok(ExprKind::Call {
-            path: CallPath {
-                qualifier,
-                name: last.ident.to_string(),
-                full: path_key(&fp.path),
-            },
+            path: CallPath { qualifier, name, full },
             generics,
             args,
         })

@@ -3,8 +3,8 @@
 
 use super::path::path_key;
 use super::{Parser, Result, err};
-use crate::ast::{Loc, resolve_device};
-use crate::types::{Len, Scalar, Ty};
+use crate::ast::{Loc, Pass, resolve_device};
+use crate::types::{Len, Scalar, StructTy, Ty};
 
 /// Reads `u32`, `half::f16`, `f16` ... as a scalar type.
 pub(super) fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
@@ -26,23 +26,31 @@ const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf
 
 impl Parser {
     /// A device function's parameter: a slice, shared memory
-    /// (`&SharedArray<T, N>`, `&SharedSlice<T>`, or `&mut` of either), a
-    /// local array by reference (`&mut [T; N]`: the caller's array itself,
-    /// marked by the `true`), or a value (scalar, vector, array, tuple,
-    /// struct; `&[T; N]` reads the caller's array like `[T; N]`).
-    pub(super) fn device_param_ty(&self, ty: &syn::Type) -> Result<(Ty, bool)> {
+    /// (`&SharedArray<T, N>`, `&SharedSlice<T>`, or `&mut` of either), the
+    /// caller's local array or struct by reference (`&[T; N]`, `&Pair`
+    /// read it; `&mut [T; N]`, `&mut Pair` are the caller's own), or a
+    /// value (scalar, vector, array, tuple, struct).
+    pub(super) fn device_param_ty(&self, ty: &syn::Type) -> Result<(Ty, Pass)> {
         if let syn::Type::Reference(r) = ty {
+            let pass = if r.mutability.is_some() {
+                Pass::RefMut
+            } else {
+                Pass::Ref
+            };
             return match &*r.elem {
-                syn::Type::Array(_) => Ok((self.parse_ty(&r.elem)?, r.mutability.is_some())),
+                syn::Type::Array(_) => Ok((self.parse_ty(&r.elem)?, pass)),
                 syn::Type::Path(p) if p.qself.is_none() && shared_kind(&p.path).is_some() => {
-                    Ok((self.shared_ty(&p.path)?, false))
+                    Ok((self.shared_ty(&p.path)?, Pass::Value))
                 }
-                _ => Ok((self.parse_param_ty(ty)?, false)),
+                syn::Type::Path(p) if p.qself.is_none() && self.find_struct(&p.path).is_some() => {
+                    Ok((self.parse_ty(&r.elem)?, pass))
+                }
+                _ => Ok((self.parse_param_ty(ty)?, Pass::Value)),
             };
         }
         let t = self.parse_ty(ty)?;
         if t.is_value() {
-            Ok((t, false))
+            Ok((t, Pass::Value))
         } else {
             err(
                 Loc::of(&ty),
@@ -99,8 +107,12 @@ impl Parser {
         }
     }
 
-    /// The `#[device]` struct a type path names, if it is one.
+    /// The `#[device]` struct a type path names, if it is one (`Self` in
+    /// a `#[device] impl` block).
     pub(super) fn find_struct(&self, path: &syn::Path) -> Option<Ty> {
+        if path.is_ident("Self") {
+            return self.self_ty.clone().map(Ty::Struct);
+        }
         let key = resolve_device(&self.caller, &path_key(path));
         self.structs
             .iter()
@@ -133,9 +145,10 @@ impl Parser {
                 let t = self.parse_ty(ty)?;
                 match t {
                     Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 | Ty::TensorMap => Ok(t),
+                    Ty::Struct(st) => struct_param(st, Loc::of(&ty)),
                     _ => err(
                         Loc::of(&ty),
-                        format!("`{t}` cannot be a kernel parameter; pass a slice or a scalar"),
+                        format!("`{t}` cannot be a kernel parameter; pass a slice, a scalar or a `#[device]` struct"),
                     ),
                 }
             }
@@ -268,6 +281,32 @@ impl Parser {
                 format!("this type is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
             ),
         }
+    }
+}
+
+/// Most bytes of a struct kernel parameter: what the launcher's argument
+/// holds (as for a tensor map).
+const MAX_STRUCT_PARAM: u64 = 128;
+
+/// A `#[device]` struct as a kernel parameter: its fields have a fixed C
+/// layout (the `.param` the kernel reads), at most `MAX_STRUCT_PARAM` bytes.
+fn struct_param(st: StructTy, loc: Loc) -> Result<Ty> {
+    match st.repr_c() {
+        Err((field, t)) => err(
+            loc,
+            format!(
+                "`{}` cannot be a kernel parameter: its field `{field}` is `{t}`, whose layout Rust does not fix; a struct parameter's fields are numbers, vectors, descriptors and arrays of them",
+                st.name
+            ),
+        ),
+        Ok(layout) if layout.size > MAX_STRUCT_PARAM => err(
+            loc,
+            format!(
+                "`{}` is {} bytes, and a struct kernel parameter is at most {MAX_STRUCT_PARAM}; pass the rest in a slice",
+                st.name, layout.size
+            ),
+        ),
+        Ok(_) => Ok(Ty::Struct(st)),
     }
 }
 
