@@ -15,7 +15,9 @@
 //! # Methods
 //!
 //! Kernels can call these methods of Rust's, `half`'s and the DSL's types
-//! (their host implementations compute the same values):
+//! (their host implementations compute the same values), each also in
+//! Rust's path form, `T::method(x, ..)` for `x.method(..)` (`f32::max(a, b)`,
+//! `f16x2::lo(v)`), which lowers to the same PTX:
 //!
 //! | method | PTX |
 //! | --- | --- |

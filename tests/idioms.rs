@@ -1,0 +1,131 @@
+//! What a CUDA or Rust author writes in the first hour: path calls
+//! `T::method(x, ..)` of every method. Run on the emulator against the same
+//! functions called on the host, on random inputs, outputs poisoned first;
+//! a path call's PTX is the method call's.
+
+use nvfp4_dsl::prelude::*;
+use nvfp4_dsl_compiler as compiler;
+
+/// Outputs start as this, so a word the kernel never writes shows.
+const POISON: u32 = 0xDEAD_BEEF;
+
+/// A xorshift stream of `n` words from `seed`, never zero.
+fn random_words(seed: u32, n: usize) -> Vec<u32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        })
+        .collect()
+}
+
+/// A device buffer of `len` words of [`POISON`].
+fn poisoned(device: &Device, len: usize) -> DeviceBuffer<u32> {
+    device.upload(&vec![POISON; len]).expect("upload")
+}
+
+/// Methods called by path, each as Rust writes it, the results as bits.
+#[device]
+fn path_calls(a: u32, b: u32) -> [u32; 16] {
+    let (x, y) = (f32::from_bits(a & 0xBFFF_FFFF), f32::from_bits(b & 0xBFFF_FFFF));
+    let n = a as i32;
+    let h = f16x2::from_bits(b);
+    [
+        f32::max(x, y).to_bits(),
+        f32::min(x, 2.5).to_bits(),
+        f32::sqrt(f32::abs(x)).to_bits(),
+        f32::mul_add(x, y, 1.0).to_bits(),
+        f32::clamp(x, -1.0, 1.0).to_bits(),
+        f64::floor(x as f64).to_bits() as u32,
+        u32::wrapping_add(a, b),
+        u32::rotate_left(a, b % 32),
+        u32::max(a, 7),
+        u32::count_ones(b),
+        i32::abs(n) as u32,
+        i32::signum(n) as u32,
+        i64::wrapping_mul(n as i64, 3) as u32,
+        f16x2::lo(h).to_bits() as u32,
+        f16x2::hi(h).to_bits() as u32,
+        u8::wrapping_sub(a as u8, b as u8) as u32,
+    ]
+}
+
+#[kernel(targets(sm_90))]
+pub fn paths(xs: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = path_calls(xs[2 * i], xs[2 * i + 1]);
+    #[unroll]
+    for k in 0..16 {
+        out[16 * i + k] = r[k];
+    }
+}
+
+#[test]
+fn path_calls_compute_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let xs = random_words(0x1d10_5eed, 2 * 64);
+    let dx = device.upload(&xs).expect("upload");
+    let mut out = poisoned(&device, 16 * 64);
+    // SAFETY: one thread per sixteen outputs.
+    unsafe { paths::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &mut out) }.expect("launch");
+    let out = device.download(&out).expect("download");
+    for i in 0..64 {
+        assert_eq!(
+            out[16 * i..16 * i + 16],
+            path_calls(xs[2 * i], xs[2 * i + 1]),
+            "thread {i}"
+        );
+    }
+}
+
+/// The PTX of `body` in a kernel `k(x: &[f32], y: &mut [f32], u: &[u32])`,
+/// without its comments (they quote the source).
+fn ptx_of(body: &str) -> String {
+    let item: syn::ItemFn =
+        syn::parse_str(&format!("fn k(x: &[f32], y: &mut [f32], u: &mut [u32]) {{ {body} }}")).expect("parses");
+    let c = compiler::compile(
+        "targets(sm_90)".parse().expect("tokens"),
+        &item,
+        &[],
+        &compiler::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{body}: {e}"));
+    c.variants[0].ptx[0]
+        .1
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_path_call_is_the_method_call() {
+    let pairs = [
+        ("y[0] = x[0].max(x[1]);", "y[0] = f32::max(x[0], x[1]);"),
+        ("y[0] = x[0].sqrt();", "y[0] = f32::sqrt(x[0]);"),
+        (
+            "y[0] = x[0].mul_add(x[1], 2.0);",
+            "y[0] = f32::mul_add(x[0], x[1], 2.0);",
+        ),
+        ("y[0] = x[0].exp();", "y[0] = f32::exp(x[0]);"),
+        (
+            "u[0] = u[1].wrapping_add(u[2]);",
+            "u[0] = u32::wrapping_add(u[1], u[2]);",
+        ),
+        (
+            "u[0] = (u[1] as i32).abs() as u32;",
+            "u[0] = i32::abs(u[1] as i32) as u32;",
+        ),
+        ("u[0] = u[1].leading_zeros();", "u[0] = u32::leading_zeros(u[1]);"),
+        (
+            "u[0] = f16x2::from_bits(u[1]).lo().to_bits() as u32;",
+            "u[0] = f16::to_bits(f16x2::lo(f16x2::from_bits(u[1]))) as u32;",
+        ),
+    ];
+    for (method, path) in pairs {
+        assert_eq!(ptx_of(method), ptx_of(path), "`{method}` and `{path}`");
+    }
+}
