@@ -1,5 +1,5 @@
 //! What a CUDA or Rust author writes in the first hour: path calls
-//! `T::method(x, ..)` of every method. Run on the emulator against the same
+//! `T::method(x, ..)` of every method; `for` over an array literal. Run on the emulator against the same
 //! functions called on the host, on random inputs, outputs poisoned first;
 //! a path call's PTX is the method call's.
 
@@ -128,4 +128,79 @@ fn a_path_call_is_the_method_call() {
     for (method, path) in pairs {
         assert_eq!(ptx_of(method), ptx_of(path), "`{method}` and `{path}`");
     }
+}
+
+/// Loops over array literals: shift amounts, `.iter().enumerate()`,
+/// `&v` through `.iter().rev()` left by a labeled `break`, `continue`, and
+/// a repeat `[x; n]`.
+#[device]
+fn array_literal_loops(seed: u32) -> [u32; 5] {
+    let mut a = seed;
+    for s in [16u32, 8, 4, 2, 1] {
+        a ^= a >> s;
+    }
+    let mut b = 0u32;
+    for (i, v) in [seed, seed.rotate_left(3), 7].iter().enumerate() {
+        b = b.wrapping_mul(31) ^ v.wrapping_add(i as u32);
+    }
+    let mut c = 0u32;
+    'digits: for &v in [seed % 5, 3, seed % 7, 1].iter().rev() {
+        if v == 0 {
+            break 'digits;
+        }
+        c = c * 10 + v;
+    }
+    let mut d = 0u32;
+    for k in [1u32, 2, 3] {
+        if (seed >> k) & 1 == 1 {
+            continue;
+        }
+        d += k;
+    }
+    let mut e = seed;
+    for v in [seed >> 3; 3] {
+        e = e.wrapping_mul(v | 1);
+    }
+    [a, b, c, d, e]
+}
+
+/// A warp's sum by hand: the offsets a literal array, each an immediate.
+#[kernel(targets(sm_90))]
+pub fn literal_loops(xs: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = array_literal_loops(xs[i]);
+    #[unroll]
+    for k in 0..5 {
+        out[6 * i + k] = r[k];
+    }
+    let mut v = xs[i];
+    for off in [16, 8, 4, 2, 1] {
+        v = v.wrapping_add(shfl_xor(v, off));
+    }
+    out[6 * i + 5] = v;
+}
+
+#[test]
+fn loops_over_array_literals_compute_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let xs = random_words(0xa77a_5eed, 64);
+    let dx = device.upload(&xs).expect("upload");
+    let mut out = poisoned(&device, 6 * 64);
+    // SAFETY: one thread per six outputs.
+    unsafe { literal_loops::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &mut out) }.expect("launch");
+    let out = device.download(&out).expect("download");
+    for i in 0..64 {
+        assert_eq!(out[6 * i..6 * i + 5], array_literal_loops(xs[i]), "thread {i}");
+        let warp = &xs[i / 32 * 32..i / 32 * 32 + 32];
+        let sum = warp.iter().fold(0u32, |s, &x| s.wrapping_add(x));
+        assert_eq!(out[6 * i + 5], sum, "thread {i}");
+    }
+    // Each offset is an immediate of its `shfl`.
+    let ptx = literal_loops::VARIANTS[0].ptx[0].1;
+    let offsets: Vec<&str> = ptx
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("shfl.sync.bfly.b32 "))
+        .map(|l| l.split(", ").nth(2).expect("a lane operand"))
+        .collect();
+    assert_eq!(offsets, ["16", "8", "4", "2", "1"], "{ptx}");
 }

@@ -71,6 +71,10 @@ impl Checker<'_> {
     pub(super) fn method_call(&mut self, e: &Expr, receiver: &Expr, method: &str, args: &[Expr]) -> Result<TyV> {
         let rt = self.expr(receiver, None)?;
         let rt = match self.shallow(&rt) {
+            // A local array's length is its type's, whatever its elements.
+            TyV::Array(..) if method == "len" && args.is_empty() => {
+                return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
+            }
             TyV::Var(_) => {
                 return err(
                     receiver.span,
@@ -82,7 +86,6 @@ impl Checker<'_> {
             other => other,
         };
         let rty = self.known(&rt, receiver.span)?;
-        // A local array's length is its type's.
         if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
             return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
         }

@@ -36,9 +36,13 @@ impl Parser {
             Some((indexed, element_ref)) => {
                 let refs = self.element_refs.len();
                 self.element_refs.extend(element_ref);
-                let parsed = self.for_loop(&indexed);
+                let parsed = match &indexed {
+                    syn::Expr::ForLoop(l) => self.for_loop(l).map(ExprKind::For),
+                    syn::Expr::Block(b) => self.block(&b.block).map(ExprKind::Block),
+                    other => unreachable!("an element loop is a loop or a block, not {other:?}"),
+                };
                 self.element_refs.truncate(refs);
-                ExprKind::For(parsed?)
+                parsed?
             }
             None => ExprKind::For(self.for_loop(f)?),
         })
@@ -119,7 +123,7 @@ impl Parser {
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter_mut()`, `.enumerate()` and `.rev()` after them, `x`); other iterators are not supported",
+                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice, a local array or an array literal (`x.iter()`, `x.iter_mut()`, `.enumerate()` and `.rev()` after them, `x`, `[a, b, c]`); other iterators are not supported",
                 );
             }
         };
@@ -147,10 +151,13 @@ impl Parser {
 /// x.iter().enumerate()` (also `&v` for `v`, `_` for either; `iter_mut()`
 /// for `iter()`; `.rev()` after `iter()` or `enumerate()`) over a slice: the
 /// same loop over `0..x.len()` (reversed) that starts with `let v = x[i];`
-/// (through `iter_mut`, `*v` stands for `x[i]` instead). Also the name
+/// (through `iter_mut`, `*v` stands for `x[i]` instead). An array literal
+/// (`for s in [16, 8, 4]`, `[a, b].iter()`) is evaluated once, into a
+/// local array before the loop (a block of the two): the loop over it is
+/// unrolled, so an element that is a constant stays one. Also the name
 /// bound to a reference in Rust (`v` without `&`), and what its `*v` is
 /// here. `None` for any other loop.
-fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<ElementRef>)>> {
+fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::Expr, Option<ElementRef>)>> {
     use syn::Expr as E;
     let unparen = |e: &syn::Expr| self::unparen(e).clone();
     // `.rev()` last: the same elements (and indices) from the end.
@@ -174,8 +181,17 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
         },
         E::MethodCall(m) if iterates(&m) => (*m.receiver.clone(), false, m.method == "iter_mut"),
         E::Reference(r) if r.mutability.is_none() && !rev => (*r.expr, false, false),
-        p @ E::Path(_) if !rev => (p, false, false),
+        p @ (E::Path(_) | E::Array(_) | E::Repeat(_)) if !rev => (p, false, false),
         _ => return Ok(None),
+    };
+    let span = syn::spanned::Spanned::span(&f.expr);
+    // An array literal becomes a local the loop indexes.
+    let (over, temporary) = match unparen(&over) {
+        E::Array(_) | E::Repeat(_) => {
+            let name = syn::Ident::new("__nvfp4_array", span);
+            (syn::parse_quote_spanned!(span=> #name), Some((name, over)))
+        }
+        _ => (over, None),
     };
     let (index, element) = if enumerate {
         match &*f.pat {
@@ -194,7 +210,6 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
         Some(syn::Pat::Ident(pi)) => pi.ident.clone(),
         _ => syn::Ident::new("__nvfp4_element_index", Span::call_site()),
     };
-    let span = syn::spanned::Spanned::span(&f.expr);
     let (element, element_ref) = match element {
         syn::Pat::Reference(r) if r.mutability.is_none() && !mutable => ((*r.pat).clone(), None),
         syn::Pat::Ident(pi) if pi.mutability.is_none() || !mutable => {
@@ -223,11 +238,23 @@ fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option
     } else {
         quote::quote_spanned!(span=> 0usize..#over.len())
     };
-    let indexed: syn::ExprForLoop = syn::parse_quote_spanned! {span=>
+    let indexed: syn::Expr = syn::parse_quote_spanned! {span=>
         #(#attrs)* #label for #index in #indices {
             #binding
             #(#stmts)*
         }
+    };
+    let indexed = match temporary {
+        Some((name, array)) => {
+            let mutability = mutable.then(|| quote::quote!(mut));
+            syn::parse_quote_spanned! {span=>
+                {
+                    let #mutability #name = #array;
+                    #indexed
+                }
+            }
+        }
+        None => indexed,
     };
     Ok(Some((indexed, element_ref)))
 }
