@@ -1,7 +1,8 @@
 //! What a CUDA or Rust author writes in the first hour: path calls
-//! `T::method(x, ..)` of every method; `for` over an array literal. Run on the emulator against the same
-//! functions called on the host, on random inputs, outputs poisoned first;
-//! a path call's PTX is the method call's.
+//! `T::method(x, ..)` of every method; `for` over an array literal; zipped
+//! element loops. Run on the emulator against the same functions called on
+//! the host, on random inputs, outputs poisoned first; a path call's PTX is
+//! the method call's.
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl_compiler as compiler;
@@ -203,4 +204,100 @@ fn loops_over_array_literals_compute_what_the_host_computes() {
         .map(|l| l.split(", ").nth(2).expect("a lane operand"))
         .collect();
     assert_eq!(offsets, ["16", "8", "4", "2", "1"], "{ptx}");
+}
+
+/// Zipped element loops: slices of different lengths (as far as the
+/// shorter goes), with `.enumerate()`, reversed (from the end of the
+/// shorter, as Rust's `Zip`), a local array with a slice (unrolled to the
+/// array's length, cut at the slice's run-time one), three zipped.
+#[device]
+fn zips(x: &[u32], y: &[u32], seed: u32) -> [u32; 6] {
+    let mut a = 0u32;
+    for (p, q) in x.iter().zip(y.iter()) {
+        a = a.wrapping_mul(31).wrapping_add(p ^ q);
+    }
+    let mut b = 0u32;
+    for (i, (&p, q)) in x.iter().zip(y).enumerate() {
+        b ^= p.wrapping_mul(i as u32 + 1).wrapping_add(*q);
+    }
+    let mut c = 0u32;
+    'pairs: for (p, q) in x.iter().zip(y.iter()).rev() {
+        if (p ^ q).is_multiple_of(13) {
+            break 'pairs;
+        }
+        c = c.rotate_left(5) ^ p.wrapping_sub(*q);
+    }
+    let arr = [seed, seed >> 3, seed ^ 0xff, 7, 9, 11];
+    let mut d = 0u32;
+    for (w, v) in arr.iter().zip(x.iter()) {
+        d = d.wrapping_mul(7) ^ w.wrapping_mul(*v);
+    }
+    let mut e = 0u32;
+    for (i, (w, v)) in arr.iter().zip(y.iter()).enumerate().rev() {
+        e = e.wrapping_mul(3).wrapping_add(w ^ v ^ i as u32);
+    }
+    let mut g = 0u32;
+    for ((p, q), w) in x.iter().zip(y.iter()).zip([1u32, 2, 3, 4]) {
+        g = g.wrapping_add(p.wrapping_mul(w) ^ q);
+    }
+    [a, b, c, d, e, g]
+}
+
+/// Writes through `iter_mut` zipped with a slice; a local array zipped
+/// with an array literal, written in place, then through `&mut arr`.
+#[device]
+fn zip_update(x: &mut [u32], y: &[u32]) -> u32 {
+    for (v, w) in x.iter_mut().zip(y) {
+        *v = (*v).wrapping_mul(3) ^ *w;
+    }
+    let mut arr = [y.len() as u32, 5, 6];
+    for (v, k) in arr.iter_mut().zip([10u32, 20]) {
+        *v += k;
+    }
+    for v in &mut arr {
+        *v = (*v).rotate_left(9);
+    }
+    arr[0] ^ arr[1] ^ arr[2]
+}
+
+#[kernel(targets(sm_90))]
+pub fn zipped(xs: &[u32], ys: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = zips(&xs[i * 5 % 65..], &ys[i * 11 % 40..], xs[i]);
+    #[unroll]
+    for k in 0..6 {
+        out[6 * i + k] = r[k];
+    }
+}
+
+#[kernel(targets(sm_90))]
+pub fn zipped_update(xs: &mut [u32], ys: &[u32], out: &mut [u32]) {
+    out[0] = zip_update(xs, &ys[3..]);
+}
+
+#[test]
+fn zipped_loops_compute_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let xs = random_words(0x21b5_eed1, 64);
+    let ys = random_words(0x5eed_21b5, 40);
+    let (dx, dy) = (device.upload(&xs).expect("upload"), device.upload(&ys).expect("upload"));
+    let mut out = poisoned(&device, 6 * 64);
+    // SAFETY: one thread per six outputs.
+    unsafe { zipped::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &dy, &mut out) }.expect("launch");
+    let out = device.download(&out).expect("download");
+    for i in 0..64 {
+        let want = zips(&xs[i * 5 % 65..], &ys[i * 11 % 40..], xs[i]);
+        assert_eq!(out[6 * i..6 * i + 6], want, "thread {i}");
+    }
+
+    let mut dx = device.upload(&xs).expect("upload");
+    let mut out = poisoned(&device, 1);
+    // SAFETY: one thread, which owns both buffers.
+    unsafe { zipped_update::Kernel::launch(&device, LaunchConfig::linear(1, 1), &mut dx, &dy, &mut out) }
+        .expect("launch");
+    let mut want = xs.clone();
+    let r = zip_update(&mut want, &ys[3..]);
+    assert_ne!(want, xs, "the host changed the elements");
+    assert_eq!(device.download(&dx).expect("download"), want);
+    assert_eq!(device.download(&out).expect("download"), [r]);
 }

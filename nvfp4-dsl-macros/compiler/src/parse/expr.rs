@@ -3,7 +3,7 @@
 //! aggregates, `ptx!`); loops are in `loops`, paths and calls in `path`,
 //! literals in `literal`.
 
-use super::loops::ElementRef;
+use super::elements::ElementRef;
 use super::span::expr_loc;
 use super::{FnKind, Parser, Result, err, reject_attrs};
 use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, UnOp};

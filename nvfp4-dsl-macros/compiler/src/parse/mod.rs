@@ -5,11 +5,13 @@
 //!
 //! One file per construct: `item` (signatures, device functions and
 //! structs), `ty` (types), `stmt` (statements and blocks), `expr`
-//! (expressions), `loops` (`while`, `loop`, `for` and element loops),
+//! (expressions), `loops` (`while`, `loop`, `for`), `elements` (element
+//! loops: over slices, arrays, array literals, zipped),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
 //! line of a statement).
 
+mod elements;
 mod expr;
 mod item;
 mod literal;
@@ -28,8 +30,8 @@ pub use ty::is_builtin_type;
 
 use crate::ast::{Expr, ExprId, ExprKind, Kernel, Loc};
 use crate::types::StructTy;
+use elements::ElementRef;
 use item::{check_signature, const_params};
-use loops::ElementRef;
 
 type Result<T> = syn::Result<T>;
 
