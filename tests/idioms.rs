@@ -1,6 +1,6 @@
 //! What a CUDA or Rust author writes in the first hour: path calls
 //! `T::method(x, ..)` of every method; `for` over an array literal; zipped
-//! element loops. Run on the emulator against the same functions called on
+//! element loops; `warp_reduce_max`/`min`. Run on the emulator against the same functions called on
 //! the host, on random inputs, outputs poisoned first; a path call's PTX is
 //! the method call's.
 
@@ -300,4 +300,90 @@ fn zipped_loops_compute_what_the_host_computes() {
     assert_ne!(want, xs, "the host changed the elements");
     assert_eq!(device.download(&dx).expect("download"), want);
     assert_eq!(device.download(&out).expect("download"), [r]);
+}
+
+#[kernel(targets(sm_90))]
+pub fn warp_extremes(us: &[u32], fs: &[f32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let (u, f) = (us[i], fs[i]);
+    out[6 * i] = warp_reduce_max(u);
+    out[6 * i + 1] = warp_reduce_min(u);
+    out[6 * i + 2] = warp_reduce_max(u as i32) as u32;
+    out[6 * i + 3] = warp_reduce_min(u as i32) as u32;
+    out[6 * i + 4] = warp_reduce_max(f).to_bits();
+    out[6 * i + 5] = warp_reduce_min(f).to_bits();
+}
+
+/// Rust's `f32::max` (`min` with `max` false), NaN-ignoring, with `-0.0`
+/// below `+0.0` (which Rust leaves open); NaN of two NaNs.
+fn float_extreme(a: f32, b: f32, max: bool) -> f32 {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => f32::NAN,
+        (true, false) => b,
+        (false, true) => a,
+        _ if a == b => {
+            if a.is_sign_negative() == max {
+                b
+            } else {
+                a
+            }
+        }
+        _ if (a < b) == max => b,
+        _ => a,
+    }
+}
+
+#[test]
+fn warp_max_and_min_are_rusts_in_every_lane() {
+    let device = Device::emulator(Target::Sm90);
+    let us = random_words(0x3a7c_5eed, 128);
+    let words = random_words(0x0f1e_5eed, 128);
+    // Warp 0: any floats, a few NaNs and infinities; warp 1: NaNs among
+    // small values; warp 2: only NaNs (some negative); warp 3: only zeros of
+    // both signs and NaNs.
+    let fs: Vec<f32> = (0..128)
+        .map(|i| {
+            let w = words[i];
+            match (i / 32, w % 8) {
+                (0, 0) => f32::NAN,
+                (0, 1) => f32::NEG_INFINITY,
+                (0, _) => f32::from_bits(w),
+                (1, 0..=3) => f32::from_bits(0x7fc0_0000 | w >> 12),
+                (1, _) => (w % 1000) as f32 - 500.0,
+                (2, _) => f32::from_bits(0x7f80_0001 | w & 0x807f_ffff),
+                _ if w.is_multiple_of(3) => f32::NAN,
+                _ => f32::from_bits(w & 0x8000_0000),
+            }
+        })
+        .collect();
+    let (du, df) = (device.upload(&us).expect("upload"), device.upload(&fs).expect("upload"));
+    let mut out = poisoned(&device, 6 * 128);
+    // SAFETY: one thread per six outputs.
+    unsafe { warp_extremes::Kernel::launch(&device, LaunchConfig::linear(1, 128), &du, &df, &mut out) }
+        .expect("launch");
+    let out = device.download(&out).expect("download");
+    for warp in 0..4 {
+        let lanes = warp * 32..warp * 32 + 32;
+        let u = &us[lanes.clone()];
+        let f = &fs[lanes.clone()];
+        let fmax = f.iter().fold(f32::NAN, |m, &x| float_extreme(m, x, true));
+        let fmin = f.iter().fold(f32::NAN, |m, &x| float_extreme(m, x, false));
+        // The canonical NaN where every lane is NaN.
+        let bits = |x: f32| if x.is_nan() { 0x7fff_ffff } else { x.to_bits() };
+        let want = [
+            *u.iter().max().expect("32 lanes"),
+            *u.iter().min().expect("32 lanes"),
+            u.iter().map(|&x| x as i32).max().expect("32 lanes") as u32,
+            u.iter().map(|&x| x as i32).min().expect("32 lanes") as u32,
+            bits(fmax),
+            bits(fmin),
+        ];
+        for lane in lanes {
+            assert_eq!(out[6 * lane..6 * lane + 6], want, "warp {warp}, lane {lane}");
+        }
+    }
+    // What each warp tests is there: NaN ignored, all-NaN, zeros ordered.
+    assert!(fs[..32].iter().any(|x| x.is_nan()) && !f32::from_bits(out[4]).is_nan());
+    assert_eq!(out[6 * 64 + 4], 0x7fff_ffff);
+    assert_eq!((out[6 * 96 + 4], out[6 * 96 + 5]), (0, 0x8000_0000));
 }
