@@ -1,6 +1,7 @@
 //! What a CUDA or Rust author writes in the first hour: path calls
 //! `T::method(x, ..)` of every method; `for` over an array literal; zipped
-//! element loops; `warp_reduce_max`/`min`. Run on the emulator against the same functions called on
+//! element loops; `warp_reduce_max`/`min`; assertions, reported by the
+//! emulator. Run on the emulator against the same functions called on
 //! the host, on random inputs, outputs poisoned first; a path call's PTX is
 //! the method call's.
 
@@ -386,4 +387,122 @@ fn warp_max_and_min_are_rusts_in_every_lane() {
     assert!(fs[..32].iter().any(|x| x.is_nan()) && !f32::from_bits(out[4]).is_nan());
     assert_eq!(out[6 * 64 + 4], 0x7fff_ffff);
     assert_eq!((out[6 * 96 + 4], out[6 * 96 + 5]), (0, 0x8000_0000));
+}
+
+/// Checked preconditions: the index in range, the value not the sentinel
+/// 7, a copy equal, the high half not all ones; a `debug_assert!` against
+/// 8.
+#[device]
+fn checked(x: &[u32], i: usize, n: usize) -> u32 {
+    assert!(i < n);
+    let v = x[i];
+    assert!(v != 7, "the sentinel 7 at {}", i);
+    let w = v;
+    assert_eq!(w, v);
+    assert_ne!(v >> 16, 0xffff, "no all-ones high half");
+    debug_assert!(v != 8);
+    v.wrapping_mul(3)
+}
+
+#[kernel(targets(sm_90))]
+pub fn asserting(x: &[u32], n: u32, out: &mut [u32]) {
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
+    out[i] = checked(x, i, n as usize);
+}
+
+/// Where and why a launch failed: block, thread, message.
+type Failure = ((u32, u32, u32), (u32, u32, u32), String);
+
+/// Runs `asserting` on two blocks of 64 over `x`; the emulator's error of a
+/// failed assertion.
+fn assert_run(device: &Device, x: &[u32], n: u32) -> Result<Vec<u32>, Failure> {
+    let dx = device.upload(x).expect("upload");
+    let mut out = poisoned(device, 128);
+    // SAFETY: one thread per output; the emulator checks every access.
+    match unsafe { asserting::Kernel::launch(device, LaunchConfig::linear(2, 64), &dx, n, &mut out) } {
+        Ok(()) => Ok(device.download(&out).expect("download")),
+        Err(nvfp4_dsl::Error::Emulator(e)) => {
+            assert_eq!(e.kernel(), Some("asserting"), "{e}");
+            assert!(e.instruction().is_some_and(|t| t.starts_with("trap;")), "{e}");
+            Err((
+                e.block().expect("a block"),
+                e.thread().expect("a thread"),
+                e.message().to_string(),
+            ))
+        }
+        Err(other) => panic!("not an emulator error: {other}"),
+    }
+}
+
+#[test]
+fn a_failed_assertion_traps_and_the_emulator_names_it() {
+    let device = Device::emulator(Target::Sm90);
+    let good: Vec<u32> = random_words(0xa55e_27ed, 128).iter().map(|w| w >> 1 | 16).collect();
+    let out = assert_run(&device, &good, 128).expect("every assertion holds");
+    for (i, &o) in out.iter().enumerate() {
+        assert_eq!(o, checked(&good, i, 128), "thread {i}");
+    }
+
+    let (block, thread, msg) = assert_run(&device, &good, 100).expect_err("threads 100.. fail");
+    assert_eq!(block, (1, 0, 0));
+    assert!(thread.0 >= 36, "thread {thread:?}");
+    assert_eq!(msg, "assertion failed: `assert!(i < n)`");
+
+    let mut x = good.clone();
+    x[5] = 7;
+    let failed = assert_run(&device, &x, 128).expect_err("the sentinel");
+    let want = "assertion failed: `assert!(v != 7, \"the sentinel 7 at {}\", i)`";
+    assert_eq!(failed, ((0, 0, 0), (5, 0, 0), want.to_string()));
+
+    let mut x = good.clone();
+    x[70] = 0xffff_0001;
+    let failed = assert_run(&device, &x, 128).expect_err("all ones");
+    let want = "assertion failed: `assert_ne!(v >> 16, 0xffff, \"no all-ones high half\")`";
+    assert_eq!(failed, ((1, 0, 0), (6, 0, 0), want.to_string()));
+
+    // `debug_assert!` as in Rust: checked where this crate builds with
+    // debug assertions (`cargo test`), gone without (`--release`).
+    let mut x = good.clone();
+    x[9] = 8;
+    let run = assert_run(&device, &x, 128);
+    if cfg!(debug_assertions) {
+        let want = "assertion failed: `debug_assert!(v != 8)`";
+        assert_eq!(run, Err(((0, 0, 0), (9, 0, 0), want.to_string())));
+    } else {
+        assert_eq!(run.expect("no debug assertions")[9], 24);
+    }
+}
+
+#[test]
+fn debug_asserts_compile_twice_and_only_they_differ() {
+    let item: syn::ItemFn = syn::parse_str(
+        "fn k(x: &[u32], y: &mut [u32]) { assert!(x[0] < 4); debug_assert!(x[1] < 4, \"small\"); y[0] = x[0]; }",
+    )
+    .expect("parses");
+    let c = compiler::compile(
+        "targets(sm_90, sm_100a)".parse().expect("tokens"),
+        &item,
+        &[],
+        &compiler::Options::default(),
+    )
+    .expect("compiles");
+    let release = c.variants[0].release_ptx.as_ref().expect("a debug_assert!");
+    for ((_, debug), release) in c.variants[0].ptx.iter().zip(release) {
+        assert_eq!(debug.matches("trap;").count(), 2, "{debug}");
+        assert_eq!(release.matches("trap;").count(), 1, "{release}");
+        assert!(
+            debug.contains("trap; // assertion failed: debug_assert!(x[1] < 4, \"small\")"),
+            "{debug}"
+        );
+    }
+    assert!(ptx_of("assert!(x[0] < 1.0);").contains("trap; // assertion failed: assert!(x[0] < 1.0)"));
+    let item: syn::ItemFn = syn::parse_str("fn k(y: &mut [u32]) { assert!(y[0] < 4); }").expect("parses");
+    let c = compiler::compile(
+        "targets(sm_90)".parse().expect("tokens"),
+        &item,
+        &[],
+        &compiler::Options::default(),
+    )
+    .expect("compiles");
+    assert!(c.variants[0].release_ptx.is_none(), "no debug_assert!, one PTX");
 }

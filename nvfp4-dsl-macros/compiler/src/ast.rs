@@ -383,6 +383,15 @@ pub enum ExprKind {
     },
     /// `t.0`.
     TupleField(Box<Expr>, usize),
+    /// `assert!(cond, ..)` (also `assert_eq!`/`assert_ne!`, whose `cond` is
+    /// the comparison): a trap where `cond` is false, its PTX comment the
+    /// assertion's source `text`. `debug`: a `debug_assert*!`, compiled only
+    /// with debug assertions.
+    Assert {
+        cond: Box<Expr>,
+        text: String,
+        debug: bool,
+    },
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
     /// `ty` (or none for `()`), placeholders `{d}` and `{0}`, `{1}`, ...
     InlinePtx {
@@ -477,7 +486,7 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
         }
         ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr_calls(a, f)),
         ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr_calls(a, f)),
-        ExprKind::TupleField(a, _) => walk_expr_calls(a, f),
+        ExprKind::TupleField(a, _) | ExprKind::Assert { cond: a, .. } => walk_expr_calls(a, f),
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::CacheHint(_)

@@ -58,6 +58,17 @@ impl Checker<'_> {
             }
             ExprKind::StructLit { ty, fields } => self.struct_lit(e, ty, fields),
             ExprKind::InlinePtx { ret, args, .. } => self.inline_ptx(ret, args),
+            ExprKind::Assert { cond, .. } => {
+                let want = TyV::Ty(Ty::Scalar(Scalar::Bool));
+                let t = self.expr(cond, Some(&want))?;
+                self.unify(&want, &t, cond.span).map_err(|_| {
+                    let found = self.describe(&t);
+                    cond.span.error(format!(
+                        "an assertion's condition is a `bool`, not {found}; compare, e.g. `x != 0`"
+                    ))
+                })?;
+                Ok(TyV::Ty(Ty::Unit))
+            }
         }
     }
 

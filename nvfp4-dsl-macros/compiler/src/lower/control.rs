@@ -5,6 +5,7 @@
 use super::emit::{LoopTarget, Lower, Val};
 use super::fold::wrap_int;
 use super::fold::{Const, Result, err};
+use crate::ASSERTION_FAILED;
 use crate::ast::*;
 use crate::ir::*;
 use crate::types::{Scalar, Ty};
@@ -390,6 +391,30 @@ impl Lower<'_> {
             Ok(())
         })?;
         self.push(Node::Block { id: outer, body: nodes });
+        Ok(Val::Unit)
+    }
+
+    /// An assertion: a trap where `cond` is false, noted with the
+    /// assertion's source `text`. A `debug` one is left out (its condition
+    /// not evaluated, as Rust's) without debug assertions.
+    pub(super) fn assert(&mut self, cond: &Expr, text: &str, debug: bool) -> Result<Val> {
+        if debug && !self.debug_assertions {
+            return Ok(Val::Unit);
+        }
+        let trap = Node::Trap(format!("{ASSERTION_FAILED}{text}"));
+        match self.expr(cond)? {
+            Val::Const(Const::Bool(true)) => {}
+            Val::Const(Const::Bool(false)) => self.push(trap),
+            c => {
+                let p = self.in_reg(&c, Scalar::Bool);
+                self.push(Node::If {
+                    cond: p,
+                    negate: true,
+                    then: vec![trap],
+                    els: vec![],
+                });
+            }
+        }
         Ok(Val::Unit)
     }
 

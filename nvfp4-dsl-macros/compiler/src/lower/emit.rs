@@ -120,6 +120,8 @@ pub struct Lower<'a> {
     /// The device functions being inlined, innermost last: where their
     /// `return` jumps and the registers their value goes to.
     pub(super) returns: Vec<Return>,
+    /// Whether `debug_assert!`s are compiled.
+    pub(super) debug_assertions: bool,
 }
 
 /// An inlined device function's exit.

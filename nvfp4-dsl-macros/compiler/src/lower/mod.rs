@@ -35,6 +35,9 @@ pub struct LowerOptions<'a> {
     pub spec_name: String,
     pub launch_bounds: Option<(u32, Option<u32>)>,
     pub line_info: Option<String>,
+    /// Compile `debug_assert!`s (the user's crate builds with
+    /// `debug_assertions`).
+    pub debug_assertions: bool,
 }
 
 pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<Function> {
@@ -66,6 +69,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         var_regs: HashSet::new(),
         line_info: opts.line_info.is_some(),
         returns: Vec::new(),
+        debug_assertions: opts.debug_assertions,
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;

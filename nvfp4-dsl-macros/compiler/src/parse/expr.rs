@@ -267,52 +267,6 @@ impl Parser {
             t.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?,
         ))
     }
-
-    pub(super) fn macro_expr(&mut self, mac: &syn::Macro) -> Result<Expr> {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
-        if name != "ptx" {
-            return err(
-                Loc::of(&mac.path),
-                format!("macro `{name}!` cannot be used in a kernel; the only macro is `ptx!` (inline PTX)"),
-            );
-        }
-        let span = Loc::of(&mac);
-        let (ty, template, args) = mac.parse_body_with(|input: syn::parse::ParseStream| {
-            let ty: syn::Type = input.parse()?;
-            input.parse::<syn::Token![,]>()?;
-            let template: syn::LitStr = input.parse()?;
-            let mut args = Vec::new();
-            while !input.is_empty() {
-                input.parse::<syn::Token![,]>()?;
-                if input.is_empty() {
-                    break;
-                }
-                args.push(input.parse::<syn::Expr>()?);
-            }
-            Ok((ty, template, args))
-        })?;
-        let ret = self.parse_ty(&ty)?;
-        if !matches!(ret, Ty::Unit | Ty::Scalar(_) | Ty::F16x2) {
-            return err(
-                Loc::of(&ty),
-                "`ptx!` returns `()`, a scalar or `f16x2`; write several `ptx!` for more results",
-            );
-        }
-        let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
-        Ok(self.expr_node(
-            ExprKind::InlinePtx {
-                ret,
-                template: template.value(),
-                args,
-            },
-            span,
-        ))
-    }
 }
 
 /// The expressions kernels do not have, each with what to write instead.

@@ -6,7 +6,8 @@
 //! One file per construct: `item` (signatures, device functions and
 //! structs), `ty` (types), `stmt` (statements and blocks), `expr`
 //! (expressions), `loops` (`while`, `loop`, `for`), `elements` (element
-//! loops: over slices, arrays, array literals, zipped),
+//! loops: over slices, arrays, array literals, zipped), `macros` (`ptx!`
+//! and the assertions),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
 //! line of a statement).
@@ -16,6 +17,7 @@ mod expr;
 mod item;
 mod literal;
 mod loops;
+mod macros;
 mod pat;
 mod path;
 mod span;
