@@ -187,6 +187,8 @@ fn the_generator_covers_the_subset() {
         "for i in 0usize..4usize",
         "fn reduce_",
         "in v.iter().enumerate()",
+        ".rsqrt_approx()",
+        ".recip_approx()",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

@@ -1,9 +1,9 @@
 //! What a CUDA or Rust author writes in the first hour: path calls
 //! `T::method(x, ..)` of every method; `for` over an array literal; zipped
 //! element loops; `warp_reduce_max`/`min`; assertions, reported by the
-//! emulator. Run on the emulator against the same functions called on
-//! the host, on random inputs, outputs poisoned first; a path call's PTX is
-//! the method call's.
+//! emulator; `rsqrt_approx` and `recip_approx`. Run on the emulator against
+//! the same functions called on the host, on random inputs, outputs
+//! poisoned first; a path call's PTX is the method call's.
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl_compiler as compiler;
@@ -113,6 +113,8 @@ fn a_path_call_is_the_method_call() {
             "y[0] = f32::mul_add(x[0], x[1], 2.0);",
         ),
         ("y[0] = x[0].exp();", "y[0] = f32::exp(x[0]);"),
+        ("y[0] = x[0].rsqrt_approx();", "y[0] = f32::rsqrt_approx(x[0]);"),
+        ("y[0] = x[0].recip_approx();", "y[0] = f32::recip_approx(x[0]);"),
         (
             "u[0] = u[1].wrapping_add(u[2]);",
             "u[0] = u32::wrapping_add(u[1], u[2]);",
@@ -505,4 +507,58 @@ fn debug_asserts_compile_twice_and_only_they_differ() {
     )
     .expect("compiles");
     assert!(c.variants[0].release_ptx.is_none(), "no debug_assert!, one PTX");
+}
+
+#[kernel(targets(sm_90))]
+pub fn approximate_reciprocals(x: &[f32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    out[2 * i] = x[i].rsqrt_approx().to_bits();
+    out[2 * i + 1] = f32::recip_approx(x[i]).to_bits();
+}
+
+/// The emulator computes `rsqrt.approx.f32` and `rcp.approx.f32` correctly
+/// rounded, as the host's `ApproxF32` does (the GPU's error is bounded in
+/// `tests/approx.rs`): the same bits, special values included; and each is
+/// the one instruction.
+#[test]
+fn rsqrt_and_recip_approx_are_one_instruction_each() {
+    let device = Device::emulator(Target::Sm90);
+    let mut x: Vec<f32> = random_words(0x7a11_5eed, 128)
+        .iter()
+        .map(|&w| f32::from_bits(w))
+        .collect();
+    x[..10].copy_from_slice(&[
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -4.0,
+        4.0,
+        f32::MIN_POSITIVE / 8.0,
+        f32::MAX,
+        1.0,
+    ]);
+    let dx = device.upload(&x).expect("upload");
+    let mut out = poisoned(&device, 2 * 128);
+    // SAFETY: one thread per two outputs.
+    unsafe { approximate_reciprocals::Kernel::launch(&device, LaunchConfig::linear(1, 128), &dx, &mut out) }
+        .expect("launch");
+    let out = device.download(&out).expect("download");
+    let same = |got: u32, want: f32| got == want.to_bits() || (f32::from_bits(got).is_nan() && want.is_nan());
+    for (i, &v) in x.iter().enumerate() {
+        assert!(
+            same(out[2 * i], v.rsqrt_approx()),
+            "rsqrt_approx({v:e}): {:#x}",
+            out[2 * i]
+        );
+        assert!(
+            same(out[2 * i + 1], v.recip_approx()),
+            "recip_approx({v:e}): {:#x}",
+            out[2 * i + 1]
+        );
+    }
+    let ptx = approximate_reciprocals::VARIANTS[0].ptx[0].1;
+    assert_eq!(ptx.matches("rsqrt.approx.f32 ").count(), 1, "{ptx}");
+    assert_eq!(ptx.matches("rcp.approx.f32 ").count(), 1, "{ptx}");
 }

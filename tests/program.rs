@@ -515,6 +515,11 @@ struct Gen<'a> {
 /// Elements of every local array.
 const ARRAY: usize = 4;
 
+/// How many of `crate::approx::FUNCTIONS` there were when the GPU tests'
+/// seeds were listed: the main stream picks among those, `extras` among
+/// the later ones.
+const LISTED_APPROX: usize = 7;
+
 const INT_METHODS: &[&str] = &[
     "wrapping_add",
     "wrapping_sub",
@@ -1064,7 +1069,11 @@ impl Gen<'_> {
                 S::Shuffle(dst, src, 1 + self.rng.below(31) as u32)
             }
             15 if top => {
-                let f = self.rng.below(crate::approx::FUNCTIONS.len() as u64) as usize;
+                let mut f = self.rng.below(LISTED_APPROX as u64) as usize;
+                if self.extras.chance(25) {
+                    let later = crate::approx::FUNCTIONS.len() - LISTED_APPROX;
+                    f = LISTED_APPROX + self.extras.below(later as u64) as usize;
+                }
                 let slot = self.slots.len();
                 self.slots.push(Slot::Approx(f));
                 S::OutApprox(slot, f, self.expr(F32, 3))

@@ -201,7 +201,7 @@ pub enum Cache {
     NoAllocate,
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
