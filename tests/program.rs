@@ -1256,6 +1256,7 @@ impl Program {
                     vars: &d.vars,
                     rets: &rets,
                     indent: 1,
+                    spellings: std::cell::Cell::new(0),
                 };
                 let params: Vec<String> = d
                     .params
@@ -1272,11 +1273,18 @@ impl Program {
                 let _ = writeln!(src, "    {tail}\n}}");
                 (format!("d{i}"), src)
             })
-            .chain(self.reducers.iter().map(|(t, op)| {
+            .chain(self.reducers.iter().enumerate().map(|(k, (t, op))| {
                 let name = reducer_name(*t, *op);
                 let ty = t.name();
+                // Every other one walks the array zipped with itself: the
+                // same elements.
+                let walk = if k % 2 == 0 {
+                    "(i, &x) in v.iter().enumerate()"
+                } else {
+                    "(i, (&x, _)) in v.iter().zip(v.iter()).enumerate()"
+                };
                 let src = format!(
-                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    for (i, &x) in v.iter().enumerate() {{\n        if i > 0 {{\n            acc = acc {} x;\n        }}\n    }}\n    acc\n}}\n",
+                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    for {walk} {{\n        if i > 0 {{\n            acc = acc {} x;\n        }}\n    }}\n    acc\n}}\n",
                     op.symbol()
                 );
                 (name, src)
@@ -1291,6 +1299,7 @@ impl Program {
             vars: &self.vars,
             rets: &rets,
             indent: 1,
+            spellings: std::cell::Cell::new(0),
         };
         for s in &self.body {
             r.stmt(s);
@@ -1309,9 +1318,22 @@ struct Render<'a> {
     /// The device functions' result types.
     rets: &'a [T],
     indent: usize,
+    /// Counts the constructs Rust can write two ways; every other one is
+    /// written the second way (a method as a path call `T::m(x, ..)`, an
+    /// unrolled loop over an array literal), which means the same: the
+    /// programs, their meaning and the random streams stay as they were.
+    spellings: std::cell::Cell<u32>,
 }
 
 impl Render<'_> {
+    /// Whether to write the next construct with two spellings the second
+    /// way.
+    fn respell(&self) -> bool {
+        let n = self.spellings.get();
+        self.spellings.set(n + 1);
+        n % 2 == 1
+    }
+
     fn line(&mut self, s: &str) {
         for _ in 0..self.indent {
             self.out.push_str("    ");
@@ -1413,6 +1435,14 @@ impl Render<'_> {
                         self.expr(b),
                         self.expr(step)
                     ),
+                    // The same values as an array literal, in their order.
+                    Range::Unrolled(n) if *n > 0 && self.respell() => {
+                        let mut values: Vec<String> = (0..*n).map(|k| format!("{k}u32")).collect();
+                        if !rev.is_empty() {
+                            values.reverse();
+                        }
+                        format!("[{}]", values.join(", "))
+                    }
                     Range::Unrolled(n) => {
                         self.line("#[unroll]");
                         if rev.is_empty() {
@@ -1571,7 +1601,12 @@ impl Render<'_> {
             E::ToF32(a) => format!("({}).to_f32()", self.expr(a)),
             E::Method(m, x, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("({}).{m}({})", self.expr(x), args.join(", "))
+                if self.respell() {
+                    let all = [vec![self.expr(x)], args].concat();
+                    format!("{}::{m}({})", self.ty(x).name(), all.join(", "))
+                } else {
+                    format!("({}).{m}({})", self.expr(x), args.join(", "))
+                }
             }
             E::If(c, a, b) => format!(
                 "(if {} {{ {} }} else {{ {} }})",
