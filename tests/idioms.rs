@@ -1,9 +1,9 @@
 //! What a CUDA or Rust author writes in the first hour: path calls
 //! `T::method(x, ..)` of every method; `for` over an array literal; zipped
 //! element loops; `warp_reduce_max`/`min`; assertions, reported by the
-//! emulator; `rsqrt_approx` and `recip_approx`. Run on the emulator against
-//! the same functions called on the host, on random inputs, outputs
-//! poisoned first; a path call's PTX is the method call's.
+//! emulator; `rsqrt_approx` and `recip_approx`; closures. Run on the
+//! emulator against the same functions called on the host, on random
+//! inputs, outputs poisoned first; a path call's PTX is the method call's.
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl_compiler as compiler;
@@ -561,4 +561,72 @@ fn rsqrt_and_recip_approx_are_one_instruction_each() {
     let ptx = approximate_reciprocals::VARIANTS[0].ptx[0].1;
     assert_eq!(ptx.matches("rsqrt.approx.f32 ").count(), 1, "{ptx}");
     assert_eq!(ptx.matches("rcp.approx.f32 ").count(), 1, "{ptx}");
+}
+
+/// Closures: a square; a `move` closure of two parameters with a block
+/// body, capturing a parameter and a local that is assigned after it is
+/// created (it keeps the value it captured); one without annotations
+/// (typed by its call); one calling another; a tuple parameter; one that
+/// indexes a captured local array with its argument (a constant where it
+/// is called); one in a loop capturing the loop's variable.
+#[device]
+fn closures(x: f32, n: u32) -> [u32; 8] {
+    let sq = |v: f32| v * v;
+    let scale = 3u32;
+    let mut offset = n >> 3;
+    let affine = move |a: u32, b: u32| -> u32 {
+        let t = a.wrapping_mul(scale);
+        t.wrapping_add(b ^ offset)
+    };
+    let first = affine(n, 1);
+    offset = offset.wrapping_add(7);
+    let second = affine(n ^ offset, 2);
+    let twice = |v| v + v;
+    let doubled = twice(n >> 1);
+    let sq_plus = |v: f32| sq(v) + 1.0;
+    let pair = |(a, b): (u32, u32)| a ^ b.rotate_left(5);
+    let table = [n, n ^ 1, n.rotate_left(9), 17];
+    let pick = |k: usize| table[k];
+    let mut acc = 0u32;
+    for i in 0..n % 8 {
+        let add_i = |v: u32| v.wrapping_add(i);
+        acc = add_i(acc).rotate_left(3);
+    }
+    [
+        sq(x).to_bits(),
+        first,
+        second,
+        doubled,
+        sq_plus(x).to_bits(),
+        pair((n, first)),
+        pick(2) ^ pick(3),
+        acc,
+    ]
+}
+
+#[kernel(targets(sm_90))]
+pub fn with_closures(xs: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = closures(f32::from_bits(xs[i] & 0xBFFF_FFFF), xs[i]);
+    // Writes through the captured slice reach it.
+    let mut put = |k: usize, v: u32| out[8 * i + k] = v;
+    #[unroll]
+    for k in 0..8 {
+        put(k, r[k]);
+    }
+}
+
+#[test]
+fn closures_compute_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let xs = random_words(0xc105_5eed, 64);
+    let dx = device.upload(&xs).expect("upload");
+    let mut out = poisoned(&device, 8 * 64);
+    // SAFETY: one thread per eight outputs.
+    unsafe { with_closures::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &mut out) }.expect("launch");
+    let out = device.download(&out).expect("download");
+    for (i, &x) in xs.iter().enumerate() {
+        let want = closures(f32::from_bits(x & 0xBFFF_FFFF), x);
+        assert_eq!(out[8 * i..8 * i + 8], want, "thread {i}");
+    }
 }

@@ -192,6 +192,23 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// `v` in fresh registers of the same classes.
+    fn copy_val(&mut self, v: &Val) -> Val {
+        match v {
+            Val::Reg(r) => {
+                let d = self.reg(r.class);
+                let op = match r.class {
+                    RegClass::Pred => "mov.pred".to_string(),
+                    c => format!("mov.{}", mov_type(c)),
+                };
+                self.emit(op, vec![d.into(), (*r).into()]);
+                Val::Reg(d)
+            }
+            Val::Parts(parts) => Val::Parts(parts.iter().map(|p| self.copy_val(p)).collect()),
+            other => other.clone(),
+        }
+    }
+
     fn mark_var(&mut self, v: &Val) {
         let mut regs = Vec::new();
         v.regs(&mut regs);
@@ -403,6 +420,8 @@ impl<'a> Lower<'a> {
     fn bind_let(&mut self, pat: &LetPat, v: Val, t: &Ty) -> Result<()> {
         match pat {
             LetPat::Wild => {}
+            // A closure (`let mut f = |..| ..` too) has no registers.
+            LetPat::Name { name, .. } if matches!(v, Val::Closure(_)) => self.bind(name, v),
             LetPat::Name { name, mutable, .. } => {
                 let v = if *mutable {
                     let fresh = self.fresh(t)?;

@@ -198,6 +198,12 @@ impl Parser {
 
     /// `return` and, in a device function, `return value`.
     fn return_expr(&mut self, r: &syn::ExprReturn) -> Result<ExprKind> {
+        if self.in_closure > 0 {
+            return err(
+                Loc::of(r),
+                "`return` in a closure is not supported in kernels; make the closure's value its last expression",
+            );
+        }
         Ok(match &r.expr {
             Some(v) if self.kind == FnKind::Kernel => {
                 return err(
@@ -275,7 +281,7 @@ fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
     match e {
         E::Closure(c) => err(
             Loc::of(&c),
-            "closures are not supported in kernels; write the code inline",
+            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`",
         ),
         E::Async(a) => err(Loc::of(&a), "`async` blocks are not supported in kernels"),
         E::Await(a) => err(Loc::of(&a), "`.await` is not supported in kernels"),
