@@ -201,7 +201,7 @@ pub enum Cache {
     NoAllocate,
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -238,11 +238,12 @@ impl Shuffle for i32 {}
 impl Shuffle for f32 {}
 impl Shuffle for f16x2 {}
 
-/// Values `warp_reduce_sum` adds: `u32`, `i32`, `f32`.
-pub trait WarpSum: Copy + sealed::Sealed {}
-impl WarpSum for u32 {}
-impl WarpSum for i32 {}
-impl WarpSum for f32 {}
+/// Values the warp reductions (`warp_reduce_sum`, `warp_reduce_max`,
+/// `warp_reduce_min`) combine: `u32`, `i32`, `f32`.
+pub trait WarpReduce: Copy + sealed::Sealed {}
+impl WarpReduce for u32 {}
+impl WarpReduce for i32 {}
+impl WarpReduce for f32 {}
 
 /// Index types of shared memory and of the load/store intrinsics.
 pub trait DeviceIndex: Copy + sealed::Sealed {}

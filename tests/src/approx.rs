@@ -1,18 +1,18 @@
 //! The `f32` functions PTX approximates (`exp`, `exp2`, `ln`, `log2`,
-//! `sin`, `cos`, `tanh`) against f64, within the bounds the README
-//! documents: on the emulator (`tests/std_methods.rs`) and on a GPU
-//! (`tests/gpu.rs`).
+//! `sin`, `cos`, `tanh`, `rsqrt_approx`, `recip_approx`) against f64,
+//! within the bounds the README documents: on the emulator
+//! (`tests/std_methods.rs`) and on a GPU (`tests/gpu.rs`).
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_kernels::rng::Rng;
 
-/// The approximate functions, seven results per input.
+/// The approximate functions, [`FUNCTIONS`]`.len()` results per input.
 #[kernel(targets(sm_90, sm_100a))]
 pub fn approximate_methods(x: &[f32], out: &mut [f32]) {
     let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
     if i < x.len() {
         let v = x[i];
-        let o = i * 7;
+        let o = i * 9;
         out[o] = v.exp();
         out[o + 1] = v.exp2();
         out[o + 2] = v.ln();
@@ -20,6 +20,8 @@ pub fn approximate_methods(x: &[f32], out: &mut [f32]) {
         out[o + 4] = v.sin();
         out[o + 5] = v.cos();
         out[o + 6] = v.tanh();
+        out[o + 7] = v.rsqrt_approx();
+        out[o + 8] = v.recip_approx();
     }
 }
 
@@ -44,9 +46,10 @@ pub fn ulps(got: f32, want: f64) -> f64 {
 
 /// The error the README documents for `name`, which is NVIDIA's bound for
 /// the same instruction sequence (CUDA's `__expf`, `__exp2f`, `__logf`,
-/// `__log2f`, `__sinf`, `__cosf`; PTX's `tanh.approx.f32`): the error of
-/// `got` against the exact `want` in the unit the bound is stated in, the
-/// bound, and the unit.
+/// `__log2f`, `__sinf`, `__cosf`; PTX's `tanh.approx.f32`,
+/// `rsqrt.approx.f32`, `rcp.approx.f32`): the error of `got` against the
+/// exact `want` in the unit the bound is stated in, the bound, and the
+/// unit.
 pub fn documented_error(name: &str, x: f32, got: f32, want: f64) -> (f64, f64, &'static str) {
     let abs = (f64::from(got) - want).abs();
     let near_one = (0.5..=2.0).contains(&x);
@@ -61,15 +64,26 @@ pub fn documented_error(name: &str, x: f32, got: f32, want: f64) -> (f64, f64, &
         // [-π, π]; CUDA states 2^-21.41 for `__sinf`/`__cosf` there, which
         // the H100 exceeds (cos(1.7598144) is 3.64e-7 = 2^-21.39 off).
         "sin" | "cos" => (abs, 2f64.powf(-20.9), "absolute"),
-        _ => (abs / want.abs().max(f64::MIN_POSITIVE), 2f64.powf(-10.987), "relative"),
+        "rsqrt_approx" => (relative(got, want), 2f64.powf(-22.9), "relative"),
+        "recip_approx" => (ulps(got, want), 1.0, "ulp"),
+        _ => (relative(got, want), 2f64.powf(-10.987), "relative"),
     }
+}
+
+/// `got`'s error relative to the exact `want` (0 where both are the same
+/// infinity).
+fn relative(got: f32, want: f64) -> f64 {
+    if f64::from(got) == want {
+        return 0.0;
+    }
+    (f64::from(got) - want).abs() / want.abs().max(f64::MIN_POSITIVE)
 }
 
 /// A function's name, its exact value in f64, and its domain.
 pub type Function = (&'static str, fn(f64) -> f64, fn(f32) -> bool);
 
 /// Each function with its exact value and its domain.
-pub const FUNCTIONS: [Function; 7] = [
+pub const FUNCTIONS: [Function; 9] = [
     ("exp", f64::exp, |v| v.abs() <= 87.0),
     ("exp2", f64::exp2, |v| v.abs() <= 126.0),
     ("ln", f64::ln, |v| v > 0.0 && v.is_finite()),
@@ -77,6 +91,8 @@ pub const FUNCTIONS: [Function; 7] = [
     ("sin", f64::sin, |v| v.abs() <= std::f32::consts::PI),
     ("cos", f64::cos, |v| v.abs() <= std::f32::consts::PI),
     ("tanh", f64::tanh, |v| v.is_finite() && v != 0.0),
+    ("rsqrt_approx", |v| 1.0 / v.sqrt(), |v| v > 0.0),
+    ("recip_approx", f64::recip, |v| !v.is_nan()),
 ];
 
 /// One line of a report: what was measured, the worst error, its unit,
@@ -109,9 +125,10 @@ pub fn check(device: &Device, seed: u64) -> Result<Vec<Worst>, String> {
         f32::MIN_POSITIVE,
     ]);
     let dx = device.upload(&x).map_err(|e| e.to_string())?;
-    let mut out = device.alloc_zeroed::<f32>(x.len() * 7).map_err(|e| e.to_string())?;
+    let n = FUNCTIONS.len();
+    let mut out = device.alloc_zeroed::<f32>(x.len() * n).map_err(|e| e.to_string())?;
     let blocks = x.len().div_ceil(256) as u32;
-    // SAFETY: one thread per input, writing its seven results.
+    // SAFETY: one thread per input, writing its results.
     unsafe { approximate_methods::Kernel::launch(device, LaunchConfig::linear(blocks, 256), &dx, &mut out) }
         .map_err(|e| e.to_string())?;
     let out = device.download(&out).map_err(|e| e.to_string())?;
@@ -121,7 +138,7 @@ pub fn check(device: &Device, seed: u64) -> Result<Vec<Worst>, String> {
         let mut beyond = (0.0f64, 0.0f32);
         for (i, v) in x.iter().enumerate() {
             let want = exact(f64::from(*v));
-            let got = out[i * 7 + f];
+            let got = out[i * n + f];
             if !domain(*v) {
                 if matches!(*name, "sin" | "cos") && v.abs() <= 100.0 * std::f32::consts::PI {
                     let e = (f64::from(got) - want).abs();

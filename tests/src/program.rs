@@ -515,6 +515,11 @@ struct Gen<'a> {
 /// Elements of every local array.
 const ARRAY: usize = 4;
 
+/// How many of `crate::approx::FUNCTIONS` there were when the GPU tests'
+/// seeds were listed: the main stream picks among those, `extras` among
+/// the later ones.
+const LISTED_APPROX: usize = 7;
+
 const INT_METHODS: &[&str] = &[
     "wrapping_add",
     "wrapping_sub",
@@ -1064,7 +1069,11 @@ impl Gen<'_> {
                 S::Shuffle(dst, src, 1 + self.rng.below(31) as u32)
             }
             15 if top => {
-                let f = self.rng.below(crate::approx::FUNCTIONS.len() as u64) as usize;
+                let mut f = self.rng.below(LISTED_APPROX as u64) as usize;
+                if self.extras.chance(25) {
+                    let later = crate::approx::FUNCTIONS.len() - LISTED_APPROX;
+                    f = LISTED_APPROX + self.extras.below(later as u64) as usize;
+                }
                 let slot = self.slots.len();
                 self.slots.push(Slot::Approx(f));
                 S::OutApprox(slot, f, self.expr(F32, 3))
@@ -1247,6 +1256,7 @@ impl Program {
                     vars: &d.vars,
                     rets: &rets,
                     indent: 1,
+                    spellings: std::cell::Cell::new(0),
                 };
                 let params: Vec<String> = d
                     .params
@@ -1263,11 +1273,18 @@ impl Program {
                 let _ = writeln!(src, "    {tail}\n}}");
                 (format!("d{i}"), src)
             })
-            .chain(self.reducers.iter().map(|(t, op)| {
+            .chain(self.reducers.iter().enumerate().map(|(k, (t, op))| {
                 let name = reducer_name(*t, *op);
                 let ty = t.name();
+                // Every other one walks the array zipped with itself: the
+                // same elements.
+                let walk = if k % 2 == 0 {
+                    "(i, &x) in v.iter().enumerate()"
+                } else {
+                    "(i, (&x, _)) in v.iter().zip(v.iter()).enumerate()"
+                };
                 let src = format!(
-                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    for (i, &x) in v.iter().enumerate() {{\n        if i > 0 {{\n            acc = acc {} x;\n        }}\n    }}\n    acc\n}}\n",
+                    "fn {name}<const N: usize>(v: [{ty}; N]) -> {ty} {{\n    let mut acc = v[0];\n    for {walk} {{\n        if i > 0 {{\n            acc = acc {} x;\n        }}\n    }}\n    acc\n}}\n",
                     op.symbol()
                 );
                 (name, src)
@@ -1282,6 +1299,7 @@ impl Program {
             vars: &self.vars,
             rets: &rets,
             indent: 1,
+            spellings: std::cell::Cell::new(0),
         };
         for s in &self.body {
             r.stmt(s);
@@ -1300,9 +1318,22 @@ struct Render<'a> {
     /// The device functions' result types.
     rets: &'a [T],
     indent: usize,
+    /// Counts the constructs Rust can write two ways; every other one is
+    /// written the second way (a method as a path call `T::m(x, ..)`, an
+    /// unrolled loop over an array literal), which means the same: the
+    /// programs, their meaning and the random streams stay as they were.
+    spellings: std::cell::Cell<u32>,
 }
 
 impl Render<'_> {
+    /// Whether to write the next construct with two spellings the second
+    /// way.
+    fn respell(&self) -> bool {
+        let n = self.spellings.get();
+        self.spellings.set(n + 1);
+        n % 2 == 1
+    }
+
     fn line(&mut self, s: &str) {
         for _ in 0..self.indent {
             self.out.push_str("    ");
@@ -1404,6 +1435,14 @@ impl Render<'_> {
                         self.expr(b),
                         self.expr(step)
                     ),
+                    // The same values as an array literal, in their order.
+                    Range::Unrolled(n) if *n > 0 && self.respell() => {
+                        let mut values: Vec<String> = (0..*n).map(|k| format!("{k}u32")).collect();
+                        if !rev.is_empty() {
+                            values.reverse();
+                        }
+                        format!("[{}]", values.join(", "))
+                    }
                     Range::Unrolled(n) => {
                         self.line("#[unroll]");
                         if rev.is_empty() {
@@ -1562,7 +1601,12 @@ impl Render<'_> {
             E::ToF32(a) => format!("({}).to_f32()", self.expr(a)),
             E::Method(m, x, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("({}).{m}({})", self.expr(x), args.join(", "))
+                if self.respell() {
+                    let all = [vec![self.expr(x)], args].concat();
+                    format!("{}::{m}({})", self.ty(x).name(), all.join(", "))
+                } else {
+                    format!("({}).{m}({})", self.expr(x), args.join(", "))
+                }
             }
             E::If(c, a, b) => format!(
                 "(if {} {{ {} }} else {{ {} }})",

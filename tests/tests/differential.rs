@@ -187,6 +187,11 @@ fn the_generator_covers_the_subset() {
         "for i in 0usize..4usize",
         "fn reduce_",
         "in v.iter().enumerate()",
+        "in v.iter().zip(v.iter()).enumerate()",
+        " in [0u32, 1u32",
+        "u32::wrapping_",
+        ".rsqrt_approx()",
+        ".recip_approx()",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

@@ -95,6 +95,17 @@ pub enum LetPat {
     Tuple(Vec<LetPat>, Loc),
 }
 
+impl LetPat {
+    /// The names the pattern binds.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            LetPat::Name { name, .. } => vec![name.as_str()],
+            LetPat::Wild => Vec::new(),
+            LetPat::Tuple(pats, _) => pats.iter().flat_map(LetPat::names).collect(),
+        }
+    }
+}
+
 /// Index of an expression, unique within one kernel; `check` keys its type
 /// table by it.
 pub type ExprId = u32;
@@ -411,6 +422,28 @@ pub enum ExprKind {
     },
     /// `t.0`.
     TupleField(Box<Expr>, usize),
+    /// `|a: f32, b| body` (also `move`, `-> T { .. }`), the value of a
+    /// `let`: called by its name, inlined at each call, what it captures
+    /// copied where it is created.
+    Closure {
+        params: Vec<(LetPat, Option<Ty>)>,
+        ret: Option<Ty>,
+        body: Box<Expr>,
+    },
+    /// `f(args)` of a closure `f` bound with `let`.
+    ClosureCall {
+        name: String,
+        args: Vec<Expr>,
+    },
+    /// `assert!(cond, ..)` (also `assert_eq!`/`assert_ne!`, whose `cond` is
+    /// the comparison): a trap where `cond` is false, its PTX comment the
+    /// assertion's source `text`. `debug`: a `debug_assert*!`, compiled only
+    /// with debug assertions.
+    Assert {
+        cond: Box<Expr>,
+        text: String,
+        debug: bool,
+    },
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
     /// `ty` (or none for `()`), placeholders `{d}` and `{0}`, `{1}`, ...
     InlinePtx {
@@ -424,7 +457,7 @@ pub enum ExprKind {
 pub const REFERENCE_USES: &str = "references are supported as sub-slices `&a[start..]` or `&mut a[start..]`, as `&mut acc` for the accumulator of a `wgmma_*` intrinsic, and as `&x` or `&mut x` for a device function's reference parameter (`&[T; N]`, `&mut [T; N]`, `&Pair`, `&mut Pair`, `&self`, `&mut self`)";
 
 /// Calls `f` on every function call in `b` (nested blocks included).
-pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
+pub fn walk_calls<'a>(b: &'a Block, f: &mut impl FnMut(&'a Expr, &'a CallPath)) {
     walk_exprs(b, &mut |e| {
         if let ExprKind::Call { path, .. } = &e.kind {
             f(e, path);
@@ -433,83 +466,88 @@ pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
 }
 
 /// Calls `f` on every expression in `b`, outer ones first.
-pub fn walk_exprs(b: &Block, f: &mut impl FnMut(&Expr)) {
+pub fn walk_exprs<'a>(b: &'a Block, f: &mut impl FnMut(&'a Expr)) {
     for s in &b.stmts {
         match &s.kind {
-            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr_calls(init, f),
-            StmtKind::Expr(e, _) => walk_expr_calls(e, f),
+            StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr(init, f),
+            StmtKind::Expr(e, _) => walk_expr(e, f),
         }
     }
 }
 
-fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
+/// Calls `f` on `e` and every expression in it, outer ones first.
+pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Call { args, generics, .. } => {
             for g in generics {
                 if let GenericArg::Expr(x, _) = g {
-                    walk_expr_calls(x, f);
+                    walk_expr(x, f);
                 }
             }
-            args.iter().for_each(|a| walk_expr_calls(a, f));
+            args.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::MethodCall { receiver, args, .. } => {
-            walk_expr_calls(receiver, f);
-            args.iter().for_each(|a| walk_expr_calls(a, f));
+            walk_expr(receiver, f);
+            args.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::Unary(_, a)
         | ExprKind::Cast(a, _)
         | ExprKind::Field(a, _)
         | ExprKind::Repeat(a, _)
         | ExprKind::RefMut(a)
-        | ExprKind::Ref(a) => walk_expr_calls(a, f),
-        ExprKind::Return(a) => a.iter().for_each(|a| walk_expr_calls(a, f)),
+        | ExprKind::Ref(a) => walk_expr(a, f),
+        ExprKind::Return(a) => a.iter().for_each(|a| walk_expr(a, f)),
         ExprKind::Binary(_, a, b) | ExprKind::Assign(a, b) | ExprKind::AssignOp(_, a, b) | ExprKind::Index(a, b) => {
-            walk_expr_calls(a, f);
-            walk_expr_calls(b, f);
+            walk_expr(a, f);
+            walk_expr(b, f);
         }
         ExprKind::SliceFrom { base, start, .. } => {
-            walk_expr_calls(base, f);
-            walk_expr_calls(start, f);
+            walk_expr(base, f);
+            walk_expr(start, f);
         }
-        ExprKind::Array(items) | ExprKind::InlinePtx { args: items, .. } => {
-            items.iter().for_each(|a| walk_expr_calls(a, f));
+        ExprKind::Array(items)
+        | ExprKind::InlinePtx { args: items, .. }
+        | ExprKind::ClosureCall { args: items, .. } => {
+            items.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::If { cond, then, els } => {
-            walk_expr_calls(cond, f);
+            walk_expr(cond, f);
             walk_exprs(then, f);
             if let Some(e) = els {
-                walk_expr_calls(e, f);
+                walk_expr(e, f);
             }
         }
         ExprKind::While { cond, body, .. } => {
-            walk_expr_calls(cond, f);
+            walk_expr(cond, f);
             walk_exprs(body, f);
         }
         ExprKind::Loop(b, _) | ExprKind::Block(b) => walk_exprs(b, f),
         ExprKind::For(l) => {
-            walk_expr_calls(&l.start, f);
-            walk_expr_calls(&l.end, f);
+            walk_expr(&l.start, f);
+            walk_expr(&l.end, f);
             if let Some(s) = &l.step {
-                walk_expr_calls(s, f);
+                walk_expr(s, f);
             }
             walk_exprs(&l.body, f);
         }
         ExprKind::Match { scrutinee, arms } => {
-            walk_expr_calls(scrutinee, f);
+            walk_expr(scrutinee, f);
             for a in arms {
                 if let Pat::Lit(x) = &a.pat {
-                    walk_expr_calls(x, f);
+                    walk_expr(x, f);
                 }
                 if let Some(g) = &a.guard {
-                    walk_expr_calls(g, f);
+                    walk_expr(g, f);
                 }
-                walk_expr_calls(&a.body, f);
+                walk_expr(&a.body, f);
             }
         }
-        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr_calls(a, f)),
-        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr_calls(a, f)),
-        ExprKind::TupleField(a, _) => walk_expr_calls(a, f),
+        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr(a, f)),
+        ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr(a, f)),
+        ExprKind::TupleField(a, _) | ExprKind::Assert { cond: a, .. } | ExprKind::Closure { body: a, .. } => {
+            walk_expr(a, f)
+        }
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::CacheHint(_)
@@ -518,6 +556,20 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
         | ExprKind::Break(_)
         | ExprKind::Continue(_) => {}
     }
+}
+
+/// The expression `id` of the kernel or of one of its device functions
+/// (a closure, looked up where it is called).
+pub fn find_expr(kernel: &Kernel, id: ExprId) -> Option<&Expr> {
+    let mut found = None;
+    for body in std::iter::once(&kernel.body).chain(kernel.devices.iter().map(|d| &d.body)) {
+        walk_exprs(body, &mut |e| {
+            if e.id == id {
+                found = Some(e);
+            }
+        });
+    }
+    found
 }
 
 /// The key of the device function that `full`, written in the function

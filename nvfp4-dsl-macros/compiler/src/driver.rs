@@ -75,7 +75,12 @@ pub struct Variant {
     pub spec_name: String,
     pub spec: Vec<(String, SpecValue)>,
     pub entry: String,
+    /// The PTX per target, with the kernel's `debug_assert!`s.
     pub ptx: Vec<(Target, String)>,
+    /// Where the kernel has `debug_assert!`s: the PTX per target without
+    /// them, which the expansion takes where the user's crate builds
+    /// without `debug_assertions` (`cargo build --release`).
+    pub release_ptx: Option<Vec<String>>,
     /// Waits for the previous grid before touching its results: may be
     /// launched with programmatic stream serialization.
     pub programmatic: bool,
@@ -271,6 +276,7 @@ pub fn compile(
     }
     let types = check::check(&kernel)?;
     let specs = specialisations(&attr, &kernel)?;
+    let debug_asserts = has_debug_asserts(&kernel);
     let mut variants = Vec::with_capacity(specs.len());
     for spec in specs {
         let spec_name = spec_name(&spec);
@@ -280,21 +286,26 @@ pub fn compile(
             format!("{}__{spec_name}", kernel.name)
         };
         let mut ptx = Vec::with_capacity(attr.targets.len());
+        let mut release_ptx = Vec::new();
         let mut programmatic = false;
         for (target, _) in &attr.targets {
-            let func = lower::lower(
-                &kernel,
-                &types,
-                lower::LowerOptions {
-                    target: *target,
-                    spec: &spec,
-                    entry: entry.clone(),
-                    spec_name: spec_name.clone(),
-                    launch_bounds: attr.launch_bounds.map(|b| (b.max_threads, b.min_blocks)),
-                    line_info: opts.line_info.clone(),
-                },
-            )
-            .map_err(|e| in_spec(e, &kernel.name, &spec_name, *target, spec.is_empty()))?;
+            let lower_with = |debug_assertions| {
+                lower::lower(
+                    &kernel,
+                    &types,
+                    lower::LowerOptions {
+                        target: *target,
+                        spec: &spec,
+                        entry: entry.clone(),
+                        spec_name: spec_name.clone(),
+                        launch_bounds: attr.launch_bounds.map(|b| (b.max_threads, b.min_blocks)),
+                        line_info: opts.line_info.clone(),
+                        debug_assertions,
+                    },
+                )
+                .map_err(|e| in_spec(e, &kernel.name, &spec_name, *target, spec.is_empty()))
+            };
+            let func = lower_with(true)?;
             if func.ptx_version > types::MAX_PTX {
                 return Err(kernel.name_span.error(format!(
                     "this kernel needs PTX ISA {}.{} for {}, above the {}.{} the supported drivers accept",
@@ -319,12 +330,16 @@ pub fn compile(
                 dump += &format!("=== {} ptx: {what} ===\n{text}\n", Dump::VAR);
             }
             ptx.push((*target, text));
+            if debug_asserts {
+                release_ptx.push(ptx::emit(&lower_with(false)?));
+            }
         }
         variants.push(Variant {
             spec_name,
             spec,
             entry,
             ptx,
+            release_ptx: debug_asserts.then_some(release_ptx),
             programmatic,
         });
     }
@@ -347,6 +362,18 @@ pub fn compile(
         struct_params,
         dump,
     })
+}
+
+/// Whether the kernel or a device function it calls has a `debug_assert!`
+/// (so that it compiles twice: with them and without).
+fn has_debug_asserts(kernel: &ast::Kernel) -> bool {
+    let mut found = false;
+    for body in std::iter::once(&kernel.body).chain(kernel.devices.iter().map(|d| &d.body)) {
+        ast::walk_exprs(body, &mut |e| {
+            found |= matches!(e.kind, ast::ExprKind::Assert { debug: true, .. });
+        });
+    }
+    found
 }
 
 /// Adds which specialisation and target an error arose in, when it matters.

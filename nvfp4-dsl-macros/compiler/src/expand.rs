@@ -32,9 +32,17 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
         let entry = &v.entry;
         let spec = &v.spec_name;
         let programmatic = v.programmatic;
-        let ptx = v.ptx.iter().map(|(t, text)| {
+        let ptx = v.ptx.iter().enumerate().map(|(i, (t, text))| {
             let t = target_tokens(*t);
-            quote!((#t, #text))
+            // `debug_assert!`s where the user's crate has debug assertions,
+            // as Rust's: `cfg!` in the expansion is the user's.
+            match &v.release_ptx {
+                Some(release) => {
+                    let release = &release[i];
+                    quote!((#t, if cfg!(debug_assertions) { #text } else { #release }))
+                }
+                None => quote!((#t, #text)),
+            }
         });
         quote! {
             ::nvfp4_dsl::Variant {

@@ -100,6 +100,9 @@ pub enum Node {
     Continue(u32),
     ExitBlock(u32),
     Return,
+    /// `trap`, with a note for the comment after it (a failed assertion's
+    /// source, which the emulator reports).
+    Trap(String),
 }
 
 #[derive(Clone, Debug)]

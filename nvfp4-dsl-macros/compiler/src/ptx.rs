@@ -258,6 +258,7 @@ impl Printer {
                 }
             }
             Node::Comment(c) => self.line(&format!("// {c}")),
+            Node::Trap(note) => self.line(&format!("trap; // {note}")),
             Node::Loc { line, col } => self.line(&format!(".loc 1 {line} {col}")),
             Node::If {
                 cond,

@@ -343,6 +343,27 @@ impl StructTy {
 }
 
 impl Ty {
+    /// The type a plain name stands for: a scalar, a vector, a descriptor
+    /// or `TensorMap` (`f32`, `f16x2`, `SmemDesc`).
+    pub fn named(name: &str) -> Option<Ty> {
+        if let Some(s) = Scalar::from_rust_name(name) {
+            return Some(Ty::Scalar(s));
+        }
+        Some(match name {
+            "u32x4" => Ty::U32x4,
+            "TensorMap" => Ty::TensorMap,
+            "SmemDesc" => Ty::SmemDesc,
+            "WgmmaDesc" => Ty::WgmmaDesc,
+            "InstrDesc" => Ty::InstrDesc,
+            "f16x2" => Ty::F16x2,
+            "bf16x2" => Ty::Bf16x2,
+            "Fp4x2" => Ty::Fp4x2,
+            "E4m3" => Ty::E4m3,
+            "E4m3x2" => Ty::E4m3x2,
+            _ => return None,
+        })
+    }
+
     pub fn scalar(&self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(*s),

@@ -29,6 +29,11 @@ impl Checker<'_> {
             if let Some(st) = self.struct_of(path) {
                 return err(e.span, self.no_method(st, &path.name));
             }
+            if let Some(ty) = path.qualifier.as_deref().and_then(Ty::named)
+                && intrinsics::all().any(|i| i.name == path.name && i.form == Form::Method)
+            {
+                return self.path_method_call(e, path, ty, generics, args);
+            }
             let display = path.display();
             if path.qualifier.is_none() && path.name == self.kernel_name {
                 return err(
@@ -70,6 +75,10 @@ impl Checker<'_> {
     pub(super) fn method_call(&mut self, e: &Expr, receiver: &Expr, method: &str, args: &[Expr]) -> Result<TyV> {
         let rt = self.expr(receiver, None)?;
         let rt = match self.shallow(&rt) {
+            // A local array's length is its type's, whatever its elements.
+            TyV::Array(..) if method == "len" && args.is_empty() => {
+                return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
+            }
             TyV::Var(_) => {
                 return err(
                     receiver.span,
@@ -88,6 +97,56 @@ impl Checker<'_> {
         if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
             return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
         }
+        self.method_of(e, receiver, rty, method, args, None)
+    }
+
+    /// `T::method(x, args)`, Rust's path form of `x.method(args)`: the
+    /// first argument is the receiver, of type `T`; the same intrinsic.
+    fn path_method_call(
+        &mut self,
+        e: &Expr,
+        path: &CallPath,
+        ty: Ty,
+        generics: &[GenericArg],
+        args: &[Expr],
+    ) -> Result<TyV> {
+        let display = path.display();
+        if let Some(g) = generics.first() {
+            let (GenericArg::Type(_, s) | GenericArg::Len(_, s) | GenericArg::Expr(_, s)) = g;
+            return err(*s, format!("`{display}` takes no generic arguments"));
+        }
+        let Some((receiver, rest)) = args.split_first() else {
+            return err(
+                e.span,
+                format!(
+                    "`{display}(x, ..)` is `x.{}(..)`: give the `{ty}` it is called on as the first argument",
+                    path.name
+                ),
+            );
+        };
+        let want = TyV::Ty(ty.clone());
+        let t = self.expr(receiver, Some(&want))?;
+        self.unify(&want, &t, receiver.span).map_err(|_| {
+            let found = self.describe(&t);
+            receiver.span.error(format!(
+                "the first argument of `{display}` is the `self` of `.{}()`, so it must be `{ty}`, found {found}",
+                path.name
+            ))
+        })?;
+        self.method_of(e, receiver, ty, &path.name, rest, Some(&display))
+    }
+
+    /// The intrinsic method `method` of a receiver of type `rty`, checked
+    /// against the arguments. `path`: how a path call `T::method` wrote it.
+    fn method_of(
+        &mut self,
+        e: &Expr,
+        receiver: &Expr,
+        rty: Ty,
+        method: &str,
+        args: &[Expr],
+        path: Option<&str>,
+    ) -> Result<TyV> {
         let candidates: Vec<&'static Intrinsic> = intrinsics::all()
             .filter(|i| i.name == method && i.form == Form::Method)
             .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
@@ -113,15 +172,8 @@ impl Checker<'_> {
             };
             return err(e.span, format!("no method `{method}` on `{rty}` in kernels; {list}"));
         }
-        self.match_intrinsic(
-            e,
-            &candidates,
-            Some((receiver, rty)),
-            &[],
-            args,
-            None,
-            &format!(".{method}"),
-        )
+        let display = path.map_or_else(|| format!(".{method}"), str::to_string);
+        self.match_intrinsic(e, &candidates, Some((receiver, rty)), &[], args, None, &display)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -138,14 +190,17 @@ impl Checker<'_> {
         let intr = candidates[0];
         let given = args.len() + usize::from(receiver.is_some());
         if given != intr.params.len() {
-            let skip = usize::from(intr.form == Form::Method);
+            // `x.f(a)` counts `a`; the path form `T::f(x, a)` counts `x` too.
+            let by_path = intr.form == Form::Method && !display.starts_with('.');
+            let skip = usize::from(intr.form == Form::Method && !by_path);
+            let given = if by_path { given } else { args.len() };
             return err(
                 e.span,
                 format!(
                     "`{display}` takes {} argument{}, {} given: `{}`",
                     intr.params.len() - skip,
                     if intr.params.len() - skip == 1 { "" } else { "s" },
-                    args.len(),
+                    given,
                     intr.signature()
                 ),
             );

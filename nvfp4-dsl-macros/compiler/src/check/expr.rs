@@ -54,6 +54,19 @@ impl Checker<'_> {
             }
             ExprKind::StructLit { ty, fields } => self.struct_lit(e, ty, fields),
             ExprKind::InlinePtx { ret, args, .. } => self.inline_ptx(ret, args),
+            ExprKind::ClosureCall { name, args } => self.closure_call(e, name, args),
+            ExprKind::Closure { .. } => unreachable!("parse makes a closure only the value of a `let`"),
+            ExprKind::Assert { cond, .. } => {
+                let want = TyV::Ty(Ty::Scalar(Scalar::Bool));
+                let t = self.expr(cond, Some(&want))?;
+                self.unify(&want, &t, cond.span).map_err(|_| {
+                    let found = self.describe(&t);
+                    cond.span.error(format!(
+                        "an assertion's condition is a `bool`, not {found}; compare, e.g. `x != 0`"
+                    ))
+                })?;
+                Ok(TyV::Ty(Ty::Unit))
+            }
         }
     }
 
@@ -87,6 +100,13 @@ impl Checker<'_> {
     /// A name: a local, a parameter or a const generic.
     fn name(&self, e: &Expr, name: &str) -> Result<TyV> {
         match self.lookup(name) {
+            Some(Binding {
+                kind: NameKind::Closure(_),
+                ..
+            }) => err(
+                e.span,
+                format!("the closure `{name}` can only be called in a kernel (`{name}(..)`), not passed or stored"),
+            ),
             Some(b) => Ok(b.ty.clone()),
             None => err(
                 e.span,

@@ -50,6 +50,10 @@ impl Checker<'_> {
                         NameKind::Local => {
                             format!("cannot assign twice to immutable variable `{name}`; declare it `let mut {name}`")
                         }
+                        NameKind::Captured => format!(
+                            "a closure in a kernel captures `{name}` by value and cannot assign to it; return the new value instead (`let f = |v| v + 1; {name} = f({name});`)"
+                        ),
+                        NameKind::Closure(_) => format!("`{name}` is a closure and cannot be assigned"),
                     };
                     return err(p.span, why);
                 }

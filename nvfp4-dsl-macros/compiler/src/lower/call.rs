@@ -2,13 +2,14 @@
 //! arguments are lowered), inline PTX templates, and device functions,
 //! inlined at each call with their `return`s as jumps.
 
-use super::emit::{Call, Lower, Return, Val};
+use super::emit::{Call, ClosureVal, Lower, Return, Val};
 use super::fold::{Const, Result, err};
 use crate::ast::*;
 use crate::intrinsics;
 use crate::ir::*;
 use crate::target::Target;
 use crate::types::{Len, RegClass, Ty};
+use std::collections::HashSet;
 
 fn check_template(t: &str, has_dest: bool, inputs: usize, span: Loc) -> Result<()> {
     let mut rest = t;
@@ -198,6 +199,56 @@ impl Lower<'_> {
         self.scopes = scopes;
         self.loops = loops;
         lowered
+    }
+
+    /// A closure's value: the names in scope, those its body uses that are
+    /// variables copied (a later assignment does not reach the closure:
+    /// it captured the value).
+    pub(super) fn closure(&mut self, e: &Expr, body: &Expr) -> Val {
+        let mut used = HashSet::new();
+        walk_expr(body, &mut |x| {
+            if let ExprKind::Var(name) = &x.kind {
+                used.insert(name.as_str());
+            }
+        });
+        let mut scopes = self.scopes.clone();
+        for b in scopes.iter_mut().flatten() {
+            let mut regs = Vec::new();
+            b.val.regs(&mut regs);
+            if used.contains(b.name.as_str()) && regs.iter().any(|r| self.var_regs.contains(r)) {
+                b.val = self.copy_val(&b.val);
+            }
+        }
+        Val::Closure(Box::new(ClosureVal { id: e.id, scopes }))
+    }
+
+    /// `name(args)` of a closure: its body in place of the call, in the
+    /// scope it was created in, its parameters bound to the arguments.
+    pub(super) fn closure_call(&mut self, name: &str, args: &[Expr]) -> Result<Val> {
+        let Some(Val::Closure(c)) = self.lookup(name).cloned() else {
+            unreachable!("checked: `{name}` is a closure")
+        };
+        let kernel = self.kernel;
+        let Some(ExprKind::Closure { params, body, .. }) = find_expr(kernel, c.id).map(|d| &d.kind) else {
+            unreachable!("a closure's id names its expression")
+        };
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            let t = self.ty(a);
+            let v = self.expr(a)?;
+            values.push((self.copy_if_var(v, &t)?, t));
+        }
+        let scopes = std::mem::replace(&mut self.scopes, c.scopes);
+        let loops = std::mem::take(&mut self.loops);
+        self.scopes.push(Vec::new());
+        let mut result = Ok(Val::Unit);
+        for ((pat, _), (v, t)) in params.iter().zip(values) {
+            result = result.and_then(|_| self.bind_let(pat, v, &t).map(|()| Val::Unit));
+        }
+        let result = result.and_then(|_| self.expr(body));
+        self.scopes = scopes;
+        self.loops = loops;
+        result
     }
 
     /// `return`: from the kernel, or a jump out of the inlined device function.

@@ -50,6 +50,16 @@ pub enum Val {
     Swizzle(Swizzle),
     /// A `TensorMap` parameter, by its `.param` name.
     TensorMap(String),
+    /// A closure, inlined where it is called.
+    Closure(Box<ClosureVal>),
+}
+
+/// A closure's value: its expression and the names it sees, its captures'
+/// values copied where it was created.
+#[derive(Clone, Debug)]
+pub struct ClosureVal {
+    pub(super) id: ExprId,
+    pub(super) scopes: Vec<Vec<Binding>>,
 }
 
 impl Val {
@@ -95,7 +105,7 @@ pub(super) enum LoopTarget {
 }
 
 #[derive(Clone, Debug)]
-pub(super) struct Binding {
+pub struct Binding {
     pub(super) name: String,
     pub(super) val: Val,
 }
@@ -120,6 +130,8 @@ pub struct Lower<'a> {
     /// The device functions being inlined, innermost last: where their
     /// `return` jumps and the registers their value goes to.
     pub(super) returns: Vec<Return>,
+    /// Whether `debug_assert!`s are compiled.
+    pub(super) debug_assertions: bool,
 }
 
 /// An inlined device function's exit.

@@ -101,6 +101,9 @@ impl Lower<'_> {
             }
             ExprKind::StructLit { ty, fields } => self.struct_lit(ty, fields),
             ExprKind::InlinePtx { ret, template, args } => self.inline_ptx(ret, template, args, e),
+            ExprKind::Assert { cond, text, debug } => self.assert(cond, text, *debug),
+            ExprKind::Closure { body, .. } => Ok(self.closure(e, body)),
+            ExprKind::ClosureCall { name, args } => self.closure_call(name, args),
         }
     }
 

@@ -34,6 +34,9 @@ pub struct LowerOptions<'a> {
     pub spec_name: String,
     pub launch_bounds: Option<(u32, Option<u32>)>,
     pub line_info: Option<String>,
+    /// Compile `debug_assert!`s (the user's crate builds with
+    /// `debug_assertions`).
+    pub debug_assertions: bool,
 }
 
 pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<Function> {
@@ -65,6 +68,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         var_regs: HashSet::new(),
         line_info: opts.line_info.is_some(),
         returns: Vec::new(),
+        debug_assertions: opts.debug_assertions,
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;
@@ -184,6 +188,23 @@ impl<'a> Lower<'a> {
             Ok(fresh)
         } else {
             Ok(v)
+        }
+    }
+
+    /// `v` in fresh registers of the same classes.
+    fn copy_val(&mut self, v: &Val) -> Val {
+        match v {
+            Val::Reg(r) => {
+                let d = self.reg(r.class);
+                let op = match r.class {
+                    RegClass::Pred => "mov.pred".to_string(),
+                    c => format!("mov.{}", mov_type(c)),
+                };
+                self.emit(op, vec![d.into(), (*r).into()]);
+                Val::Reg(d)
+            }
+            Val::Parts(parts) => Val::Parts(parts.iter().map(|p| self.copy_val(p)).collect()),
+            other => other.clone(),
         }
     }
 
@@ -354,6 +375,8 @@ impl<'a> Lower<'a> {
     fn bind_let(&mut self, pat: &LetPat, v: Val, t: &Ty) -> Result<()> {
         match pat {
             LetPat::Wild => {}
+            // A closure (`let mut f = |..| ..` too) has no registers.
+            LetPat::Name { name, .. } if matches!(v, Val::Closure(_)) => self.bind(name, v),
             LetPat::Name { name, mutable, .. } => {
                 let v = if *mutable {
                     let fresh = self.fresh(t)?;

@@ -3,7 +3,7 @@
 //! aggregates, `ptx!`); loops are in `loops`, paths and calls in `path`,
 //! literals in `literal`.
 
-use super::loops::ElementRef;
+use super::elements::ElementRef;
 use super::span::expr_loc;
 use super::{FnKind, Parser, Result, err, reject_attrs};
 use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, REFERENCE_USES, UnOp};
@@ -201,6 +201,12 @@ impl Parser {
 
     /// `return` and, in a device function, `return value`.
     fn return_expr(&mut self, r: &syn::ExprReturn) -> Result<ExprKind> {
+        if self.in_closure > 0 {
+            return err(
+                Loc::of(r),
+                "`return` in a closure is not supported in kernels; make the closure's value its last expression",
+            );
+        }
         Ok(match &r.expr {
             Some(v) if self.kind == FnKind::Kernel => {
                 return err(
@@ -270,52 +276,6 @@ impl Parser {
             t.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?,
         ))
     }
-
-    pub(super) fn macro_expr(&mut self, mac: &syn::Macro) -> Result<Expr> {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
-        if name != "ptx" {
-            return err(
-                Loc::of(&mac.path),
-                format!("macro `{name}!` cannot be used in a kernel; the only macro is `ptx!` (inline PTX)"),
-            );
-        }
-        let span = Loc::of(&mac);
-        let (ty, template, args) = mac.parse_body_with(|input: syn::parse::ParseStream| {
-            let ty: syn::Type = input.parse()?;
-            input.parse::<syn::Token![,]>()?;
-            let template: syn::LitStr = input.parse()?;
-            let mut args = Vec::new();
-            while !input.is_empty() {
-                input.parse::<syn::Token![,]>()?;
-                if input.is_empty() {
-                    break;
-                }
-                args.push(input.parse::<syn::Expr>()?);
-            }
-            Ok((ty, template, args))
-        })?;
-        let ret = self.parse_ty(&ty)?;
-        if !matches!(ret, Ty::Unit | Ty::Scalar(_) | Ty::F16x2) {
-            return err(
-                Loc::of(&ty),
-                "`ptx!` returns `()`, a scalar or `f16x2`; write several `ptx!` for more results",
-            );
-        }
-        let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
-        Ok(self.expr_node(
-            ExprKind::InlinePtx {
-                ret,
-                template: template.value(),
-                args,
-            },
-            span,
-        ))
-    }
 }
 
 /// The expressions kernels do not have, each with what to write instead.
@@ -324,7 +284,7 @@ fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
     match e {
         E::Closure(c) => err(
             Loc::of(&c),
-            "closures are not supported in kernels; write the code inline",
+            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`",
         ),
         E::Async(a) => err(Loc::of(&a), "`async` blocks are not supported in kernels"),
         E::Await(a) => err(Loc::of(&a), "`.await` is not supported in kernels"),

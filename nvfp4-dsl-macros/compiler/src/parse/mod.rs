@@ -4,16 +4,22 @@
 //! offending tokens and a message that says what to write instead.
 //!
 //! One file per construct: `item` (signatures, device functions and
-//! structs), `methods` (`#[device] impl` blocks), `ty` (types), `stmt` (statements and blocks), `expr`
-//! (expressions), `loops` (`while`, `loop`, `for` and element loops),
+//! structs), `methods` (`#[device] impl` blocks), `ty` (types), `stmt`
+//! (statements and blocks), `expr` (expressions), `loops` (`while`,
+//! `loop`, `for`), `elements` (element loops: over slices, arrays, array
+//! literals, zipped), `macros` (`ptx!` and the assertions), `closure`
+//! (closures and their calls),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
 //! line of a statement).
 
+mod closure;
+mod elements;
 mod expr;
 mod item;
 mod literal;
 mod loops;
+mod macros;
 mod methods;
 mod pat;
 mod path;
@@ -29,8 +35,8 @@ pub use ty::is_builtin_type;
 
 use crate::ast::{Expr, ExprId, ExprKind, Kernel, Loc};
 use crate::types::StructTy;
+use elements::ElementRef;
 use item::{check_signature, const_params};
-use loops::ElementRef;
 
 type Result<T> = syn::Result<T>;
 
@@ -80,6 +86,8 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Resu
         caller: String::new(),
         self_ty: None,
         element_refs: Vec::new(),
+        locals: Vec::new(),
+        in_closure: 0,
     };
     for (key, item) in devices {
         if let syn::Item::Struct(st) = item {
@@ -129,9 +137,20 @@ struct Parser {
     /// `for v in x.iter()` (a copy: `*v` is `v` here), or in
     /// `for v in x.iter_mut()` (`*v` is `x[i]`, given here).
     element_refs: Vec<ElementRef>,
+    /// The names `let` bound in the blocks around, innermost last: `f(x)`
+    /// of one calls a closure (as in Rust, a local hides a function of the
+    /// same name), which `check` makes sure it is.
+    locals: Vec<String>,
+    /// How many closure bodies are around (`return` is not allowed there).
+    in_closure: u32,
 }
 
 impl Parser {
+    /// Whether `name` is bound by a `let` around.
+    fn is_local(&self, name: &str) -> bool {
+        self.locals.iter().any(|n| n == name)
+    }
+
     fn expr_node(&mut self, kind: ExprKind, span: Loc) -> Expr {
         let id = self.next_id;
         self.next_id += 1;

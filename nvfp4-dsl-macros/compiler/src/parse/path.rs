@@ -79,6 +79,9 @@ impl Parser {
                 "only named functions can be called in kernels (intrinsics such as `thread_idx_x()`)",
             );
         };
+        if let Some(call) = self.closure_call(fp, c) {
+            return call;
+        }
         if fp.qself.is_some() {
             return err(Loc::of(&fp), "qualified paths are not supported in kernels");
         }

@@ -4,15 +4,17 @@ use super::pat::let_pattern;
 use super::text::statement_text;
 use super::ty::parse_scalar_path;
 use super::{Parser, Result, err};
-use crate::ast::{Block, Loc, Stmt, StmtKind};
+use crate::ast::{Block, LetPat, Loc, Stmt, StmtKind};
 use crate::types::Scalar;
 
 impl Parser {
     pub(super) fn block(&mut self, b: &syn::Block) -> Result<Block> {
         let mut stmts = Vec::new();
+        let locals = self.locals.len();
         for s in &b.stmts {
             stmts.push(self.stmt(s)?);
         }
+        self.locals.truncate(locals);
         Ok(Block {
             stmts,
             span: Loc {
@@ -44,7 +46,24 @@ impl Parser {
                         "a `let` in a kernel needs an initial value, e.g. `let mut x = 0u32;`",
                     );
                 };
-                let init = self.expr(&init.expr)?;
+                let init = match &*init.expr {
+                    syn::Expr::Closure(c) => {
+                        let LetPat::Name { name, .. } = &pat else {
+                            return err(
+                                Loc::of(&local.pat),
+                                "a closure is bound to one name: `let f = |x: f32| ..;`",
+                            );
+                        };
+                        let closure = self.closure(c)?;
+                        self.locals.push(name.clone());
+                        closure
+                    }
+                    other => {
+                        let init = self.expr(other)?;
+                        self.locals.extend(pat.names().into_iter().map(str::to_string));
+                        init
+                    }
+                };
                 StmtKind::Let { pat, ty, init }
             }
             syn::Stmt::Item(syn::Item::Const(c)) => {

@@ -196,26 +196,10 @@ impl Parser {
                     return err(Loc::of(&ty), "expected a type");
                 };
                 let name = last.ident.to_string();
-                if let Some(s) = Scalar::from_rust_name(&name) {
+                if let Some(t) = Ty::named(&name) {
                     if !last.arguments.is_none() {
                         return err(Loc::of(&last.arguments), "this type takes no generic arguments");
                     }
-                    return Ok(Ty::Scalar(s));
-                }
-                let simple = match name.as_str() {
-                    "u32x4" => Some(Ty::U32x4),
-                    "TensorMap" => Some(Ty::TensorMap),
-                    "SmemDesc" => Some(Ty::SmemDesc),
-                    "WgmmaDesc" => Some(Ty::WgmmaDesc),
-                    "InstrDesc" => Some(Ty::InstrDesc),
-                    "f16x2" => Some(Ty::F16x2),
-                    "bf16x2" => Some(Ty::Bf16x2),
-                    "Fp4x2" => Some(Ty::Fp4x2),
-                    "E4m3" => Some(Ty::E4m3),
-                    "E4m3x2" => Some(Ty::E4m3x2),
-                    _ => None,
-                };
-                if let Some(t) = simple {
                     return Ok(t);
                 }
                 if let Some(t) = self.find_struct(&tp.path) {
@@ -323,20 +307,10 @@ fn shared_kind(path: &syn::Path) -> Option<bool> {
 /// Whether `name` is a type the DSL knows (or rejects by name): any other
 /// type name in a kernel is a `#[device]` struct to fetch.
 pub fn is_builtin_type(name: &str) -> bool {
-    Scalar::from_rust_name(name).is_some()
+    Ty::named(name).is_some()
         || matches!(
             name,
-            "u32x4"
-                | "TensorMap"
-                | "SmemDesc"
-                | "WgmmaDesc"
-                | "InstrDesc"
-                | "f16x2"
-                | "bf16x2"
-                | "Fp4x2"
-                | "E4m3"
-                | "E4m3x2"
-                | "SharedArray"
+            "SharedArray"
                 | "SharedSlice"
                 | "Self"
                 | "Vec"
