@@ -2,6 +2,7 @@
 //! the snapshot files, and the ptxas to assemble them with.
 
 pub mod approx;
+pub mod atomic_kernels;
 pub mod atomics;
 pub mod div_ceil;
 pub mod program;

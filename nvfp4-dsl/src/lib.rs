@@ -110,6 +110,7 @@ pub use runtime::{
 };
 pub use target::{Target, Variant};
 pub use types::{
-    Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, SharedArray, SharedMemory,
-    SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpSum, WgmmaDesc, bf16x2, f16x2, u32x4,
+    AtomicAdd, AtomicInt, Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, Order, Scope,
+    SharedArray, SharedMemory, SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpSum, WgmmaDesc, bf16x2, f16x2,
+    u32x4,
 };

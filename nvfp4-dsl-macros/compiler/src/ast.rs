@@ -320,6 +320,10 @@ pub enum ExprKind {
     Target(super::target::Target),
     /// `Swizzle::B128`.
     Swizzle(super::types::Swizzle),
+    /// `Order::Relaxed`.
+    Order(super::types::Order),
+    /// `Scope::Cta`.
+    Scope(super::types::Scope),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Assign(Box<Expr>, Box<Expr>),
@@ -483,6 +487,8 @@ fn walk_expr_calls(e: &Expr, f: &mut impl FnMut(&Expr)) {
         | ExprKind::CacheHint(_)
         | ExprKind::Target(_)
         | ExprKind::Swizzle(_)
+        | ExprKind::Order(_)
+        | ExprKind::Scope(_)
         | ExprKind::Break(_)
         | ExprKind::Continue(_) => {}
     }

@@ -69,12 +69,14 @@
 //! `f32`, which rounds to the same result). `as` converts as Rust does
 //! (`cvt`, saturating float-to-integer with NaN to 0).
 
+mod atomic;
 mod convert;
 mod memory;
 mod tcgen05;
 mod threads;
 mod wgmma;
 
+pub use atomic::*;
 pub use convert::*;
 pub use memory::*;
 pub use tcgen05::*;
