@@ -272,7 +272,7 @@ pub fn max_by_cas(x: &[f32], best: &mut [u32], n: u32) {
 
 /// An element type of the atomics, with what the host needs to check them.
 pub trait Word: DeviceCopy + std::fmt::Debug {
-    /// How many of [`OPS`] it has (all, or `add`).
+    /// How many of the operations (`OPS`) it has: all, or `add`.
     const OPS: u32;
     fn from_bits(b: u64) -> Self;
     fn bits(self) -> u64;
