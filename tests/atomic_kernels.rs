@@ -205,7 +205,7 @@ pub fn variants() -> Vec<&'static nvfp4_dsl::Variant> {
 
 /// A histogram of `bytes`: each block counts its share in shared memory
 /// (relaxed atomics of block scope), then adds its counts to `hist`
-/// (relaxed, GPU scope; the results dropped, so `red`).
+/// (relaxed, GPU scope); the results are dropped, so both are `red`.
 #[kernel(targets(sm_90))]
 pub fn histogram(bytes: &[u8], hist: &mut [u32], n: u32) {
     let counts = shared_array::<u32, 256>();
@@ -224,11 +224,17 @@ pub fn histogram(bytes: &[u8], hist: &mut [u32], n: u32) {
     sync_threads();
     let mut k = t;
     while k < 256 {
-        let c = counts[k];
-        if c != 0 {
-            atomic_add(hist, k, c, Order::Relaxed, Scope::Gpu);
-        }
+        add_count(hist, k, counts[k]);
         k += block_dim_x();
+    }
+}
+
+/// Adds `count` to `hist[bin]` unless it is 0 (a device function: its
+/// dropped atomic is a `red` too).
+#[device]
+fn add_count(hist: &mut [u32], bin: u32, count: u32) {
+    if count != 0 {
+        atomic_add(hist, bin, count, Order::Relaxed, Scope::Gpu);
     }
 }
 

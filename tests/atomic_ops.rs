@@ -99,6 +99,10 @@ fn each_form_lowers_to_its_ptx() {
             ][..],
         ),
         (
+            ptx(k::histogram::VARIANTS),
+            &["red.relaxed.cta.shared.add.u32", "red.relaxed.gpu.global.add.u32"][..],
+        ),
+        (
             ptx(k::add_f32_global::VARIANTS),
             &["atom.relaxed.gpu.global.add.f32", "red.release.cluster.global.add.f32"][..],
         ),
