@@ -338,6 +338,7 @@ fn forms_ptxas_refuses_are_errors() {
         ("atom.global.exch.u32 %r2, [%rd1], %r1;", "`.exch` with .u32"),
         ("atom.global.add.f16x2 %r2, [%rd1], %r1;", "`.add` with .f16x2"),
         ("atom.global.add.noftz.u32 %r2, [%rd1], %r1;", "`.add.noftz` with .u32"),
+        ("atom.global.add.noftz.f32 %r2, [%rd1], %r1;", "`.add.noftz` with .f32"),
     ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, 1;\n\t{inst}\n\tret;\n}}\n"

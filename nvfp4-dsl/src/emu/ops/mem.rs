@@ -436,10 +436,6 @@ fn exec_cvta(c: &mut Ctx<'_>, i: &Inst) -> X {
 
 const OPS: &[&str] = &["add", "and", "or", "xor", "exch", "cas", "inc", "dec", "min", "max"];
 
-/// `flags` bit of `atom`/`red`: `.noftz` on an `f32` add (global memory
-/// then keeps subnormals).
-const F_NOFTZ: u32 = 2;
-
 /// `atom` (`returns`) or `red`: `{.sem}{.scope}{.space}.op{.noftz}.type`,
 /// with the operations and types ptxas accepts.
 fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
@@ -452,7 +448,7 @@ fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
     let noftz = m.take("noftz");
     let ty = m.ty()?;
     let ok = match OPS[op] {
-        "add" if noftz => matches!(ty, Ty::F16x2 | Ty::Bf16x2 | Ty::F32),
+        "add" if noftz => matches!(ty, Ty::F16x2 | Ty::Bf16x2),
         "add" => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
         _ if noftz => false,
         "and" | "or" | "xor" => matches!(ty, Ty::B32 | Ty::B64),
@@ -463,7 +459,7 @@ fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
     };
     if !ok {
         return Err(format!(
-            "`.{}{}` with .{} is not an atomic operation",
+            "`.{}{}` with .{} is not an atomic operation that ptxas accepts",
             OPS[op],
             if noftz { ".noftz" } else { "" },
             format!("{ty:?}").to_lowercase()
@@ -477,9 +473,6 @@ fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
     i.space = sp;
     i.ty = ty;
     i.sub = op as u8;
-    if noftz {
-        i.flags |= F_NOFTZ;
-    }
     if returns {
         i.d[0] = d.reg_dst(0)?;
     } else {
@@ -503,14 +496,14 @@ pub(super) fn red(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 /// `a + b` (`a` from memory) as the H100's `atom.add`/`red.add` compute
 /// it: integers wrap; floats round to nearest even, `f16x2`/`bf16x2` half
-/// by half keeping subnormals; `f32` on `global` memory (unless `.noftz`)
+/// by half keeping subnormals; `f32` on `global` memory
 /// flushes subnormal inputs and result to zero of the same sign. NaNs:
 /// `f32` and the halves give their canonical NaN; `f64` gives a NaN
 /// operand as it is on global memory (`b` first), quieted on shared
 /// memory (`a` first), and `0xFFF8000000000000` for an invalid sum.
-fn atomic_add(ty: Ty, a: u64, b: u64, global: bool, noftz: bool) -> u64 {
+fn atomic_add(ty: Ty, a: u64, b: u64, global: bool) -> u64 {
     match ty {
-        Ty::F32 if global && !noftz => flush(fp::add(flush(a, fp::F32), flush(b, fp::F32), fp::F32, Rnd::Rn), fp::F32),
+        Ty::F32 if global => flush(fp::add(flush(a, fp::F32), flush(b, fp::F32), fp::F32, Rnd::Rn), fp::F32),
         Ty::F32 => fp::add(a, b, fp::F32, Rnd::Rn),
         Ty::F64 => match (is_nan64(a), is_nan64(b)) {
             (_, true) if global => b,
@@ -553,7 +546,7 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
         let o = le(&buf[..esz]);
         let x = b[l] & m;
         let new = match OPS[i.sub as usize] {
-            "add" => atomic_add(ty, o, x, matches!(loc, Loc::Global(_)), i.flags & F_NOFTZ != 0),
+            "add" => atomic_add(ty, o, x, matches!(loc, Loc::Global(_))),
             "and" => o & x,
             "or" => o | x,
             "xor" => o ^ x,
