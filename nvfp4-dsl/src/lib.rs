@@ -36,7 +36,9 @@
 //! ([`shared_array`](intrinsics::shared_array),
 //! [`dynamic_shared`](intrinsics::dynamic_shared)), `#[unroll]` on `for`
 //! loops with constant bounds, and the intrinsics of [`intrinsics`] and the
-//! methods of the DSL types. `if` on a constant (a const generic) is folded:
+//! methods of the DSL types. Atomics (`atomic_add`, `atomic_cas`, ...) work
+//! on global and shared memory and take their memory order and scope as
+//! constants ([`Order`], [`Scope`]). `if` on a constant (a const generic) is folded:
 //! the branch not taken emits nothing. Anything else is a compile error that
 //! names the construct and says what to write instead.
 //!
@@ -134,6 +136,7 @@ pub use runtime::{
 };
 pub use target::{Target, Variant};
 pub use types::{
-    Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, SharedArray, SharedMemory,
-    SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpReduce, WgmmaDesc, bf16x2, f16x2, u32x4,
+    AtomicAdd, AtomicInt, Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, Order, Scope,
+    SharedArray, SharedMemory, SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpReduce, WgmmaDesc, bf16x2, f16x2,
+    u32x4,
 };

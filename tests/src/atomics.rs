@@ -1,7 +1,7 @@
-//! `atomic_add_acq_rel_gpu` and `fence_acq_rel_gpu`: the blocks of a launch
-//! count their arrivals on one counter, and the last to arrive sums what
-//! every block released before its increment; and `global_timer`, read
-//! around that. On the emulator blocks run one after another
+//! `atomic_add` (acquire-release, GPU scope) and `fence_acq_rel_gpu`: the
+//! blocks of a launch count their arrivals on one counter, and the last to
+//! arrive sums what every block released before its increment; and
+//! `global_timer`, read around that. On the emulator blocks run one after another
 //! (`tests/std_methods.rs`); on a GPU they run at once (`tests/gpu.rs`).
 
 use nvfp4_dsl::prelude::*;
@@ -26,7 +26,7 @@ pub fn last_block_sums(
     if thread_idx_x() == 0 {
         store(slots, b, values[b as usize], Cache::Global);
         fence_acq_rel_gpu();
-        let old = atomic_add_acq_rel_gpu(counter, 0u32, 1);
+        let old = atomic_add(counter, 0u32, 1, Order::AcqRel, Scope::Gpu);
         tickets[b as usize] = old;
         ticket[0u32] = old;
         times[2 * b as usize] = start;

@@ -5,6 +5,7 @@
 //! trybuild cases `ui/*.rs`, its compile-time bench `benches/compile.rs`.
 
 pub mod approx;
+pub mod atomic_kernels;
 pub mod atomics;
 pub mod div_ceil;
 pub mod program;

@@ -729,6 +729,24 @@ fn the_last_block_to_arrive_sees_every_block_s_release_on_the_gpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_atomic_matches_the_host_on_the_gpu() {
+    use nvfp4_tests::atomic_kernels::{check_all_ops, check_histogram, check_max_by_cas};
+    let device = device();
+    for seed in [100, 101] {
+        for line in check_all_ops(&device, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}")) {
+            println!("seed {seed}: {line}");
+        }
+    }
+    for (blocks, n) in [(1, 1000), (132, 1 << 22)] {
+        check_histogram(&device, blocks, n, 31).unwrap_or_else(|e| panic!("{e}"));
+        println!("histogram of {n} random bytes on {blocks} blocks: every bin matches");
+    }
+    check_max_by_cas(&device, 264, 1 << 20, 41).unwrap_or_else(|e| panic!("{e}"));
+    println!("the maximum of 2^20 floats by compare-and-swap matches");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn integer_div_ceil_matches_std_on_the_gpu() {
     let pairs = nvfp4_tests::div_ceil::check(&device(), 11).unwrap_or_else(|e| panic!("{e}"));
     println!("{pairs} pairs of u32 and of u64: div_ceil as std (MAX for a zero divisor)");

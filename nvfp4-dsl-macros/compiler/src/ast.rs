@@ -355,6 +355,10 @@ pub enum ExprKind {
     Target(super::target::Target),
     /// `Swizzle::B128`.
     Swizzle(super::types::Swizzle),
+    /// `Order::Relaxed`.
+    Order(super::types::Order),
+    /// `Scope::Cta`.
+    Scope(super::types::Scope),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Assign(Box<Expr>, Box<Expr>),
@@ -553,6 +557,8 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
         | ExprKind::CacheHint(_)
         | ExprKind::Target(_)
         | ExprKind::Swizzle(_)
+        | ExprKind::Order(_)
+        | ExprKind::Scope(_)
         | ExprKind::Break(_)
         | ExprKind::Continue(_) => {}
     }

@@ -184,6 +184,68 @@ impl CacheHint {
     }
 }
 
+/// The memory order of an atomic (`nvfp4_dsl::Order`): PTX's `.sem`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Order {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl Order {
+    pub const ALL: [Order; 4] = [Order::Relaxed, Order::Acquire, Order::Release, Order::AcqRel];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Order::Relaxed => "Relaxed",
+            Order::Acquire => "Acquire",
+            Order::Release => "Release",
+            Order::AcqRel => "AcqRel",
+        }
+    }
+
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Order::Relaxed => "relaxed",
+            Order::Acquire => "acquire",
+            Order::Release => "release",
+            Order::AcqRel => "acq_rel",
+        }
+    }
+}
+
+/// The scope of an atomic (`nvfp4_dsl::Scope`): PTX's `.scope`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Scope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Scope::Cta => "Cta",
+            Scope::Cluster => "Cluster",
+            Scope::Gpu => "Gpu",
+            Scope::Sys => "Sys",
+        }
+    }
+
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+}
+
 /// The shared-memory swizzle of a matrix descriptor (`nvfp4_dsl::Swizzle`),
 /// with its value in the tcgen05 descriptor's bits 61..64 and in the wgmma
 /// descriptor's bits 62..64.
@@ -267,6 +329,10 @@ pub enum Ty {
     Target,
     /// The `nvfp4_dsl::Swizzle` enum; only as a constant argument.
     Swizzle,
+    /// The `nvfp4_dsl::Order` enum; only as a constant argument.
+    Order,
+    /// The `nvfp4_dsl::Scope` enum; only as a constant argument.
+    Scope,
     /// A 128-byte CUtensorMap kernel parameter (`nvfp4_dsl::TensorMap`).
     TensorMap,
     /// A tcgen05 shared-memory matrix descriptor (64 bits).
@@ -489,6 +555,8 @@ impl fmt::Display for Ty {
             Ty::Cache => write!(f, "Cache"),
             Ty::Target => write!(f, "Target"),
             Ty::Swizzle => write!(f, "Swizzle"),
+            Ty::Order => write!(f, "Order"),
+            Ty::Scope => write!(f, "Scope"),
             Ty::TensorMap => write!(f, "TensorMap"),
             Ty::SmemDesc => write!(f, "SmemDesc"),
             Ty::WgmmaDesc => write!(f, "WgmmaDesc"),

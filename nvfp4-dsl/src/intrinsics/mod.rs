@@ -72,6 +72,7 @@
 //! `f32`, which rounds to the same result). `as` converts as Rust does
 //! (`cvt`, saturating float-to-integer with NaN to 0).
 
+mod atomic;
 mod convert;
 mod float;
 mod memory;
@@ -79,6 +80,7 @@ mod tcgen05;
 mod threads;
 mod wgmma;
 
+pub use atomic::*;
 pub use convert::*;
 pub use float::*;
 pub use memory::*;

@@ -841,6 +841,7 @@ scalar_arg!(u8, u16, u32, u64, usize, i32, i64, f32, f64, half::f16, half::bf16)
 scalar_arg!(
     crate::types::u32x4,
     crate::types::f16x2,
+    crate::types::bf16x2,
     crate::types::Fp4x2,
     crate::types::E4m3,
     crate::types::E4m3x2

@@ -561,7 +561,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 fence_acq_rel_gpu();
                 named_barrier_sync(1, 256);
                 if ct == 0 {
-                    arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+                    arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
                 }
                 named_barrier_sync(1, 256);
                 stores_c = arrival[0u32] == 1;
@@ -658,7 +658,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             named_barrier_sync(1, 256);
             if ct == 0 {
                 let tile = block_idx_z() * grid_dim_y() + block_idx_y();
-                arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+                arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
             }
             named_barrier_sync(1, 256);
             if arrival[0u32] == 1 {

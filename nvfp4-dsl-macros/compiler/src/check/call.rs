@@ -471,6 +471,22 @@ impl Checker<'_> {
                         return err(a.span, "write the cache hint as a constant, e.g. `Cache::Streaming`");
                     }
                 }
+                ArgTy::OrderConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Order(_)) || self.shallow(&t) != TyV::Ty(Ty::Order) {
+                        return err(a.span, "write the memory order as a constant, e.g. `Order::Relaxed`");
+                    }
+                }
+                ArgTy::ScopeConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Scope(_)) || self.shallow(&t) != TyV::Ty(Ty::Scope) {
+                        return err(a.span, "write the scope as a constant, e.g. `Scope::Cta`");
+                    }
+                }
+                ArgTy::AtomicMem => {
+                    let k = self.atomic_mem_arg(intr, a)?;
+                    mem_elem = k.elem().cloned();
+                }
             }
         }
         Ok(match intr.ret {
@@ -511,6 +527,59 @@ impl Checker<'_> {
                     "argument {} of `{}` must be {want}, found `{k}`",
                     i + 1,
                     intr.display_name()
+                ),
+            );
+        }
+        Ok(k)
+    }
+
+    /// The memory an atomic updates: global or shared memory of one of the
+    /// intrinsic's element types.
+    fn atomic_mem_arg(&mut self, intr: &Intrinsic, a: &Expr) -> Result<Ty> {
+        let not_memory = |what: &str| {
+            a.span.error(format!(
+                "`{}` works on global memory (a `&mut [T]` parameter) or shared memory (`shared_array`, `dynamic_shared`), not on {what}: a local is one thread's own and needs no atomic; write `x += v`, or put the values in shared memory (`{}`)",
+                intr.display_name(),
+                intr.signature()
+            ))
+        };
+        if matches!(&a.kind, ExprKind::RefMut(v) if matches!(v.kind, ExprKind::Var(_))) {
+            return Err(not_memory("a local"));
+        }
+        let t = self.expr(a, None)?;
+        let k = self.known(&t, a.span)?;
+        let types = || {
+            intr.t_set
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let elem = match &k {
+            Ty::Slice { elem, mutable: true } | Ty::SharedArray { elem, .. } | Ty::SharedSlice { elem } => elem,
+            Ty::Slice { mutable: false, .. } => {
+                return err(
+                    a.span,
+                    format!(
+                        "`{}` writes memory, and `{k}` is read-only: declare the parameter `&mut [T]`",
+                        intr.display_name()
+                    ),
+                );
+            }
+            _ => return Err(not_memory(&format!("`{k}`"))),
+        };
+        if !intr.t_set.contains(elem) {
+            return err(
+                a.span,
+                format!(
+                    "`{}` works on memory of {}, not of `{elem}`{}",
+                    intr.display_name(),
+                    types(),
+                    if elem.scalar().is_some_and(Scalar::is_float) {
+                        "; for a float, loop on `atomic_cas` over its bits in a `u32` or `u64` buffer"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }

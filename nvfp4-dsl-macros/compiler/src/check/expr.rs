@@ -23,6 +23,8 @@ impl Checker<'_> {
             ExprKind::CacheHint(_) => Ok(TyV::Ty(Ty::Cache)),
             ExprKind::Target(_) => Ok(TyV::Ty(Ty::Target)),
             ExprKind::Swizzle(_) => Ok(TyV::Ty(Ty::Swizzle)),
+            ExprKind::Order(_) => Ok(TyV::Ty(Ty::Order)),
+            ExprKind::Scope(_) => Ok(TyV::Ty(Ty::Scope)),
             ExprKind::Unary(op, inner) => self.unary(e, *op, inner, hint.as_ref()),
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, hint.as_ref()),
             ExprKind::Assign(place, value) => self.assign(place, value),

@@ -68,14 +68,13 @@ impl Lower<'_> {
                 ),
             );
         }
+        let discarded = self.discarded == Some(e.id);
         let mut vals = Vec::with_capacity(args.len() + 1);
-        if let Some(r) = receiver {
-            let v = self.expr(r)?;
-            vals.push((v, self.ty(r)));
-        }
-        for a in args {
+        let mut arg_spans = Vec::with_capacity(args.len() + 1);
+        for a in receiver.into_iter().chain(args) {
             let v = self.expr(a)?;
             vals.push((v, self.ty(a)));
+            arg_spans.push(a.span);
         }
         let mut generic_ty = None;
         let mut generic_len = None;
@@ -88,7 +87,9 @@ impl Lower<'_> {
         }
         let call = Call {
             args: vals,
+            arg_spans,
             span: e.span,
+            discarded,
             generic_ty,
             generic_len,
         };

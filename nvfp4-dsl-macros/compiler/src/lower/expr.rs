@@ -36,6 +36,8 @@ impl Lower<'_> {
             ExprKind::CacheHint(h) => Ok(Val::Hint(*h)),
             ExprKind::Target(t) => Ok(Val::Target(*t)),
             ExprKind::Swizzle(s) => Ok(Val::Swizzle(*s)),
+            ExprKind::Order(o) => Ok(Val::Order(*o)),
+            ExprKind::Scope(s) => Ok(Val::Scope(*s)),
             ExprKind::Unary(op, inner) => {
                 let t = self.ty(e);
                 let v = self.expr(inner)?;

@@ -69,6 +69,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         line_info: opts.line_info.is_some(),
         returns: Vec::new(),
         debug_assertions: opts.debug_assertions,
+        discarded: None,
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;
@@ -333,6 +334,16 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
+    /// Lowers `e`, whose value is dropped when `dropped` (`f(..);`, `let _ =
+    /// f(..);`): a call there may skip making its result (an atomic becomes
+    /// a `red`).
+    fn expr_dropped(&mut self, e: &Expr, dropped: bool) -> Result<Val> {
+        let outer = std::mem::replace(&mut self.discarded, dropped.then_some(e.id));
+        let v = self.expr(e);
+        self.discarded = outer;
+        v
+    }
+
     /// Lowers a block's statements in a new scope; returns the tail value.
     fn block_stmts(&mut self, b: &Block) -> Result<Val> {
         self.scopes.push(Vec::new());
@@ -344,7 +355,7 @@ impl<'a> Lower<'a> {
             match &s.kind {
                 StmtKind::Let { pat, init, .. } => {
                     let t = self.ty(init);
-                    let v = self.expr(init)?;
+                    let v = self.expr_dropped(init, matches!(pat, LetPat::Wild))?;
                     self.bind_let(pat, v, &t)?;
                 }
                 StmtKind::Const { name, init, .. } => {
@@ -355,7 +366,7 @@ impl<'a> Lower<'a> {
                     self.bind(name, v);
                 }
                 StmtKind::Expr(e, semi) => {
-                    let v = self.expr(e)?;
+                    let v = self.expr_dropped(e, *semi || i + 1 < n)?;
                     if i + 1 == n && !semi {
                         result = v;
                     }

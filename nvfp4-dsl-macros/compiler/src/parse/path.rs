@@ -1,12 +1,12 @@
-//! Paths and calls: names, the values of `Swizzle::`, `Target::` and
-//! `Cache::`, named constants, calls of named functions with their generic
-//! arguments, and the key a path is found by.
+//! Paths and calls: names, the values of `Swizzle::`, `Target::`,
+//! `Cache::`, `Order::` and `Scope::`, named constants, calls of named
+//! functions with their generic arguments, and the key a path is found by.
 
 use super::literal::{MATH_CONSTANTS, math_constant};
 use super::{Parser, Result, err};
 use crate::ast::{CallPath, ExprKind, GenericArg, Loc};
 use crate::target::Target;
-use crate::types::{CacheHint, Len, Swizzle};
+use crate::types::{CacheHint, Len, Order, Scope, Swizzle};
 
 impl Parser {
     pub(super) fn path_expr(&mut self, p: &syn::ExprPath) -> Result<ExprKind> {
@@ -49,6 +49,30 @@ impl Parser {
                     ),
                 ),
             },
+            [.., ty, item] if ty == "Order" => match Order::ALL.into_iter().find(|o| o.rust_name() == item) {
+                Some(o) => Ok(ExprKind::Order(o)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "unknown memory order `Order::{item}`; the orders are {} (PTX has no sequentially consistent atomic)",
+                        Order::ALL.map(|o| format!("`Order::{}`", o.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] if ty == "Scope" => match Scope::ALL.into_iter().find(|s| s.rust_name() == item) {
+                Some(s) => Ok(ExprKind::Scope(s)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "unknown scope `Scope::{item}`; the scopes are {}",
+                        Scope::ALL.map(|s| format!("`Scope::{}`", s.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] if ty == "Ordering" && Order::ALL.iter().any(|o| o.rust_name() == item) => err(
+                Loc::of(&p),
+                format!("atomics in kernels take `nvfp4_dsl::Order`, not std's `Ordering`: write `Order::{item}`"),
+            ),
             [.., ty, consts, item] if consts == "consts" => match math_constant(ty, item) {
                 Some(lit) => Ok(ExprKind::Lit(lit)),
                 None => err(
