@@ -1042,3 +1042,17 @@ fn ptxas_adds_where_an_or_of_the_sign_bit_is_written() {
     }
     println!("{words} words: the GPU clears the sign bit Rust's result has in every one");
 }
+
+/// A struct kernel parameter (`#[repr(C)]` bytes through cudarc's
+/// `DeviceRepr`) reads every field at its offset on the GPU as on the host.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_struct_parameter_is_read_at_its_repr_c_offsets_on_the_gpu() {
+    use nvfp4_tests::struct_params::{Params, params_bits, read_params};
+    let device = device();
+    let mut rng = Rng::new(95);
+    for _ in 0..50 {
+        let p = Params::random(&mut rng);
+        assert_eq!(read_params(&device, p), params_bits(&p), "{p:?}");
+    }
+}
