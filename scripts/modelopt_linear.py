@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes an NVFP4 linear layer as NVIDIA ModelOpt stores it, quantized by
 PyTorch, with activations and PyTorch's reference outputs, for the GPU test
-`a_pytorch_checkpoint_loads_and_matches_pytorch` (tests/gpu.rs).
+`a_pytorch_checkpoint_loads_and_matches_pytorch` (tests/tests/gpu.rs).
 
     python3 scripts/modelopt_linear.py .gpu/modelopt_linear.safetensors
 

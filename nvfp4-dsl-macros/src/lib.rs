@@ -10,7 +10,10 @@
 //! has (and the names of `#[device] const`s it lacks) and expands to
 //! `path::f! { callback .. }` with the path the call wrote; the callback,
 //! `__kernel_with_devices!`, repeats that until every device item (of
-//! device functions and consts too) is there, then compiles.
+//! device functions and consts too) is there, then compiles. A
+//! `#[device(methods)]` struct's macro is defined by its `#[device] impl`
+//! block (through a helper the struct leaves next to it) and hands over
+//! both, so the methods come wherever the struct does.
 
 use nvfp4_dsl_compiler as compiler;
 use nvfp4_dsl_compiler::expand;
@@ -39,8 +42,8 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Marks a function that kernels and other device functions can call, a
 /// struct of values they can use (`#[device] #[derive(Clone, Copy)]
 /// struct Pair { lo: u32, hi: f32 }`, kept in registers, built with a
-/// struct literal, read and written by field), or a constant they can name
-/// (below).
+/// struct literal, read and written by field), a struct's methods, or a
+/// constant they can name (below).
 ///
 /// ```ignore
 /// #[device]
@@ -74,6 +77,48 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// the kernel imported `f` with `use`, import what `f` calls too. A call of
 /// a function that is not `#[device]` fails with rustc's "cannot find macro
 /// `f`": mark it `#[device]`.
+///
+/// A device function also takes a struct as `&Pair` (reads the caller's)
+/// or `&mut Pair` (the caller's own, written in place, as `&mut [T; N]`).
+/// A struct is `#[repr(C)]` (added when absent; another `repr` is an
+/// error). One of numbers, vectors, descriptors and arrays of them (at
+/// most 128 bytes) is a kernel parameter: the launcher takes the struct
+/// (`From<Pair> for KernelArg`), the kernel reads its fields at their
+/// `#[repr(C)]` offsets from one `.param .align A .b8 name[size]`, and it
+/// is `cudarc::driver::DeviceRepr` for cudarc's own launches.
+///
+/// Methods: `#[device(methods)]` on the struct and `#[device]` on its
+/// `impl` block, in the struct's module:
+///
+/// ```ignore
+/// #[device(methods)]
+/// #[derive(Clone, Copy)]
+/// pub struct Acc { pub sum: f32, pub count: u32 }
+///
+/// #[device]
+/// impl Acc {
+///     pub fn new() -> Self { Acc { sum: 0.0, count: 0 } }
+///     pub fn push(&mut self, v: f32) { self.sum += v; self.count += 1; }
+///     pub fn mean(&self) -> f32 { self.sum / self.count as f32 }
+/// }
+///
+/// #[kernel(targets(sm_90))]
+/// fn k(x: &[f32], y: &mut [f32]) {
+///     let mut acc = Acc::new();
+///     acc.push(x[0]);
+///     Acc::push(&mut acc, x[1]);
+///     y[0] = acc.mean();
+/// }
+/// ```
+///
+/// Methods take `self`, `mut self` (a copy), `&self`, `&mut self` (the
+/// caller's struct, a `let mut` local or a field or element of one,
+/// written in place) or nothing, are called with method or path syntax
+/// and inlined like device functions. The struct's macro hands the impl
+/// block over with the struct, so a `use` of the struct brings the
+/// methods; every method of the block is compiled for a kernel that uses
+/// the struct (host-only methods go in another impl block). `#[device]` on
+/// a method itself is an error saying to put it on the impl block.
 ///
 /// # Constants
 ///
@@ -118,24 +163,58 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = Tokens::from(item);
     let attr = Tokens::from(attr);
-    let parsed: syn::Item = match syn::parse2(item.clone()) {
-        Ok(i @ (syn::Item::Fn(_) | syn::Item::Struct(_) | syn::Item::Const(_))) => i,
+    let fail = |span: proc_macro2::Span, msg: &str| {
+        let mut out = syn::Error::new(span, msg).to_compile_error();
+        out.extend(item.clone());
+        out.into()
+    };
+    let mut parsed: syn::Item = match syn::parse2(item.clone()) {
+        Ok(i @ (syn::Item::Fn(_) | syn::Item::Struct(_) | syn::Item::Impl(_) | syn::Item::Const(_))) => i,
         Ok(_) | Err(_) => {
-            let mut out = syn::Error::new(
+            return fail(
                 proc_macro2::Span::call_site(),
-                "#[device] applies to a function, a struct or a const: `#[device] fn name(..) { .. }`, `#[device] #[derive(Clone, Copy)] struct Name { .. }`, `#[device] const NAME: u32 = 32;`",
-            )
-            .to_compile_error();
-            out.extend(item);
-            return out.into();
+                "#[device] applies to a function, a struct, a struct's impl block or a const: `#[device] fn name(..) { .. }`, `#[device] #[derive(Clone, Copy)] struct Name { .. }`, `#[device] impl Name { .. }`, `#[device] const NAME: u32 = 32;`",
+            );
         }
     };
-    if let Some(t) = attr.into_iter().next() {
-        let mut out = syn::Error::new(t.span(), "#[device] takes no arguments").to_compile_error();
-        out.extend(item);
-        return out.into();
+    if let syn::Item::Fn(f) = &parsed
+        && let Some(s) = method_marker(&f.sig)
+    {
+        return fail(
+            s,
+            "a method is a device function through its impl block: write `#[device] impl Name { .. }` (not `#[device]` on the method), and mark the struct `#[device(methods)]`",
+        );
+    }
+    if let Some(t) = attr.clone().into_iter().next() {
+        let methods: Option<syn::Ident> = syn::parse2(attr.clone()).ok().filter(|i: &syn::Ident| i == "methods");
+        match (&mut parsed, methods) {
+            // Put back for `expand::device`: the struct's macro is then
+            // defined by its impl block, handing over both.
+            (syn::Item::Struct(s), Some(m)) => s.attrs.push(syn::parse_quote!(#[device(#m)])),
+            _ => {
+                return fail(
+                    t.span(),
+                    "#[device] takes no arguments, except `#[device(methods)]` on a struct whose `#[device] impl` block kernels call",
+                );
+            }
+        }
     }
     expand::device(&parsed).into()
+}
+
+/// The receiver or the `Self` of a method's signature, if it has one.
+fn method_marker(sig: &syn::Signature) -> Option<proc_macro2::Span> {
+    if let Some(syn::FnArg::Receiver(r)) = sig.inputs.first() {
+        return Some(r.self_token.span);
+    }
+    fn find(tokens: Tokens) -> Option<proc_macro2::Span> {
+        tokens.into_iter().find_map(|t| match t {
+            proc_macro2::TokenTree::Ident(i) if i == "Self" => Some(i.span()),
+            proc_macro2::TokenTree::Group(g) => find(g.stream()),
+            _ => None,
+        })
+    }
+    find(quote::quote!(#sig))
 }
 
 /// The callback of a device function's macro: `(attr) { kernel } { [path]

@@ -5,11 +5,8 @@
 //! `cargo bench -p nvfp4-dsl --bench emu`.
 
 use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
+use nvfp4_testkit::emu::{le_bytes, linear, ptx, upload, upload_u32, xorshift};
 use std::time::{Duration, Instant};
-
-#[path = "../tests/common/mod.rs"]
-mod common;
-use common::{le_bytes, linear, ptx, upload, upload_u32, xorshift};
 
 /// Small floats in [0.25, 4) with random signs, as bits.
 fn floats(n: usize, seed: u32) -> Vec<u32> {

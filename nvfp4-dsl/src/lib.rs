@@ -36,16 +36,20 @@
 //! ([`shared_array`](intrinsics::shared_array),
 //! [`dynamic_shared`](intrinsics::dynamic_shared)), `#[unroll]` on `for`
 //! loops with constant bounds, and the intrinsics of [`intrinsics`] and the
-//! methods of the DSL types. `if` on a constant (a const generic) is folded:
+//! methods of the DSL types. Atomics (`atomic_add`, `atomic_cas`, ...) work
+//! on global and shared memory and take their memory order and scope as
+//! constants ([`Order`], [`Scope`]). `if` on a constant (a const generic) is folded:
 //! the branch not taken emits nothing. Anything else is a compile error that
 //! names the construct and says what to write instead.
 //!
 //! [`#[device]`](macro@device) functions are called from kernels and from
 //! each other (same module, other modules, other crates) and inlined;
-//! `#[device]` structs of values live in registers; `#[device] const`s
-//! (numbers, `bool`s, arrays of numbers) are usable wherever a literal is,
-//! array lengths and `#[unroll]` bounds included, and an array const is a
-//! table that a kernel may index at run time. `match` works on
+//! `#[device]` structs of values live in registers, have methods (a
+//! `#[device(methods)]` struct's `#[device] impl` block) and are kernel
+//! parameters; `#[device] const`s (numbers, `bool`s, arrays of numbers)
+//! are usable wherever a literal is, array lengths and `#[unroll]` bounds
+//! included, and an array const is a table that a kernel may index at run
+//! time. `match` works on
 //! integers and `bool`s (literals, ranges, `|`, `_`, bindings, guards),
 //! tuples as values and in `let` patterns.
 //!
@@ -103,7 +107,29 @@ mod runtime;
 mod target;
 mod types;
 
+#[doc(hidden)]
+pub use cudarc::driver::DeviceRepr as __DeviceRepr;
 pub use half::{bf16, f16};
+
+/// Implemented by a `#[device] impl` block's struct; a `#[device(methods)]`
+/// struct checks it, so a missing block is an error at the struct. Not for
+/// direct use.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is marked `#[device(methods)]` and has no `#[device] impl {Self} {{ .. }}` block",
+    label = "write `#[device] impl {Self} {{ .. }}` in the struct's module, or remove `methods`"
+)]
+pub trait __HasDeviceImpl {}
+
+/// Implemented by a `#[device(methods)]` struct; its `#[device] impl`
+/// block checks it, so that kernels get the methods with the struct. Not
+/// for direct use.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a `#[device] impl` block and is not a `#[device(methods)]` struct",
+    label = "mark the struct `#[device(methods)]`, so that kernels get its methods with it"
+)]
+pub trait __MarkedDeviceMethods {}
 #[doc(hidden)]
 pub use nvfp4_dsl_macros::__kernel_with_devices;
 pub use nvfp4_dsl_macros::{device, kernel};
@@ -113,6 +139,7 @@ pub use runtime::{
 };
 pub use target::{Target, Variant};
 pub use types::{
-    Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, SharedArray, SharedMemory,
-    SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpSum, WgmmaDesc, bf16x2, f16x2, u32x4,
+    AtomicAdd, AtomicInt, Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, Order, Scope,
+    SharedArray, SharedMemory, SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpReduce, WgmmaDesc, bf16x2,
+    f16x2, u32x4,
 };

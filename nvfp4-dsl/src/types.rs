@@ -201,7 +201,40 @@ pub enum Cache {
     NoAllocate,
 }
 
-mod sealed {
+/// The memory order of an atomic (`atomic_add`, `atomic_cas`, ...): PTX's
+/// `.sem` qualifier. (Named `Order` so that it does not clash with
+/// `core::sync::atomic::Ordering`; PTX has no sequentially consistent
+/// atomic, so there is no `SeqCst`.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Atomic, and orders nothing else (`.relaxed`): counters, histograms.
+    Relaxed,
+    /// Later accesses of this thread stay after it, and it sees what a
+    /// release it reads from published (`.acquire`).
+    Acquire,
+    /// Earlier accesses of this thread stay before it, and become visible
+    /// to a thread that acquires what it wrote (`.release`).
+    Release,
+    /// Both (`.acq_rel`).
+    AcqRel,
+}
+
+/// The threads an atomic is atomic with and its order reaches: PTX's
+/// `.scope` qualifier. Two atomics of one address are atomic with respect
+/// to each other only if each one's scope includes the other's thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The threads of the block (`.cta`).
+    Cta,
+    /// The blocks of the cluster (`.cluster`; sm_90 and newer).
+    Cluster,
+    /// Every thread of the GPU (`.gpu`).
+    Gpu,
+    /// The GPU, the host and other GPUs (`.sys`).
+    Sys,
+}
+
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -231,6 +264,23 @@ element!(
     E4m3x2
 );
 
+/// Element types of `atomic_min`, `atomic_max`, `atomic_and`, `atomic_or`,
+/// `atomic_xor`, `atomic_exch` and `atomic_cas`: `u32`, `i32`, `u64`, `i64`.
+pub trait AtomicInt: Element {}
+impl AtomicInt for u32 {}
+impl AtomicInt for i32 {}
+impl AtomicInt for u64 {}
+impl AtomicInt for i64 {}
+
+/// Element types of `atomic_add`: those of [`AtomicInt`] and `f32`, `f64`,
+/// `f16x2`, `bf16x2`.
+pub trait AtomicAdd: Element {}
+impl<T: AtomicInt> AtomicAdd for T {}
+impl AtomicAdd for f32 {}
+impl AtomicAdd for f64 {}
+impl AtomicAdd for f16x2 {}
+impl AtomicAdd for bf16x2 {}
+
 /// 32-bit values a warp shuffle moves: `u32`, `i32`, `f32`, `f16x2`.
 pub trait Shuffle: Copy + sealed::Sealed {}
 impl Shuffle for u32 {}
@@ -238,11 +288,12 @@ impl Shuffle for i32 {}
 impl Shuffle for f32 {}
 impl Shuffle for f16x2 {}
 
-/// Values `warp_reduce_sum` adds: `u32`, `i32`, `f32`.
-pub trait WarpSum: Copy + sealed::Sealed {}
-impl WarpSum for u32 {}
-impl WarpSum for i32 {}
-impl WarpSum for f32 {}
+/// Values the warp reductions (`warp_reduce_sum`, `warp_reduce_max`,
+/// `warp_reduce_min`) combine: `u32`, `i32`, `f32`.
+pub trait WarpReduce: Copy + sealed::Sealed {}
+impl WarpReduce for u32 {}
+impl WarpReduce for i32 {}
+impl WarpReduce for f32 {}
 
 /// Index types of shared memory and of the load/store intrinsics.
 pub trait DeviceIndex: Copy + sealed::Sealed {}

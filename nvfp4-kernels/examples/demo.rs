@@ -11,7 +11,7 @@ use nvfp4_dsl::{Device, Target};
 use nvfp4_kernels::gemv::{self, BENCH_SHAPES};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::rng::Rng;
-use nvfp4_kernels::{gemm, samples};
+use nvfp4_kernels::{gemm, registry, samples};
 use std::process::ExitCode;
 
 fn parse_args() -> Result<Option<Target>, String> {
@@ -37,15 +37,7 @@ fn main() -> ExitCode {
         }
     };
     println!("nvfp4-dsl kernels (PTX generated at compile time):");
-    let kernels = samples::variants()
-        .into_iter()
-        .chain(gemv::gemv_nvfp4::VARIANTS)
-        .chain(gemm::gemm_nvfp4_sm90::VARIANTS)
-        .chain(gemm::gemm_sm90_decode_a::VARIANTS)
-        .chain(gemm::gemm_sm90_reduce::VARIANTS)
-        .chain(gemm::gemm_nvfp4::VARIANTS)
-        .chain(nvfp4_kernels::quantize::quantize_nvfp4::VARIANTS);
-    for v in kernels {
+    for v in registry::all_variants() {
         for (target, ptx) in v.ptx {
             println!("  {:<34} {:<8} {:>7} bytes of PTX", v.entry, target.name(), ptx.len());
         }

@@ -1,7 +1,7 @@
 //! Kernels written in nvfp4-dsl: the sample kernels, the NVFP4 GEMV and the
 //! block-scaled GEMM, the quantization of activations, with their host-side
 //! utilities and CPU references; and an NVFP4 linear layer loaded from a
-//! ModelOpt checkpoint.
+//! ModelOpt checkpoint. [`registry`] lists every kernel.
 
 #![deny(missing_docs)]
 
@@ -13,6 +13,7 @@ pub mod gemv;
 pub mod linear;
 pub mod nvfp4;
 pub mod quantize;
+pub mod registry;
 pub mod rng;
 pub mod samples;
 

@@ -434,16 +434,3 @@ pub fn check_all(device: &Device, seed: u64, small: bool) -> Result<Vec<SampleRe
         check_mixed_ops(device, &mut rng, threads)?,
     ])
 }
-
-/// The compiled sample kernels, for listing PTX sizes and snapshots.
-pub fn variants() -> Vec<&'static nvfp4_dsl::Variant> {
-    [
-        saxpy::VARIANTS,
-        block_sum::VARIANTS,
-        tile_mirror::VARIANTS,
-        mixed_ops::VARIANTS,
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}

@@ -2,9 +2,12 @@
 //! random number generator of test inputs and the exact CPU references of
 //! NVFP4 arithmetic (e2m1 values with e4m3 scales, one per 16), so that
 //! the emulator's tests, the workspace tests and the kernels crate's host
-//! checks agree on both by construction. No dependencies.
+//! checks agree on both by construction; and, in [`emu`], the harness that
+//! runs snapshot PTX on the emulator for its tests and bench.
 
 #![deny(missing_docs)]
+
+pub mod emu;
 
 /// SplitMix64: fast, good enough for test data, reproducible from a seed.
 #[derive(Clone, Debug)]

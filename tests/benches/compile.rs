@@ -15,8 +15,8 @@ fn main() {
         "kernel", "variants", "PTX bytes", "median ms"
     );
     let all_devices = nvfp4_tests::device_items();
-    for src in nvfp4_tests::KERNEL_SOURCES {
-        for item in nvfp4_tests::source_items(src) {
+    for source in nvfp4_kernels::registry::SOURCES {
+        for item in nvfp4_tests::source_items(&source.file()) {
             let syn::Item::Fn(mut f) = item else { continue };
             let Some(pos) = f.attrs.iter().position(|a| a.path().is_ident("kernel")) else {
                 continue;

@@ -4,7 +4,7 @@ use nvfp4_dsl::prelude::*;
 fn k(x: &mut [u32]) {
     let v = 3u32;
     let r = &v;
-    x[0] = *r;
+    x[0] = r.wrapping_add(1);
 }
 
 fn main() {}

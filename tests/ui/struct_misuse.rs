@@ -48,9 +48,4 @@ fn generic_struct(x: &mut [u32]) {
     x[0] = g.v[0];
 }
 
-#[kernel(targets(sm_90))]
-fn struct_parameter(x: &mut [u32], p: Pair) {
-    x[0] = p.lo;
-}
-
 fn main() {}

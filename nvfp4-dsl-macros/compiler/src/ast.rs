@@ -107,6 +107,17 @@ pub enum LetPat {
     Tuple(Vec<LetPat>, Loc),
 }
 
+impl LetPat {
+    /// The names the pattern binds.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            LetPat::Name { name, .. } => vec![name.as_str()],
+            LetPat::Wild => Vec::new(),
+            LetPat::Tuple(pats, _) => pats.iter().flat_map(LetPat::names).collect(),
+        }
+    }
+}
+
 /// Index of an expression, unique within one kernel; `check` keys its type
 /// table by it.
 pub type ExprId = u32;
@@ -122,8 +133,11 @@ pub struct Kernel {
     pub params: Vec<Param>,
     pub body: Block,
     /// The `#[device]` functions the kernel calls, directly or through
-    /// each other, in the order they were resolved.
+    /// each other, in the order they were resolved, and the methods of its
+    /// `#[device(methods)]` structs.
     pub devices: Vec<DeviceFn>,
+    /// The `#[device]` structs, by the path their users wrote.
+    pub structs: Vec<(String, super::types::StructTy)>,
     /// The `#[device] const` arrays the kernel and its device functions
     /// name, one per distinct content.
     pub tables: Vec<Table>,
@@ -142,12 +156,20 @@ pub struct Table {
     pub values: Vec<Const>,
 }
 
-/// A `#[device]` function: inlined at each call.
+/// A `#[device]` function or a method of a `#[device] impl` block:
+/// inlined at each call.
 #[derive(Debug)]
 pub struct DeviceFn {
-    /// The path the caller wrote (`decode::fp4_pair`), as its key.
+    /// The path the caller wrote (`decode::fp4_pair`), as its key; a
+    /// method's is its struct's followed by its name (`shapes::Span::end`).
     pub key: String,
+    /// The key that paths in the body resolve from: the function's own, or
+    /// for a method its impl block's (in the struct's module).
+    pub scope: String,
+    /// The name errors and PTX comments show (`Span::end` for a method).
     pub name: String,
+    /// A method's struct and its own name (`end`), for `x.end()`.
+    pub method_of: Option<(super::types::StructTy, String)>,
     pub name_span: Loc,
     /// Line of the `fn` token, for the statement comments of its body.
     pub fn_line: usize,
@@ -169,7 +191,20 @@ pub struct Param {
     pub name: String,
     pub ty: Ty,
     pub mutable: bool,
+    pub pass: Pass,
     pub span: Loc,
+}
+
+/// How a device function's parameter takes its argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// By value (slices and shared memory too: they are views already).
+    Value,
+    /// `&[T; N]` or `&self`: reads the caller's value.
+    Ref,
+    /// `&mut [T; N]` or `&mut self`: the caller's array or struct itself,
+    /// read and written in place.
+    RefMut,
 }
 
 #[derive(Debug)]
@@ -347,6 +382,10 @@ pub enum ExprKind {
     Target(super::target::Target),
     /// `Swizzle::B128`.
     Swizzle(super::types::Swizzle),
+    /// `Order::Relaxed`.
+    Order(super::types::Order),
+    /// `Scope::Cta`.
+    Scope(super::types::Scope),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Assign(Box<Expr>, Box<Expr>),
@@ -361,8 +400,12 @@ pub enum ExprKind {
     },
     Field(Box<Expr>, String),
     /// `&mut name` of a local array: only as an intrinsic's accumulator
-    /// argument (updated in place).
+    /// argument (updated in place), or the argument of a `&mut` parameter
+    /// of a device function (`&mut [T; N]`, `&mut self`).
     RefMut(Box<Expr>),
+    /// `&name`: only the argument of a device function's `&[T; N]` or
+    /// `&self` parameter.
+    Ref(Box<Expr>),
     Call {
         path: CallPath,
         generics: Vec<GenericArg>,
@@ -412,6 +455,28 @@ pub enum ExprKind {
     TupleField(Box<Expr>, usize),
     /// A `#[device] const` array, by its index in `Kernel::tables`.
     Table(usize),
+    /// `|a: f32, b| body` (also `move`, `-> T { .. }`), the value of a
+    /// `let`: called by its name, inlined at each call, what it captures
+    /// copied where it is created.
+    Closure {
+        params: Vec<(LetPat, Option<Ty>)>,
+        ret: Option<Ty>,
+        body: Box<Expr>,
+    },
+    /// `f(args)` of a closure `f` bound with `let`.
+    ClosureCall {
+        name: String,
+        args: Vec<Expr>,
+    },
+    /// `assert!(cond, ..)` (also `assert_eq!`/`assert_ne!`, whose `cond` is
+    /// the comparison): a trap where `cond` is false, its PTX comment the
+    /// assertion's source `text`. `debug`: a `debug_assert*!`, compiled only
+    /// with debug assertions.
+    Assert {
+        cond: Box<Expr>,
+        text: String,
+        debug: bool,
+    },
     /// `ptx!(ty, "template", args..)`: inline PTX with one result of type
     /// `ty` (or none for `()`), placeholders `{d}` and `{0}`, `{1}`, ...
     InlinePtx {
@@ -421,8 +486,11 @@ pub enum ExprKind {
     },
 }
 
+/// Where a reference may appear in a kernel: the error for one elsewhere.
+pub const REFERENCE_USES: &str = "references are supported as sub-slices `&a[start..]` or `&mut a[start..]`, as `&mut acc` for the accumulator of a `wgmma_*` intrinsic, and as `&x` or `&mut x` for a device function's reference parameter (`&[T; N]`, `&mut [T; N]`, `&Pair`, `&mut Pair`, `&self`, `&mut self`)";
+
 /// Calls `f` on every function call in `b` (nested blocks included).
-pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
+pub fn walk_calls<'a>(b: &'a Block, f: &mut impl FnMut(&'a Expr, &'a CallPath)) {
     walk_exprs(b, &mut |e| {
         if let ExprKind::Call { path, .. } = &e.kind {
             f(e, path);
@@ -431,7 +499,7 @@ pub fn walk_calls(b: &Block, f: &mut impl FnMut(&Expr, &CallPath)) {
 }
 
 /// Calls `f` on every expression in `b`, outer ones first.
-pub fn walk_exprs(b: &Block, f: &mut impl FnMut(&Expr)) {
+pub fn walk_exprs<'a>(b: &'a Block, f: &mut impl FnMut(&'a Expr)) {
     for s in &b.stmts {
         match &s.kind {
             StmtKind::Let { init, .. } | StmtKind::Const { init, .. } => walk_expr(init, f),
@@ -441,7 +509,7 @@ pub fn walk_exprs(b: &Block, f: &mut impl FnMut(&Expr)) {
 }
 
 /// Calls `f` on `e` and every expression in it, outer ones first.
-pub fn walk_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Call { args, generics, .. } => {
@@ -460,7 +528,8 @@ pub fn walk_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
         | ExprKind::Cast(a, _)
         | ExprKind::Field(a, _)
         | ExprKind::Repeat(a, _)
-        | ExprKind::RefMut(a) => walk_expr(a, f),
+        | ExprKind::RefMut(a)
+        | ExprKind::Ref(a) => walk_expr(a, f),
         ExprKind::Return(a) => a.iter().for_each(|a| walk_expr(a, f)),
         ExprKind::Binary(_, a, b) | ExprKind::Assign(a, b) | ExprKind::AssignOp(_, a, b) | ExprKind::Index(a, b) => {
             walk_expr(a, f);
@@ -470,7 +539,9 @@ pub fn walk_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
             walk_expr(base, f);
             walk_expr(start, f);
         }
-        ExprKind::Array(items) | ExprKind::InlinePtx { args: items, .. } => {
+        ExprKind::Array(items)
+        | ExprKind::InlinePtx { args: items, .. }
+        | ExprKind::ClosureCall { args: items, .. } => {
             items.iter().for_each(|a| walk_expr(a, f));
         }
         ExprKind::If { cond, then, els } => {
@@ -507,16 +578,34 @@ pub fn walk_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
         }
         ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr(a, f)),
         ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr(a, f)),
-        ExprKind::TupleField(a, _) => walk_expr(a, f),
+        ExprKind::TupleField(a, _) | ExprKind::Assert { cond: a, .. } | ExprKind::Closure { body: a, .. } => {
+            walk_expr(a, f)
+        }
         ExprKind::Lit(_)
         | ExprKind::Var(_)
         | ExprKind::CacheHint(_)
         | ExprKind::Target(_)
         | ExprKind::Swizzle(_)
         | ExprKind::Table(_)
+        | ExprKind::Order(_)
+        | ExprKind::Scope(_)
         | ExprKind::Break(_)
         | ExprKind::Continue(_) => {}
     }
+}
+
+/// The expression `id` of the kernel or of one of its device functions
+/// (a closure, looked up where it is called).
+pub fn find_expr(kernel: &Kernel, id: ExprId) -> Option<&Expr> {
+    let mut found = None;
+    for body in std::iter::once(&kernel.body).chain(kernel.devices.iter().map(|d| &d.body)) {
+        walk_exprs(body, &mut |e| {
+            if e.id == id {
+                found = Some(e);
+            }
+        });
+    }
+    found
 }
 
 /// The key of the device function that `full`, written in the function

@@ -3,7 +3,7 @@
 //! tells the proc macro which device functions to fetch first.
 
 use crate::attr::{KernelAttr, SpecValue};
-use crate::lower::Const;
+use crate::lower::fold::Const;
 use crate::target::Target;
 use crate::types::{self, Scalar};
 use crate::{ast, attr, check, intrinsics, lower, parse, ptx};
@@ -76,16 +76,33 @@ pub struct Variant {
     pub spec_name: String,
     pub spec: Vec<(String, SpecValue)>,
     pub entry: String,
+    /// The PTX per target, with the kernel's `debug_assert!`s.
     pub ptx: Vec<(Target, String)>,
+    /// Where the kernel has `debug_assert!`s: the PTX per target without
+    /// them, which the expansion takes where the user's crate builds
+    /// without `debug_assertions` (`cargo build --release`).
+    pub release_ptx: Option<Vec<String>>,
     /// Waits for the previous grid before touching its results: may be
     /// launched with programmatic stream serialization.
     pub programmatic: bool,
+}
+
+/// A kernel parameter of a `#[device]` struct, with the C layout the
+/// kernel reads it in (which the launcher's module asserts is rustc's).
+#[derive(Debug, Clone)]
+pub struct StructParam {
+    pub param: String,
+    /// Each field's name and byte offset.
+    pub fields: Vec<(String, u64)>,
+    pub size: u64,
+    pub align: u64,
 }
 
 #[derive(Debug)]
 pub struct Compiled {
     pub kernel: String,
     pub variants: Vec<Variant>,
+    pub struct_params: Vec<StructParam>,
     /// The stages [`Options::dump`] asked for, as text (empty otherwise).
     pub dump: String,
 }
@@ -94,7 +111,8 @@ pub struct Compiled {
 /// functions use (the consts: also its `specialize` values, in `attr`)
 /// that are not among `devices` yet: each as the path to fetch it by
 /// (resolved from the kernel's module) and the span of a use. Structs come
-/// first: the kernel cannot be parsed without them.
+/// first: the kernel cannot be parsed without them. A `#[device(methods)]`
+/// struct comes with its impl block, by the same path.
 pub fn missing_devices(
     attr: TokenStream,
     item: &syn::ItemFn,
@@ -107,6 +125,10 @@ pub fn missing_devices(
     for (key, d) in devices {
         if let syn::Item::Fn(f) = d {
             struct_uses(f, key, &mut |k, span| push_missing(&mut missing, devices, k, span));
+        }
+        // A method's paths resolve from its struct's module, as its key's.
+        for f in methods(d) {
+            struct_uses(&f, key, &mut |k, span| push_missing(&mut missing, devices, k, span));
         }
     }
     if !missing.is_empty() {
@@ -138,10 +160,15 @@ pub fn missing_devices(
                     }
             });
             // The kernel calling itself, and `Vec::new()`, `f32::sqrt(x)` and
-            // the like, are reported by `check`.
+            // the like, are reported by `check`, as are the associated
+            // functions of `#[device]` structs (which came with them).
             let is_kernel = path.qualifier.is_none() && path.name == kernel.name;
             let on_builtin_type = path.qualifier.as_deref().is_some_and(parse::is_builtin_type);
-            if !is_intrinsic && !is_kernel && !on_builtin_type {
+            let on_struct = path.full.rsplit_once("::").is_some_and(|(q, _)| {
+                let key = ast::resolve_device(caller, q);
+                kernel.structs.iter().any(|(k, _)| *k == key)
+            });
+            if !is_intrinsic && !is_kernel && !on_builtin_type && !on_struct {
                 push_missing(
                     &mut missing,
                     devices,
@@ -153,9 +180,26 @@ pub fn missing_devices(
     };
     visit("", &kernel.body);
     for d in &kernel.devices {
-        visit(&d.key, &d.body);
+        visit(&d.scope, &d.body);
     }
     Ok(missing)
+}
+
+/// The methods of an impl block, as functions.
+fn methods(item: &syn::Item) -> Vec<syn::ItemFn> {
+    let syn::Item::Impl(i) = item else { return Vec::new() };
+    i.items
+        .iter()
+        .filter_map(|m| match m {
+            syn::ImplItem::Fn(f) => Some(syn::ItemFn {
+                attrs: f.attrs.clone(),
+                vis: syn::Visibility::Inherited,
+                sig: f.sig.clone(),
+                block: Box::new(f.block.clone()),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn push_missing(missing: &mut Vec<(String, Span)>, devices: &[(String, syn::Item)], key: String, span: Span) {
@@ -164,10 +208,11 @@ fn push_missing(missing: &mut Vec<(String, Span)>, devices: &[(String, syn::Item
     }
 }
 
-/// Calls `found` with the key and span of every type or struct literal in
-/// `f` that names a type the DSL does not know: a `#[device]` struct (or,
-/// in a turbofish, a `#[device] const`: Rust's syntax does not tell them
-/// apart; the fetched item says which it is).
+/// Calls `found` with the key and span of every type, struct literal or
+/// associated function call (`Pair::new(..)`) in `f` that names a type the
+/// DSL does not know: a `#[device]` struct (or, in a turbofish, a
+/// `#[device] const`: Rust's syntax does not tell them apart; the fetched
+/// item says which it is).
 fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span)) {
     use syn::visit::Visit;
     struct Uses<'a> {
@@ -196,6 +241,26 @@ fn struct_uses(f: &syn::ItemFn, caller: &str, found: &mut dyn FnMut(String, Span
         fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
             self.path(&e.path);
             syn::visit::visit_expr_struct(self, e);
+        }
+        /// `Pair::new(..)`: a struct named as types are (UpperCamelCase,
+        /// which rustc's lints ask of types and not of modules).
+        fn visit_expr_call(&mut self, e: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*e.func
+                && p.qself.is_none()
+                && p.path.segments.len() >= 2
+            {
+                let mut qualifier = p.path.clone();
+                qualifier.segments.pop();
+                qualifier.segments.pop_punct();
+                if qualifier
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase()))
+                {
+                    self.path(&qualifier);
+                }
+            }
+            syn::visit::visit_expr_call(self, e);
         }
     }
     struct LocalConsts(Vec<String>);
@@ -244,6 +309,7 @@ pub fn compile(
     let types = check::check(&kernel)?;
     let specs = specialisations(&attr, &kernel, devices)?;
     let launch_bounds = launch_bounds(&attr, devices)?;
+    let debug_asserts = has_debug_asserts(&kernel);
     let mut variants = Vec::with_capacity(specs.len());
     for spec in specs {
         let spec_name = spec_name(&spec);
@@ -253,21 +319,26 @@ pub fn compile(
             format!("{}__{spec_name}", kernel.name)
         };
         let mut ptx = Vec::with_capacity(attr.targets.len());
+        let mut release_ptx = Vec::new();
         let mut programmatic = false;
         for (target, _) in &attr.targets {
-            let func = lower::lower(
-                &kernel,
-                &types,
-                lower::LowerOptions {
-                    target: *target,
-                    spec: &spec,
-                    entry: entry.clone(),
-                    spec_name: spec_name.clone(),
-                    launch_bounds,
-                    line_info: opts.line_info.clone(),
-                },
-            )
-            .map_err(|e| in_spec(e, &kernel.name, &spec_name, *target, spec.is_empty()))?;
+            let lower_with = |debug_assertions| {
+                lower::lower(
+                    &kernel,
+                    &types,
+                    lower::LowerOptions {
+                        target: *target,
+                        spec: &spec,
+                        entry: entry.clone(),
+                        spec_name: spec_name.clone(),
+                        launch_bounds,
+                        line_info: opts.line_info.clone(),
+                        debug_assertions,
+                    },
+                )
+                .map_err(|e| in_spec(e, &kernel.name, &spec_name, *target, spec.is_empty()))
+            };
+            let func = lower_with(true)?;
             if func.ptx_version > types::MAX_PTX {
                 return Err(kernel.name_span.error(format!(
                     "this kernel needs PTX ISA {}.{} for {}, above the {}.{} the supported drivers accept",
@@ -292,20 +363,50 @@ pub fn compile(
                 dump += &format!("=== {} ptx: {what} ===\n{text}\n", Dump::VAR);
             }
             ptx.push((*target, text));
+            if debug_asserts {
+                release_ptx.push(ptx::emit(&lower_with(false)?));
+            }
         }
         variants.push(Variant {
             spec_name,
             spec,
             entry,
             ptx,
+            release_ptx: debug_asserts.then_some(release_ptx),
             programmatic,
         });
     }
+    let struct_params = kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.ty {
+            types::Ty::Struct(st) => st.repr_c().ok().map(|layout| StructParam {
+                param: p.name.clone(),
+                fields: st.fields.iter().map(|(f, _)| f.clone()).zip(layout.offsets).collect(),
+                size: layout.size,
+                align: layout.align,
+            }),
+            _ => None,
+        })
+        .collect();
     Ok(Compiled {
         kernel: kernel.name,
         variants,
+        struct_params,
         dump,
     })
+}
+
+/// Whether the kernel or a device function it calls has a `debug_assert!`
+/// (so that it compiles twice: with them and without).
+fn has_debug_asserts(kernel: &ast::Kernel) -> bool {
+    let mut found = false;
+    for body in std::iter::once(&kernel.body).chain(kernel.devices.iter().map(|d| &d.body)) {
+        ast::walk_exprs(body, &mut |e| {
+            found |= matches!(e.kind, ast::ExprKind::Assert { debug: true, .. });
+        });
+    }
+    found
 }
 
 /// Adds which specialisation and target an error arose in, when it matters.

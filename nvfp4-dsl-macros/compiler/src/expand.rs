@@ -10,7 +10,10 @@
 //!
 //! `#[device]` functions, structs and consts expand to themselves and a
 //! macro that hands their source to a kernel ([`device`], [`fetch_device`],
-//! [`parse_callback`]).
+//! [`parse_callback`]); structs and impl blocks get more on the host
+//! (`structs`).
+
+mod structs;
 
 use super::Compiled;
 use super::attr::SpecValue;
@@ -30,9 +33,17 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
         let entry = &v.entry;
         let spec = &v.spec_name;
         let programmatic = v.programmatic;
-        let ptx = v.ptx.iter().map(|(t, text)| {
+        let ptx = v.ptx.iter().enumerate().map(|(i, (t, text))| {
             let t = target_tokens(*t);
-            quote!((#t, #text))
+            // `debug_assert!`s where the user's crate has debug assertions,
+            // as Rust's: `cfg!` in the expansion is the user's.
+            match &v.release_ptx {
+                Some(release) => {
+                    let release = &release[i];
+                    quote!((#t, if cfg!(debug_assertions) { #text } else { #release }))
+                }
+                None => quote!((#t, #text)),
+            }
         });
         quote! {
             ::nvfp4_dsl::Variant {
@@ -117,6 +128,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
     });
 
     let check_copy = type_check_copy(item);
+    let layouts = structs::layout_asserts(c, item);
     let struct_doc = format!(
         "The kernel `{kernel}`; `launch` exists for each specialisation listed in `#[kernel(specialize(..))]`."
     );
@@ -136,6 +148,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
             #(#impls)*
 
             #check_copy
+            #layouts
         }
     }
 }
@@ -161,7 +174,9 @@ pub fn device(item: &syn::Item) -> TokenStream {
             let rust = strip_unroll(f);
             (&f.sig.ident, &f.vis, quote!(#[allow(dead_code)] #rust))
         }
-        syn::Item::Struct(s) => (&s.ident, &s.vis, quote!(#s)),
+        syn::Item::Struct(s) if structs::has_methods(s) => return structs::struct_with_methods(s),
+        syn::Item::Struct(s) => (&s.ident, &s.vis, structs::struct_without_methods(s)),
+        syn::Item::Impl(i) => return structs::device_impl(i),
         syn::Item::Const(c) => {
             let checked = match super::parse::check_device_const(c) {
                 Ok(()) => quote!(),
@@ -169,7 +184,7 @@ pub fn device(item: &syn::Item) -> TokenStream {
             };
             (&c.ident, &c.vis, quote!(#checked #[allow(dead_code)] #c))
         }
-        other => unreachable!("the attribute checked: a function, a struct or a const, not {other:?}"),
+        other => unreachable!("the attribute checked: a function, a struct, an impl block or a const, not {other:?}"),
     };
     let hidden = format_ident!("__nvfp4_device_{}_{:016x}", name, device_hash(name, item));
     let export = if matches!(vis, syn::Visibility::Public(_)) {
@@ -261,7 +276,8 @@ fn path_tokens(key: &str, span: Span) -> syn::Result<TokenStream> {
 /// the device functions fetched so far with their paths.
 pub type Callback = (TokenStream, syn::ItemFn, Vec<(String, syn::Item)>);
 
-/// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`.
+/// Reads the callback's input: `(attr) { kernel } { [path] device_fn ... }`
+/// (a struct with methods: `[path] struct .. impl ..`).
 pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
     use syn::parse::Parser;
     let parser = |stream: syn::parse::ParseStream| {
@@ -278,8 +294,11 @@ pub fn parse_callback(input: TokenStream) -> syn::Result<Callback> {
             let key;
             syn::bracketed!(key in list);
             let path: syn::Path = key.parse()?;
-            let item: syn::Item = list.parse()?;
-            devices.push((super::parse::path_key(&path), item));
+            let key = super::parse::path_key(&path);
+            // A struct with methods comes with its impl block.
+            while !list.is_empty() && !list.peek(syn::token::Bracket) {
+                devices.push((key.clone(), list.parse()?));
+            }
         }
         Ok((attr, kernel, devices))
     };

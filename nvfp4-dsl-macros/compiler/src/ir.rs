@@ -100,6 +100,9 @@ pub enum Node {
     Continue(u32),
     ExitBlock(u32),
     Return,
+    /// `trap`, with a note for the comment after it (a failed assertion's
+    /// source, which the emulator reports).
+    Trap(String),
 }
 
 #[derive(Clone, Debug)]
@@ -125,8 +128,16 @@ pub struct TableDecl {
 #[derive(Clone, Debug)]
 pub struct Param {
     pub name: String,
-    /// PTX parameter type: `u64`, `u32`, `f32` ...
-    pub ptx: &'static str,
+    pub ptx: ParamTy,
+}
+
+/// How a kernel parameter is declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamTy {
+    /// `.param .u64 name`, `.param .f32 name` ...
+    Scalar(&'static str),
+    /// `.param .align A .b8 name[size]`: a `u32x4`, a tensor map, a struct.
+    Bytes { align: u64, size: u64 },
 }
 
 /// One kernel entry for one target and one specialisation.

@@ -9,13 +9,18 @@
 //! `ptx`; `expand` turns the result into the Rust tokens the macro emits;
 //! `driver` runs them.
 //!
-//! [`Target`] needs nothing of the rest: the runtime (`nvfp4-dsl`) takes
-//! this crate with `default-features = false` for it alone, so a user's
-//! build compiles syn only for the proc macro.
+//! [`Target`] and [`ASSERTION_FAILED`] need nothing of the rest: the
+//! runtime (`nvfp4-dsl`) takes this crate with `default-features = false`
+//! for them alone, so a user's build compiles syn only for the proc macro.
 
 pub mod target;
 
 pub use target::Target;
+
+/// How the PTX comment on the `trap` of a kernel's assertion starts
+/// (`trap; // assertion failed: assert!(i < n)`): the emulator reports what
+/// follows, the assertion's source, when the trap executes.
+pub const ASSERTION_FAILED: &str = "assertion failed: ";
 
 #[cfg(feature = "compiler")]
 pub mod ast;
@@ -43,4 +48,4 @@ pub mod typed;
 pub mod types;
 
 #[cfg(feature = "compiler")]
-pub use driver::{Compiled, Dump, Options, Stage, Variant, compile, missing_devices};
+pub use driver::{Compiled, Dump, Options, Stage, StructParam, Variant, compile, missing_devices};

@@ -203,9 +203,8 @@ impl Printer {
         for (i, p) in f.params.iter().enumerate() {
             let sep = if i + 1 == f.params.len() { "" } else { "," };
             let decl = match p.ptx {
-                "u32x4" => format!(".param .align 16 .b8 {}[16]", p.name),
-                "tensormap" => format!(".param .align 64 .b8 {}[128]", p.name),
-                t => format!(".param .{t} {}", p.name),
+                ParamTy::Scalar(t) => format!(".param .{t} {}", p.name),
+                ParamTy::Bytes { align, size } => format!(".param .align {align} .b8 {}[{size}]", p.name),
             };
             let _ = writeln!(o, "\t{decl}{sep}");
         }
@@ -275,6 +274,7 @@ impl Printer {
                 }
             }
             Node::Comment(c) => self.line(&format!("// {c}")),
+            Node::Trap(note) => self.line(&format!("trap; // {note}")),
             Node::Loc { line, col } => self.line(&format!(".loc 1 {line} {col}")),
             Node::If {
                 cond,

@@ -184,6 +184,68 @@ impl CacheHint {
     }
 }
 
+/// The memory order of an atomic (`nvfp4_dsl::Order`): PTX's `.sem`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Order {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl Order {
+    pub const ALL: [Order; 4] = [Order::Relaxed, Order::Acquire, Order::Release, Order::AcqRel];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Order::Relaxed => "Relaxed",
+            Order::Acquire => "Acquire",
+            Order::Release => "Release",
+            Order::AcqRel => "AcqRel",
+        }
+    }
+
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Order::Relaxed => "relaxed",
+            Order::Acquire => "acquire",
+            Order::Release => "release",
+            Order::AcqRel => "acq_rel",
+        }
+    }
+}
+
+/// The scope of an atomic (`nvfp4_dsl::Scope`): PTX's `.scope`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Scope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys];
+
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Scope::Cta => "Cta",
+            Scope::Cluster => "Cluster",
+            Scope::Gpu => "Gpu",
+            Scope::Sys => "Sys",
+        }
+    }
+
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+}
+
 /// The shared-memory swizzle of a matrix descriptor (`nvfp4_dsl::Swizzle`),
 /// with its value in the tcgen05 descriptor's bits 61..64 and in the wgmma
 /// descriptor's bits 62..64.
@@ -267,6 +329,10 @@ pub enum Ty {
     Target,
     /// The `nvfp4_dsl::Swizzle` enum; only as a constant argument.
     Swizzle,
+    /// The `nvfp4_dsl::Order` enum; only as a constant argument.
+    Order,
+    /// The `nvfp4_dsl::Scope` enum; only as a constant argument.
+    Scope,
     /// A 128-byte CUtensorMap kernel parameter (`nvfp4_dsl::TensorMap`).
     TensorMap,
     /// A tcgen05 shared-memory matrix descriptor (64 bits).
@@ -308,9 +374,62 @@ pub struct StructTy {
     /// paths is one type.
     pub id: String,
     pub fields: Vec<(String, Ty)>,
+    /// Marked `#[device(methods)]`: its `#[device] impl` block comes with it.
+    pub methods: bool,
+}
+
+/// Where a `#[repr(C)]` struct's fields are, in bytes (as rustc lays it
+/// out on the host, and as a kernel reads it from its parameter).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReprC {
+    pub offsets: Vec<u64>,
+    pub size: u64,
+    pub align: u64,
+}
+
+impl StructTy {
+    /// The C layout of the fields in declaration order; `Err` names the
+    /// first field whose type has no fixed layout (a tuple).
+    pub fn repr_c(&self) -> Result<ReprC, &(String, Ty)> {
+        let (mut offset, mut align) = (0u64, 1u64);
+        let mut offsets = Vec::with_capacity(self.fields.len());
+        for f in &self.fields {
+            let (size, a) = f.1.c_layout().ok_or(f)?;
+            offset = offset.next_multiple_of(a);
+            offsets.push(offset);
+            offset = offset.saturating_add(size);
+            align = align.max(a);
+        }
+        Ok(ReprC {
+            offsets,
+            size: offset.next_multiple_of(align),
+            align,
+        })
+    }
 }
 
 impl Ty {
+    /// The type a plain name stands for: a scalar, a vector, a descriptor
+    /// or `TensorMap` (`f32`, `f16x2`, `SmemDesc`).
+    pub fn named(name: &str) -> Option<Ty> {
+        if let Some(s) = Scalar::from_rust_name(name) {
+            return Some(Ty::Scalar(s));
+        }
+        Some(match name {
+            "u32x4" => Ty::U32x4,
+            "TensorMap" => Ty::TensorMap,
+            "SmemDesc" => Ty::SmemDesc,
+            "WgmmaDesc" => Ty::WgmmaDesc,
+            "InstrDesc" => Ty::InstrDesc,
+            "f16x2" => Ty::F16x2,
+            "bf16x2" => Ty::Bf16x2,
+            "Fp4x2" => Ty::Fp4x2,
+            "E4m3" => Ty::E4m3,
+            "E4m3x2" => Ty::E4m3x2,
+            _ => return None,
+        })
+    }
+
     pub fn scalar(&self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(*s),
@@ -371,6 +490,26 @@ impl Ty {
         })
     }
 
+    /// Size and alignment on the host of a field of a `#[repr(C)]` struct of
+    /// this type: numbers, vectors, descriptors and arrays of them (a
+    /// tuple's layout is not fixed).
+    pub fn c_layout(&self) -> Option<(u64, u64)> {
+        Some(match self {
+            Ty::Scalar(s) => (u64::from(s.bits() / 8), u64::from(s.bits() / 8)),
+            Ty::U32x4 => (16, 16),
+            Ty::F16x2 | Ty::Bf16x2 => (4, 4),
+            Ty::Fp4x2 | Ty::E4m3 => (1, 1),
+            Ty::E4m3x2 => (2, 2),
+            Ty::SmemDesc | Ty::WgmmaDesc => (8, 8),
+            Ty::InstrDesc => (4, 4),
+            Ty::Array { elem, len: Len::Lit(n) } => {
+                let (size, align) = elem.c_layout()?;
+                (size.saturating_mul(*n), align)
+            }
+            _ => return None,
+        })
+    }
+
     /// Types a value of which lives in registers (parameters excluded).
     pub fn is_value(&self) -> bool {
         match self {
@@ -416,6 +555,8 @@ impl fmt::Display for Ty {
             Ty::Cache => write!(f, "Cache"),
             Ty::Target => write!(f, "Target"),
             Ty::Swizzle => write!(f, "Swizzle"),
+            Ty::Order => write!(f, "Order"),
+            Ty::Scope => write!(f, "Scope"),
             Ty::TensorMap => write!(f, "TensorMap"),
             Ty::SmemDesc => write!(f, "SmemDesc"),
             Ty::WgmmaDesc => write!(f, "WgmmaDesc"),

@@ -156,8 +156,13 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
                 Kind::Write => "writes".to_string(),
                 Kind::AsyncRead => format!("issues {} reading", op_name(&env.entry.texts[pc as usize])),
                 Kind::AsyncWrite => format!("issues {} writing", op_name(&env.entry.texts[pc as usize])),
+                Kind::Atomic => "atomically updates".to_string(),
             };
-            let verb = if write { "wrote" } else { "read" };
+            let verb = match (earlier.atomic, write) {
+                (true, _) => "updated atomically",
+                (false, true) => "wrote",
+                (false, false) => "read",
+            };
             let other = if earlier.asynchronous && earlier.thread() >= threads {
                 format!(
                     "that the {} at {} {verb} (this thread does not wait for its completion: no mbarrier wait that covers it)",
@@ -175,8 +180,13 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
                 format!("that {} {verb} at {}", who(earlier.thread()), at(earlier.pc))
             };
             format!(
-                "shared-memory data race: this thread {this} shared memory {:#x}{whose} {other}, and nothing orders the two accesses (no bar.sync or barrier between them, no mbarrier arrive and wait, no bar.warp.sync for threads of one warp)",
-                base + off
+                "shared-memory data race: this thread {this} shared memory {:#x}{whose} {other}, and nothing orders the two accesses (no bar.sync or barrier between them, no mbarrier arrive and wait, no bar.warp.sync for threads of one warp){}",
+                base + off,
+                if kind == Kind::Atomic || earlier.atomic {
+                    "; atomics race with plain loads and stores of their address (read it with an atomic too, e.g. `atom.or` of 0, or order the two with a barrier)"
+                } else {
+                    ""
+                }
             )
         }
         Hazard::NoProxyFence { write, off } => format!(

@@ -207,7 +207,14 @@
 //! - `elect.sync` elects the lowest executing lane of the member mask (as
 //!   the H100 did); atomics of one instruction apply in lane order, warps
 //!   and blocks in scheduling order (any order is a valid GPU execution;
-//!   this one is deterministic).
+//!   this one is deterministic). `atom.add`/`red.add` on floats compute
+//!   what the H100 did on recorded inputs: round to nearest even
+//!   (`f16x2`/`bf16x2` half by half, subnormals kept); `f32` on global
+//!   memory flushes subnormal inputs and results to zero of the same sign
+//!   (as the PTX ISA documents; shared memory keeps them); canonical NaNs
+//!   for `f32` and the halves; for `f64` a NaN operand comes back as it is
+//!   on global memory (the operand before the old value), quieted on
+//!   shared memory (the old value first).
 //! - `wgmma.mma_async` sums as the H100's tensor cores do (the model of
 //!   Microsoft's MMA-Sim for Hopper, re-derived): every term aligned to the
 //!   largest term's leading exponent and truncated toward zero 25 bits
@@ -285,9 +292,11 @@
 //!   least one writing, and no barrier, mbarrier arrive and wait, cluster
 //!   barrier or (within a warp) `bar.warp.sync` orders them (vector clocks
 //!   over the threads of a cluster; an asynchronous operation accesses
-//!   memory as its issuing thread, at its issue). Atomics and volatile,
-//!   relaxed, acquire and release accesses are not data races and order
-//!   nothing here; global memory is not checked;
+//!   memory as its issuing thread, at its issue). Two atomics (`atom`,
+//!   `red`) never race with each other, but an atomic and a plain load or
+//!   store of the same bytes do; volatile, relaxed, acquire and release
+//!   loads and stores are not data races; none of these orders anything
+//!   here; global memory is not checked;
 //! - shared bytes written by generic stores and read by the async proxy
 //!   (`wgmma`, `tcgen05.mma`/`cp`, a bulk copy to global memory) without a
 //!   `fence.proxy.async` by the writer that is ordered before the read;

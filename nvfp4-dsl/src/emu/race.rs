@@ -33,9 +33,15 @@
 //! issue. Each shadow word keeps how many proxy fences its writer had
 //! executed when it wrote; each thread keeps its clock at every fence.
 //!
-//! Not checked: atomics, and volatile, relaxed, acquire and release
-//! accesses (they are not data races in the PTX memory model; they order
-//! nothing here either), and global memory.
+//! An atomic (`atom`, `red`) is a read and a write that never races with
+//! another atomic: it is kept among the word's reads, marked atomic, so
+//! that a plain read or write that no synchronisation orders with it races
+//! (and it races with such plain accesses before it), while atomics of
+//! several threads pile up side by side. Atomics order nothing here (the
+//! acquire or release an atomic asks for is not modelled), nor do
+//! volatile, relaxed, acquire and release `ld`/`st`, which are not checked
+//! (they are not data races in the PTX memory model). Global memory is not
+//! checked.
 
 use std::collections::HashMap;
 
@@ -55,6 +61,8 @@ pub(crate) struct Access {
     mask: u8,
     /// An asynchronous operation issued by the thread, not a generic access.
     pub asynchronous: bool,
+    /// An atomic read-modify-write (kept among the reads).
+    pub atomic: bool,
 }
 
 impl Access {
@@ -66,6 +74,7 @@ impl Access {
             pc,
             mask: 0xF,
             asynchronous,
+            atomic: false,
         }
     }
 
@@ -93,6 +102,8 @@ struct Cell {
     read: Access,
     /// The writer's count of proxy fences at its (generic) write.
     fences: u32,
+    /// Some of the reads are atomics (plain reads need not look otherwise).
+    atomics: bool,
 }
 
 /// What an access is.
@@ -103,6 +114,20 @@ pub(crate) enum Kind {
     /// A read by the async proxy (needs proxy fences after generic writes).
     AsyncRead,
     AsyncWrite,
+    /// An atomic read-modify-write (`atom`, `red`).
+    Atomic,
+}
+
+/// How a generic access of shared memory meets the race check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// A plain load or store: checked and recorded.
+    Plain,
+    /// Volatile, relaxed, acquire or release `ld`/`st`, or the write of an
+    /// atomic already checked as such: not checked.
+    Strong,
+    /// An atomic's read-modify-write (checked once, at its read).
+    Atomic,
 }
 
 /// A hazard found by a check.
@@ -270,6 +295,7 @@ impl Shadow {
             pc,
             mask: 0,
             asynchronous: matches!(kind, Kind::AsyncRead | Kind::AsyncWrite),
+            atomic: kind == Kind::Atomic,
         };
         let fences = clocks.fence_count(t);
         let end = off + len;
@@ -316,13 +342,20 @@ impl Shadow {
                 }
             }
             match kind {
-                Kind::Read => self.read(w, a, row),
-                Kind::AsyncRead => {}
+                Kind::Read => {
+                    self.check_reads(w, &a, true, row, first)?;
+                    self.read(w, a, row);
+                }
+                Kind::AsyncRead => self.check_reads(w, &a, true, row, first)?,
                 Kind::Write => {
-                    self.check_reads(w, &a, row, first)?;
+                    self.check_reads(w, &a, false, row, first)?;
                     self.write(w, a, fences);
                 }
-                Kind::AsyncWrite => self.check_reads(w, &a, row, first)?,
+                Kind::AsyncWrite => self.check_reads(w, &a, false, row, first)?,
+                Kind::Atomic => {
+                    self.check_reads(w, &a, false, row, first)?;
+                    self.read(w, a, row);
+                }
             }
         }
         Ok(())
@@ -344,6 +377,7 @@ impl Shadow {
                 pc,
                 mask: ((1u32 << hi) - (1u32 << lo)) as u8,
                 asynchronous: true,
+                atomic: false,
             };
             let cell = &mut self.cells[w];
             if cell.generation != self.generation {
@@ -369,15 +403,33 @@ impl Shadow {
                 self.many.remove(&(w as u32));
             }
             cell.read = Access::default();
+            cell.atomics = false;
         }
         cell.write = a;
         cell.fences = fences;
     }
 
     /// Fails if a read of word `w` since its last write, by another
-    /// thread on bytes `a` writes, does not happen before `a`.
-    fn check_reads(&self, w: usize, a: &Access, row: &[u32], first: impl Fn(u8) -> usize) -> Result<(), Hazard> {
-        let racing = |r: &Access| r.who != a.who && r.mask & a.mask != 0 && !ordered(r, row);
+    /// thread on bytes `a` touches, does not happen before `a`, where one
+    /// of the two writes and not both are atomics: a plain read (`reading`)
+    /// meets only the atomics among them, an atomic only the plain reads.
+    fn check_reads(
+        &self,
+        w: usize,
+        a: &Access,
+        reading: bool,
+        row: &[u32],
+        first: impl Fn(u8) -> usize,
+    ) -> Result<(), Hazard> {
+        if reading && !self.cells[w].atomics {
+            return Ok(());
+        }
+        let racing = |r: &Access| {
+            r.who != a.who
+                && r.mask & a.mask != 0
+                && (if reading { r.atomic } else { !(r.atomic && a.atomic) })
+                && !ordered(r, row)
+        };
         let read = self.cells[w].read;
         let found = if read.who == MANY {
             self.many[&(w as u32)].iter().copied().find(racing)
@@ -387,18 +439,21 @@ impl Shadow {
         match found {
             Some(r) => Err(Hazard::Race {
                 earlier: r,
-                write: false,
+                write: r.atomic,
                 off: first(r.mask & a.mask),
             }),
             None => Ok(()),
         }
     }
 
-    /// Records read `a` of word `w`: it replaces reads that happen before
-    /// it and cover no other bytes; reads concurrent with it are kept.
+    /// Records read (or atomic) `a` of word `w`: it replaces reads of its
+    /// kind that happen before it and cover no other bytes; reads
+    /// concurrent with it, and those of the other kind, are kept.
     fn read(&mut self, w: usize, a: Access, row: &[u32]) {
-        let supersedes = |r: &Access| r.who == a.who || (ordered(r, row) && r.mask & !a.mask == 0);
+        let supersedes =
+            |r: &Access| r.atomic == a.atomic && (r.who == a.who || (ordered(r, row) && r.mask & !a.mask == 0));
         let cell = &mut self.cells[w];
+        cell.atomics |= a.atomic;
         let old = cell.read;
         if old.who == MANY {
             let list = self.many.get_mut(&(w as u32)).expect("a read list");
@@ -450,6 +505,45 @@ mod tests {
         c.release(1, &mut mbar);
         c.acquire(0, &mbar);
         s.access(&c, 0, 18, 0, 4, Kind::Write).unwrap();
+    }
+
+    #[test]
+    fn atomics_race_with_plain_accesses_but_not_with_each_other() {
+        let mut c = Clocks::default();
+        c.reset(3);
+        let mut s = Shadow::default();
+        s.reset(64);
+        // Three threads update word 0 atomically, unordered: no race.
+        for t in 0..3 {
+            s.access(&c, t, 10 + t, 0, 4, Kind::Atomic).unwrap();
+        }
+        // A plain read, or write, of it by one of them races with another's
+        // atomic (a write).
+        let e = s.access(&c, 0, 20, 0, 4, Kind::Read).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: true, earlier, .. } if earlier.atomic && earlier.thread() != 0));
+        let e = s.access(&c, 1, 21, 2, 2, Kind::Write).unwrap_err();
+        assert!(matches!(e, Hazard::Race { earlier, off: 2, .. } if earlier.atomic));
+        // A barrier orders them all: plain accesses are fine again.
+        let mut bar = Vec::new();
+        (0..3).for_each(|t| c.release(t, &mut bar));
+        (0..3).for_each(|t| c.acquire(t, &bar));
+        s.access(&c, 2, 22, 0, 4, Kind::Read).unwrap();
+        s.access(&c, 2, 23, 0, 4, Kind::Write).unwrap();
+        // An atomic races with an earlier unordered plain read or write.
+        s.access(&c, 1, 24, 4, 4, Kind::Read).unwrap();
+        let e = s.access(&c, 2, 25, 4, 4, Kind::Atomic).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: false, earlier, .. } if earlier.pc == 24));
+        s.access(&c, 0, 26, 8, 4, Kind::Write).unwrap();
+        let e = s.access(&c, 1, 27, 8, 4, Kind::Atomic).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: true, earlier, .. } if earlier.pc == 26));
+        // A thread's atomic and its own plain read stay apart: another
+        // thread's atomic still meets the read, a plain read the atomic.
+        s.access(&c, 0, 28, 12, 4, Kind::Atomic).unwrap();
+        s.access(&c, 0, 29, 12, 4, Kind::Read).unwrap();
+        let e = s.access(&c, 1, 30, 12, 4, Kind::Atomic).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: false, earlier, .. } if earlier.pc == 29));
+        let e = s.access(&c, 2, 31, 12, 4, Kind::Read).unwrap_err();
+        assert!(matches!(e, Hazard::Race { write: true, earlier, .. } if earlier.pc == 28));
     }
 
     #[test]

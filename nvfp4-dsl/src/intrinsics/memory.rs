@@ -1,5 +1,5 @@
 //! Memory: loads and stores with cache hints, shared memory, mbarriers,
-//! fences, atomics and the asynchronous bulk and tensor copies.
+//! fences and the asynchronous bulk and tensor copies.
 
 use super::device_only;
 use crate::types::{
@@ -134,20 +134,6 @@ pub fn mbarrier_try_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bar
 pub fn mbarrier_wait_parity<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, parity: u32) {
     let _ = (bars, index, parity);
     device_only("mbarrier_wait_parity")
-}
-
-/// Adds `value` to `dst[index]` atomically and returns the old value, with
-/// acquire and release semantics at GPU scope: writes this thread made (or
-/// acquired) before it are visible to a thread that reads its result with a
-/// later acquire, and writes released before the increments it reads are
-/// visible to this thread after it. For counters that blocks of a launch
-/// use to find which of them arrives last.
-///
-/// PTX: `atom.acq_rel.gpu.global.add.u32 old, [addr], value;`
-#[inline(always)]
-pub fn atomic_add_acq_rel_gpu<I: DeviceIndex>(dst: &mut [u32], index: I, value: u32) -> u32 {
-    let _ = (dst, index, value);
-    device_only("atomic_add_acq_rel_gpu")
 }
 
 /// A memory fence with acquire and release semantics at GPU scope: orders

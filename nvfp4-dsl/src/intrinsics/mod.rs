@@ -15,7 +15,9 @@
 //! # Methods
 //!
 //! Kernels can call these methods of Rust's, `half`'s and the DSL's types
-//! (their host implementations compute the same values):
+//! (their host implementations compute the same values), each also in
+//! Rust's path form, `T::method(x, ..)` for `x.method(..)` (`f32::max(a, b)`,
+//! `f16x2::lo(v)`), which lowers to the same PTX:
 //!
 //! | method | PTX |
 //! | --- | --- |
@@ -43,6 +45,7 @@
 //! | `x.is_nan()`, `x.is_finite()`, `x.is_infinite()`, `x.is_sign_negative()`, `x.is_sign_positive()` (`f32`, `f64`) | `setp.nan`, `testp.finite`, `testp.infinite`, the sign bit |
 //! | `x.exp2()`, `x.log2()`, `x.sin()`, `x.cos()`, `x.tanh()` (`f32`) | `ex2.approx.f32`, `lg2.approx.f32`, `sin.approx.f32`, `cos.approx.f32`, `tanh.approx.f32` (accuracy in the README) |
 //! | `x.exp()`, `x.ln()` (`f32`) | `mul.rn.f32` by log2(e) then `ex2.approx.f32`; `lg2.approx.f32` then `mul.rn.f32` by ln(2) |
+//! | `x.rsqrt_approx()`, `x.recip_approx()` (`f32`, [`ApproxF32`]) | `rsqrt.approx.f32`, `rcp.approx.f32` (accuracy in the README) |
 //! | `f16::from_f32(x)`, `bf16::from_f32(x)` | `cvt.rn.f16.f32`, `cvt.rn.bf16.f32` |
 //! | `h.to_f32()` (`f16`, `bf16`) | `cvt.f32.f16`; for `bf16` an exact shift (`cvt.u32.u16`, `shl.b32 16`) |
 //! | `f16::from_bits(u)`, `bf16::from_bits(u)`, `h.to_bits()` | `cvt.u16.u32`, `cvt.u32.u16` |
@@ -69,13 +72,17 @@
 //! `f32`, which rounds to the same result). `as` converts as Rust does
 //! (`cvt`, saturating float-to-integer with NaN to 0).
 
+mod atomic;
 mod convert;
+mod float;
 mod memory;
 mod tcgen05;
 mod threads;
 mod wgmma;
 
+pub use atomic::*;
 pub use convert::*;
+pub use float::*;
 pub use memory::*;
 pub use tcgen05::*;
 pub use threads::*;

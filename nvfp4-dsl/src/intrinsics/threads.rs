@@ -2,7 +2,7 @@
 //! barriers, clusters, warp shuffles, votes and reductions.
 
 use super::device_only;
-use crate::types::{Shuffle, WarpSum};
+use crate::types::{Shuffle, WarpReduce};
 
 macro_rules! special_register {
     ($($(#[$doc:meta])* $name:ident => $reg:literal;)*) => {$(
@@ -172,9 +172,35 @@ pub fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T {
 /// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
 /// `add.rn.f32` (or `add.u32`/`add.s32`).
 #[inline(always)]
-pub fn warp_reduce_sum<T: WarpSum>(value: T) -> T {
+pub fn warp_reduce_sum<T: WarpReduce>(value: T) -> T {
     let _ = value;
     device_only("warp_reduce_sum")
+}
+
+/// The largest `value` of the 32 lanes, in every lane (the butterfly of
+/// [`warp_reduce_sum`]). On `f32` as Rust's `f32::max`: NaN is ignored, so
+/// the result is NaN only when every lane holds NaN (then the canonical
+/// NaN, `0x7fffffff`); `-0.0` counts as below `+0.0`.
+///
+/// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
+/// `max.f32` (or `max.u32`/`max.s32`).
+#[inline(always)]
+pub fn warp_reduce_max<T: WarpReduce>(value: T) -> T {
+    let _ = value;
+    device_only("warp_reduce_max")
+}
+
+/// The smallest `value` of the 32 lanes, in every lane (the butterfly of
+/// [`warp_reduce_sum`]). On `f32` as Rust's `f32::min`: NaN is ignored, so
+/// the result is NaN only when every lane holds NaN (then the canonical
+/// NaN, `0x7fffffff`); `-0.0` counts as below `+0.0`.
+///
+/// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
+/// `min.f32` (or `min.u32`/`min.s32`).
+#[inline(always)]
+pub fn warp_reduce_min<T: WarpReduce>(value: T) -> T {
+    let _ = value;
+    device_only("warp_reduce_min")
 }
 
 /// `true` in exactly one lane of the warp (the leader the hardware elects),

@@ -426,6 +426,11 @@ impl CudaDevice {
                     slots.push(slot(addr));
                     slots.push(slot(len as u64));
                 }
+                Arg::Scalar(_, len) if *len > 128 => {
+                    return Err(Error::InvalidLaunch(format!(
+                        "a {len}-byte parameter is more than 128 bytes"
+                    )));
+                }
                 Arg::Scalar(bytes, _) => {
                     let mut s = [0u64; 16];
                     for (word, chunk) in s.iter_mut().zip(bytes.chunks_exact(8)) {

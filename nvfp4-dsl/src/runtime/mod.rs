@@ -11,6 +11,7 @@
 
 mod cuda;
 mod emu;
+mod struct_arg;
 mod view;
 
 use crate::target::{Target, Variant};
@@ -262,9 +263,13 @@ device_copy!(
 device_copy!(
     crate::types::u32x4,
     crate::types::f16x2,
+    crate::types::bf16x2,
     crate::types::Fp4x2,
     crate::types::E4m3,
-    crate::types::E4m3x2
+    crate::types::E4m3x2,
+    crate::types::SmemDesc,
+    crate::types::WgmmaDesc,
+    crate::types::InstrDesc
 );
 
 fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
@@ -774,8 +779,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 }
 
 /// One kernel argument: a buffer view (passed as pointer and length) or a
-/// scalar. Made with `KernelArg::from` of a [`DeviceView`], a
-/// [`DeviceViewMut`], `&buffer`, `&mut buffer` or a scalar.
+/// value. Made with `KernelArg::from` of a [`DeviceView`], a
+/// [`DeviceViewMut`], `&buffer`, `&mut buffer`, a scalar or a `#[device]`
+/// struct (of numbers, vectors and arrays, at most 128 bytes).
 pub struct KernelArg<'a>(Arg<'a>);
 
 impl std::fmt::Debug for KernelArg<'_> {
@@ -794,7 +800,7 @@ enum Arg<'a> {
     /// A view the kernel may write.
     BufferMut(BufferArg<MemoryMut<'a>>),
     /// A by-value parameter's bytes (at most 128: scalars, vectors, tensor
-    /// maps), zero-padded, and their count.
+    /// maps, structs), zero-padded, and their count.
     Scalar([u8; 128], usize),
 }
 
@@ -835,6 +841,7 @@ scalar_arg!(u8, u16, u32, u64, usize, i32, i64, f32, f64, half::f16, half::bf16)
 scalar_arg!(
     crate::types::u32x4,
     crate::types::f16x2,
+    crate::types::bf16x2,
     crate::types::Fp4x2,
     crate::types::E4m3,
     crate::types::E4m3x2

@@ -107,7 +107,7 @@ pub fn sm90_reduction(sms: usize, blocks: u32, split: u32) -> Sm90Reduction {
 }
 
 /// The sm_90a tiling `(blocks, split)` with the least predicted time on a
-/// GPU of `sms` multiprocessors, from a model fitted to the H100 (PERF.md
+/// GPU of `sms` multiprocessors, from a model fitted to the H100 (docs/perf.md
 /// entries 7 and 9: a sweep of K at fixed N and tiling, 1 unit about 1
 /// µs): a block's K stage of 128 costs 1 unit with 128-row tiles and 1.8
 /// with 256-row tiles; a call a fixed 5 units (the decode kernel, the

@@ -29,7 +29,7 @@
 //! wgmma's B operand, read from 128-byte-swizzled shared memory. A is
 //! decoded once, before the GEMM, by [`gemm_sm90_decode_a`]: every tile of
 //! B reads the same A, and decoding it in each block cost a quarter of the
-//! block's time (PERF.md entries 6 and 7); each (128 rows, 128 K) tile of A
+//! block's time (docs/perf.md entries 6 and 7); each (128 rows, 128 K) tile of A
 //! becomes a 32 KiB f16 image, exactly what the MMAs read from shared
 //! memory, which the GEMM copies in with one bulk copy. A block of 256
 //! threads (two warpgroups) computes `128 * BLOCKS` rows of B x 128 rows of
@@ -598,7 +598,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 fence_acq_rel_gpu();
                 named_barrier_sync(1, THREADS);
                 if ct == 0 {
-                    arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+                    arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
                 }
                 named_barrier_sync(1, THREADS);
                 stores_c = arrival[0u32] == 1;
@@ -695,7 +695,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             named_barrier_sync(1, THREADS);
             if ct == 0 {
                 let tile = block_idx_z() * grid_dim_y() + block_idx_y();
-                arrival[0u32] = atomic_add_acq_rel_gpu(counters, 2 * tile + cr, 1);
+                arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
             }
             named_barrier_sync(1, THREADS);
             if arrival[0u32] == 1 {

@@ -1,6 +1,7 @@
 //! Calls: free and associated functions (`f(..)`, `T::f(..)`) and methods
 //! (`x.f(..)`), matched against the signatures of the intrinsics' table; a
-//! call that names no intrinsic may name a device function (see `device`).
+//! call that names no intrinsic may name a device function or a method of
+//! a `#[device]` struct (see `device`).
 
 use super::*;
 use crate::intrinsics::{self, ArgTy, Form, Generics, Intrinsic, RetTy};
@@ -23,7 +24,15 @@ impl Checker<'_> {
             .collect();
         if candidates.is_empty() {
             if let Some(idx) = self.device_of(path) {
-                return self.device_call(e, idx, generics, args, hint);
+                return self.device_call(e, idx, generics, None, args, hint);
+            }
+            if let Some(st) = self.struct_of(path) {
+                return err(e.span, self.no_method(st, &path.name));
+            }
+            if let Some(ty) = path.qualifier.as_deref().and_then(Ty::named)
+                && intrinsics::all().any(|i| i.name == path.name && i.form == Form::Method)
+            {
+                return self.path_method_call(e, path, ty, generics, args);
             }
             let display = path.display();
             if path.qualifier.is_none() && path.name == self.kernel_name {
@@ -66,6 +75,10 @@ impl Checker<'_> {
     pub(super) fn method_call(&mut self, e: &Expr, receiver: &Expr, method: &str, args: &[Expr]) -> Result<TyV> {
         let rt = self.expr(receiver, None)?;
         let rt = match self.shallow(&rt) {
+            // A local array's length is its type's, whatever its elements.
+            TyV::Array(..) if method == "len" && args.is_empty() => {
+                return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
+            }
             TyV::Var(_) => {
                 return err(
                     receiver.span,
@@ -77,10 +90,63 @@ impl Checker<'_> {
             other => other,
         };
         let rty = self.known(&rt, receiver.span)?;
+        if let Ty::Struct(st) = &rty {
+            return self.struct_method(e, st, (receiver, rt), method, args);
+        }
         // A local array's length is its type's.
         if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
             return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
         }
+        self.method_of(e, receiver, rty, method, args, None)
+    }
+
+    /// `T::method(x, args)`, Rust's path form of `x.method(args)`: the
+    /// first argument is the receiver, of type `T`; the same intrinsic.
+    fn path_method_call(
+        &mut self,
+        e: &Expr,
+        path: &CallPath,
+        ty: Ty,
+        generics: &[GenericArg],
+        args: &[Expr],
+    ) -> Result<TyV> {
+        let display = path.display();
+        if let Some(g) = generics.first() {
+            let (GenericArg::Type(_, s) | GenericArg::Len(_, s) | GenericArg::Expr(_, s)) = g;
+            return err(*s, format!("`{display}` takes no generic arguments"));
+        }
+        let Some((receiver, rest)) = args.split_first() else {
+            return err(
+                e.span,
+                format!(
+                    "`{display}(x, ..)` is `x.{}(..)`: give the `{ty}` it is called on as the first argument",
+                    path.name
+                ),
+            );
+        };
+        let want = TyV::Ty(ty.clone());
+        let t = self.expr(receiver, Some(&want))?;
+        self.unify(&want, &t, receiver.span).map_err(|_| {
+            let found = self.describe(&t);
+            receiver.span.error(format!(
+                "the first argument of `{display}` is the `self` of `.{}()`, so it must be `{ty}`, found {found}",
+                path.name
+            ))
+        })?;
+        self.method_of(e, receiver, ty, &path.name, rest, Some(&display))
+    }
+
+    /// The intrinsic method `method` of a receiver of type `rty`, checked
+    /// against the arguments. `path`: how a path call `T::method` wrote it.
+    fn method_of(
+        &mut self,
+        e: &Expr,
+        receiver: &Expr,
+        rty: Ty,
+        method: &str,
+        args: &[Expr],
+        path: Option<&str>,
+    ) -> Result<TyV> {
         let candidates: Vec<&'static Intrinsic> = intrinsics::all()
             .filter(|i| i.name == method && i.form == Form::Method)
             .filter(|i| i.params.first().is_some_and(|p| p.matches(&rty, i)))
@@ -106,15 +172,8 @@ impl Checker<'_> {
             };
             return err(e.span, format!("no method `{method}` on `{rty}` in kernels; {list}"));
         }
-        self.match_intrinsic(
-            e,
-            &candidates,
-            Some((receiver, rty)),
-            &[],
-            args,
-            None,
-            &format!(".{method}"),
-        )
+        let display = path.map_or_else(|| format!(".{method}"), str::to_string);
+        self.match_intrinsic(e, &candidates, Some((receiver, rty)), &[], args, None, &display)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -131,14 +190,17 @@ impl Checker<'_> {
         let intr = candidates[0];
         let given = args.len() + usize::from(receiver.is_some());
         if given != intr.params.len() {
-            let skip = usize::from(intr.form == Form::Method);
+            // `x.f(a)` counts `a`; the path form `T::f(x, a)` counts `x` too.
+            let by_path = intr.form == Form::Method && !display.starts_with('.');
+            let skip = usize::from(intr.form == Form::Method && !by_path);
+            let given = if by_path { given } else { args.len() };
             return err(
                 e.span,
                 format!(
                     "`{display}` takes {} argument{}, {} given: `{}`",
                     intr.params.len() - skip,
                     if intr.params.len() - skip == 1 { "" } else { "s" },
-                    args.len(),
+                    given,
                     intr.signature()
                 ),
             );
@@ -418,6 +480,22 @@ impl Checker<'_> {
                         return err(a.span, "write the cache hint as a constant, e.g. `Cache::Streaming`");
                     }
                 }
+                ArgTy::OrderConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Order(_)) || self.shallow(&t) != TyV::Ty(Ty::Order) {
+                        return err(a.span, "write the memory order as a constant, e.g. `Order::Relaxed`");
+                    }
+                }
+                ArgTy::ScopeConst => {
+                    let t = self.expr(a, None)?;
+                    if !matches!(a.kind, ExprKind::Scope(_)) || self.shallow(&t) != TyV::Ty(Ty::Scope) {
+                        return err(a.span, "write the scope as a constant, e.g. `Scope::Cta`");
+                    }
+                }
+                ArgTy::AtomicMem => {
+                    let k = self.atomic_mem_arg(intr, a)?;
+                    mem_elem = k.elem().cloned();
+                }
             }
         }
         Ok(match intr.ret {
@@ -458,6 +536,59 @@ impl Checker<'_> {
                     "argument {} of `{}` must be {want}, found `{k}`",
                     i + 1,
                     intr.display_name()
+                ),
+            );
+        }
+        Ok(k)
+    }
+
+    /// The memory an atomic updates: global or shared memory of one of the
+    /// intrinsic's element types.
+    fn atomic_mem_arg(&mut self, intr: &Intrinsic, a: &Expr) -> Result<Ty> {
+        let not_memory = |what: &str| {
+            a.span.error(format!(
+                "`{}` works on global memory (a `&mut [T]` parameter) or shared memory (`shared_array`, `dynamic_shared`), not on {what}: a local is one thread's own and needs no atomic; write `x += v`, or put the values in shared memory (`{}`)",
+                intr.display_name(),
+                intr.signature()
+            ))
+        };
+        if matches!(&a.kind, ExprKind::RefMut(v) if matches!(v.kind, ExprKind::Var(_))) {
+            return Err(not_memory("a local"));
+        }
+        let t = self.expr(a, None)?;
+        let k = self.known(&t, a.span)?;
+        let types = || {
+            intr.t_set
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let elem = match &k {
+            Ty::Slice { elem, mutable: true } | Ty::SharedArray { elem, .. } | Ty::SharedSlice { elem } => elem,
+            Ty::Slice { mutable: false, .. } => {
+                return err(
+                    a.span,
+                    format!(
+                        "`{}` writes memory, and `{k}` is read-only: declare the parameter `&mut [T]`",
+                        intr.display_name()
+                    ),
+                );
+            }
+            _ => return Err(not_memory(&format!("`{k}`"))),
+        };
+        if !intr.t_set.contains(elem) {
+            return err(
+                a.span,
+                format!(
+                    "`{}` works on memory of {}, not of `{elem}`{}",
+                    intr.display_name(),
+                    types(),
+                    if elem.scalar().is_some_and(Scalar::is_float) {
+                        "; for a float, loop on `atomic_cas` over its bits in a `u32` or `u64` buffer"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }

@@ -2,7 +2,6 @@
 //! operators, casts, fields, arrays, tuples, struct literals and `ptx!`.
 
 use super::*;
-use crate::types::StructTy;
 
 impl Checker<'_> {
     pub(super) fn expr(&mut self, e: &Expr, hint: Option<&TyV>) -> Result<TyV> {
@@ -24,6 +23,8 @@ impl Checker<'_> {
             ExprKind::CacheHint(_) => Ok(TyV::Ty(Ty::Cache)),
             ExprKind::Target(_) => Ok(TyV::Ty(Ty::Target)),
             ExprKind::Swizzle(_) => Ok(TyV::Ty(Ty::Swizzle)),
+            ExprKind::Order(_) => Ok(TyV::Ty(Ty::Order)),
+            ExprKind::Scope(_) => Ok(TyV::Ty(Ty::Scope)),
             ExprKind::Unary(op, inner) => self.unary(e, *op, inner, hint.as_ref()),
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, hint.as_ref()),
             ExprKind::Assign(place, value) => self.assign(place, value),
@@ -31,10 +32,7 @@ impl Checker<'_> {
             ExprKind::Cast(inner, to) => self.cast(e, inner, to),
             ExprKind::Index(base, index) => self.index(base, index),
             ExprKind::SliceFrom { base, start, mutable } => self.slice_from(e, base, start, *mutable),
-            ExprKind::RefMut(_) => err(
-                e.span,
-                "`&mut x` of a local is only the accumulator argument of a `wgmma_*` intrinsic; elsewhere use the value, or `&mut a[start..]` for a view of a slice",
-            ),
+            ExprKind::RefMut(_) | ExprKind::Ref(_) => err(e.span, REFERENCE_USES),
             ExprKind::Field(base, field) => self.field(e, base, field),
             ExprKind::Call { path, generics, args } => self.call(e, path, generics, args, hint.as_ref()),
             ExprKind::MethodCall { receiver, method, args } => self.method_call(e, receiver, method, args),
@@ -65,6 +63,19 @@ impl Checker<'_> {
                 }))
             }
             ExprKind::InlinePtx { ret, args, .. } => self.inline_ptx(ret, args),
+            ExprKind::ClosureCall { name, args } => self.closure_call(e, name, args),
+            ExprKind::Closure { .. } => unreachable!("parse makes a closure only the value of a `let`"),
+            ExprKind::Assert { cond, .. } => {
+                let want = TyV::Ty(Ty::Scalar(Scalar::Bool));
+                let t = self.expr(cond, Some(&want))?;
+                self.unify(&want, &t, cond.span).map_err(|_| {
+                    let found = self.describe(&t);
+                    cond.span.error(format!(
+                        "an assertion's condition is a `bool`, not {found}; compare, e.g. `x != 0`"
+                    ))
+                })?;
+                Ok(TyV::Ty(Ty::Unit))
+            }
         }
     }
 
@@ -98,6 +109,13 @@ impl Checker<'_> {
     /// A name: a local, a parameter or a const generic.
     fn name(&self, e: &Expr, name: &str) -> Result<TyV> {
         match self.lookup(name) {
+            Some(Binding {
+                kind: NameKind::Closure(_),
+                ..
+            }) => err(
+                e.span,
+                format!("the closure `{name}` can only be called in a kernel (`{name}(..)`), not passed or stored"),
+            ),
             Some(b) => Ok(b.ty.clone()),
             None => err(
                 e.span,

@@ -12,11 +12,12 @@
 //! dispatch on expressions; operators, casts, fields, arrays, tuples),
 //! `control` (`if`, loops, `break`, `return`), `pattern` (`let` and
 //! `match` patterns), `place` (assignments, indexing), `call` (intrinsic
-//! calls and methods) and `device` (device functions: calls, bodies,
-//! recursion). This file holds the entry point, the checker's state, and
+//! calls and methods), `device` (device functions: calls, bodies,
+//! recursion) and `closure` (closures and their calls). This file holds the entry point, the checker's state, and
 //! names and scopes.
 
 mod call;
+mod closure;
 mod control;
 mod device;
 mod expr;
@@ -28,7 +29,7 @@ mod tests;
 
 use super::ast::*;
 use super::typed::{IntrinsicId, Types};
-use super::types::{Len, Scalar, Ty};
+use super::types::{Len, Scalar, StructTy, Ty};
 use device::in_device;
 use infer::{TyV, Var, VarKind};
 use std::collections::HashMap;
@@ -43,8 +44,16 @@ fn err<T>(loc: impl Into<Loc>, msg: impl std::fmt::Display) -> Result<T> {
 enum NameKind {
     Local,
     Param,
+    /// A device function's `&mut` parameter (`&mut [T; N]`, `&mut Pair`,
+    /// `&mut self`): the caller's array or struct.
+    ByRef,
     ConstGeneric,
     LocalConst,
+    /// A variable as a closure sees it: its value where the closure was
+    /// created, read-only.
+    Captured,
+    /// A closure bound by `let` (its index in `Checker::closures`).
+    Closure(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -78,6 +87,7 @@ struct Checker<'k> {
     /// Values negated with unary `-`, which must not be unsigned.
     negated: Vec<(ExprId, Loc)>,
     kernel_name: String,
+    closures: Vec<closure::ClosureInfo>,
 }
 
 pub fn check(k: &Kernel) -> Result<Types> {
@@ -96,6 +106,7 @@ pub fn check(k: &Kernel) -> Result<Types> {
         int_lits: Vec::new(),
         negated: Vec::new(),
         kernel_name: k.name.clone(),
+        closures: Vec::new(),
     };
     for cp in &k.consts {
         c.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
@@ -149,6 +160,15 @@ impl Checker<'_> {
             let last = i + 1 == n;
             result = TyV::Ty(Ty::Unit);
             match &s.kind {
+                StmtKind::Let {
+                    pat: LetPat::Name { name, .. },
+                    init:
+                        init @ Expr {
+                            kind: ExprKind::Closure { .. },
+                            ..
+                        },
+                    ..
+                } => self.bind_closure(name, init),
                 StmtKind::Let { pat, ty, init } => {
                     let declared = ty.clone().map(TyV::Ty);
                     let t = self.expr(init, declared.as_ref())?;

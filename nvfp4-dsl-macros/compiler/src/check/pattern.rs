@@ -11,7 +11,10 @@ impl Checker<'_> {
             LetPat::Name { name, span, mutable } => {
                 let shown = self.shallow(&t);
                 if let TyV::Ty(ty) = &shown
-                    && matches!(ty, Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::TensorMap)
+                    && matches!(
+                        ty,
+                        Ty::Unit | Ty::Cache | Ty::Target | Ty::Swizzle | Ty::Order | Ty::Scope | Ty::TensorMap
+                    )
                 {
                     return err(
                         *span,

@@ -43,12 +43,17 @@ impl Checker<'_> {
                         NameKind::ConstGeneric | NameKind::LocalConst => {
                             format!("`{name}` is a constant and cannot be assigned")
                         }
-                        NameKind::Param => {
+                        NameKind::Param if name == "self" => "cannot assign to `self` of a method that takes `self` or `&self`: take `&mut self` to change the caller's struct, or `mut self` to change a copy".to_string(),
+                        NameKind::Param | NameKind::ByRef => {
                             format!("cannot assign to the parameter `{name}`; declare it `mut {name}: ...`")
                         }
                         NameKind::Local => {
                             format!("cannot assign twice to immutable variable `{name}`; declare it `let mut {name}`")
                         }
+                        NameKind::Captured => format!(
+                            "a closure in a kernel captures `{name}` by value and cannot assign to it; return the new value instead (`let f = |v| v + 1; {name} = f({name});`)"
+                        ),
+                        NameKind::Closure(_) => format!("`{name}` is a closure and cannot be assigned"),
                     };
                     return err(p.span, why);
                 }

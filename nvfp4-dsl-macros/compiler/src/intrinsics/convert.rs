@@ -240,6 +240,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
         ret: RetTy::T,
         target: Sm80,
         lower: |l, c| min_max(l, c, "min"),
+        fold: |a, _| fold_int_min_max(a, Ord::min),
     ),
     row!(
         "fn max(self, other: Self) -> Self",
@@ -248,6 +249,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
         ret: RetTy::T,
         target: Sm80,
         lower: |l, c| min_max(l, c, "max"),
+        fold: |a, _| fold_int_min_max(a, Ord::max),
     ),
     row!(
         "fn f16x2::new(lo: f16, hi: f16) -> f16x2",
@@ -602,6 +604,15 @@ fn dp4a(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
     let d = l.reg(RegClass::B32);
     l.emit(op, vec![d.into(), a, b, acc]);
     Ok(Val::Reg(d))
+}
+
+/// `min`/`max` of two integer constants (of the same type, so their
+/// values compare as the type's); floats are left to the lowering.
+fn fold_int_min_max(a: &[Const], pick: fn(i128, i128) -> i128) -> Option<Const> {
+    match a {
+        [Const::Int(x), Const::Int(y)] => Some(Const::Int(pick(*x, *y))),
+        _ => None,
+    }
 }
 
 fn min_max(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {

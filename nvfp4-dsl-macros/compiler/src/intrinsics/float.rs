@@ -1,12 +1,13 @@
 //! The methods of Rust's floats that kernels use: rounding, `fract`,
 //! `copysign`, `recip`, `powi`, `clamp`, `signum`, the classification
 //! tests, bit casts, and the `f32` functions PTX approximates (`exp`,
-//! `exp2`, `ln`, `log2`, `sin`, `cos`, `tanh`).
+//! `exp2`, `ln`, `log2`, `sin`, `cos`, `tanh`, and `rsqrt_approx` and
+//! `recip_approx` of `nvfp4_dsl::ApproxF32`).
 //!
 //! The exact ones have Rust's results (correctly rounded) and fold, with
 //! Rust's result, when their arguments are constants; the approximate ones
 //! never fold: their value is the hardware's. Their accuracy is documented
-//! in the README and measured by `tests/std_methods.rs`.
+//! in the README and measured by `tests/tests/std_methods.rs`.
 
 use super::int::int_abs;
 use super::*;
@@ -317,6 +318,24 @@ pub(super) static TABLE: &[Intrinsic] = &[
         ret: RetTy::T,
         target: Sm80,
         lower: |l, c| approx_of(l, c, "tanh"),
+        approximate: true,
+    ),
+    row!(
+        "fn rsqrt_approx(self) -> f32",
+        params: [T],
+        types: &[F32],
+        ret: RetTy::T,
+        target: Sm80,
+        lower: |l, c| approx_of(l, c, "rsqrt"),
+        approximate: true,
+    ),
+    row!(
+        "fn recip_approx(self) -> f32",
+        params: [T],
+        types: &[F32],
+        ret: RetTy::T,
+        target: Sm80,
+        lower: |l, c| approx_of(l, c, "rcp"),
         approximate: true,
     ),
     row!(

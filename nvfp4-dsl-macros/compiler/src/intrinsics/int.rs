@@ -4,7 +4,7 @@
 //!
 //! Each has Rust's (release-build) semantics and folds, with Rust's
 //! result, when its arguments are constants (the wrapping operators fold
-//! in `binary`). `tests/std_methods.rs` compares every one with std.
+//! in `binary`). `tests/tests/std_methods.rs` compares every one with std.
 
 use super::*;
 use crate::lower::fold::{int_imm, wrap_int};

@@ -195,27 +195,6 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
-        "fn atomic_add_acq_rel_gpu<I: DeviceIndex>(dst: &mut [u32], index: I, value: u32) -> u32",
-        params: [ArgTy::MemMut, ArgTy::Index, ArgTy::Is(U32)],
-        ret: RetTy::Is(U32),
-        target: Sm80,
-        lower: |l, c| {
-            let m = mem(c, 0);
-            if m.elem != Ty::Scalar(Scalar::U32) || m.space != Space::Global {
-                return err(c.span, "atomic_add_acq_rel_gpu takes a `&mut [u32]` in global memory");
-            }
-            let (base, offset) = l.element_addr(&m, arg(c, 1), &c.args[1].1, c.span)?;
-            let value = l.operand(&arg(c, 2), Scalar::U32);
-            let old = l.reg(RegClass::B32);
-            l.require_ptx(70);
-            l.emit(
-                "atom.acq_rel.gpu.global.add.u32",
-                vec![old.into(), Operand::Addr(Box::new(base), offset), value],
-            );
-            Ok(Val::Reg(old))
-        },
-    ),
-    row!(
         "fn fence_acq_rel_gpu()",
         params: [],
         ret: RetTy::Unit,

@@ -2,7 +2,7 @@
 //! name is read from it), minimum target, lowering and constant folding,
 //! kept as one file per family ([`FAMILIES`]): thread indices,
 //! synchronisation and warp operations; memory and asynchronous copies;
-//! conversions; the methods of Rust's integers; those of its floats;
+//! atomics; conversions; the methods of Rust's integers; those of its floats;
 //! Blackwell tcgen05; Hopper wgmma.
 //!
 //! `check` types calls against the signatures; `lower` folds a call on
@@ -11,9 +11,10 @@
 //! Lowerings use only `lower`'s `emit`, `fold`, `arith` and `memory`
 //! (none of which calls back into this table). `nvfp4_dsl::intrinsics`
 //! declares the free functions (with docs) in files of the same families,
-//! so rustc type-checks kernel bodies; `tests/compiler.rs` keeps the two
+//! so rustc type-checks kernel bodies; `tests/tests/compiler.rs` keeps the two
 //! in step.
 
+mod atomic;
 mod convert;
 mod float;
 mod int;
@@ -22,10 +23,11 @@ mod tcgen05;
 mod threads;
 mod wgmma;
 
-use super::lower::{Call, Const, Lower, MemRef, Result, Space, Val, err};
+use super::lower::emit::{Call, Lower, MemRef, Space, Val};
+use super::lower::fold::{Const, Result, err};
 use super::target::Target;
 use super::typed::IntrinsicId;
-use super::types::{CacheHint, RegClass, Scalar, Ty};
+use super::types::{CacheHint, Order, RegClass, Scalar, Scope, Ty};
 use super::{ast, ir};
 use ir::Operand;
 
@@ -33,6 +35,7 @@ use ir::Operand;
 pub static FAMILIES: &[&[Intrinsic]] = &[
     threads::TABLE,
     memory::TABLE,
+    atomic::TABLE,
     convert::TABLE,
     int::TABLE,
     float::TABLE,
@@ -109,6 +112,13 @@ pub enum ArgTy {
     Elem,
     /// A `Cache::...` constant.
     Hint,
+    /// An `Order::...` constant.
+    OrderConst,
+    /// A `Scope::...` constant.
+    ScopeConst,
+    /// A `&mut` slice or shared memory whose element type is one of
+    /// `t_set`: what an atomic updates.
+    AtomicMem,
     /// A `Target::...` constant.
     TargetConst,
     /// A local array `[T; n]`.
@@ -132,7 +142,13 @@ impl ArgTy {
             ArgTy::Global => matches!(t, Ty::Slice { .. }),
             ArgTy::Index => matches!(t, Ty::Scalar(Scalar::U32 | Scalar::I32 | Scalar::Usize)),
             ArgTy::ArrayOf(e, n) => *t == array_of(e, *n),
-            ArgTy::Elem | ArgTy::ConstU32 | ArgTy::SwizzleConst | ArgTy::AccumMut => false,
+            ArgTy::Elem
+            | ArgTy::ConstU32
+            | ArgTy::SwizzleConst
+            | ArgTy::AccumMut
+            | ArgTy::OrderConst
+            | ArgTy::ScopeConst
+            | ArgTy::AtomicMem => false,
             ArgTy::Shared => matches!(t, Ty::SharedArray { .. } | Ty::SharedSlice { .. }),
             ArgTy::SharedOf(e) => matches!(t, Ty::SharedArray { elem, .. } | Ty::SharedSlice { elem } if **elem == *e),
             ArgTy::Hint => *t == Ty::Cache,
@@ -227,7 +243,7 @@ pub(super) const F32: Ty = Ty::Scalar(Scalar::F32);
 pub(super) const F64: Ty = Ty::Scalar(Scalar::F64);
 
 pub(super) const SHFL_TYPES: &[Ty] = &[U32, I32, F32, Ty::F16x2];
-pub(super) const SUM_TYPES: &[Ty] = &[U32, I32, F32];
+pub(super) const WARP_REDUCE_TYPES: &[Ty] = &[U32, I32, F32];
 pub(super) const FLOATS: &[Ty] = &[F32, F64];
 pub(super) const HALVES: &[Ty] = &[F16, BF16];
 pub(super) const BARS: ArgTy = ArgTy::SharedOf(Ty::Scalar(Scalar::U64));
@@ -358,6 +374,20 @@ pub(super) fn hint(c: &Call, i: usize) -> CacheHint {
     match &c.args[i].0 {
         Val::Hint(h) => *h,
         other => unreachable!("checked: a hint, not {other:?}"),
+    }
+}
+
+pub(super) fn order(c: &Call, i: usize) -> Order {
+    match &c.args[i].0 {
+        Val::Order(o) => *o,
+        other => unreachable!("checked: an order, not {other:?}"),
+    }
+}
+
+pub(super) fn scope(c: &Call, i: usize) -> Scope {
+    match &c.args[i].0 {
+        Val::Scope(s) => *s,
+        other => unreachable!("checked: a scope, not {other:?}"),
     }
 }
 

@@ -278,12 +278,28 @@ pub(super) static TABLE: &[Intrinsic] = &[
         lower: |l, c| shfl(l, c, "idx", true),
     ),
     row!(
-        "fn warp_reduce_sum<T: WarpSum>(value: T) -> T",
+        "fn warp_reduce_sum<T: WarpReduce>(value: T) -> T",
         params: [ArgTy::T],
-        types: SUM_TYPES,
+        types: WARP_REDUCE_TYPES,
         ret: RetTy::T,
         target: Sm80,
-        lower: lower_warp_reduce_sum,
+        lower: |l, c| warp_reduce(l, c, Reduce::Add),
+    ),
+    row!(
+        "fn warp_reduce_max<T: WarpReduce>(value: T) -> T",
+        params: [ArgTy::T],
+        types: WARP_REDUCE_TYPES,
+        ret: RetTy::T,
+        target: Sm80,
+        lower: |l, c| warp_reduce(l, c, Reduce::MinMax("max")),
+    ),
+    row!(
+        "fn warp_reduce_min<T: WarpReduce>(value: T) -> T",
+        params: [ArgTy::T],
+        types: WARP_REDUCE_TYPES,
+        ret: RetTy::T,
+        target: Sm80,
+        lower: |l, c| warp_reduce(l, c, Reduce::MinMax("min")),
     ),
 ];
 
@@ -311,7 +327,19 @@ fn shfl(l: &mut Lower<'_>, c: &Call, mode: &str, with_mask: bool) -> Result<Val>
     Ok(Val::Reg(d))
 }
 
-fn lower_warp_reduce_sum(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+/// How a warp reduction combines two values.
+#[derive(Clone, Copy)]
+enum Reduce {
+    /// `+`, as the operator (wrapping; `add.rn` for floats).
+    Add,
+    /// PTX `min`/`max` (on floats NaN-ignoring, as Rust's, `-0.0` below
+    /// `+0.0`).
+    MinMax(&'static str),
+}
+
+/// A butterfly over the warp: lanes 16 apart combined, then 8, 4, 2, 1, so
+/// every lane ends with the same value.
+fn warp_reduce(l: &mut Lower<'_>, c: &Call, op: Reduce) -> Result<Val> {
     let s = scalar(c, 0);
     let mut v = Val::Reg(l.in_reg(&arg(c, 0), s));
     for off in [16, 8, 4, 2, 1] {
@@ -327,7 +355,14 @@ fn lower_warp_reduce_sum(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
                 Operand::Imm("-1".into()),
             ],
         );
-        v = l.binary(ast::BinOp::Add, v, Val::Reg(t), s, None, None, c.span)?;
+        v = match op {
+            Reduce::Add => l.binary(ast::BinOp::Add, v, Val::Reg(t), s, None, None, c.span)?,
+            Reduce::MinMax(name) => {
+                let (a, d) = (l.operand(&v, s), l.reg(s.reg_class()));
+                l.emit(format!("{name}.{}", s.ptx_arith()), vec![d.into(), a, t.into()]);
+                Val::Reg(d)
+            }
+        };
     }
     Ok(v)
 }

@@ -2,13 +2,14 @@
 //! arguments are lowered), inline PTX templates, and device functions,
 //! inlined at each call with their `return`s as jumps.
 
-use super::emit::{Call, Lower, Return, Val};
+use super::emit::{Call, ClosureVal, Lower, Return, Val};
 use super::fold::{Const, Result, err};
 use crate::ast::*;
 use crate::intrinsics;
 use crate::ir::*;
 use crate::target::Target;
 use crate::types::{Len, RegClass, Ty};
+use std::collections::HashSet;
 
 fn check_template(t: &str, has_dest: bool, inputs: usize, span: Loc) -> Result<()> {
     let mut rest = t;
@@ -48,7 +49,8 @@ impl Lower<'_> {
         generics: &[GenericArg],
     ) -> Result<Val> {
         if let Some(&idx) = self.types.devices.get(&e.id) {
-            return self.inline_device(e, idx, args, generics);
+            let all: Vec<&Expr> = receiver.into_iter().chain(args).collect();
+            return self.inline_device(e, idx, &all, generics);
         }
         let intr = intrinsics::get(*self.types.calls.get(&e.id).expect("checked: every call resolved"));
         if !self.target.has(intr.min_target) {
@@ -66,14 +68,13 @@ impl Lower<'_> {
                 ),
             );
         }
+        let discarded = self.discarded == Some(e.id);
         let mut vals = Vec::with_capacity(args.len() + 1);
-        if let Some(r) = receiver {
-            let v = self.expr(r)?;
-            vals.push((v, self.ty(r)));
-        }
-        for a in args {
+        let mut arg_spans = Vec::with_capacity(args.len() + 1);
+        for a in receiver.into_iter().chain(args) {
             let v = self.expr(a)?;
             vals.push((v, self.ty(a)));
+            arg_spans.push(a.span);
         }
         let mut generic_ty = None;
         let mut generic_len = None;
@@ -86,7 +87,9 @@ impl Lower<'_> {
         }
         let call = Call {
             args: vals,
+            arg_spans,
             span: e.span,
+            discarded,
             generic_ty,
             generic_len,
         };
@@ -98,16 +101,18 @@ impl Lower<'_> {
         (intr.lower)(self, &call)
     }
 
-    /// A device function's body in place of its call: its parameters bound
-    /// to the arguments' values in a scope of its own. A body without
-    /// `return` is lowered as a block whose value is the call's; with
-    /// `return`, inside a block that `return` exits, its value going
-    /// through registers.
+    /// A device function's or method's body in place of its call: its
+    /// parameters bound to the arguments' values (a method's receiver
+    /// first) in a scope of its own: a `mut` one to a copy, the others to
+    /// the caller's registers (so `&mut self` and `&mut [T; N]` write the
+    /// caller's). A body without `return` is lowered as a block whose value
+    /// is the call's; with `return`, inside a block that `return` exits,
+    /// its value going through registers.
     pub(super) fn inline_device(
         &mut self,
         e: &Expr,
         idx: usize,
-        args: &[Expr],
+        args: &[&Expr],
         generics: &[GenericArg],
     ) -> Result<Val> {
         let kernel = self.kernel;
@@ -195,6 +200,56 @@ impl Lower<'_> {
         self.scopes = scopes;
         self.loops = loops;
         lowered
+    }
+
+    /// A closure's value: the names in scope, those its body uses that are
+    /// variables copied (a later assignment does not reach the closure:
+    /// it captured the value).
+    pub(super) fn closure(&mut self, e: &Expr, body: &Expr) -> Val {
+        let mut used = HashSet::new();
+        walk_expr(body, &mut |x| {
+            if let ExprKind::Var(name) = &x.kind {
+                used.insert(name.as_str());
+            }
+        });
+        let mut scopes = self.scopes.clone();
+        for b in scopes.iter_mut().flatten() {
+            let mut regs = Vec::new();
+            b.val.regs(&mut regs);
+            if used.contains(b.name.as_str()) && regs.iter().any(|r| self.var_regs.contains(r)) {
+                b.val = self.copy_val(&b.val);
+            }
+        }
+        Val::Closure(Box::new(ClosureVal { id: e.id, scopes }))
+    }
+
+    /// `name(args)` of a closure: its body in place of the call, in the
+    /// scope it was created in, its parameters bound to the arguments.
+    pub(super) fn closure_call(&mut self, name: &str, args: &[Expr]) -> Result<Val> {
+        let Some(Val::Closure(c)) = self.lookup(name).cloned() else {
+            unreachable!("checked: `{name}` is a closure")
+        };
+        let kernel = self.kernel;
+        let Some(ExprKind::Closure { params, body, .. }) = find_expr(kernel, c.id).map(|d| &d.kind) else {
+            unreachable!("a closure's id names its expression")
+        };
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            let t = self.ty(a);
+            let v = self.expr(a)?;
+            values.push((self.copy_if_var(v, &t)?, t));
+        }
+        let scopes = std::mem::replace(&mut self.scopes, c.scopes);
+        let loops = std::mem::take(&mut self.loops);
+        self.scopes.push(Vec::new());
+        let mut result = Ok(Val::Unit);
+        for ((pat, _), (v, t)) in params.iter().zip(values) {
+            result = result.and_then(|_| self.bind_let(pat, v, &t).map(|()| Val::Unit));
+        }
+        let result = result.and_then(|_| self.expr(body));
+        self.scopes = scopes;
+        self.loops = loops;
+        result
     }
 
     /// `return`: from the kernel, or a jump out of the inlined device function.

@@ -5,6 +5,7 @@
 use super::emit::{LoopTarget, Lower, Val};
 use super::fold::wrap_int;
 use super::fold::{Const, Result, err};
+use crate::ASSERTION_FAILED;
 use crate::ast::*;
 use crate::ir::*;
 use crate::types::{Scalar, Ty};
@@ -308,20 +309,36 @@ impl Lower<'_> {
         found.map(|&(_, target)| target)
     }
 
-    pub(super) fn unrolled_for(&mut self, f: &ForLoop, span: Loc) -> Result<Val> {
+    /// An unrolled `for`: one copy of the body per value, the loop variable
+    /// a constant in each. `bound`: the end is at most this (a local
+    /// array's length, `min` a run-time length: a `zip`), which is unrolled
+    /// to, each copy skipped where the run-time end is passed.
+    pub(super) fn unrolled_for(&mut self, f: &ForLoop, span: Loc, bound: Option<u64>) -> Result<Val> {
         let vt = self.ty(&f.start);
         let s = self.scalar_of(&vt);
         let start = self.expr(&f.start)?;
         let end = self.expr(&f.end)?;
+        let end = self.copy_if_var(end, &vt)?;
         let step = match &f.step {
             Some(st) => self.expr(st)?,
             None => Val::Const(Const::Int(1)),
+        };
+        // The end, or the bound with the run-time end to test each value
+        // against (not reversed with a step: its values start from the end).
+        let (end, run_time_end) = match (&end, bound) {
+            (Val::Const(_), _) => (end, None),
+            (_, Some(n)) if !(f.rev && f.step.is_some()) => (Val::Const(Const::Int(n.into())), Some(end)),
+            _ => (end, None),
         };
         let (Val::Const(Const::Int(a)), Val::Const(Const::Int(b)), Val::Const(Const::Int(st))) = (&start, &end, &step)
         else {
             return err(
                 span,
-                "`#[unroll]` needs constant bounds and step (literals, const generics or expressions of them); remove `#[unroll]` to keep a run-time loop",
+                if f.unroll {
+                    "`#[unroll]` needs constant bounds and step (literals, const generics or expressions of them); remove `#[unroll]` to keep a run-time loop"
+                } else {
+                    "a loop over a local array's indices is unrolled (the array lives in registers), so it needs a constant start (and, reversed with a step, a constant end)"
+                },
             );
         };
         if *st <= 0 {
@@ -347,6 +364,20 @@ impl Lower<'_> {
                 l.loops
                     .push((f.label.clone(), LoopTarget::Unrolled { outer, iteration }));
                 let (body, _) = l.nested(|l2| {
+                    if let Some(end) = &run_time_end {
+                        // Past the end: forward no later value is in range
+                        // either, reversed an earlier one may be.
+                        let op = if f.inclusive { BinOp::Ge } else { BinOp::Gt };
+                        let i = Val::Const(Const::Int(wrap_int(i, s)));
+                        let inside = l2.binary(op, end.clone(), i, s, None, None, span)?;
+                        let p = l2.in_reg(&inside, Scalar::Bool);
+                        l2.push(Node::If {
+                            cond: p,
+                            negate: true,
+                            then: vec![Node::ExitBlock(if f.rev { iteration } else { outer })],
+                            els: vec![],
+                        });
+                    }
                     l2.scopes.push(Vec::new());
                     l2.bind(&f.var, Val::Const(Const::Int(wrap_int(i, s))));
                     let r = l2.block_stmts(&f.body);
@@ -360,6 +391,30 @@ impl Lower<'_> {
             Ok(())
         })?;
         self.push(Node::Block { id: outer, body: nodes });
+        Ok(Val::Unit)
+    }
+
+    /// An assertion: a trap where `cond` is false, noted with the
+    /// assertion's source `text`. A `debug` one is left out (its condition
+    /// not evaluated, as Rust's) without debug assertions.
+    pub(super) fn assert(&mut self, cond: &Expr, text: &str, debug: bool) -> Result<Val> {
+        if debug && !self.debug_assertions {
+            return Ok(Val::Unit);
+        }
+        let trap = Node::Trap(format!("{ASSERTION_FAILED}{text}"));
+        match self.expr(cond)? {
+            Val::Const(Const::Bool(true)) => {}
+            Val::Const(Const::Bool(false)) => self.push(trap),
+            c => {
+                let p = self.in_reg(&c, Scalar::Bool);
+                self.push(Node::If {
+                    cond: p,
+                    negate: true,
+                    then: vec![trap],
+                    els: vec![],
+                });
+            }
+        }
         Ok(Val::Unit)
     }
 
@@ -412,16 +467,32 @@ impl Lower<'_> {
     pub(super) fn for_expr(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
         // A loop to a local array's length indexes the array, which
         // lives in registers: it is unrolled.
-        if f.unroll || self.array_len_call(&f.end).is_some() {
-            self.unrolled_for(
-                f,
-                Loc {
-                    start: f.start.span.start,
-                    end: f.end.span.end,
-                },
-            )
+        let bound = self.array_bound(&f.end);
+        if f.unroll || bound.is_some() {
+            let span = Loc {
+                start: f.start.span.start,
+                end: f.end.span.end,
+            };
+            self.unrolled_for(f, span, bound)
         } else {
             self.for_loop(f, e)
+        }
+    }
+
+    /// The most a loop's end `e` can be when it is a local array's length,
+    /// or the `min` of one and other values (a `zip`'s end).
+    fn array_bound(&self, e: &Expr) -> Option<u64> {
+        if let Some(n) = self.array_len_call(e) {
+            return Some(n);
+        }
+        match &e.kind {
+            ExprKind::MethodCall { receiver, method, args } if method == "min" && args.len() == 1 => {
+                match (self.array_bound(receiver), self.array_bound(&args[0])) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            _ => None,
         }
     }
 

@@ -10,7 +10,7 @@ use crate::attr::SpecValue;
 use crate::ir::*;
 use crate::target::Target;
 use crate::typed::Types;
-use crate::types::{CacheHint, RegClass, Scalar, Swizzle, Ty};
+use crate::types::{CacheHint, Order, RegClass, Scalar, Scope, Swizzle, Ty};
 use std::collections::HashSet;
 
 /// Where a memory view points.
@@ -50,8 +50,20 @@ pub enum Val {
     Hint(CacheHint),
     Target(Target),
     Swizzle(Swizzle),
+    Order(Order),
+    Scope(Scope),
     /// A `TensorMap` parameter, by its `.param` name.
     TensorMap(String),
+    /// A closure, inlined where it is called.
+    Closure(Box<ClosureVal>),
+}
+
+/// A closure's value: its expression and the names it sees, its captures'
+/// values copied where it was created.
+#[derive(Clone, Debug)]
+pub struct ClosureVal {
+    pub(super) id: ExprId,
+    pub(super) scopes: Vec<Vec<Binding>>,
 }
 
 impl Val {
@@ -68,7 +80,12 @@ impl Val {
 #[derive(Debug)]
 pub struct Call {
     pub args: Vec<(Val, Ty)>,
+    /// Where each argument is (the receiver's first, for a method).
+    pub arg_spans: Vec<Loc>,
     pub span: Loc,
+    /// The call is a statement whose value is dropped (`f(..);`, `let _ =
+    /// f(..);`).
+    pub discarded: bool,
     /// Element type and length from a turbofish, when the intrinsic has one.
     pub generic_ty: Option<Ty>,
     pub generic_len: Option<u64>,
@@ -97,7 +114,7 @@ pub(super) enum LoopTarget {
 }
 
 #[derive(Clone, Debug)]
-pub(super) struct Binding {
+pub struct Binding {
     pub(super) name: String,
     pub(super) val: Val,
 }
@@ -122,6 +139,11 @@ pub struct Lower<'a> {
     /// The device functions being inlined, innermost last: where their
     /// `return` jumps and the registers their value goes to.
     pub(super) returns: Vec<Return>,
+    /// Whether `debug_assert!`s are compiled.
+    pub(super) debug_assertions: bool,
+    /// The expression statement being lowered, when its value is dropped
+    /// (`Call::discarded`).
+    pub(super) discarded: Option<ExprId>,
 }
 
 /// An inlined device function's exit.

@@ -36,6 +36,8 @@ impl Lower<'_> {
             ExprKind::CacheHint(h) => Ok(Val::Hint(*h)),
             ExprKind::Target(t) => Ok(Val::Target(*t)),
             ExprKind::Swizzle(s) => Ok(Val::Swizzle(*s)),
+            ExprKind::Order(o) => Ok(Val::Order(*o)),
+            ExprKind::Scope(s) => Ok(Val::Scope(*s)),
             ExprKind::Unary(op, inner) => {
                 let t = self.ty(e);
                 let v = self.expr(inner)?;
@@ -78,8 +80,9 @@ impl Lower<'_> {
                 let b = self.expr(base)?;
                 Ok(self.field(b, &bt, field))
             }
-            // The variable's own registers: the intrinsic updates them in place.
-            ExprKind::RefMut(var) => self.expr(var),
+            // The variable's own registers: the intrinsic or the device
+            // function updates them in place, or reads them.
+            ExprKind::RefMut(var) | ExprKind::Ref(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
             ExprKind::MethodCall { receiver, .. } if self.array_len_call(e).is_some() => {
                 let n = self.array_len_call(e).expect("an array's len()");
@@ -107,6 +110,9 @@ impl Lower<'_> {
                 self.kernel.tables[*t].values.iter().map(|c| Val::Const(*c)).collect(),
             )),
             ExprKind::InlinePtx { ret, template, args } => self.inline_ptx(ret, template, args, e),
+            ExprKind::Assert { cond, text, debug } => self.assert(cond, text, *debug),
+            ExprKind::Closure { body, .. } => Ok(self.closure(e, body)),
+            ExprKind::ClosureCall { name, args } => self.closure_call(name, args),
         }
     }
 

@@ -9,13 +9,11 @@
 mod arith;
 mod call;
 mod control;
-mod emit;
+pub mod emit;
 mod expr;
 pub mod fold;
 mod memory;
-
-pub use emit::{Call, Lower, MemRef, Space, Val, mov_type};
-pub use fold::{Const, Result, err};
+mod params;
 
 use crate::ast::*;
 use crate::attr::SpecValue;
@@ -24,7 +22,8 @@ use crate::target::Target;
 use crate::typed::Types;
 use crate::types::{Len, RegClass, Scalar, Ty};
 use control::diverges;
-use emit::Binding;
+use emit::{Binding, Lower, MemRef, Space, Val, mov_type};
+use fold::{Const, Result, err};
 use std::collections::HashSet;
 
 #[derive(Debug)]
@@ -35,6 +34,9 @@ pub struct LowerOptions<'a> {
     pub spec_name: String,
     pub launch_bounds: Option<(u32, Option<u32>)>,
     pub line_info: Option<String>,
+    /// Compile `debug_assert!`s (the user's crate builds with
+    /// `debug_assertions`).
+    pub debug_assertions: bool,
 }
 
 pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<Function> {
@@ -67,6 +69,8 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         var_regs: HashSet::new(),
         line_info: opts.line_info.is_some(),
         returns: Vec::new(),
+        debug_assertions: opts.debug_assertions,
+        discarded: None,
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;
@@ -189,6 +193,23 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// `v` in fresh registers of the same classes.
+    fn copy_val(&mut self, v: &Val) -> Val {
+        match v {
+            Val::Reg(r) => {
+                let d = self.reg(r.class);
+                let op = match r.class {
+                    RegClass::Pred => "mov.pred".to_string(),
+                    c => format!("mov.{}", mov_type(c)),
+                };
+                self.emit(op, vec![d.into(), (*r).into()]);
+                Val::Reg(d)
+            }
+            Val::Parts(parts) => Val::Parts(parts.iter().map(|p| self.copy_val(p)).collect()),
+            other => other.clone(),
+        }
+    }
+
     fn mark_var(&mut self, v: &Val) {
         let mut regs = Vec::new();
         v.regs(&mut regs);
@@ -256,12 +277,12 @@ impl<'a> Lower<'a> {
                     let pname = format!("{prefix}_param_{}", p.name);
                     self.func.params.push(super::ir::Param {
                         name: pname.clone(),
-                        ptx: "u64",
+                        ptx: ParamTy::Scalar("u64"),
                     });
                     let lname = format!("{prefix}_param_{}_len", p.name);
                     self.func.params.push(super::ir::Param {
                         name: lname.clone(),
-                        ptx: "u64",
+                        ptx: ParamTy::Scalar("u64"),
                     });
                     let raw = self.reg(RegClass::B64);
                     self.emit(
@@ -293,54 +314,17 @@ impl<'a> Lower<'a> {
                     let pname = format!("{prefix}_param_{}", p.name);
                     self.func.params.push(super::ir::Param {
                         name: pname.clone(),
-                        ptx: "tensormap",
+                        ptx: ParamTy::Bytes { align: 64, size: 128 },
                     });
                     self.bind(&p.name, Val::TensorMap(pname));
                 }
                 t => {
                     let pname = format!("{prefix}_param_{}", p.name);
-                    let layout = t.mem_layout().unwrap_or(super::types::MemLayout {
-                        bytes: 1,
-                        ptx: "u8",
-                        vec: 1,
+                    self.func.params.push(super::ir::Param {
+                        name: pname.clone(),
+                        ptx: params::declared(t),
                     });
-                    let v = if *t == Ty::U32x4 {
-                        self.func.params.push(super::ir::Param {
-                            name: pname.clone(),
-                            ptx: "u32x4",
-                        });
-                        let v = self.fresh(t)?;
-                        let regs = self.parts(&v, 4).iter().map(|p| self.operand_reg(p)).collect();
-                        self.emit(
-                            "ld.param.v4.u32",
-                            vec![Operand::Vec(regs), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
-                        );
-                        v
-                    } else if *t == Ty::Scalar(Scalar::Bool) {
-                        self.func.params.push(super::ir::Param {
-                            name: pname.clone(),
-                            ptx: "u8",
-                        });
-                        let byte = self.reg(RegClass::B32);
-                        self.emit(
-                            "ld.param.u8",
-                            vec![byte.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
-                        );
-                        let p = self.reg(RegClass::Pred);
-                        self.emit("setp.ne.u32", vec![p.into(), byte.into(), Operand::imm(0)]);
-                        Val::Reg(p)
-                    } else {
-                        self.func.params.push(super::ir::Param {
-                            name: pname.clone(),
-                            ptx: layout.ptx,
-                        });
-                        let r = self.reg(self.class_of(t));
-                        self.emit(
-                            format!("ld.param.{}", layout.ptx),
-                            vec![r.into(), Operand::Addr(Box::new(Operand::Sym(pname)), 0)],
-                        );
-                        Val::Reg(r)
-                    };
+                    let v = self.load_param(t, &pname, 0)?;
                     if p.mutable {
                         self.mark_var(&v);
                     }
@@ -351,11 +335,14 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    fn operand_reg(&self, v: &Val) -> Operand {
-        match v {
-            Val::Reg(r) => Operand::Reg(*r),
-            other => unreachable!("a register, not {other:?}"),
-        }
+    /// Lowers `e`, whose value is dropped when `dropped` (`f(..);`, `let _ =
+    /// f(..);`): a call there may skip making its result (an atomic becomes
+    /// a `red`).
+    fn expr_dropped(&mut self, e: &Expr, dropped: bool) -> Result<Val> {
+        let outer = std::mem::replace(&mut self.discarded, dropped.then_some(e.id));
+        let v = self.expr(e);
+        self.discarded = outer;
+        v
     }
 
     /// Lowers a block's statements in a new scope; returns the tail value.
@@ -369,7 +356,7 @@ impl<'a> Lower<'a> {
             match &s.kind {
                 StmtKind::Let { pat, init, .. } => {
                     let t = self.ty(init);
-                    let v = self.expr(init)?;
+                    let v = self.expr_dropped(init, matches!(pat, LetPat::Wild))?;
                     self.bind_let(pat, v, &t)?;
                 }
                 StmtKind::Const { name, init, .. } => {
@@ -380,7 +367,7 @@ impl<'a> Lower<'a> {
                     self.bind(name, v);
                 }
                 StmtKind::Expr(e, semi) => {
-                    let v = self.expr(e)?;
+                    let v = self.expr_dropped(e, *semi || i + 1 < n)?;
                     if i + 1 == n && !semi {
                         result = v;
                     }
@@ -400,6 +387,8 @@ impl<'a> Lower<'a> {
     fn bind_let(&mut self, pat: &LetPat, v: Val, t: &Ty) -> Result<()> {
         match pat {
             LetPat::Wild => {}
+            // A closure (`let mut f = |..| ..` too) has no registers.
+            LetPat::Name { name, .. } if matches!(v, Val::Closure(_)) => self.bind(name, v),
             LetPat::Name { name, mutable, .. } => {
                 let v = if *mutable {
                     let fresh = self.fresh(t)?;

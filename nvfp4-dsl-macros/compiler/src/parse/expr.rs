@@ -3,10 +3,10 @@
 //! aggregates, `ptx!`); loops are in `loops`, paths and calls in `path`,
 //! literals in `literal`.
 
-use super::loops::ElementRef;
+use super::elements::ElementRef;
 use super::span::expr_loc;
 use super::{FnKind, Parser, Result, err, reject_attrs};
-use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, UnOp};
+use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, REFERENCE_USES, UnOp};
 use crate::types::Ty;
 
 impl Parser {
@@ -116,7 +116,8 @@ impl Parser {
         ))
     }
 
-    /// `&a[start..]`, `&mut a[start..]` and `&mut acc`.
+    /// `&a[start..]`, `&mut a[start..]`, and `&mut x`, `&x` of a name, a
+    /// field or an element (`check` says where those may go).
     fn reference_expr(&mut self, r: &syn::ExprReference) -> Result<ExprKind> {
         use syn::Expr as E;
         let slice = match &*r.expr {
@@ -128,23 +129,25 @@ impl Parser {
             },
             _ => None,
         };
-        Ok(
-            if slice.is_none() && r.mutability.is_some() && matches!(&*r.expr, E::Path(_)) {
-                ExprKind::RefMut(Box::new(self.expr(&r.expr)?))
+        let place = matches!(&*r.expr, E::Path(_) | E::Field(_))
+            || matches!(&*r.expr, E::Index(i) if !matches!(&*i.index, E::Range(_)));
+        Ok(if place {
+            let inner = Box::new(self.expr(&r.expr)?);
+            if r.mutability.is_some() {
+                ExprKind::RefMut(inner)
             } else {
-                let Some((base, start)) = slice else {
-                    return err(
-                        Loc::of(&r),
-                        "references are only supported as sub-slices `&a[start..]` or `&mut a[start..]`, and as `&mut acc` for the accumulator of a `wgmma_*` intrinsic",
-                    );
-                };
-                ExprKind::SliceFrom {
-                    base: Box::new(self.expr(base)?),
-                    start: Box::new(self.expr(start)?),
-                    mutable: r.mutability.is_some(),
-                }
-            },
-        )
+                ExprKind::Ref(inner)
+            }
+        } else {
+            let Some((base, start)) = slice else {
+                return err(Loc::of(&r), REFERENCE_USES);
+            };
+            ExprKind::SliceFrom {
+                base: Box::new(self.expr(base)?),
+                start: Box::new(self.expr(start)?),
+                mutable: r.mutability.is_some(),
+            }
+        })
     }
 
     /// `x.method(args)`.
@@ -198,6 +201,12 @@ impl Parser {
 
     /// `return` and, in a device function, `return value`.
     fn return_expr(&mut self, r: &syn::ExprReturn) -> Result<ExprKind> {
+        if self.in_closure > 0 {
+            return err(
+                Loc::of(r),
+                "`return` in a closure is not supported in kernels; make the closure's value its last expression",
+            );
+        }
         Ok(match &r.expr {
             Some(v) if self.kind == FnKind::Kernel => {
                 return err(
@@ -276,52 +285,6 @@ impl Parser {
             t.elems.iter().map(|x| self.expr(x)).collect::<Result<Vec<_>>>()?,
         ))
     }
-
-    pub(super) fn macro_expr(&mut self, mac: &syn::Macro) -> Result<Expr> {
-        let name = mac
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_default();
-        if name != "ptx" {
-            return err(
-                Loc::of(&mac.path),
-                format!("macro `{name}!` cannot be used in a kernel; the only macro is `ptx!` (inline PTX)"),
-            );
-        }
-        let span = Loc::of(&mac);
-        let (ty, template, args) = mac.parse_body_with(|input: syn::parse::ParseStream| {
-            let ty: syn::Type = input.parse()?;
-            input.parse::<syn::Token![,]>()?;
-            let template: syn::LitStr = input.parse()?;
-            let mut args = Vec::new();
-            while !input.is_empty() {
-                input.parse::<syn::Token![,]>()?;
-                if input.is_empty() {
-                    break;
-                }
-                args.push(input.parse::<syn::Expr>()?);
-            }
-            Ok((ty, template, args))
-        })?;
-        let ret = self.parse_ty(&ty)?;
-        if !matches!(ret, Ty::Unit | Ty::Scalar(_) | Ty::F16x2) {
-            return err(
-                Loc::of(&ty),
-                "`ptx!` returns `()`, a scalar or `f16x2`; write several `ptx!` for more results",
-            );
-        }
-        let args = args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
-        Ok(self.expr_node(
-            ExprKind::InlinePtx {
-                ret,
-                template: template.value(),
-                args,
-            },
-            span,
-        ))
-    }
 }
 
 /// The expressions kernels do not have, each with what to write instead.
@@ -330,7 +293,7 @@ fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
     match e {
         E::Closure(c) => err(
             Loc::of(&c),
-            "closures are not supported in kernels; write the code inline",
+            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`",
         ),
         E::Async(a) => err(Loc::of(&a), "`async` blocks are not supported in kernels"),
         E::Await(a) => err(Loc::of(&a), "`.await` is not supported in kernels"),

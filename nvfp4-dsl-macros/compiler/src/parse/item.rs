@@ -3,7 +3,7 @@
 
 use super::ty::parse_scalar_path;
 use super::{FnKind, Parser, Result, err};
-use crate::ast::{ConstParam, DeviceFn, Loc, Param};
+use crate::ast::{ConstParam, DeviceFn, Loc, Param, Pass};
 use crate::types::{Scalar, StructTy, Ty};
 
 /// What neither a kernel nor a device function can be.
@@ -86,16 +86,24 @@ pub(super) fn const_params(sig: &syn::Signature, kind: FnKind) -> Result<Vec<Con
 }
 
 impl Parser {
-    /// The parameters of a kernel or device function.
+    /// The parameters of a kernel, a device function or a method (whose
+    /// first may be its receiver).
     pub(super) fn params(&mut self, sig: &syn::Signature, consts: &[ConstParam], kind: FnKind) -> Result<Vec<Param>> {
         let what = kind.noun();
         let mut params: Vec<Param> = Vec::new();
-        for input in &sig.inputs {
-            let syn::FnArg::Typed(pt) = input else {
-                return err(
-                    Loc::of(&input),
-                    format!("{what} is a free function; it cannot take `self`"),
-                );
+        for (i, input) in sig.inputs.iter().enumerate() {
+            let pt = match (input, &self.self_ty) {
+                (syn::FnArg::Typed(pt), _) => pt,
+                (syn::FnArg::Receiver(r), Some(st)) if i == 0 => {
+                    params.push(receiver(r, st)?);
+                    continue;
+                }
+                (syn::FnArg::Receiver(_), _) => {
+                    return err(
+                        Loc::of(&input),
+                        format!("{what} is a free function; it cannot take `self`"),
+                    );
+                }
             };
             let (name, mutable) = match &*pt.pat {
                 syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
@@ -110,20 +118,21 @@ impl Parser {
                     );
                 }
             };
-            let ty = match kind {
-                FnKind::Kernel => self.parse_param_ty(&pt.ty)?,
+            let (ty, pass) = match kind {
+                FnKind::Kernel => (self.parse_param_ty(&pt.ty)?, Pass::Value),
                 FnKind::Device => self.device_param_ty(&pt.ty)?,
             };
-            if mutable && !ty.is_value() {
+            if mutable && (pass != Pass::Value || !ty.is_value()) {
                 return err(
                     Loc::of(&pt.pat),
-                    "only value parameters can be `mut`; slices stay bound to their buffer",
+                    "only value parameters can be `mut`; slices, shared memory and references stay bound to what the caller passed",
                 );
             }
             params.push(Param {
                 name,
                 ty,
                 mutable,
+                pass,
                 span: Loc::of(&pt.pat),
             });
         }
@@ -136,8 +145,8 @@ impl Parser {
     }
 
     /// A `#[device]` struct: named fields of numbers, vectors, arrays or
-    /// tuples, no generics.
-    pub(super) fn device_struct(&mut self, st: &syn::ItemStruct) -> Result<StructTy> {
+    /// tuples, no generics; `methods` when its impl block came with it.
+    pub(super) fn device_struct(&mut self, st: &syn::ItemStruct, methods: bool) -> Result<StructTy> {
         if !st.generics.params.is_empty() {
             return err(Loc::of(&st.generics), "a `#[device]` struct takes no generics");
         }
@@ -164,13 +173,29 @@ impl Parser {
             name: st.ident.to_string(),
             id: format!("{}@{}:{}", st.ident, at.line, at.column),
             fields,
+            methods,
         })
     }
 
     /// A `#[device]` function reached through the path `key`.
     pub(super) fn device(&mut self, key: &str, item: &syn::ItemFn) -> Result<DeviceFn> {
-        self.caller = key.to_string();
         let sig = &item.sig;
+        self.device_fn(key.to_string(), key, sig, &item.block, sig.ident.to_string(), None)
+    }
+
+    /// A device function or a method (`method_of`, with `self.self_ty`
+    /// set): `key` is how calls find it, `scope` where its paths resolve
+    /// from, `name` how errors name it.
+    pub(super) fn device_fn(
+        &mut self,
+        key: String,
+        scope: &str,
+        sig: &syn::Signature,
+        block: &syn::Block,
+        name: String,
+        method_of: Option<(StructTy, String)>,
+    ) -> Result<DeviceFn> {
+        self.caller = scope.to_string();
         check_signature(sig, FnKind::Device)?;
         let consts = const_params(sig, FnKind::Device)?;
         let saved = std::mem::replace(&mut self.consts, consts.iter().map(|c| c.name.clone()).collect());
@@ -190,14 +215,16 @@ impl Parser {
                 t
             }
         };
-        let body = self.block(&item.block)?;
+        let body = self.block(block)?;
         self.locals = outer;
         self.consts = saved;
         self.kind = FnKind::Kernel;
         self.caller.clear();
         Ok(DeviceFn {
-            key: key.to_string(),
-            name: sig.ident.to_string(),
+            key,
+            scope: scope.to_string(),
+            name,
+            method_of,
             name_span: Loc::of(&sig.ident),
             fn_line: sig.fn_token.span.start().line,
             consts,
@@ -206,4 +233,26 @@ impl Parser {
             body,
         })
     }
+}
+
+/// A method's `self`, `mut self`, `&self` or `&mut self`.
+fn receiver(r: &syn::Receiver, st: &StructTy) -> Result<Param> {
+    if r.colon_token.is_some() {
+        return err(
+            Loc::of(r),
+            "write the receiver as `self`, `mut self`, `&self` or `&mut self`",
+        );
+    }
+    let (pass, mutable) = match (&r.reference, r.mutability.is_some()) {
+        (None, mutable) => (Pass::Value, mutable),
+        (Some(_), false) => (Pass::Ref, false),
+        (Some(_), true) => (Pass::RefMut, false),
+    };
+    Ok(Param {
+        name: "self".to_string(),
+        ty: Ty::Struct(st.clone()),
+        mutable,
+        pass,
+        span: Loc::of(r),
+    })
 }

@@ -1,9 +1,10 @@
 //! Loops: `while`, `loop`, `for` over a range, and element loops
-//! (`for v in x.iter()` ...), which become `for` loops over the indices.
+//! (`for v in x.iter()` ...), which `elements` turns into `for` loops over
+//! the indices.
 
+use super::elements::{ElementRef, element_loop, unparen};
 use super::{Parser, Result, err, reject_attrs};
 use crate::ast::{ExprKind, ForLoop, Loc};
-use proc_macro2::Span;
 
 impl Parser {
     /// `while cond { .. }`.
@@ -33,12 +34,16 @@ impl Parser {
     /// indices.
     pub(super) fn for_expr(&mut self, f: &syn::ExprForLoop) -> Result<ExprKind> {
         Ok(match element_loop(f)? {
-            Some((indexed, element_ref)) => {
+            Some((indexed, element_refs)) => {
                 let refs = self.element_refs.len();
-                self.element_refs.extend(element_ref);
-                let parsed = self.for_loop(&indexed);
+                self.element_refs.extend(element_refs);
+                let parsed = match &indexed {
+                    syn::Expr::ForLoop(l) => self.for_loop(l).map(ExprKind::For),
+                    syn::Expr::Block(b) => self.block(&b.block).map(ExprKind::Block),
+                    other => unreachable!("an element loop is a loop or a block, not {other:?}"),
+                };
                 self.element_refs.truncate(refs);
-                ExprKind::For(parsed?)
+                parsed?
             }
             None => ExprKind::For(self.for_loop(f)?),
         })
@@ -77,15 +82,6 @@ impl Parser {
                 return err(Loc::of(&a), "the only attribute a loop can take is `#[unroll]`");
             }
         }
-        let var = match &*f.pat {
-            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
-                pi.ident.to_string()
-            }
-            syn::Pat::Wild(_) => "_".to_string(),
-            other => {
-                return err(Loc::of(&other), "a `for` loop binds one plain name (`for i in 0..n`)");
-            }
-        };
         // `a..b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`.
         let (counted, step) = match unparen(&f.expr) {
             syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
@@ -119,7 +115,21 @@ impl Parser {
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of a slice or local array (`x.iter()`, `x.iter_mut()`, `.enumerate()` and `.rev()` after them, `x`); other iterators are not supported",
+                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of slices, local arrays or array literals (`x.iter()`, `x.iter_mut()`, `&x`, `x`, `[a, b, c]`, `x.iter().zip(y.iter())`, with `.enumerate()` and `.rev()` after them); other iterators are not supported",
+                );
+            }
+        };
+        // The iterator first: a pattern of an unsupported iterator (a
+        // tuple of a `zip` that is not) is not the problem.
+        let var = match &*f.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
+                pi.ident.to_string()
+            }
+            syn::Pat::Wild(_) => "_".to_string(),
+            other => {
+                return err(
+                    Loc::of(&other),
+                    "a `for` loop over a range binds one plain name (`for i in 0..n`)",
                 );
             }
         };
@@ -147,112 +157,6 @@ impl Parser {
             rev,
         })
     }
-}
-
-/// `for v in x.iter()`, `for v in x` or `&x`, `for (i, v) in
-/// x.iter().enumerate()` (also `&v` for `v`, `_` for either; `iter_mut()`
-/// for `iter()`; `.rev()` after `iter()` or `enumerate()`) over a slice: the
-/// same loop over `0..x.len()` (reversed) that starts with `let v = x[i];`
-/// (through `iter_mut`, `*v` stands for `x[i]` instead). Also the name
-/// bound to a reference in Rust (`v` without `&`), and what its `*v` is
-/// here. `None` for any other loop.
-fn element_loop(f: &syn::ExprForLoop) -> Result<Option<(syn::ExprForLoop, Option<ElementRef>)>> {
-    use syn::Expr as E;
-    let unparen = |e: &syn::Expr| self::unparen(e).clone();
-    // `.rev()` last: the same elements (and indices) from the end.
-    let (iterated, rev) = match unparen(&f.expr) {
-        E::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
-            let inner = unparen(&m.receiver);
-            match &inner {
-                E::MethodCall(it) if it.method == "iter" || it.method == "iter_mut" || it.method == "enumerate" => {
-                    (inner, true)
-                }
-                _ => return Ok(None),
-            }
-        }
-        other => (other, false),
-    };
-    let iterates = |e: &syn::ExprMethodCall| e.args.is_empty() && (e.method == "iter" || e.method == "iter_mut");
-    let (over, enumerate, mutable) = match iterated {
-        E::MethodCall(m) if m.method == "enumerate" && m.args.is_empty() => match unparen(&m.receiver) {
-            E::MethodCall(it) if iterates(&it) => (*it.receiver, true, it.method == "iter_mut"),
-            _ => return Ok(None),
-        },
-        E::MethodCall(m) if iterates(&m) => (*m.receiver.clone(), false, m.method == "iter_mut"),
-        E::Reference(r) if r.mutability.is_none() && !rev => (*r.expr, false, false),
-        p @ E::Path(_) if !rev => (p, false, false),
-        _ => return Ok(None),
-    };
-    let (index, element) = if enumerate {
-        match &*f.pat {
-            syn::Pat::Tuple(t) if t.elems.len() == 2 => (Some(&t.elems[0]), &t.elems[1]),
-            other => {
-                return err(
-                    Loc::of(other),
-                    "`.enumerate()` gives (index, element) pairs: `for (i, v) in x.iter().enumerate()`",
-                );
-            }
-        }
-    } else {
-        (None, &*f.pat)
-    };
-    let index = match index {
-        Some(syn::Pat::Ident(pi)) => pi.ident.clone(),
-        _ => syn::Ident::new("__nvfp4_element_index", Span::call_site()),
-    };
-    let span = syn::spanned::Spanned::span(&f.expr);
-    let (element, element_ref) = match element {
-        syn::Pat::Reference(r) if r.mutability.is_none() && !mutable => ((*r.pat).clone(), None),
-        syn::Pat::Ident(pi) if pi.mutability.is_none() || !mutable => {
-            let place = mutable.then(|| syn::parse_quote_spanned!(span=> #over[#index]));
-            let name = pi.ident.to_string();
-            (element.clone(), Some(ElementRef { name, place }))
-        }
-        syn::Pat::Wild(_) => (element.clone(), None),
-        other if mutable => {
-            return err(
-                Loc::of(other),
-                "an element of `iter_mut` binds one name, read and written as `*v`: `for v in x.iter_mut()`",
-            );
-        }
-        other => (other.clone(), None),
-    };
-    let (attrs, label, stmts) = (&f.attrs, &f.label, &f.body.stmts);
-    // Through `iter_mut`, `*v` is the element itself: nothing is copied.
-    let binding = if mutable {
-        quote::quote!()
-    } else {
-        quote::quote_spanned!(span=> let #element = #over[#index];)
-    };
-    let indices = if rev {
-        quote::quote_spanned!(span=> (0usize..#over.len()).rev())
-    } else {
-        quote::quote_spanned!(span=> 0usize..#over.len())
-    };
-    let indexed: syn::ExprForLoop = syn::parse_quote_spanned! {span=>
-        #(#attrs)* #label for #index in #indices {
-            #binding
-            #(#stmts)*
-        }
-    };
-    Ok(Some((indexed, element_ref)))
-}
-
-/// `e` without the parentheses around it.
-fn unparen(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => &p.expr,
-        other => other,
-    }
-}
-
-/// A name an element loop binds where Rust binds a reference.
-#[derive(Clone)]
-pub(super) struct ElementRef {
-    name: String,
-    /// Through `iter_mut`: the element (`x[i]`) that `*name` stands for.
-    /// `None` through `iter()`: `name` holds a copy.
-    pub(super) place: Option<syn::Expr>,
 }
 
 /// A loop's label (`'outer`, quote included).

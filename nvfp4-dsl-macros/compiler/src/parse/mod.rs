@@ -8,17 +8,25 @@
 //! `consts` turns into its value.
 //!
 //! One file per construct: `item` (signatures, device functions and
-//! structs), `consts` (`#[device] const`s and constant expressions), `ty` (types), `stmt` (statements and blocks), `expr`
-//! (expressions), `loops` (`while`, `loop`, `for` and element loops),
+//! structs), `methods` (`#[device] impl` blocks), `consts` (`#[device]
+//! const`s and constant expressions), `ty` (types), `stmt` (statements and
+//! blocks), `expr` (expressions), `loops` (`while`, `loop`, `for`),
+//! `elements` (element loops: over slices, arrays, array literals, zipped),
+//! `macros` (`ptx!` and the assertions), `closure` (closures and their
+//! calls),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
 //! line of a statement).
 
+mod closure;
 mod consts;
+mod elements;
 mod expr;
 mod item;
 mod literal;
 mod loops;
+mod macros;
+mod methods;
 mod pat;
 mod path;
 mod span;
@@ -36,8 +44,8 @@ use crate::ast::{Expr, ExprId, ExprKind, Kernel, Lit, Loc, Table, UnOp};
 use crate::lower::fold::Const;
 use crate::types::{Scalar, StructTy};
 use consts::ModuleConsts;
+use elements::ElementRef;
 use item::{check_signature, const_params};
-use loops::ElementRef;
 use proc_macro2::Span;
 
 type Result<T> = syn::Result<T>;
@@ -110,7 +118,9 @@ struct Parser {
     /// The const generics of the function being parsed.
     consts: Vec<String>,
     /// The names bound in the scopes around the code being parsed
-    /// (parameters, locals, local `const`s), innermost last.
+    /// (parameters, locals, local `const`s, closure parameters), innermost
+    /// last: `f(x)` of one calls a closure (as in Rust, a local hides a
+    /// function of the same name), which `check` makes sure it is.
     locals: Vec<Vec<String>>,
     /// The `#[device] const`s fetched, and their values.
     module: ModuleConsts,
@@ -119,13 +129,17 @@ struct Parser {
     kind: FnKind,
     /// The `#[device]` structs, by the path their users wrote.
     structs: Vec<(String, StructTy)>,
-    /// The key of the device function being parsed (`""`: the kernel),
+    /// The scope of the device function being parsed (`""`: the kernel),
     /// which paths in it resolve from.
     caller: String,
+    /// The struct of the `#[device] impl` block being parsed: `Self`.
+    self_ty: Option<StructTy>,
     /// The names element loops bind where Rust binds a reference: `v` in
     /// `for v in x.iter()` (a copy: `*v` is `v` here), or in
     /// `for v in x.iter_mut()` (`*v` is `x[i]`, given here).
     element_refs: Vec<ElementRef>,
+    /// How many closure bodies are around (`return` is not allowed there).
+    in_closure: u32,
 }
 
 /// What `Parser::enter_const` replaced, for `leave_const`.
@@ -147,11 +161,13 @@ impl Parser {
             kind: FnKind::Kernel,
             structs: Vec::new(),
             caller: String::new(),
+            self_ty: None,
             element_refs: Vec::new(),
+            in_closure: 0,
         }
     }
 
-    /// The kernel `item`, with the device functions and structs of
+    /// The kernel `item`, with the device functions, structs and methods of
     /// `devices`.
     fn kernel(&mut self, item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Result<Kernel> {
         let sig = &item.sig;
@@ -172,8 +188,11 @@ impl Parser {
         self.consts = consts.iter().map(|c| c.name.clone()).collect();
         for (key, item) in devices {
             if let syn::Item::Struct(st) = item {
+                // A `#[device(methods)]` struct's macro hands over its impl
+                // block with it, by the same path.
+                let methods = devices.iter().any(|(k, i)| k == key && matches!(i, syn::Item::Impl(_)));
                 self.caller = key.clone();
-                let ty = self.device_struct(st);
+                let ty = self.device_struct(st, methods);
                 self.caller.clear();
                 self.structs.push((key.clone(), ty?));
             }
@@ -183,8 +202,10 @@ impl Parser {
         let body = self.block(&item.block)?;
         let mut parsed = Vec::with_capacity(devices.len());
         for (key, item) in devices {
-            if let syn::Item::Fn(f) = item {
-                parsed.push(self.device(key, f)?);
+            match item {
+                syn::Item::Fn(f) => parsed.push(self.device(key, f)?),
+                syn::Item::Impl(i) => parsed.extend(self.device_impl(key, i)?),
+                _ => {}
             }
         }
         Ok(Kernel {
@@ -195,6 +216,7 @@ impl Parser {
             params,
             body,
             devices: parsed,
+            structs: std::mem::take(&mut self.structs),
             tables: std::mem::take(&mut self.tables),
             expr_count: self.next_id,
         })

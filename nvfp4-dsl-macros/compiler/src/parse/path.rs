@@ -1,6 +1,6 @@
-//! Paths and calls: names, the values of `Swizzle::`, `Target::` and
-//! `Cache::`, named constants, calls of named functions with their generic
-//! arguments, and the key a path is found by.
+//! Paths and calls: names, the values of `Swizzle::`, `Target::`,
+//! `Cache::`, `Order::` and `Scope::`, named constants, calls of named
+//! functions with their generic arguments, and the key a path is found by.
 
 use super::literal::{MATH_CONSTANTS, math_constant};
 use super::ty::is_builtin_type;
@@ -8,7 +8,7 @@ use super::{Parser, Result, err};
 use crate::ast::{CallPath, ExprKind, GenericArg, Loc};
 use crate::lower::fold::Const;
 use crate::target::Target;
-use crate::types::{CacheHint, Len, Scalar, Swizzle};
+use crate::types::{CacheHint, Len, Order, Scalar, Scope, Swizzle};
 
 impl Parser {
     pub(super) fn path_expr(&mut self, p: &syn::ExprPath) -> Result<ExprKind> {
@@ -52,6 +52,30 @@ impl Parser {
                     ),
                 ),
             },
+            [.., ty, item] if ty == "Order" => match Order::ALL.into_iter().find(|o| o.rust_name() == item) {
+                Some(o) => Ok(ExprKind::Order(o)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "unknown memory order `Order::{item}`; the orders are {} (PTX has no sequentially consistent atomic)",
+                        Order::ALL.map(|o| format!("`Order::{}`", o.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] if ty == "Scope" => match Scope::ALL.into_iter().find(|s| s.rust_name() == item) {
+                Some(s) => Ok(ExprKind::Scope(s)),
+                None => err(
+                    Loc::of(&p),
+                    format!(
+                        "unknown scope `Scope::{item}`; the scopes are {}",
+                        Scope::ALL.map(|s| format!("`Scope::{}`", s.rust_name())).join(", ")
+                    ),
+                ),
+            },
+            [.., ty, item] if ty == "Ordering" && Order::ALL.iter().any(|o| o.rust_name() == item) => err(
+                Loc::of(&p),
+                format!("atomics in kernels take `nvfp4_dsl::Order`, not std's `Ordering`: write `Order::{item}`"),
+            ),
             [.., ty, consts, item] if consts == "consts" => match math_constant(ty, item) {
                 Some(lit) => Ok(ExprKind::Lit(lit)),
                 None => err(
@@ -86,6 +110,9 @@ impl Parser {
                 "only named functions can be called in kernels (intrinsics such as `thread_idx_x()`)",
             );
         };
+        if let Some(call) = self.closure_call(fp, c) {
+            return call;
+        }
         if fp.qself.is_some() {
             return err(Loc::of(&fp), "qualified paths are not supported in kernels");
         }
@@ -127,12 +154,17 @@ impl Parser {
             }
         }
         let args = c.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>>>()?;
+        let name = last.ident.to_string();
+        // `Self::f` in a method is `Pair::f`, which resolves from the impl
+        // block's module as the struct's name does.
+        let (qualifier, full) = match (&self.self_ty, qualifier) {
+            (Some(st), Some(q)) if q == "Self" && segs.len() == 2 => {
+                (Some(st.name.clone()), format!("{}::{name}", st.name))
+            }
+            (_, q) => (q, path_key(&fp.path)),
+        };
         Ok(ExprKind::Call {
-            path: CallPath {
-                qualifier,
-                name: last.ident.to_string(),
-                full: path_key(&fp.path),
-            },
+            path: CallPath { qualifier, name, full },
             generics,
             args,
         })

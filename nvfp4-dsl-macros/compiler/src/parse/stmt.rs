@@ -52,8 +52,24 @@ impl Parser {
                         "a `let` in a kernel needs an initial value, e.g. `let mut x = 0u32;`",
                     );
                 };
-                let init = self.expr(&init.expr)?;
-                bind_names(self, &pat);
+                let init = match &*init.expr {
+                    syn::Expr::Closure(c) => {
+                        let LetPat::Name { name, .. } = &pat else {
+                            return err(
+                                Loc::of(&local.pat),
+                                "a closure is bound to one name: `let f = |x: f32| ..;`",
+                            );
+                        };
+                        let closure = self.closure(c)?;
+                        self.bind_local(name);
+                        closure
+                    }
+                    other => {
+                        let init = self.expr(other)?;
+                        pat.names().into_iter().for_each(|n| self.bind_local(n));
+                        init
+                    }
+                };
                 StmtKind::Let { pat, ty, init }
             }
             syn::Stmt::Item(syn::Item::Const(c)) => {
@@ -94,14 +110,5 @@ impl Parser {
             col,
             text,
         })
-    }
-}
-
-/// Binds the names of a `let` pattern in the current scope.
-fn bind_names(p: &mut Parser, pat: &LetPat) {
-    match pat {
-        LetPat::Name { name, .. } => p.bind_local(name),
-        LetPat::Wild => {}
-        LetPat::Tuple(pats, _) => pats.iter().for_each(|q| bind_names(p, q)),
     }
 }

@@ -80,7 +80,9 @@ fn statement_text_is_one_readable_line() {
 
 #[test]
 fn rejects_constructs_outside_the_subset() {
-    assert!(error("fn k() { let f = |x: u32| x; }").contains("closures"));
+    assert!(error("fn k() { let f = { |x: u32| x }; }").contains("bound with `let`"));
+    assert!(error("fn k() { let f = |x: u32| { return x; }; }").contains("`return` in a closure"));
+    assert!(error("fn k(a: &[u32]) { for p in a.iter().zip(a.iter()) {} }").contains("`zip` gives pairs"));
     assert!(error("fn k<T>() {}").contains("generic type parameters"));
     assert!(error("fn k(v: Vec<u32>) {}").contains("heap"));
     assert!(error("fn k() -> u32 { 0 }").contains("returns nothing"));

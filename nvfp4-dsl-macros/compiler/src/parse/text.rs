@@ -18,6 +18,22 @@ pub(super) fn statement_text(s: &syn::Stmt) -> String {
     }
 }
 
+/// A macro call's source on one line, whole, in ASCII (others escaped
+/// as `\u{..}`): an assertion's text, for the comment on its `trap`.
+pub(super) fn macro_text(m: &syn::Macro) -> String {
+    let mut out = String::new();
+    print_tokens(m.to_token_stream(), &mut out);
+    out.chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect()
+}
+
 fn is_keyword(w: &str) -> bool {
     matches!(
         w,

@@ -3,8 +3,8 @@
 
 use super::path::path_key;
 use super::{Parser, Result, err};
-use crate::ast::{Loc, resolve_device};
-use crate::types::{Len, Scalar, Ty};
+use crate::ast::{Loc, Pass, resolve_device};
+use crate::types::{Len, Scalar, StructTy, Ty};
 
 /// Reads `u32`, `half::f16`, `f16` ... as a scalar type.
 pub(super) fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
@@ -25,15 +25,32 @@ pub(super) fn parse_scalar_path(ty: &syn::Type) -> Option<Scalar> {
 const SUPPORTED_TYPES: &str = "bool, u8, u16, u32, u64, usize, i32, i64, f16, bf16, f32, f64, u32x4, f16x2, bf16x2, Fp4x2, E4m3, E4m3x2, SmemDesc, WgmmaDesc, InstrDesc, [T; N] (and TensorMap parameters)";
 
 impl Parser {
-    /// A device function's parameter: a slice or a value (scalar, vector,
-    /// array).
-    pub(super) fn device_param_ty(&mut self, ty: &syn::Type) -> Result<Ty> {
-        if let syn::Type::Reference(_) = ty {
-            return self.parse_param_ty(ty);
+    /// A device function's parameter: a slice, shared memory
+    /// (`&SharedArray<T, N>`, `&SharedSlice<T>`, or `&mut` of either), the
+    /// caller's local array or struct by reference (`&[T; N]`, `&Pair`
+    /// read it; `&mut [T; N]`, `&mut Pair` are the caller's own), or a
+    /// value (scalar, vector, array, tuple, struct).
+    pub(super) fn device_param_ty(&mut self, ty: &syn::Type) -> Result<(Ty, Pass)> {
+        if let syn::Type::Reference(r) = ty {
+            let pass = if r.mutability.is_some() {
+                Pass::RefMut
+            } else {
+                Pass::Ref
+            };
+            return match &*r.elem {
+                syn::Type::Array(_) => Ok((self.parse_ty(&r.elem)?, pass)),
+                syn::Type::Path(p) if p.qself.is_none() && shared_kind(&p.path).is_some() => {
+                    Ok((self.shared_ty(&p.path)?, Pass::Value))
+                }
+                syn::Type::Path(p) if p.qself.is_none() && self.find_struct(&p.path).is_some() => {
+                    Ok((self.parse_ty(&r.elem)?, pass))
+                }
+                _ => Ok((self.parse_param_ty(ty)?, Pass::Value)),
+            };
         }
         let t = self.parse_ty(ty)?;
         if t.is_value() {
-            Ok(t)
+            Ok((t, Pass::Value))
         } else {
             err(
                 Loc::of(&ty),
@@ -42,8 +59,60 @@ impl Parser {
         }
     }
 
-    /// The `#[device]` struct a type path names, if it is one.
+    /// `SharedArray<T, N>` or `SharedSlice<T>`, as a device function
+    /// parameter's type (behind `&` or `&mut`).
+    fn shared_ty(&mut self, path: &syn::Path) -> Result<Ty> {
+        let last = path.segments.last().expect("a shared memory type");
+        let usage = match shared_kind(path) {
+            Some(true) => "`&SharedArray<T, N>` or `&mut SharedArray<T, N>`",
+            _ => "`&SharedSlice<T>` or `&mut SharedSlice<T>`",
+        };
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return err(Loc::of(&path), format!("write the element type: {usage}"));
+        };
+        let args: Vec<&syn::GenericArgument> = args.args.iter().collect();
+        let elem = match args.first() {
+            Some(syn::GenericArgument::Type(t)) => self.parse_ty(t)?,
+            _ => return err(Loc::of(&path), format!("write the element type: {usage}")),
+        };
+        if elem.mem_layout().is_none() {
+            return err(
+                Loc::of(&path),
+                format!("`{elem}` cannot live in memory; use a numeric element type"),
+            );
+        }
+        let elem = Box::new(elem);
+        match (shared_kind(path), &args[1..]) {
+            (Some(false), []) => Ok(Ty::SharedSlice { elem }),
+            (Some(true), [len]) => {
+                let len = match len {
+                    syn::GenericArgument::Const(e) => self.parse_len(e)?,
+                    syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() => {
+                        self.parse_len(&syn::Expr::Path(syn::ExprPath {
+                            attrs: Vec::new(),
+                            qself: None,
+                            path: p.path.clone(),
+                        }))?
+                    }
+                    other => {
+                        return err(
+                            Loc::of(other),
+                            format!("write the length as a literal or a const generic: {usage}"),
+                        );
+                    }
+                };
+                Ok(Ty::SharedArray { elem, len })
+            }
+            _ => err(Loc::of(&path), format!("expected {usage}")),
+        }
+    }
+
+    /// The `#[device]` struct a type path names, if it is one (`Self` in
+    /// a `#[device] impl` block).
     pub(super) fn find_struct(&self, path: &syn::Path) -> Option<Ty> {
+        if path.is_ident("Self") {
+            return self.self_ty.clone().map(Ty::Struct);
+        }
         let key = resolve_device(&self.caller, &path_key(path));
         self.structs
             .iter()
@@ -76,9 +145,10 @@ impl Parser {
                 let t = self.parse_ty(ty)?;
                 match t {
                     Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 | Ty::TensorMap => Ok(t),
+                    Ty::Struct(st) => struct_param(st, Loc::of(&ty)),
                     _ => err(
                         Loc::of(&ty),
-                        format!("`{t}` cannot be a kernel parameter; pass a slice or a scalar"),
+                        format!("`{t}` cannot be a kernel parameter; pass a slice, a scalar or a `#[device]` struct"),
                     ),
                 }
             }
@@ -121,26 +191,10 @@ impl Parser {
                     return err(Loc::of(&ty), "expected a type");
                 };
                 let name = last.ident.to_string();
-                if let Some(s) = Scalar::from_rust_name(&name) {
+                if let Some(t) = Ty::named(&name) {
                     if !last.arguments.is_none() {
                         return err(Loc::of(&last.arguments), "this type takes no generic arguments");
                     }
-                    return Ok(Ty::Scalar(s));
-                }
-                let simple = match name.as_str() {
-                    "u32x4" => Some(Ty::U32x4),
-                    "TensorMap" => Some(Ty::TensorMap),
-                    "SmemDesc" => Some(Ty::SmemDesc),
-                    "WgmmaDesc" => Some(Ty::WgmmaDesc),
-                    "InstrDesc" => Some(Ty::InstrDesc),
-                    "f16x2" => Some(Ty::F16x2),
-                    "bf16x2" => Some(Ty::Bf16x2),
-                    "Fp4x2" => Some(Ty::Fp4x2),
-                    "E4m3" => Some(Ty::E4m3),
-                    "E4m3x2" => Some(Ty::E4m3x2),
-                    _ => None,
-                };
-                if let Some(t) = simple {
                     return Ok(t);
                 }
                 if let Some(t) = self.find_struct(&tp.path) {
@@ -209,23 +263,49 @@ impl Parser {
     }
 }
 
+/// Most bytes of a struct kernel parameter: what the launcher's argument
+/// holds (as for a tensor map).
+const MAX_STRUCT_PARAM: u64 = 128;
+
+/// A `#[device]` struct as a kernel parameter: its fields have a fixed C
+/// layout (the `.param` the kernel reads), at most `MAX_STRUCT_PARAM` bytes.
+fn struct_param(st: StructTy, loc: Loc) -> Result<Ty> {
+    match st.repr_c() {
+        Err((field, t)) => err(
+            loc,
+            format!(
+                "`{}` cannot be a kernel parameter: its field `{field}` is `{t}`, whose layout Rust does not fix; a struct parameter's fields are numbers, vectors, descriptors and arrays of them",
+                st.name
+            ),
+        ),
+        Ok(layout) if layout.size > MAX_STRUCT_PARAM => err(
+            loc,
+            format!(
+                "`{}` is {} bytes, and a struct kernel parameter is at most {MAX_STRUCT_PARAM}; pass the rest in a slice",
+                st.name, layout.size
+            ),
+        ),
+        Ok(_) => Ok(Ty::Struct(st)),
+    }
+}
+
+/// `Some(true)` for a path to `SharedArray`, `Some(false)` for
+/// `SharedSlice`.
+fn shared_kind(path: &syn::Path) -> Option<bool> {
+    match path.segments.last()?.ident.to_string().as_str() {
+        "SharedArray" => Some(true),
+        "SharedSlice" => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether `name` is a type the DSL knows (or rejects by name): any other
 /// type name in a kernel is a `#[device]` struct to fetch.
 pub fn is_builtin_type(name: &str) -> bool {
-    Scalar::from_rust_name(name).is_some()
+    Ty::named(name).is_some()
         || matches!(
             name,
-            "u32x4"
-                | "TensorMap"
-                | "SmemDesc"
-                | "WgmmaDesc"
-                | "InstrDesc"
-                | "f16x2"
-                | "bf16x2"
-                | "Fp4x2"
-                | "E4m3"
-                | "E4m3x2"
-                | "SharedArray"
+            "SharedArray"
                 | "SharedSlice"
                 | "Self"
                 | "Vec"

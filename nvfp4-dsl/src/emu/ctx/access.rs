@@ -6,16 +6,15 @@ use super::{Ctx, Peers};
 use crate::emu::diag::{busy_message, describe_regions, hazard_message};
 use crate::emu::inst::Fault;
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE};
-use crate::emu::race::Kind;
+use crate::emu::race::{Check, Kind};
 use crate::emu::state::Block;
 
 impl Ctx<'_> {
     /// Checks a generic access of bytes `off..off + len` by `lane` of the
     /// shared memory of the executing block (`rank` None) or of block
     /// `rank` of the cluster: it may not touch bytes an asynchronous
-    /// operation in flight writes (or, writing, reads), and unless it is
-    /// `strong` (atomic, volatile, relaxed, acquire or release) it may not
-    /// race with another thread's access.
+    /// operation in flight writes (or, writing, reads), and, as `check`
+    /// says, it may not race with another thread's access.
     #[inline]
     fn check_shared(
         &mut self,
@@ -24,7 +23,7 @@ impl Ctx<'_> {
         off: usize,
         len: usize,
         write: bool,
-        strong: bool,
+        check: Check,
     ) -> Result<(), Fault> {
         let t = self.thread_index(lane);
         let pc = self.w.group_pc;
@@ -39,10 +38,12 @@ impl Ctx<'_> {
             let whose = rank.map(|_| b.id());
             return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, whose)));
         }
-        if strong {
-            return Ok(());
-        }
-        let kind = if write { Kind::Write } else { Kind::Read };
+        let kind = match (check, write) {
+            (Check::Strong, _) => return Ok(()),
+            (Check::Atomic, _) => Kind::Atomic,
+            (Check::Plain, true) => Kind::Write,
+            (Check::Plain, false) => Kind::Read,
+        };
         match b.shadow.access(&self.cl.clocks, t, pc, off, len, kind) {
             Ok(()) => Ok(()),
             Err(h) => {
@@ -62,9 +63,9 @@ impl Ctx<'_> {
         rank: Option<u32>,
         off: usize,
         buf: &mut [u8],
-        strong: bool,
+        check: Check,
     ) -> Result<(), Fault> {
-        self.check_shared(lane, rank, off, buf.len(), false, strong)?;
+        self.check_shared(lane, rank, off, buf.len(), false, check)?;
         let me = self.b.rank;
         let b = match rank {
             None => &*self.b,
@@ -84,9 +85,9 @@ impl Ctx<'_> {
         rank: Option<u32>,
         off: usize,
         data: &[u8],
-        strong: bool,
+        check: Check,
     ) -> Result<(), Fault> {
-        self.check_shared(lane, rank, off, data.len(), true, strong)?;
+        self.check_shared(lane, rank, off, data.len(), true, check)?;
         let me = self.b.rank;
         let b = match rank {
             None => &mut *self.b,

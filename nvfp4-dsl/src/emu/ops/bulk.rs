@@ -24,6 +24,7 @@ use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{POISON, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::pending::{AsyncOp, Chunk, Copy, Store, Work};
+use crate::emu::race::Check;
 use crate::emu::state::{MBAR_WAIT, lanes};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
 
@@ -681,7 +682,7 @@ fn read_map(c: &mut Ctx<'_>, lane: usize, addr: u64) -> Result<TensorMap2d, Faul
             lane,
             loc,
             &mut bytes[64 * half..64 * half + 64],
-            false,
+            Check::Plain,
             "tensor map read",
         )?;
     }

@@ -276,6 +276,14 @@ pub(super) fn trap(d: &Dec<'_>, _: &mut Mods<'_>) -> R {
     Ok(Inst::new(exec_trap))
 }
 
-fn exec_trap(_: &mut Ctx<'_>, _: &Inst) -> X {
-    Err(Fault::new("`trap` executed"))
+/// A kernel's failed assertion (its `trap` noted with the assertion's
+/// source by the compiler) names the assertion; another `trap` itself.
+fn exec_trap(c: &mut Ctx<'_>, _: &Inst) -> X {
+    let text = &c.env.entry.texts[c.w.group_pc as usize];
+    Err(Fault::new(
+        match text.split_once(nvfp4_dsl_compiler::ASSERTION_FAILED) {
+            Some((_, source)) => format!("assertion failed: `{}`", source.trim()),
+            None => "`trap` executed".to_string(),
+        },
+    ))
 }

@@ -100,7 +100,7 @@ pub(super) fn nan64(ops: &[u64]) -> u64 {
 }
 
 pub(super) const F64_DEFAULT_NAN: u64 = 0xFFF8_0000_0000_0000;
-const F64_QUIET: u64 = 0x0008_0000_0000_0000;
+pub(super) const F64_QUIET: u64 = 0x0008_0000_0000_0000;
 
 #[inline]
 pub(super) fn is_nan64(x: u64) -> bool {

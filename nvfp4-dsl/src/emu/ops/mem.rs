@@ -7,11 +7,13 @@
 //! memory of any block of the cluster through `mapa` addresses; `.shared`
 //! and `.shared::cta` only the executing block's.
 
+use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW, const_table};
+use crate::emu::race::Check;
 use crate::emu::state::lanes;
 
 type R = Result<Inst, String>;
@@ -253,20 +255,20 @@ fn cluster_loc(c: &mut Ctx<'_>, lane: usize, addr: u64, len: u32, what: &str) ->
 }
 
 /// Reads one lane's access; shared memory is checked for accesses in
-/// flight and (unless `strong`) for races.
+/// flight and, as `check` says, for races.
 #[inline]
 pub(super) fn read(
     c: &mut Ctx<'_>,
     lane: usize,
     loc: Loc,
     buf: &mut [u8],
-    strong: bool,
+    check: Check,
     what: &str,
 ) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_read(lane, a, buf, what),
-        Loc::Shared(o) => c.shared_read(lane, None, o, buf, strong),
-        Loc::Remote(r, o) => c.shared_read(lane, Some(r), o, buf, strong),
+        Loc::Shared(o) => c.shared_read(lane, None, o, buf, check),
+        Loc::Remote(r, o) => c.shared_read(lane, Some(r), o, buf, check),
         Loc::Param(o) => {
             buf.copy_from_slice(&c.env.params[o..o + buf.len()]);
             Ok(())
@@ -285,13 +287,13 @@ pub(super) fn write(
     lane: usize,
     loc: Loc,
     data: &[u8],
-    strong: bool,
+    check: Check,
     what: &str,
 ) -> Result<(), Fault> {
     match loc {
         Loc::Global(a) => c.global_write(lane, a, data, what),
-        Loc::Shared(o) => c.shared_write(lane, None, o, data, strong),
-        Loc::Remote(r, o) => c.shared_write(lane, Some(r), o, data, strong),
+        Loc::Shared(o) => c.shared_write(lane, None, o, data, check),
+        Loc::Remote(r, o) => c.shared_write(lane, Some(r), o, data, check),
         Loc::Param(o) => Err(Fault::lane(
             lane,
             format!(
@@ -337,11 +339,20 @@ fn le(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// How an `ld` or `st` meets the race check.
+fn strength(i: &Inst) -> Check {
+    if i.flags & F_STRONG != 0 {
+        Check::Strong
+    } else {
+        Check::Plain
+    }
+}
+
 fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     let n = i.v.len();
     let esz = i.ty.bytes() as usize;
     let total = esz * n;
-    let strong = i.flags & F_STRONG != 0;
+    let check = strength(i);
     let what = match i.space {
         Space::Global => "global load",
         Space::Shared => "shared load",
@@ -357,7 +368,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         let addr = addresses(c, i)?;
         for l in lanes(c.exec) {
             let loc = locate(c, Space::Param, l, addr[l], total as u32, what)?;
-            read(c, l, loc, &mut buf[..total], strong, what)?;
+            read(c, l, loc, &mut buf[..total], check, what)?;
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
@@ -384,7 +395,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         let addr = addresses(c, i)?;
         for l in lanes(c.exec) {
             let loc = locate(c, i.space, l, addr[l], total as u32, what)?;
-            read(c, l, loc, &mut buf[..total], strong, what)?;
+            read(c, l, loc, &mut buf[..total], check, what)?;
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
@@ -417,7 +428,7 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         for (k, v) in vals.iter().enumerate().take(n) {
             buf[k * esz..(k + 1) * esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
         }
-        write(c, l, loc, &buf[..total], i.flags & F_STRONG != 0, what)?;
+        write(c, l, loc, &buf[..total], strength(i), what)?;
     }
     Ok(Flow::Next)
 }
@@ -469,34 +480,43 @@ fn exec_cvta(c: &mut Ctx<'_>, i: &Inst) -> X {
 
 const OPS: &[&str] = &["add", "and", "or", "xor", "exch", "cas", "inc", "dec", "min", "max"];
 
+/// `atom` (`returns`) or `red`: `{.sem}{.scope}{.space}.op{.noftz}.type`,
+/// with the operations and types ptxas accepts.
 fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
+    if !returns && m.rest().iter().any(|p| matches!(*p, "acquire" | "acq_rel")) {
+        return Err("`red` is .relaxed or .release; an acquire needs `atom`".into());
+    }
     let (hint, _) = drop_hints(m);
     let sp = space(m, false)?;
-    let op = m.take_any(OPS).ok_or("missing or unsupported atomic operation")? as u8;
-    m.take("noftz");
+    let op = m.take_any(OPS).ok_or("missing or unsupported atomic operation")?;
+    let noftz = m.take("noftz");
     let ty = m.ty()?;
-    let ok = match OPS[op as usize] {
-        "add" => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64),
+    let ok = match OPS[op] {
+        "add" if noftz => matches!(ty, Ty::F16x2 | Ty::Bf16x2),
+        "add" => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
+        _ if noftz => false,
         "and" | "or" | "xor" => matches!(ty, Ty::B32 | Ty::B64),
-        "exch" | "cas" => matches!(ty, Ty::B32 | Ty::B64 | Ty::U32 | Ty::U64 | Ty::S32 | Ty::S64),
+        "exch" | "cas" if !returns => return Err(format!("`red` has no `.{}`; use `atom`", OPS[op])),
+        "exch" | "cas" => matches!(ty, Ty::B32 | Ty::B64),
         "inc" | "dec" => ty == Ty::U32,
         _ => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
     };
     if !ok {
         return Err(format!(
-            "`.{}` with .{} is not supported",
-            OPS[op as usize],
+            "`.{}{}` with .{} is not an atomic operation that ptxas accepts",
+            OPS[op],
+            if noftz { ".noftz" } else { "" },
             format!("{ty:?}").to_lowercase()
         ));
     }
-    let cas = OPS[op as usize] == "cas";
+    let cas = OPS[op] == "cas";
     let first = usize::from(returns);
     let n = first + 2 + usize::from(cas) + usize::from(hint);
     d.count(n)?;
     let mut i = Inst::new(exec_atom);
     i.space = sp;
     i.ty = ty;
-    i.sub = op;
+    i.sub = op as u8;
     if returns {
         i.d[0] = d.reg_dst(0)?;
     } else {
@@ -518,7 +538,39 @@ pub(super) fn red(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     atomic(d, m, false)
 }
 
-/// Lanes perform their atomics one after another in lane order.
+/// `a + b` (`a` from memory) as the H100's `atom.add`/`red.add` compute
+/// it: integers wrap; floats round to nearest even, `f16x2`/`bf16x2` half
+/// by half keeping subnormals; `f32` on `global` memory
+/// flushes subnormal inputs and result to zero of the same sign. NaNs:
+/// `f32` and the halves give their canonical NaN; `f64` gives a NaN
+/// operand as it is on global memory (`b` first), quieted on shared
+/// memory (`a` first), and `0xFFF8000000000000` for an invalid sum.
+fn atomic_add(ty: Ty, a: u64, b: u64, global: bool) -> u64 {
+    match ty {
+        Ty::F32 if global => flush(fp::add(flush(a, fp::F32), flush(b, fp::F32), fp::F32, Rnd::Rn), fp::F32),
+        Ty::F32 => fp::add(a, b, fp::F32, Rnd::Rn),
+        Ty::F64 => match (is_nan64(a), is_nan64(b)) {
+            (_, true) if global => b,
+            (true, _) if global => a,
+            (true, _) => a | F64_QUIET,
+            (_, true) => b | F64_QUIET,
+            _ => {
+                let s = fp::add(a, b, fp::F64, Rnd::Rn);
+                if is_nan64(s) { F64_DEFAULT_NAN } else { s }
+            }
+        },
+        Ty::F16x2 | Ty::Bf16x2 => {
+            let f = ty.fmt().expect("a half type");
+            let lo = fp::add_half(a & 0xFFFF, b & 0xFFFF, f);
+            let hi = fp::add_half(a >> 16, b >> 16, f);
+            lo | hi << 16
+        }
+        _ => a.wrapping_add(b) & ty.mask(),
+    }
+}
+
+/// Lanes perform their atomics one after another in lane order. Each is
+/// one access for the race check (an atomic never races with another).
 fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
     let b = c.src(&i.s[0])?;
     let cv = if OPS[i.sub as usize] == "cas" {
@@ -534,15 +586,11 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
     let mut buf = [0u8; 8];
     for l in lanes(c.exec) {
         let loc = locate(c, i.space, l, addr[l], esz as u32, "atomic")?;
-        read(c, l, loc, &mut buf[..esz], true, "atomic")?;
+        read(c, l, loc, &mut buf[..esz], Check::Atomic, "atomic")?;
         let o = le(&buf[..esz]);
         let x = b[l] & m;
         let new = match OPS[i.sub as usize] {
-            "add" => match ty {
-                Ty::F32 => fp::add(o, x, fp::F32, Rnd::Rn),
-                Ty::F64 => fp::add(o, x, fp::F64, Rnd::Rn),
-                _ => o.wrapping_add(x) & m,
-            },
+            "add" => atomic_add(ty, o, x, matches!(loc, Loc::Global(_))),
             "and" => o & x,
             "or" => o | x,
             "xor" => o ^ x,
@@ -577,7 +625,7 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
                 if (op == "min") == less { x } else { o }
             }
         };
-        write(c, l, loc, &new.to_le_bytes()[..esz], true, "atomic")?;
+        write(c, l, loc, &new.to_le_bytes()[..esz], Check::Strong, "atomic")?;
         old[l] = o;
     }
     c.write(&i.d[0], &old, Ext::Zero)?;

@@ -49,7 +49,7 @@ use crate::emu::fp;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
-use crate::emu::race::Access;
+use crate::emu::race::{Access, Check};
 use crate::emu::state::lanes;
 use crate::emu::tmem::{TBusy, Tmem};
 
@@ -323,7 +323,7 @@ fn exec_alloc(c: &mut Ctx<'_>, i: &Inst) -> X {
             let thread = c.thread_of(first);
             let pc = c.w.group_pc;
             let col = c.b.tmem().alloc(ncols, thread, pc).map_err(Fault::new)?;
-            c.shared_write(first, None, off, &col.to_le_bytes(), false)?;
+            c.shared_write(first, None, off, &col.to_le_bytes(), Check::Plain)?;
             mark_unfenced(c);
         }
         DEALLOC => {

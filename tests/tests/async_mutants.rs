@@ -1,0 +1,536 @@
+//! How strong is "verified on the emulator"? A mutation test of the
+//! emulator's checks of asynchronous and synchronising code.
+//!
+//! Every synchronising instruction of the block-scaled GEMMs (sm_100a and
+//! sm_90a), the GEMV and the samples that synchronise is removed or given a
+//! wrong operand, one mutant at a time: mbarrier waits (skipped, parity
+//! flipped), arrives (removed, `expect_tx` bytes off by 16 either way),
+//! `fence.proxy.async`, `tcgen05.commit` / `wait::ld` / the `tcgen05`
+//! fences, `wgmma.fence` / `commit_group` / `wait_group` (removed, or
+//! waiting for one group fewer), and the CTA, warp and cluster barriers.
+//! Each mutant runs through the kernel's own host code (its PTX swapped in
+//! with `EmuDevice::replace_ptx`) on small shapes under three seeds of
+//! the adversarial schedule and one of the priority (PCT) schedule, and is
+//! killed when the emulator reports an
+//! error or the output differs from the CPU reference. Every survivor
+//! must be listed in [`SURVIVORS`] with the reason it is benign (or why
+//! the emulator cannot see it); a new survivor, a listed mutant that is
+//! now killed, or a killed share under 90% fails the test. It prints one
+//! line per mutant and `killed K of N mutants`:
+//!
+//! ```text
+//! cargo test --release -p nvfp4-tests --test async_mutants -- --nocapture
+//! ```
+
+use nvfp4_dsl::emu::{Options, Schedule};
+use nvfp4_dsl::{Device, Target};
+use nvfp4_kernels::gemm::{self, GemmKernel};
+use nvfp4_kernels::gemv::{self, GemvConfig};
+use nvfp4_kernels::nvfp4::{self, Inputs};
+use nvfp4_kernels::rng::Rng;
+use nvfp4_kernels::samples;
+
+/// The schedules each mutant runs under (until one kills it): three
+/// seeds of the adversarial schedule and one of the priority schedule,
+/// which runs a warp or block as far ahead as the synchronisation allows.
+fn schedules() -> [Options; 4] {
+    [
+        Options::adversarial(1),
+        Options::adversarial(2),
+        Options::adversarial(3),
+        Options::priority(4),
+    ]
+}
+
+/// A schedule's seed (that of the check's inputs too).
+fn seed(options: &Options) -> u64 {
+    match options.schedule {
+        Schedule::Adversarial { seed } | Schedule::Priority { seed } => seed,
+        Schedule::Sequential => 0,
+    }
+}
+
+/// A schedule as the report names it.
+fn label(options: &Options) -> String {
+    match options.schedule {
+        Schedule::Adversarial { seed } => format!("seed {seed}"),
+        Schedule::Priority { seed } => format!("priority seed {seed}"),
+        Schedule::Sequential => "sequential".into(),
+    }
+}
+
+/// A run of a kernel's host code on inputs made once, checked against
+/// the CPU reference computed once.
+type Check = Box<dyn Fn(&Device) -> Result<(), String>>;
+
+/// A kernel under test: its PTX entry and text for one target, and one
+/// check per schedule.
+struct Subject {
+    name: &'static str,
+    target: Target,
+    entry: &'static str,
+    ptx: &'static str,
+    checks: Vec<(Options, Check)>,
+    /// The multiprocessors the emulator reports (`None`: the target's).
+    multiprocessors: Option<u32>,
+}
+
+/// The PTX of entry `entry` for `target`.
+fn ptx_of(entry: &str, target: Target) -> (&'static str, &'static str) {
+    let all = nvfp4_kernels::registry::all_variants();
+    let v = all
+        .iter()
+        .find(|v| v.entry == entry)
+        .unwrap_or_else(|| panic!("no variant {entry}"));
+    (
+        v.entry,
+        v.ptx_for(target)
+            .unwrap_or_else(|| panic!("{entry} has no {target} PTX")),
+    )
+}
+
+/// A host-code error as text.
+fn err(e: nvfp4_kernels::Error) -> String {
+    e.to_string()
+}
+
+/// A subject with the check `make(seed)` for each schedule's seed.
+fn subject(name: &'static str, target: Target, entry: &str, make: impl Fn(u64) -> Check) -> Subject {
+    let (entry, ptx) = ptx_of(entry, target);
+    Subject {
+        name,
+        target,
+        entry,
+        ptx,
+        checks: schedules().into_iter().map(|o| (o, make(seed(&o)))).collect(),
+        multiprocessors: None,
+    }
+}
+
+impl Subject {
+    /// The emulator options for this subject under `options`' schedule.
+    fn options(&self, options: Options) -> Options {
+        match self.multiprocessors {
+            Some(n) => options.with_multiprocessors(n),
+            None => options,
+        }
+    }
+}
+
+/// The GEMM `kernel` on an M x N x K problem of random inputs from `seed`.
+fn gemm_check(kernel: GemmKernel, (m, n, k): (usize, usize, usize), seed: u64) -> Check {
+    let (a, b) = nvfp4::gemm_inputs(&mut Rng::new(seed), m, n, k, 1, Inputs::Wide).expect("inputs");
+    let want = nvfp4::gemm_reference(&a, &b);
+    Box::new(move |d| {
+        let got = gemm::gemm_outputs(d, &a, &b, Some(kernel), None).map_err(err)?;
+        nvfp4::check_close(&got, &want, 1e-3, 1e-3)
+    })
+}
+
+fn subjects() -> Vec<Subject> {
+    vec![
+        // One 128 x 128 tile, 5 K tiles: the 4-stage ring wraps, so every
+        // parity is used both ways.
+        subject("gemm sm_100a", Target::Sm100a, "gemm_nvfp4__bn_128_stages_4", |seed| {
+            gemm_check(GemmKernel::Sm100 { bn: 128 }, (128, 128, 1280), seed)
+        }),
+        // K split over a cluster of 2: 9 stages per block, two wgmma
+        // chains of 4 stages and one of 1 (the ring wraps twice, each of the
+        // 4 unrolled stages of a chain refills a slot at least once), the
+        // cluster reduction.
+        subject(
+            "gemm sm_90a",
+            Target::Sm90a,
+            "gemm_nvfp4_sm90__blocks_1_split_2",
+            |seed| gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 2304), seed),
+        ),
+        // The kernel that decodes A for it, in the same GEMM.
+        subject("gemm sm_90a decode", Target::Sm90a, "gemm_sm90_decode_a", |seed| {
+            gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 1280), seed)
+        }),
+        // The same kernel on an emulated GPU of one multiprocessor: the two
+        // blocks' clusters would not fit, so the split goes through global
+        // memory and the reduction kernel.
+        Subject {
+            multiprocessors: Some(1),
+            ..subject(
+                "gemm sm_90a global split",
+                Target::Sm90a,
+                "gemm_nvfp4_sm90__blocks_1_split_2",
+                |seed| gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 2304), seed),
+            )
+        },
+        subject("gemv", Target::Sm100a, "gemv_nvfp4__rows_4_ksplit_2", |seed| {
+            let cfg = GemvConfig {
+                rows: 4,
+                ksplit: 2,
+                warps: 8,
+            };
+            Box::new(move |d| {
+                gemv::check_gemv(d, &mut Rng::new(seed), (64, 512, 2), Inputs::Wide, Some(cfg)).map_err(err)
+            })
+        }),
+        subject("block_sum", Target::Sm100a, "block_sum", |seed| {
+            Box::new(move |d| {
+                samples::check_block_sum(d, &mut Rng::new(seed), 3000, 2)
+                    .map(drop)
+                    .map_err(err)
+            })
+        }),
+        subject("tile_mirror", Target::Sm100a, "tile_mirror__vecs_2", |seed| {
+            Box::new(move |d| {
+                samples::check_tile_mirror(d, &mut Rng::new(seed), 2, 2, 4096)
+                    .map(drop)
+                    .map_err(err)
+            })
+        }),
+    ]
+}
+
+/// One mutant: instruction `text` (the `occurrence`-th with that text) at
+/// `line` changed by `change`.
+struct Mutant {
+    line: usize,
+    text: String,
+    occurrence: usize,
+    change: &'static str,
+    ptx: String,
+}
+
+/// A scratch register the mutants that need one declare.
+const SCRATCH: &str = "%mutant";
+
+/// The mutants of a kernel's PTX: every synchronising instruction removed
+/// (replaced by a comment, so that lines keep their numbers) or with a
+/// wrong operand.
+fn mutants(ptx: &str) -> Vec<Mutant> {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        let (guard, inst) = match t.split_once(' ') {
+            Some((g, rest)) if g.starts_with('@') => (format!("{g} "), rest),
+            _ => (String::new(), t),
+        };
+        let op = inst.split_whitespace().next().unwrap_or("");
+        let operands: Vec<&str> = inst[op.len()..]
+            .trim()
+            .trim_end_matches(';')
+            .split(',')
+            .map(str::trim)
+            .collect();
+        let mut changes: Vec<(&'static str, Vec<String>)> = Vec::new();
+        let removed = vec![format!("// mutant: removed `{t}`")];
+        if op.starts_with("mbarrier.try_wait.parity") {
+            changes.push(("wait skipped", vec![format!("{guard}mov.pred {}, 1;", operands[0])]));
+            let parity = operands[2];
+            let flipped = match parity {
+                "0" => vec![t.replacen(", 0;", ", 1;", 1)],
+                "1" => vec![t.replacen(", 1;", ", 0;", 1)],
+                reg => vec![
+                    format!("{guard}xor.b32 {SCRATCH}, {reg}, 1;"),
+                    t.replacen(&format!("], {reg};"), &format!("], {SCRATCH};"), 1),
+                ],
+            };
+            changes.push(("parity flipped", flipped));
+        } else if op.starts_with("mbarrier.arrive") {
+            let dest = operands[0];
+            let gone = if dest == "_" {
+                removed.clone()
+            } else {
+                vec![format!("{guard}mov.b64 {dest}, 0;")]
+            };
+            changes.push(("arrive removed", gone));
+            if op.contains("expect_tx")
+                && let Ok(bytes) = operands[2].parse::<u32>()
+            {
+                for (change, b) in [
+                    ("expect_tx 16 bytes short", bytes - 16),
+                    ("expect_tx 16 bytes over", bytes + 16),
+                ] {
+                    changes.push((change, vec![t.replacen(&format!(", {bytes};"), &format!(", {b};"), 1)]));
+                }
+            }
+        } else if op.starts_with("wgmma.wait_group") || op.starts_with("cp.async.bulk.wait_group") {
+            changes.push(("removed", removed.clone()));
+            if let Ok(n) = operands[0].parse::<u32>()
+                && n < 7
+            {
+                changes.push((
+                    "waits for one group fewer",
+                    vec![t.replacen(&format!(" {n};"), &format!(" {};", n + 1), 1)],
+                ));
+            }
+        } else if [
+            "fence.proxy.async",
+            "tcgen05.commit",
+            "tcgen05.wait::ld",
+            "tcgen05.fence::",
+            "wgmma.fence",
+            "wgmma.commit_group",
+            "bar.sync",
+            "barrier.sync",
+            "bar.warp.sync",
+            "barrier.cluster.arrive",
+            "barrier.cluster.wait",
+        ]
+        .iter()
+        .any(|p| op.starts_with(p))
+        {
+            changes.push(("removed", removed.clone()));
+        }
+        if changes.is_empty() {
+            continue;
+        }
+        let occurrence = seen.iter().filter(|s| *s == t).count();
+        seen.push(t.to_string());
+        for (change, replacement) in changes {
+            let mut new_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            new_lines[k] = replacement.join("\n\t");
+            let mut ptx = new_lines.join("\n");
+            if ptx.contains(SCRATCH) {
+                // Declared with the entry's first registers.
+                ptx = ptx.replacen("\t.reg ", &format!("\t.reg .b32 {SCRATCH};\n\t.reg "), 1);
+            }
+            out.push(Mutant {
+                line: k + 1,
+                text: t.to_string(),
+                occurrence,
+                change,
+                ptx,
+            });
+        }
+    }
+    out
+}
+
+/// Why a mutant survives.
+#[derive(Clone, Copy, Debug)]
+enum Why {
+    /// The mutant is still a correct program (an equivalent mutant, left
+    /// out of the killed share).
+    Equivalent(&'static str),
+    /// A bug on a GPU that the emulator cannot see.
+    Missed(&'static str),
+    /// Code this subject's run does not reach; the named subject's run
+    /// reaches it and kills the same mutant there.
+    Elsewhere(&'static str),
+}
+
+/// One or more listed survivors: the mutants `change` of the occurrences
+/// `occurrences` (ranges of them) of instruction `text` in `subject`.
+struct Survivor {
+    subjects: &'static [&'static str],
+    text: &'static str,
+    occurrences: &'static [std::ops::Range<usize>],
+    change: &'static str,
+    why: Why,
+}
+
+/// Every mutant that survives, with the reason.
+#[allow(clippy::single_range_in_vec_init)] // a list of ranges, often of one
+const SURVIVORS: &[Survivor] = &[
+    Survivor {
+        subjects: &["gemm sm_100a"],
+        text: "tcgen05.fence::after_thread_sync;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Equivalent(
+            "the fence after the first bar.sync: every warp's next tcgen05 instruction comes after a later mbarrier wait and the tcgen05.fence::after_thread_sync that follows it",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_100a"],
+        text: "bar.warp.sync -1;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Missed(
+            "the .aligned tcgen05.ld needs the warp converged again after its elected lane's loop; the emulator runs the lanes that reach one instruction together, so it cannot show a warp that the hardware leaves diverged",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "bar.warp.sync -1;",
+        occurrences: &[0..2],
+        change: "removed",
+        why: Why::Missed(WARP_SYNC_MISSED),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "bar.warp.sync -1;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Missed(WARP_SYNC_MISSED),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        text: "wgmma.commit_group.sync.aligned;",
+        occurrences: &[0..7, 9..15, 17..23, 25..31],
+        change: "removed",
+        why: Why::Equivalent(
+            "the step's wgmma joins the next step's group inside one stage of the chain (4 stages of 8 steps, unrolled): the next wait still covers it before the stage's slot is released, the wgmma.wait_group 0 at the chain's end before its accumulator is read, and nothing touches its registers or operands before then; removing the last step's commit of a stage, or the first step's of the next, lets the slot go early and is killed",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        text: "wgmma.wait_group.sync.aligned 1;",
+        occurrences: &[0..8, 9..16, 17..24, 25..32],
+        change: "removed",
+        why: Why::Equivalent(
+            "the waits inside a chain only bound the wgmmas in flight: each step's A fragment has registers of its own and the accumulator is read after wgmma.wait_group 0; the waits that do guard something, at the first step of the chain's second, third and fourth stage (the previous stage's slot is released after them), are killed",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        text: "wgmma.wait_group.sync.aligned 1;",
+        occurrences: &[0..8, 9..16, 17..24, 25..32],
+        change: "waits for one group fewer",
+        why: Why::Equivalent(
+            "as for the removed wait: one more wgmma in flight changes nothing the step reads or writes",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "bar.sync 1, 256;",
+        occurrences: &[0..1, 2..3],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a global split: the barriers before a block writes its partial tile over the ring and before it reads the tile back, where K is not split over a cluster (in a cluster of two the blocks swap halves of their accumulators instead)",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "bar.sync 1, 256;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a: the barrier between staging C's rows in shared memory and storing them, where the blocks of a cluster swap halves of their accumulators",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "barrier.cluster.wait.acquire.aligned;",
+        occurrences: &[0..2],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "barrier.cluster.arrive.relaxed.aligned;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+];
+
+/// Why removing some copies of the Hopper GEMM's `bar.warp.sync` goes
+/// unseen.
+const WARP_SYNC_MISSED: &str = "the wgmmas are .aligned and need warp 0 converged again after thread 0's producer branch (one per stage of the unrolled chain); the emulator runs the lanes that reach one instruction together, so it shows the divergence only where a schedule leaves thread 0 waiting in its branch while the others reach a wgmma: the third stage's copy under an adversarial seed, the fourth's (and in the global split run the first's) under the priority seed, not this one";
+
+/// The listed reason for a mutant, if it is one.
+fn listed(subject: &str, m: &Mutant) -> Option<(usize, Why)> {
+    SURVIVORS
+        .iter()
+        .position(|e| {
+            e.subjects.contains(&subject)
+                && e.text == m.text
+                && e.change == m.change
+                && e.occurrences.iter().any(|r| r.contains(&m.occurrence))
+        })
+        .map(|k| (k, SURVIVORS[k].why))
+}
+
+/// Runs one mutant under every schedule until one kills it: the first
+/// failure, or `None` if it survives them all.
+fn kill(s: &Subject, m: &Mutant) -> Option<String> {
+    for (schedule, check) in &s.checks {
+        let options = s.options(*schedule).with_max_warp_instructions(50_000_000);
+        let device = Device::emulator_with(s.target, options);
+        let emu = device.as_emulator().expect("an emulator");
+        if let Err(e) = emu.replace_ptx(s.entry, &m.ptx) {
+            return Some(format!("{}: {e}", label(schedule)));
+        }
+        if let Err(e) = check(&device) {
+            return Some(format!("{}: {e}", label(schedule)));
+        }
+    }
+    None
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "release-mode test: cargo test --release -p nvfp4-tests --test async_mutants"
+)]
+fn the_emulator_kills_the_mutants_of_every_synchronising_instruction() {
+    let (mut killed, mut total, mut equivalent, mut elsewhere) = (0, 0, 0, 0);
+    let mut problems = Vec::new();
+    // Per listed survivor: the occurrences it was seen for.
+    let mut seen: Vec<Vec<usize>> = vec![Vec::new(); SURVIVORS.len()];
+    for s in subjects() {
+        for (schedule, check) in &s.checks {
+            let device = Device::emulator_with(s.target, s.options(*schedule));
+            check(&device).unwrap_or_else(|e| panic!("{} (not mutated), {}: {e}", s.name, label(schedule)));
+        }
+        for m in mutants(s.ptx) {
+            total += 1;
+            let listed = listed(s.name, &m);
+            if let Some((k, _)) = listed {
+                seen[k].push(m.occurrence);
+            }
+            let what = format!("{} line {} `{}` ({})", s.name, m.line, m.text, m.change);
+            match (kill(&s, &m), listed) {
+                (Some(why), listed) => {
+                    killed += 1;
+                    let why: String = why.chars().take(200).collect();
+                    println!("killed    {what}: {why}");
+                    if listed.is_some() {
+                        problems.push(format!("{what} is listed in SURVIVORS but was killed"));
+                    }
+                }
+                (None, Some((_, Why::Equivalent(reason)))) => {
+                    equivalent += 1;
+                    println!("survived  {what}: equivalent: {reason}");
+                }
+                (None, Some((_, Why::Missed(reason)))) => println!("survived  {what}: missed: {reason}"),
+                (None, Some((_, Why::Elsewhere(reason)))) => {
+                    elsewhere += 1;
+                    println!("survived  {what}: not reached here; killed in {reason}");
+                }
+                (None, None) => {
+                    println!("SURVIVED  {what}: not in SURVIVORS");
+                    problems.push(format!("{what} survived and is not in SURVIVORS"));
+                }
+            }
+        }
+    }
+    let share = 100.0 * f64::from(killed) / f64::from(total - equivalent - elsewhere);
+    println!(
+        "killed {killed} of {total} mutants ({equivalent} equivalent mutants survive, {elsewhere} are killed in another subject's run; of the other {}, {share:.1}% killed)",
+        total - equivalent - elsewhere
+    );
+    for (e, seen) in SURVIVORS.iter().zip(&seen) {
+        if e.occurrences.iter().flat_map(|r| r.clone()).any(|o| !seen.contains(&o)) {
+            problems.push(format!(
+                "SURVIVORS lists {} `{}` #{:?} ({}), but not every one of those is a mutant any more",
+                e.subjects.join(", "),
+                e.text,
+                e.occurrences,
+                e.change
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        share >= 90.0,
+        "only {share:.1}% of the non-equivalent mutants killed: under 90%"
+    );
+}

@@ -1,0 +1,15 @@
+use nvfp4_dsl::prelude::*;
+
+#[device]
+fn bump(acc: &mut [f32; 2]) {
+    acc[0] += 1.0;
+}
+
+#[kernel(targets(sm_90))]
+fn k(out: &mut [f32]) {
+    let mut acc = [0.0f32; 2];
+    bump(acc);
+    out[0] = acc[0];
+}
+
+fn main() {}

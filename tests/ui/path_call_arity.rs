@@ -1,0 +1,8 @@
+use nvfp4_dsl::prelude::*;
+
+#[kernel(targets(sm_90))]
+fn k(x: &mut [f32]) {
+    x[0] = f32::max(x[1]);
+}
+
+fn main() {}
