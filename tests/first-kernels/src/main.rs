@@ -1,0 +1,165 @@
+//! First kernels of a user's crate, each checked against the CPU on the
+//! emulator (or a GPU, with `Device::best()`): a histogram with shared and
+//! global atomics, a tiled row sum through device functions that take a
+//! shared array and a `&mut` accumulator, a struct with methods, `zip` and
+//! a closure, and module constants shared by host and kernel.
+
+use nvfp4_dsl::prelude::*;
+
+/// Threads per block, shared by the host's launch and the kernels.
+#[device]
+pub const THREADS: u32 = 128;
+
+/// Elements each thread of `row_sums` adds up.
+#[device]
+pub const PER_THREAD: usize = 4;
+
+/// Byte histogram: per-block counts in shared memory, merged with global
+/// atomics whose results are dropped (`red`).
+#[kernel(targets(sm_90), launch_bounds(THREADS))]
+pub fn histogram(bytes: &[u8], hist: &mut [u32]) {
+    let counts = shared_array::<u32, 256>();
+    let t = thread_idx_x();
+    for k in (t..256).step_by(THREADS as usize) {
+        counts[k as usize] = 0;
+    }
+    sync_threads();
+    let stride = grid_dim_x() * THREADS;
+    for i in (block_idx_x() * THREADS + t..bytes.len() as u32).step_by(stride as usize) {
+        atomic_add(counts, u32::from(bytes[i as usize]), 1u32, Order::Relaxed, Scope::Cta);
+    }
+    sync_threads();
+    for k in (t..256).step_by(THREADS as usize) {
+        atomic_add(hist, k, counts[k as usize], Order::Relaxed, Scope::Gpu);
+    }
+}
+
+/// Adds this thread's `PER_THREAD` elements of `x` from `start` into `acc`.
+#[device]
+fn accumulate(acc: &mut [f32; PER_THREAD], x: &[f32], start: usize) {
+    let row = &x[start..];
+    for (a, v) in acc.iter_mut().zip(row.iter()) {
+        *a += *v;
+    }
+}
+
+/// Stores this thread's partial sum in the block's tile.
+#[device]
+fn publish(tile: &mut SharedArray<f32, 128>, v: f32) {
+    tile[thread_idx_x() as usize] = v;
+}
+
+/// A running minimum and maximum.
+#[device(methods)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub lo: f32,
+    pub hi: f32,
+}
+
+#[device]
+impl Range {
+    pub fn new(v: f32) -> Range {
+        Range { lo: v, hi: v }
+    }
+
+    pub fn add(&mut self, v: f32) {
+        self.lo = self.lo.min(v);
+        self.hi = self.hi.max(v);
+    }
+
+    pub fn width(&self) -> f32 {
+        self.hi - self.lo
+    }
+}
+
+/// Per block, the sum of its `THREADS * PER_THREAD` elements (thread 0 adds
+/// the tile in order) and the width of their range; each element is
+/// squared first by a closure.
+#[kernel(targets(sm_90), launch_bounds(THREADS))]
+pub fn row_sums(x: &[f32], sums: &mut [f32], widths: &mut [f32]) {
+    let tile = shared_array::<f32, 128>();
+    let square = |v: f32| v * v;
+    let start = (block_idx_x() * THREADS + thread_idx_x()) as usize * PER_THREAD;
+    let mut acc = [0.0f32; PER_THREAD];
+    accumulate(&mut acc, x, start);
+    let mut range = Range::new(acc[0]);
+    let mut sum = 0.0f32;
+    for v in acc {
+        range.add(v);
+        sum += square(v);
+    }
+    publish(tile, sum);
+    sync_threads();
+    if thread_idx_x() == 0 {
+        let mut total = 0.0f32;
+        for i in 0..THREADS as usize {
+            total += tile[i];
+        }
+        sums[block_idx_x() as usize] = total;
+    }
+    widths[(block_idx_x() * THREADS + thread_idx_x()) as usize] = range.width();
+}
+
+fn main() -> Result<(), nvfp4_dsl::Error> {
+    let device = Device::best();
+    println!("running on {}", device.describe());
+
+    // The histogram, against a count on the CPU.
+    let bytes: Vec<u8> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let d_bytes = device.upload(&bytes)?;
+    let mut d_hist = device.upload(&vec![0u32; 256])?;
+    // SAFETY: the kernel reads `bytes` inside its length and adds into 256 counters.
+    unsafe { histogram::Kernel::launch(&device, LaunchConfig::linear(8, THREADS), &d_bytes, &mut d_hist)? };
+    let mut want = vec![0u32; 256];
+    for b in &bytes {
+        want[*b as usize] += 1;
+    }
+    assert_eq!(device.download(&d_hist)?, want, "histogram");
+
+    // The tiled sums, against the same arithmetic in the same order.
+    let blocks = 6usize;
+    let per_block = THREADS as usize * PER_THREAD;
+    let x: Vec<f32> = (0..blocks * per_block)
+        .map(|i| ((i * 37) % 113) as f32 * 0.25 - 14.0)
+        .collect();
+    let dx = device.upload(&x)?;
+    let mut d_sums = device.upload(&vec![f32::NAN; blocks])?;
+    let mut d_widths = device.upload(&vec![f32::NAN; blocks * THREADS as usize])?;
+    // SAFETY: thread t of block b reads x[(b * THREADS + t) * PER_THREAD..][..PER_THREAD] and writes its own width; thread 0 writes its block's sum.
+    unsafe {
+        row_sums::Kernel::launch(
+            &device,
+            LaunchConfig::linear(blocks as u32, THREADS),
+            &dx,
+            &mut d_sums,
+            &mut d_widths,
+        )?
+    };
+    let sums = device.download(&d_sums)?;
+    let widths = device.download(&d_widths)?;
+    for (b, sum) in sums.iter().enumerate() {
+        let mut total = 0.0f32;
+        for t in 0..THREADS as usize {
+            let i = b * THREADS as usize + t;
+            let mut acc = [0.0f32; PER_THREAD];
+            accumulate(&mut acc, &x, i * PER_THREAD);
+            let mut range = Range::new(acc[0]);
+            let mut sum = 0.0f32;
+            for v in acc {
+                range.add(v);
+                sum += v * v;
+            }
+            total += sum;
+            assert_eq!(widths[i], range.width(), "width of thread {i}");
+        }
+        assert_eq!(*sum, total, "sum of block {b}");
+    }
+    println!(
+        "histogram of {} bytes and {blocks} tiled sums match the CPU",
+        bytes.len()
+    );
+    Ok(())
+}
