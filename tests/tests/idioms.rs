@@ -246,12 +246,16 @@ fn zips(x: &[u32], y: &[u32], seed: u32) -> [u32; 6] {
     [a, b, c, d, e, g]
 }
 
-/// Writes through `iter_mut` zipped with a slice; a local array zipped
-/// with an array literal, written in place, then through `&mut arr`.
+/// Writes through `iter_mut` zipped with a slice, and through a sub-slice's
+/// `iter_mut` zipped with another sub-slice; a local array zipped with an
+/// array literal, written in place, then through `&mut arr`.
 #[device]
 fn zip_update(x: &mut [u32], y: &[u32]) -> u32 {
     for (v, w) in x.iter_mut().zip(y) {
         *v = (*v).wrapping_mul(3) ^ *w;
+    }
+    for (v, w) in x[2..].iter_mut().zip(&y[1..]) {
+        *v = (*v).wrapping_add(*w);
     }
     let mut arr = [y.len() as u32, 5, 6];
     for (v, k) in arr.iter_mut().zip([10u32, 20]) {

@@ -37,8 +37,7 @@ pub fn histogram(bytes: &[u8], hist: &mut [u32]) {
 /// Adds this thread's `PER_THREAD` elements of `x` from `start` into `acc`.
 #[device]
 fn accumulate(acc: &mut [f32; PER_THREAD], x: &[f32], start: usize) {
-    let row = &x[start..];
-    for (a, v) in acc.iter_mut().zip(row.iter()) {
+    for (a, v) in acc.iter_mut().zip(&x[start..]) {
         *a += *v;
     }
 }

@@ -191,6 +191,14 @@ impl Bindings {
                     .extend(quote_spanned!(span=> let #mutability #name = #over;));
                 syn::parse_quote_spanned!(span=> #name)
             }
+            // `x[start..].iter()`, `zip(&x[start..])`: the sub-slice, bound once.
+            E::Index(ix) if matches!(unparen(&ix.index), E::Range(_)) => {
+                let name = format_ident!("__nvfp4_view{}", self.lens.len(), span = span);
+                let reference = if mutable { quote!(&mut) } else { quote!(&) };
+                self.temporaries
+                    .extend(quote_spanned!(span=> let #name = #reference #over;));
+                syn::parse_quote_spanned!(span=> #name)
+            }
             _ => (**over).clone(),
         };
         self.lens.push(over.clone());
