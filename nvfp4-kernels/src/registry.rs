@@ -58,6 +58,13 @@ pub static SOURCES: &[Source] = &[
         ],
     },
     Source {
+        path: "src/gemm/prearrange.rs",
+        kernels: &[
+            gemm::prearrange_weights_sm90::VARIANTS,
+            gemm::decode_prearranged::VARIANTS,
+        ],
+    },
+    Source {
         path: "src/quantize.rs",
         kernels: &[quantize::quantize_nvfp4::VARIANTS],
     },

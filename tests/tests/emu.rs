@@ -111,6 +111,36 @@ fn the_hopper_gemm_matches_the_reference_on_the_sm90a_emulator() {
 }
 
 #[test]
+fn the_hopper_gemm_prearranges_plain_weights_as_the_host_does() {
+    use nvfp4_kernels::gemm::DeviceGemmOperand;
+    let device = Device::emulator(Target::Sm90a);
+    let (m, n, k, l) = (128, 256, 512, 2);
+    let (a, b) = nvfp4_kernels::nvfp4::gemm_inputs(&mut Rng::new(48), m, n, k, l, Inputs::Wide).expect("inputs");
+    // The device's pre-arrangement is the host's, word for word.
+    let plain = DeviceGemmOperand::upload(&device, &b).expect("b");
+    let mut words = device
+        .upload(&vec![0xDEAD_BEEFu32; gemm::prearranged_words(n, k, l)])
+        .expect("words");
+    gemm::prearrange_weights(&device, &plain, &mut words).expect("prearrange");
+    assert_eq!(
+        device.download(&words).expect("download"),
+        gemm::prearrange_sm90(&b).expect("host")
+    );
+    // A plain B (pre-arranged inside the call) gives the same bits as
+    // weights uploaded pre-arranged, and as the caller's own pre-arranged
+    // words.
+    let da = DeviceGemmOperand::upload(&device, &a).expect("a");
+    let want = gemm::gemm_outputs(&device, &a, &b, None, None).expect("weights");
+    let own = gemm::GemmOperand::from(&plain).with_prearranged(&words).expect("own");
+    for operand in [gemm::GemmOperand::from(&plain), own] {
+        let mut c = device.upload(&vec![half::f16::NAN; m * n * l]).expect("c");
+        gemm::gemm(&device, &da, operand, &mut c).expect("gemm");
+        let got = device.download(&c).expect("download");
+        assert!(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()));
+    }
+}
+
+#[test]
 fn the_hopper_gemm_sums_a_split_of_4_in_pairs_of_clusters_on_the_emulator() {
     // An emulated GPU of 4 multiprocessors: clusters of 4 would not fit, so
     // each tile's two clusters of 2 sum their halves of K and the second

@@ -48,6 +48,12 @@ fn samples_match_the_cpu_on_the_gpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_prearranged_decode_is_exact_for_every_code_slot_and_scale_on_the_gpu() {
+    gemm::prearrange::check_prearranged_decode(&device()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn every_fp4_and_fp8_byte_decodes_exactly_on_the_gpu() {
     let report = decode::check_decode(&device()).unwrap_or_else(|e| panic!("{e}"));
     println!(

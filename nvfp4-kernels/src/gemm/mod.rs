@@ -11,9 +11,11 @@
 //!   decoded exactly to f16, `wgmma` with f32 accumulation, K split over
 //!   blocks whose f32 partials [`gemm_sm90_reduce`] sums in a fixed order).
 
+pub mod prearrange;
 mod sm100;
 pub mod sm90;
 
+pub use prearrange::{decode_prearranged, prearrange_sm90, prearrange_weights_sm90, prearranged_words, unarrange_sm90};
 pub use sm90::{gemm_nvfp4_sm90, gemm_sm90_decode_a, gemm_sm90_reduce};
 pub use sm100::gemm_nvfp4;
 
@@ -159,17 +161,16 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
 enum MapTile {
     /// sm_100a: boxes of 128 bytes x `rows` rows, 128-byte swizzle.
     Sm100 { rows: u32 },
-    /// sm_90a A: boxes of 64 bytes x 128 rows, 64-byte swizzle.
+    /// sm_90a A: boxes of 64 bytes x 128 rows, 64-byte swizzle (B is read
+    /// pre-arranged, without a map).
     Sm90A,
-    /// sm_90a B: boxes of 64 bytes x `rows` (128 or 256) rows, no swizzle.
-    Sm90B { rows: u32 },
 }
 
 impl MapTile {
     /// Rows the tensor's rows must be a multiple of for this tile.
     fn rows(self) -> usize {
         match self {
-            MapTile::Sm100 { rows } | MapTile::Sm90B { rows } => rows as usize,
+            MapTile::Sm100 { rows } => rows as usize,
             MapTile::Sm90A => BM,
         }
     }
@@ -178,7 +179,6 @@ impl MapTile {
         let (box_bytes, box_rows, swizzle) = match self {
             MapTile::Sm100 { rows } => (128, rows, Swizzle::B128),
             MapTile::Sm90A => (64, 128, Swizzle::B64),
-            MapTile::Sm90B { rows } => (64, rows, Swizzle::None),
         };
         TileMap2d {
             row_bytes: (k / 2) as u64,
@@ -193,21 +193,17 @@ impl MapTile {
 
 /// The tensor maps of one operand, by tile: at most one per kind of tile
 /// the device's kernel reads.
-type Maps = [Option<(MapTile, TensorMap)>; 3];
+type Maps = [Option<(MapTile, TensorMap)>; 2];
 
 /// The tensor maps over `data` (a `[L][rows][k/2]` operand) that the
 /// device's GEMM kernel can read it through, as A or as B.
 fn tensor_maps(device: &Device, data: DeviceView<'_, Fp4x2>, shape: (usize, usize, usize)) -> Result<Maps, Error> {
     let tiles: &[MapTile] = match device.compute_capability() {
         (10, 0) => &[MapTile::Sm100 { rows: 128 }, MapTile::Sm100 { rows: 256 }],
-        (9, 0) => &[
-            MapTile::Sm90A,
-            MapTile::Sm90B { rows: 128 },
-            MapTile::Sm90B { rows: 256 },
-        ],
+        (9, 0) => &[MapTile::Sm90A],
         _ => &[],
     };
-    let mut maps = [None; 3];
+    let mut maps = [None; 2];
     for (slot, &tile) in maps.iter_mut().zip(tiles) {
         if shape.0.is_multiple_of(tile.rows()) {
             *slot = Some((tile, device.tensor_map_2d(data, tile.map(shape))?));
@@ -242,9 +238,26 @@ pub struct DeviceGemmOperand {
     /// The scales, blocked (128 x 4) layout.
     pub scales: DeviceBuffer<E4m3>,
     maps: Maps,
+    /// The operand pre-arranged as the sm_90a kernel's weights (B), made by
+    /// [`DeviceGemmOperand::upload_weights`] on a compute capability 9.0
+    /// device.
+    prearranged: Option<DeviceBuffer<u32>>,
 }
 
 impl DeviceGemmOperand {
+    /// [`DeviceGemmOperand::upload`] for an operand used as the weights (B):
+    /// on a compute capability 9.0 device also pre-arranged once for the
+    /// sm_90a kernel ([`prearrange`]; the operand then holds its data
+    /// twice), so that no call re-arranges it. Elsewhere the same as
+    /// `upload`: the sm_100a kernel reads the plain layout.
+    pub fn upload_weights(device: &Device, t: &Nvfp4Tensor) -> Result<DeviceGemmOperand, Error> {
+        let mut operand = DeviceGemmOperand::upload(device, t)?;
+        if device.compute_capability() == (9, 0) {
+            operand.prearranged = Some(device.upload(&prearrange_sm90(t)?)?);
+        }
+        Ok(operand)
+    }
+
     /// Uploads `t` (rows a multiple of 128, K a multiple of 256) with the
     /// tensor maps the device's kernel can use it through, as A or as B.
     pub fn upload(device: &Device, t: &Nvfp4Tensor) -> Result<DeviceGemmOperand, Error> {
@@ -272,6 +285,7 @@ impl DeviceGemmOperand {
             data,
             scales,
             maps,
+            prearranged: None,
         })
     }
 }
@@ -288,8 +302,10 @@ pub struct GemmOperand<'a> {
     pub k: usize,
     /// Batches (L).
     pub batches: usize,
+    data: DeviceView<'a, Fp4x2>,
     scales: DeviceView<'a, E4m3>,
     maps: Maps,
+    prearranged: Option<DeviceView<'a, u32>>,
 }
 
 impl<'a> GemmOperand<'a> {
@@ -326,8 +342,32 @@ impl<'a> GemmOperand<'a> {
             rows,
             k,
             batches,
+            data,
             scales,
             maps,
+            prearranged: None,
+        })
+    }
+
+    /// This operand with `words`, its data and scales pre-arranged for the
+    /// sm_90a kernel as [`prearrange_weights`] (or, on the host,
+    /// [`prearrange_sm90`]) makes them: the kernel then reads `words` when
+    /// the operand is B, and no call re-arranges it.
+    pub fn with_prearranged(self, words: impl Into<DeviceView<'a, u32>>) -> Result<GemmOperand<'a>, Error> {
+        let words = words.into();
+        let want = prearranged_words(self.rows, self.k, self.batches);
+        if words.len() != want {
+            return Err(Error::Shape(format!(
+                "[{}, {}, {}] pre-arranged weights are {want} words; the view has {}",
+                self.rows,
+                self.k,
+                self.batches,
+                words.len()
+            )));
+        }
+        Ok(GemmOperand {
+            prearranged: Some(words),
+            ..self
         })
     }
 
@@ -348,9 +388,60 @@ impl<'a> From<&'a DeviceGemmOperand> for GemmOperand<'a> {
             rows: o.rows,
             k: o.k,
             batches: o.batches,
+            data: o.data.view(),
             scales: o.scales.view(),
             maps: o.maps,
+            prearranged: o.prearranged.as_ref().map(|w| w.view()),
         }
+    }
+}
+
+/// Pre-arranges the weights `b` on the device into `words`
+/// ([`prearranged_words`] of them) for the sm_90a kernel, as
+/// [`prearrange_sm90`] does on the host; then
+/// `b.with_prearranged(words)` is an operand no call re-arranges. On the
+/// stream of `device` (compute capability 9.0 or 10.0, or the emulator).
+pub fn prearrange_weights<'a, 'w>(
+    device: &Device,
+    b: impl Into<GemmOperand<'a>>,
+    words: impl Into<DeviceViewMut<'w, u32>>,
+) -> Result<(), Error> {
+    let (b, mut words) = (b.into(), words.into());
+    let count = prearranged_words(b.rows, b.k, b.batches);
+    if words.len() != count {
+        return Err(Error::Shape(format!(
+            "[{}, {}, {}] pre-arranged weights are {count} words; the view has {}",
+            b.rows,
+            b.k,
+            b.batches,
+            words.len()
+        )));
+    }
+    if u32::try_from(count).is_err() {
+        return Err(Error::Shape("the weights are too large for 32-bit indices".into()));
+    }
+    Ok(launch_prearrange(device, &b, words.reborrow())?)
+}
+
+/// Launches [`prearrange_weights_sm90`] over `b` into `words`, whose length
+/// is [`prearranged_words`] of b's shape (below 2^32).
+fn launch_prearrange(device: &Device, b: &GemmOperand<'_>, mut words: DeviceViewMut<'_, u32>) -> nvfp4_dsl::Result<()> {
+    let count = words.len() as u32;
+    let data = b.data.cast::<u32>()?;
+    let scales = b.scales.cast::<u16>()?;
+    // SAFETY: thread i < count writes word i of `words` (count long) and
+    // reads its rows' words of data ([rows][k/2] bytes: rows a multiple of
+    // 128, K of 256, checked by GemmOperand) and their blocked scale pairs.
+    unsafe {
+        prearrange_weights_sm90::Kernel::launch(
+            device,
+            LaunchConfig::linear(count.div_ceil(256), 256),
+            data,
+            scales,
+            words.reborrow(),
+            b.k as u32,
+            count,
+        )
     }
 }
 
@@ -362,8 +453,12 @@ impl<'a> From<&'a DeviceGemmOperand> for GemmOperand<'a> {
 /// Needs a compute capability 9.0 or 10.0 device (or the emulator of sm_90a
 /// or sm_100a).
 ///
-/// On sm_90a the call's scratch memory (A decoded to f16, `2 M K L` bytes,
-/// and with K split through global memory the f32 partial sums) is kept
+/// On sm_90a B is read pre-arranged ([`prearrange`]): give weights made by
+/// [`DeviceGemmOperand::upload_weights`] or [`GemmOperand::with_prearranged`],
+/// or the call pre-arranges B into its scratch memory first (one more
+/// kernel, reading and writing B once). The call's scratch memory (A
+/// decoded to f16, `2 M K L` bytes, and with K split through global memory
+/// the f32 partial sums) is kept
 /// for the next call on the same stream ([`Device::with_workspace`]), so
 /// that a call allocates nothing once warm; [`Device::free_workspaces`]
 /// returns it.
@@ -483,11 +578,10 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                 )));
             }
             let map_a = a.map(MapTile::Sm90A, "a")?;
-            let map_b = b.map(MapTile::Sm90B { rows: 128 * blocks }, "b")?;
             let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
             let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
             let mut launch =
-                LaunchConfig::new(grid, (sm90::THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
+                LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
             let clustered = match reduction {
                 Sm90Reduction::Cluster => {
                     launch = launch.with_cluster((split, 1, 1));
@@ -521,14 +615,28 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                 return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
             }
             let image_words = m * l * k / 2;
-            let bytes = [4 * image_words, 4 * parts, 4 * counter_words];
+            // B pre-arranged here when the caller has not.
+            let weight_words = if b.prearranged.is_some() {
+                1
+            } else {
+                prearranged_words(n, k, l)
+            };
+            if u32::try_from(weight_words).is_err() {
+                return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
+            }
+            let bytes = [4 * image_words, 4 * parts, 4 * counter_words, 4 * weight_words];
             device.with_workspace("nvfp4_kernels::gemm::sm90", &bytes, |buffers| {
-                let [images, partials, counters] = buffers else {
+                let [images, partials, counters, scratch_weights] = buffers else {
                     unreachable!("with_workspace gives one buffer per size")
                 };
                 let mut images = images.slice_mut(0..bytes[0])?.cast::<u32>()?;
                 let mut partials = partials.slice_mut(0..bytes[1])?.cast::<f32>()?;
                 let mut counters = counters.slice_mut(0..bytes[2])?.cast::<u32>()?;
+                let mut scratch_weights = scratch_weights.slice_mut(0..bytes[3])?.cast::<u32>()?;
+                if b.prearranged.is_none() {
+                    launch_prearrange(device, &b, scratch_weights.reborrow())?;
+                }
+                let weights = b.prearranged.unwrap_or(scratch_weights.as_view());
                 let decode =
                     LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
                         .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
@@ -561,8 +669,7 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
                                 device,
                                 launch,
                                 images.as_view(),
-                                map_b,
-                                b.scales,
+                                weights,
                                 c.reborrow(),
                                 partials.reborrow(),
                                 counters.reborrow(),
@@ -644,8 +751,9 @@ pub type ScaleTamper<'a> = &'a dyn Fn(&mut [E4m3]);
 const TAIL: usize = 64;
 
 /// Runs `c = a x b^T` on `device` with `kernel` (or the one [`gemm`]
-/// picks) into a buffer poisoned with NaN that extends 64 values beyond C,
-/// checks that those are untouched, and returns C.
+/// picks), b uploaded as weights ([`DeviceGemmOperand::upload_weights`]),
+/// into a buffer poisoned with NaN that extends 64 values beyond C, checks
+/// that those are untouched, and returns C.
 pub fn gemm_outputs(
     device: &Device,
     a: &Nvfp4Tensor,
@@ -660,7 +768,7 @@ pub fn gemm_outputs(
         tamper(&mut scales);
         device.write(&mut da.scales, &scales)?;
     }
-    let db = DeviceGemmOperand::upload(device, b)?;
+    let db = DeviceGemmOperand::upload_weights(device, b)?;
     let poison = f16::from_bits(0x7E5A);
     let mut dc = device.upload(&vec![poison; m * n * l + TAIL])?;
     let kernel = match kernel {

@@ -31,22 +31,26 @@
 //! B reads the same A, and decoding it in each block cost a quarter of the
 //! block's time (docs/perf.md entries 6 and 7); each (128 rows, 128 K) tile of A
 //! becomes a 32 KiB f16 image, exactly what the MMAs read from shared
-//! memory, which the GEMM copies in with one bulk copy. A block of 256
-//! threads (two warpgroups) computes `128 * BLOCKS` rows of B x 128 rows of
-//! A over a range of K:
-//! - thread 0 is also the producer: it streams K in stages of 128 through
-//!   a four-stage ring — A's image and B's 1 KiB blocks of scales by bulk
-//!   copies, B's `128 * BLOCKS` x 64-byte tile by the tensor copy engine —
-//!   each completing on the stage's `full` mbarrier, each slot refilled
-//!   once all 256 threads arrived on its `empty` mbarrier. B does not
-//!   depend on the kernels before (only A does, through the decode kernel,
-//!   which waits for them before it lets this one launch), so the first
-//!   four stages of B are requested before the kernel waits for the decode;
+//! memory, which the GEMM copies in with one bulk copy. B, the weights,
+//! is read pre-arranged ([`super::prearrange`]): each thread's fragment
+//! words of a stage contiguous, each K step's eight values placed so that
+//! nine bit operations make the four fragment registers. A block of 256
+//! consumer threads (two warpgroups) and a producer warpgroup computes
+//! `128 * BLOCKS` rows of B x 128 rows of A over a range of K:
+//! - the producer's first thread streams K in stages of 128 through a
+//!   four-stage ring — A's image and B's pre-arranged chunks by bulk
+//!   copies — each completing on the stage's `full` mbarrier, each slot
+//!   refilled once all 256 consumers arrived on its `empty` mbarrier. B
+//!   does not depend on the kernels before (only A does, through the decode
+//!   kernel, which waits for them before it lets this one launch), so the
+//!   first four stages of B are requested before the kernel waits for the
+//!   decode;
 //! - each warpgroup owns `BLOCKS` m64 blocks of B rows. Per stage and
-//!   block a thread loads its two rows' 32 values and scales into
-//!   registers, then for each of the 8 K steps of 16 decodes its fragment
-//!   and issues a `wgmma.m64n128k16`, then waits until at most that one
-//!   is pending. A stage's slot (the MMAs read A's image from it) is
+//!   block a thread loads its words and scales of the stage into registers
+//!   (two 16-byte loads and one 4-byte load), converts its four scales
+//!   once, then for each of the 8 K steps of 16 decodes its fragment and
+//!   issues a `wgmma.m64n128k16`, then waits until at most that one is
+//!   pending. A stage's slot (the MMAs read A's image from it) is
 //!   released once the next stage's first wait shows its MMAs done, or at
 //!   the end of the chain, where the thread waits for all and promotes the
 //!   scratch accumulator. The two warpgroups share nothing but the ring,
@@ -92,6 +96,7 @@
 //! (`t = c % 8 / 2`, `h = c % 2`, `j = 2 (s % 2) + c / 8`), which makes every
 //! register of a fragment two nibbles of one 32-bit word.
 
+use super::prearrange::{PREARRANGED_BLOCK_BYTES, PREARRANGED_DATA_BYTES, e2m1x8_prearranged};
 use crate::decode::{e2m1_pair_scaled, e4m3_pair_splats};
 use nvfp4_dsl::prelude::*;
 
@@ -99,9 +104,14 @@ use nvfp4_dsl::prelude::*;
 #[device]
 pub const BK: usize = 128;
 
-/// Threads per block: two warpgroups.
+/// Consumer threads per block of the GEMM: two warpgroups.
 #[device]
 pub const THREADS: u32 = 256;
+
+/// Threads per block of the GEMM: the consumers and a producer warpgroup
+/// (whose registers go to the consumers: `setmaxnreg`).
+#[device]
+pub const BLOCK_THREADS: u32 = THREADS + 128;
 
 /// Stages of the shared-memory ring.
 #[device]
@@ -237,8 +247,8 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 /// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
 /// per consumer warpgroup, K split over `SPLIT` (1, 2, 4, 8) blocks.
 /// `images`: A decoded by [`gemm_sm90_decode_a`], launched just before this
-/// kernel; `map_b`: tensor map over B `[L*N rows][K/2 bytes]`, boxes of 64
-/// bytes x `128 * BLOCKS` rows, no swizzle; `sfb`: its blocked scales; `c`:
+/// kernel; `weights`: B `[L*N rows][K]` pre-arranged with its scales
+/// ([`super::prearrange`]); `c`:
 /// `[L][M][N]`, each sum times `alpha` (an epilogue scale, 1 for none);
 /// `clustered`: 0, 1 or 2 (below); `partials`: `[SPLIT][L * M][N]` f32,
 /// each block's unscaled sums over its K range, written when `SPLIT > 1`
@@ -250,7 +260,8 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 /// is 2. `clustered` 1: launched in clusters of (SPLIT, 1, 1), reducing
 /// through distributed shared memory (`SPLIT` 2 or 4); 2: `SPLIT` = 4 in
 /// clusters of (2, 1, 1), the halves of K added by the tile's second
-/// cluster to finish. Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128).
+/// cluster to finish. Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128),
+/// [`BLOCK_THREADS`] threads.
 ///
 /// B is read before the kernel waits for the previous one in the stream:
 /// launch it after [`gemm_sm90_decode_a`] (as [`super::gemm`] does), whose
@@ -258,13 +269,12 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 #[kernel(
     targets(sm_90a),
     specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4, 8]),
-    launch_bounds(THREADS, 1)
+    launch_bounds(BLOCK_THREADS, 1)
 )]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     images: &[u32],
-    map_b: TensorMap,
-    sfb: &[E4m3],
+    weights: &[u32],
     c: &mut [f16],
     partials: &mut [f32],
     counters: &mut [u32],
@@ -289,12 +299,11 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     // C's rows staged in shared memory, in halves.
     const C_PITCH: u32 = 136;
     let raw_bytes = RAW_BYTES * BLOCKS;
-    let sfb_raw = RAW_TILE_BYTES * BLOCKS;
     let b_rows = 128 * BLOCKS;
 
     let smem = dynamic_shared::<u8>(0);
     let words = dynamic_shared::<u32x4>(0);
-    let scale_pairs = dynamic_shared::<u16>(0);
+    let scale_words = dynamic_shared::<u32>(0);
     let partial = dynamic_shared::<f32>(0);
     let staged_c = dynamic_shared::<u16>(0);
     // mbarriers: full[s] (stage s landed), empty[STAGES + s] (stage s
@@ -321,7 +330,6 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let k_stages = k / BK as u32;
     let first = rank * k_stages / SPLIT;
     let stages = (rank + 1) * k_stages / SPLIT - first;
-    let k_blocks = k / 64;
 
     if tid == 0 {
         #[unroll]
@@ -335,7 +343,72 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     }
     sync_threads();
 
-    {
+    if warp >= THREADS / 32 {
+        // The producer warpgroup keeps 40 registers a thread and gives the
+        // rest to the consumers. Its first lane streams the block's stages through
+        // the ring, each into the slot its stage - STAGES used once all
+        // consumers released that; B of the first stages before the wait
+        // for the previous kernel (B does not depend on it), A's images
+        // after it.
+        setmaxnreg_dec(40);
+        if tid == THREADS {
+            let a_tile = rows0[0u32] / 128;
+            // B's first 128-row tile of the block.
+            let b_tile = rows0[1u32] / 128;
+            let ahead = stages.min(STAGES);
+            for j in 0..stages {
+                let slot = j % STAGES;
+                let kt = first + j;
+                mbarrier_wait_parity(bars, STAGES + slot, (j / STAGES & 1) ^ 1);
+                mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
+                for h in 0..BLOCKS {
+                    cp_async_bulk_global_to_shared(
+                        smem,
+                        RAW_BASE + slot * raw_bytes + h * RAW_BYTES,
+                        weights,
+                        ((b_tile + h) * k_stages + kt) * (RAW_BYTES / 4),
+                        RAW_BYTES,
+                        bars,
+                        slot,
+                    );
+                }
+                if j >= ahead {
+                    cp_async_bulk_global_to_shared(
+                        smem,
+                        slot * IMAGE_BYTES,
+                        images,
+                        (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
+                        IMAGE_BYTES,
+                        bars,
+                        slot,
+                    );
+                }
+                if j + 1 == ahead {
+                    grid_dependency_wait();
+                    for early in 0..ahead {
+                        cp_async_bulk_global_to_shared(
+                            smem,
+                            early * IMAGE_BYTES,
+                            images,
+                            (a_tile * k_stages + first + early) * (IMAGE_BYTES / 4),
+                            IMAGE_BYTES,
+                            bars,
+                            early,
+                        );
+                    }
+                }
+            }
+        }
+        sync_warp();
+        // The consumers' epilogues sum a split K through two phases of the
+        // cluster barrier, which every thread of the cluster takes part in.
+        if SPLIT > 1 && clustered != 0 {
+            cluster_sync();
+            cluster_arrive_relaxed();
+            cluster_wait();
+        }
+    } else {
+        setmaxnreg_inc(232);
         let ct = tid;
         // Fragment layout: warpgroup `wg` owns B rows 64 BLOCKS wg ..
         // 64 BLOCKS (wg + 1).
@@ -343,8 +416,6 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         let w = warp % 4;
         let g = lane / 4;
         let t = lane % 4;
-        // The part of a B row's scale offset that depends on the lane only.
-        let b_scale_lane = t / 2 * 512 + (16 * (w % 2) + g) * 16 + w / 2 * 4 + 2 * (t % 2);
         // The f32 accumulators of the thread's m64 blocks, and the scratch
         // accumulator of the wgmma chain. A chain runs over `chain_stages`
         // (4, 512 K, with one m64 block; 1 with two, whose chains would not
@@ -358,116 +429,30 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
             for sub in 0..chain_stages {
                 let i = chain_stages * c0 + sub;
                 if i < stages {
-                    // Thread 0 is also the producer: the first four stages at the
-                    // start (B first, A's images once the previous kernel is done),
-                    // then from the third stage on, stage i + 2 into the slot stage
-                    // i - 2 used (the warpgroups run less than a stage apart, so it
-                    // is free or nearly).
-                    if tid == 0 {
-                        let a_tile = rows0[0u32] / 128;
-                        let b_row = rows0[1u32];
-                        // Blocked scales: 512 bytes per (128 rows, 64 K).
-                        let sfb_block = b_row / 128 * k_blocks;
-                        let to = if i == 0 {
-                            stages.min(STAGES)
-                        } else {
-                            (i + 3).min(stages)
-                        };
-                        let from = if i == 0 { 0 } else { (i + 2).max(STAGES) };
-                        for j in from..to {
-                            let slot = j % STAGES;
-                            let kt = first + j;
-                            mbarrier_wait_parity(bars, STAGES + slot, (j / STAGES & 1) ^ 1);
-                            mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
-                            let at = RAW_BASE + slot * raw_bytes;
-                            cp_async_bulk_tensor_2d_global_to_shared(
-                                smem,
-                                at,
-                                map_b,
-                                (kt * 64) as i32,
-                                b_row as i32,
-                                bars,
-                                slot,
-                            );
-                            #[unroll]
-                            for rb in 0..BLOCKS {
-                                cp_async_bulk_global_to_shared(
-                                    smem,
-                                    at + sfb_raw + rb * SCALE_BYTES,
-                                    sfb,
-                                    (sfb_block + rb * k_blocks + 2 * kt) * 512,
-                                    SCALE_BYTES,
-                                    bars,
-                                    slot,
-                                );
-                            }
-                            if i > 0 {
-                                cp_async_bulk_global_to_shared(
-                                    smem,
-                                    slot * IMAGE_BYTES,
-                                    images,
-                                    (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
-                                    IMAGE_BYTES,
-                                    bars,
-                                    slot,
-                                );
-                            }
-                        }
-                        if i == 0 {
-                            grid_dependency_wait();
-                            for j in 0..to {
-                                cp_async_bulk_global_to_shared(
-                                    smem,
-                                    j * IMAGE_BYTES,
-                                    images,
-                                    (a_tile * k_stages + first + j) * (IMAGE_BYTES / 4),
-                                    IMAGE_BYTES,
-                                    bars,
-                                    j,
-                                );
-                            }
-                        }
-                    }
-                    // Warp 0 converges again before its `.aligned` wgmmas (no
-                    // barrier between the warpgroups does it any more).
-                    sync_warp();
                     let s = i % STAGES;
                     let stage = RAW_BASE + s * raw_bytes;
                     mbarrier_wait_parity(bars, s, i / STAGES & 1);
                     #[unroll]
                     for blk in 0..BLOCKS as usize {
-                        // The block's rows g and g + 8 of the thread: 32 values
-                        // (16 bytes) and the two scales of each.
-                        let mut bw = [u32x4::new(0, 0, 0, 0); 2];
-                        let mut bsc = [0u32; 2];
-                        // Row 64 mb + 16 w + g + 8 r of the tile (mb = BLOCKS wg +
-                        // blk): its 16 bytes at row * 64 + 16 t, its scales of
-                        // groups 2 t, 2 t + 1 in the blocked layout at (row / 128)
-                        // KiB + (t / 2) 512 + (row % 32) 16 + (row % 128 / 32) 4 +
-                        // 2 (t % 2), written out for row % 32 = 16 (w % 2) + g + 8 r
-                        // and row % 128 / 32 = 2 (mb % 2) + w / 2 (16 w + g + 8 r < 64).
+                        // The thread's pre-arranged words of the stage (one
+                        // per K step of 16) and its four scales, of the
+                        // block's rows g and g + 8 (see [`super::prearrange`]).
                         let mb = BLOCKS * wg + blk as u32;
-                        #[unroll]
-                        for r in 0..2usize {
-                            let rr = r as u32;
-                            bw[r] = words[(stage + (64 * mb + 16 * w + g + 8 * rr) * 64 + 16 * t) / 16];
-                            let sf = stage + sfb_raw + mb / 2 * SCALE_BYTES + b_scale_lane + 128 * rr + 8 * (mb % 2);
-                            bsc[r] = E4m3x2::from_bits(scale_pairs[sf / 2]).to_f16x2().to_bits();
-                        }
+                        let block = stage + mb * PREARRANGED_BLOCK_BYTES;
+                        let lo = words[block / 16 + ct % 128];
+                        let hi = words[block / 16 + 128 + ct % 128];
+                        let q = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                        let scales = scale_words[(block + PREARRANGED_DATA_BYTES) / 4 + ct % 128];
+                        let splats = [e4m3_pair_splats(scales, 0x1010), e4m3_pair_splats(scales, 0x3232)];
                         #[unroll]
                         for step in 0..8usize {
-                            // Word step / 2 of each row, nibble pairs (j0, j0 + 4)
-                            // and (j0 + 1, j0 + 5); the scale of group 2 t + step / 4.
-                            let j0 = 2 * (step as u32 % 2);
-                            let sel = if step / 4 == 0 { 0x1010u32 } else { 0x3232u32 };
+                            let raw = e2m1x8_prearranged(q[step]);
+                            let splat = splats[step / 4];
                             let mut frag = [f16x2::from_bits(0); 4];
                             #[unroll]
                             for f in 0..4usize {
-                                // f: row (f % 2: g or g + 8), pair (f / 2).
-                                let v = bw[f % 2];
-                                let vw = [v.x, v.y, v.z, v.w];
-                                let value = e2m1_pair_scaled(vw[step / 2], j0 + f as u32 / 2);
-                                frag[f] = hmul2(value, f16x2::from_bits(byte_perm(bsc[f % 2], 0, sel)));
+                                // f: row (f % 2: g or g + 8), K pair (f / 2).
+                                frag[f] = hmul2(raw[f], splat[f % 2]);
                             }
                             let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
                                 .with_leading_byte_offset(16)

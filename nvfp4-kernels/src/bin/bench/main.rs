@@ -30,7 +30,6 @@
 //! `--shape I` runs only the I-th (1-based) benchmark shape of each kernel,
 //! so a profiler (`ncu`) sees the launches of one shape.
 
-use cudarc::driver::sys::CUevent_flags;
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
 use nvfp4_kernels::gemm::{self, DeviceGemmOperand, GemmKernel};
 use nvfp4_kernels::gemv::{DeviceNvfp4, GemvConfig, gemv_with};
@@ -104,38 +103,8 @@ fn parse_args() -> Result<Options, String> {
     Ok(o)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median milliseconds per call of `work`, timed with CUDA events around
-/// `LAUNCHES` back-to-back calls.
-fn time_ms(device: &Device, repeats: usize, mut work: impl FnMut(usize) -> Result<(), String>) -> Result<f64, String> {
-    let cuda = device.as_cuda().ok_or("timing needs a CUDA device")?;
-    let ctx = cuda.context();
-    let stream = cuda.stream();
-    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let start = ctx.new_event(flags).map_err(|e| e.to_string())?;
-    let end = ctx.new_event(flags).map_err(|e| e.to_string())?;
-    for i in 0..5 {
-        work(i)?;
-    }
-    let mut samples = Vec::with_capacity(repeats);
-    let mut call = 0;
-    for _ in 0..repeats {
-        start.record(stream).map_err(|e| e.to_string())?;
-        for _ in 0..LAUNCHES {
-            work(call)?;
-            call += 1;
-        }
-        end.record(stream).map_err(|e| e.to_string())?;
-        end.synchronize().map_err(|e| e.to_string())?;
-        let ms = start.elapsed_ms(&end).map_err(|e| e.to_string())?;
-        samples.push(f64::from(ms) / LAUNCHES as f64);
-    }
-    Ok(median(samples))
-}
+mod timing;
+use timing::{median, time_graph_ms, time_ms};
 
 /// Device-to-device copy bandwidth in bytes/s, counting bytes read and written.
 fn copy_bandwidth(device: &Device, repeats: usize) -> Result<f64, String> {
@@ -155,6 +124,9 @@ struct Row {
     shape: String,
     variant: String,
     us: f64,
+    /// GEMM only: median microseconds per call replayed from a CUDA graph of
+    /// `LAUNCHES` calls.
+    graph_us: Option<f64>,
     gbps: f64,
     percent: f64,
     /// GEMM only: TFLOP/s and the time the bytes take at the copy bandwidth.
@@ -212,6 +184,7 @@ fn gemv_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 shape: format!("M={m} K={k} L={l}"),
                 variant: format!("rows={} ksplit={} warps={}", cfg.rows, cfg.ksplit, cfg.warps),
                 us: ms * 1e3,
+                graph_us: None,
                 gbps,
                 percent: 100.0 * gbps * 1e9 / ceiling,
                 tflops: None,
@@ -235,13 +208,14 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
         let want = gemm_reference(&a, &b);
         let bytes = (m + n) * (k / 2 + k / 16) + m * n * 2;
         let flops = 2.0 * (m * n * k) as f64;
-        let row = |kernel: &'static str, variant: String, us: f64, error_ratio: f64| {
+        let row = |kernel: &'static str, variant: String, (us, graph_us): (f64, f64), error_ratio: f64| {
             let gbps = bytes as f64 / (us * 1e-6) / 1e9;
             Row {
                 kernel,
                 shape: format!("M={m} N={n} K={k}"),
                 variant,
                 us,
+                graph_us: Some(graph_us),
                 gbps,
                 percent: 100.0 * gbps * 1e9 / ceiling,
                 tflops: Some(flops / (us * 1e-6) / 1e12),
@@ -254,10 +228,25 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             .map(|_| DeviceGemmOperand::upload(device, &a))
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string())?;
+        // The weights as a loaded layer holds them (pre-arranged on sm_90a),
+        // and once plain, to time the pre-arrangement itself.
         let db: Vec<DeviceGemmOperand> = (0..copies)
-            .map(|_| DeviceGemmOperand::upload(device, &b))
+            .map(|_| DeviceGemmOperand::upload_weights(device, &b))
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string())?;
+        if matches!(device.compute_capability(), (9, 0)) {
+            let plain = DeviceGemmOperand::upload(device, &b).map_err(|e| e.to_string())?;
+            let mut words = device
+                .upload(&vec![0u32; gemm::prearranged_words(n, k, 1)])
+                .map_err(|e| e.to_string())?;
+            let ms = time_ms(device, opts.repeats, |_| {
+                gemm::prearrange_weights(device, &plain, &mut words).map_err(|e| e.to_string())
+            })?;
+            println!(
+                "M={m} N={n} K={k}: pre-arranging the weights (once per load) takes {:.2} us",
+                ms * 1e3
+            );
+        }
         let mut dc: Vec<DeviceBuffer<f16>> = (0..copies)
             .map(|_| device.upload(&vec![f16::NAN; m * n]))
             .collect::<Result<_, _>>()
@@ -279,10 +268,12 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             gemm::gemm_with(device, &da[0], &db[0], &mut dc[0], kernel).map_err(|e| e.to_string())?;
             let got = device.download(&dc[0]).map_err(|e| e.to_string())?;
             let ratio = checked_ratio(&got, &want, &format!("GEMM {m}x{n}x{k} {kernel:?}"))?;
-            let ms = time_ms(device, opts.repeats, |i| {
+            let mut call = |i: usize| {
                 let j = i % copies;
                 gemm::gemm_with(device, &da[j], &db[j], &mut dc[j], kernel).map_err(|e| e.to_string())
-            })?;
+            };
+            let ms = time_ms(device, opts.repeats, &mut call)?;
+            let graph_ms = time_graph_ms(device, opts.repeats, &mut call)?;
             let variant = match kernel {
                 GemmKernel::Sm100 { bn } => format!("sm_100a BN={bn}"),
                 GemmKernel::Sm90 { blocks, split } => {
@@ -296,11 +287,11 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                     format!("sm_90a rows={} split={split}{how}", 128 * blocks)
                 }
             };
-            rows.push(row("gemm", variant, ms * 1e3, ratio));
+            rows.push(row("gemm", variant, (ms * 1e3, graph_ms * 1e3), ratio));
         }
         if let Some(blas) = &blas {
-            let (us, ratio) = blas.time_f16_gemm(device, opts.repeats, &a, &b, &want)?;
-            rows.push(row("cublas", "f16 GemmEx, decoded".into(), us, ratio));
+            let (us, graph_us, ratio) = blas.time_f16_gemm(device, opts.repeats, &a, &b, &want)?;
+            rows.push(row("cublas", "f16 GemmEx, decoded".into(), (us, graph_us), ratio));
         }
     }
     if blas.is_none() {
@@ -323,109 +314,7 @@ fn checked_ratio(got: &[f16], want: &[f64], what: &str) -> Result<f64, String> {
 
 /// cuBLAS's f16 GEMM (f32 accumulation) on the decoded operands: the
 /// anchor of the GEMM rows.
-mod cublas {
-    use super::{L2_BYTES, checked_ratio, time_ms};
-    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
-    use cudarc::cublas::{CudaBlas, result};
-    use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-    use nvfp4_dsl::{Device, f16};
-    use nvfp4_kernels::nvfp4::Nvfp4Tensor;
-
-    pub struct Blas(CudaBlas);
-
-    impl Blas {
-        /// A handle on the device's stream; `None` when libcublas is absent.
-        pub fn new(device: &Device) -> Result<Option<Blas>, String> {
-            // SAFETY: only probes whether the library can be opened.
-            if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-                return Ok(None);
-            }
-            let cuda = device.as_cuda().ok_or("cuBLAS needs a CUDA device")?;
-            let blas = CudaBlas::new(cuda.stream().clone()).map_err(|e| format!("cuBLAS: {e}"))?;
-            Ok(Some(Blas(blas)))
-        }
-
-        /// Checks `C = A B^T` in f16 against `want`, then returns its median
-        /// microseconds, rotating input copies like the kernels' rows, and
-        /// its worst error ratio.
-        pub fn time_f16_gemm(
-            &self,
-            device: &Device,
-            repeats: usize,
-            a: &Nvfp4Tensor,
-            b: &Nvfp4Tensor,
-            want: &[f64],
-        ) -> Result<(f64, f64), String> {
-            let stream = device.as_cuda().ok_or("cuBLAS needs a CUDA device")?.stream();
-            let (m, n, k) = (a.rows, b.rows, a.k);
-            let bits = |t: &Nvfp4Tensor| t.to_f16().into_iter().map(f16::to_bits).collect::<Vec<u16>>();
-            let (ha, hb) = (bits(a), bits(b));
-            let copies = (3 * L2_BYTES).div_ceil(2 * (m + n) * k).max(2);
-            let up = |h: &[u16]| stream.clone_htod(h).map_err(|e| e.to_string());
-            let da: Vec<CudaSlice<u16>> = (0..copies).map(|_| up(&ha)).collect::<Result<_, _>>()?;
-            let db: Vec<CudaSlice<u16>> = (0..copies).map(|_| up(&hb)).collect::<Result<_, _>>()?;
-            let mut dc: Vec<CudaSlice<u16>> = (0..copies)
-                .map(|_| stream.alloc_zeros::<u16>(m * n).map_err(|e| e.to_string()))
-                .collect::<Result<_, _>>()?;
-            self.gemm(stream, &da[0], &db[0], &mut dc[0], (m, n, k))?;
-            let got: Vec<f16> = stream
-                .clone_dtoh(&dc[0])
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .map(f16::from_bits)
-                .collect();
-            let ratio = checked_ratio(&got, want, &format!("cuBLAS f16 {m}x{n}x{k}"))?;
-            let ms = time_ms(device, repeats, |i| {
-                self.gemm(stream, &da[i % copies], &db[i % copies], &mut dc[i % copies], (m, n, k))
-            })?;
-            Ok((ms * 1e3, ratio))
-        }
-
-        /// Enqueues `c = a b^T` (f16 in and out, f32 accumulation).
-        fn gemm(
-            &self,
-            stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-            a: &CudaSlice<u16>,
-            b: &CudaSlice<u16>,
-            c: &mut CudaSlice<u16>,
-            (m, n, k): (usize, usize, usize),
-        ) -> Result<(), String> {
-            let (alpha, beta) = (1.0f32, 0.0f32);
-            let (pa, _ga) = a.device_ptr(stream);
-            let (pb, _gb) = b.device_ptr(stream);
-            let (pc, _gc) = c.device_ptr_mut(stream);
-            // C row-major [M][N] is C^T column-major = B (N x K, K-major,
-            // transposed) x A^T (K x M).
-            // SAFETY: the pointers are live allocations of K x N, K x M and
-            // N x M f16 values on this handle's stream; alpha and beta are
-            // f32 as the f32 compute type needs.
-            unsafe {
-                result::gemm_ex(
-                    *self.0.handle(),
-                    cublasOperation_t::CUBLAS_OP_T,
-                    cublasOperation_t::CUBLAS_OP_N,
-                    n as i32,
-                    m as i32,
-                    k as i32,
-                    (&alpha as *const f32).cast(),
-                    pb as *const _,
-                    cudaDataType::CUDA_R_16F,
-                    k as i32,
-                    pa as *const _,
-                    cudaDataType::CUDA_R_16F,
-                    k as i32,
-                    (&beta as *const f32).cast(),
-                    pc as *mut _,
-                    cudaDataType::CUDA_R_16F,
-                    n as i32,
-                    cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
-            }
-            .map_err(|e| format!("cuBLAS GemmEx: {e}"))
-        }
-    }
-}
+mod cublas;
 
 /// One launch-cost measurement: host or GPU microseconds per GEMV.
 struct LaunchRow {
@@ -618,13 +507,18 @@ fn check_f16_output(
     check_close(&got, want, 1e-3, 1e-3).map_err(|e| format!("{what}: {e}"))
 }
 
-/// The geometric mean over `kernel`'s shapes of each shape's fastest variant.
-fn geomean_of_best(rows: &[Row], kernel: &str) -> Option<f64> {
+/// The geometric mean over `kernel`'s shapes of each shape's fastest
+/// variant, by the time `us` picks.
+fn geomean_of_best(rows: &[Row], kernel: &str, us: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
     let mut best: Vec<(&str, f64)> = Vec::new();
-    for r in rows.iter().filter(|r| r.kernel == kernel) {
+    for (r, t) in rows
+        .iter()
+        .filter(|r| r.kernel == kernel)
+        .filter_map(|r| us(r).map(|t| (r, t)))
+    {
         match best.iter_mut().find(|(s, _)| *s == r.shape) {
-            Some((_, us)) => *us = us.min(r.us),
-            None => best.push((&r.shape, r.us)),
+            Some((_, b)) => *b = b.min(t),
+            None => best.push((&r.shape, t)),
         }
     }
     (!best.is_empty()).then(|| (best.iter().map(|(_, us)| us.ln()).sum::<f64>() / best.len() as f64).exp())
@@ -638,7 +532,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let device = match Device::cuda(0) {
+    // A stream of its own: the legacy default stream cannot be captured
+    // into the graphs the GEMM rows replay.
+    let device = match Device::cuda(0).and_then(|d| d.new_stream()) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("the benchmark needs a CUDA GPU: {e}");
@@ -685,7 +581,12 @@ fn main() -> ExitCode {
     };
     let geomeans: Vec<(&str, f64)> = ["gemv", "gemm", "cublas"]
         .into_iter()
-        .filter_map(|kernel| geomean_of_best(&rows, kernel).map(|g| (kernel, g)))
+        .filter_map(|kernel| geomean_of_best(&rows, kernel, |r| Some(r.us)).map(|g| (kernel, g)))
+        .chain(
+            [("gemm graph", "gemm"), ("cublas graph", "cublas")]
+                .into_iter()
+                .filter_map(|(name, kernel)| geomean_of_best(&rows, kernel, |r| r.graph_us).map(|g| (name, g))),
+        )
         .collect();
     if opts.json {
         let items: Vec<String> = rows
@@ -699,8 +600,9 @@ fn main() -> ExitCode {
                     ),
                     _ => String::new(),
                 };
+                let graph = r.graph_us.map_or("null".to_string(), |g| format!("{g:.3}"));
                 format!(
-                    "{{\"kernel\":\"{}\",\"shape\":\"{}\",\"variant\":\"{}\",\"us\":{:.3},\"gb_per_s\":{:.1},\"percent_of_copy\":{:.1}{gemm}}}",
+                    "{{\"kernel\":\"{}\",\"shape\":\"{}\",\"variant\":\"{}\",\"us\":{:.3},\"graph_us\":{graph},\"gb_per_s\":{:.1},\"percent_of_copy\":{:.1}{gemm}}}",
                     r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
                 )
             })
@@ -731,11 +633,12 @@ fn main() -> ExitCode {
         println!("device: {}", device.describe());
         println!("device-to-device copy: {:.1} GB/s (read + write)", ceiling / 1e9);
         println!(
-            "{:<6} {:<24} {:<22} {:>10} {:>8} {:>7} {:>8} {:>8} {:>9} {:>7} {:>7}",
+            "{:<6} {:<24} {:<22} {:>10} {:>9} {:>8} {:>7} {:>8} {:>8} {:>9} {:>7} {:>7}",
             "kernel",
             "shape",
             "variant",
             "median us",
+            "graph us",
             "GB/s",
             "% copy",
             "TFLOP/s",
@@ -753,8 +656,9 @@ fn main() -> ExitCode {
                 ),
                 _ => String::new(),
             };
+            let graph = r.graph_us.map_or("-".to_string(), |g| format!("{g:.2}"));
             println!(
-                "{:<6} {:<24} {:<22} {:>10.2} {:>8.1} {:>6.1}%{gemm}",
+                "{:<6} {:<24} {:<22} {:>10.2} {graph:>9} {:>8.1} {:>6.1}%{gemm}",
                 r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
             );
         }
