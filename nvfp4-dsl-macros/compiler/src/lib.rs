@@ -5,7 +5,7 @@
 //! without rustc.
 //!
 //! One direction, one module per stage:
-//! `attr` -> `parse` -> `check` -> `lower` (with `intrinsics`) -> `ir` ->
+//! `attr` -> `parse` (with `generics`) -> `check` -> `lower` (with `intrinsics`) -> `ir` ->
 //! `ptx`; `expand` turns the result into the Rust tokens the macro emits;
 //! `driver` runs them.
 //!
@@ -32,6 +32,8 @@ pub mod check;
 mod driver;
 #[cfg(feature = "compiler")]
 pub mod expand;
+#[cfg(feature = "compiler")]
+pub mod generics;
 #[cfg(feature = "compiler")]
 pub mod intrinsics;
 #[cfg(feature = "compiler")]
