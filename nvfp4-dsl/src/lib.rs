@@ -101,6 +101,7 @@
 #![deny(missing_docs)]
 
 pub mod emu;
+pub mod generic;
 pub mod intrinsics;
 pub mod prelude;
 mod runtime;
