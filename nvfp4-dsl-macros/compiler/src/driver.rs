@@ -638,11 +638,11 @@ fn type_values(attr: &KernelAttr, p: &TypeParam) -> syn::Result<Vec<SpecValue>> 
         };
         let Some(ty) = ty else {
             return Err(loc.error(format!(
-                "`{}` is a type parameter: list types, e.g. `specialize({} = [{}])`, of {}",
+                "`{}` is a type parameter: list types of {}, e.g. `specialize({} = [{}])`",
                 p.name,
+                p.bound.describe(),
                 p.name,
                 p.bound.types()[0].rust_name(),
-                p.bound.describe()
             )));
         };
         if !p.bound.types().contains(&ty) {
@@ -782,7 +782,7 @@ mod tests {
     #[test]
     fn type_parameters_and_their_lists_are_checked() {
         let e = |attr: &str, src: &str| compile_src(attr, src).unwrap_err().to_string();
-        assert!(e("targets(sm_90)", "fn k<T>() {}").contains("needs a bound from the prelude"));
+        assert!(e("targets(sm_90)", "fn k<T>() {}").contains("needs a bound, a trait of the prelude: `T: Float`"));
         assert!(e("targets(sm_90)", "fn k<T: Copy>() {}").contains("`Copy` is not a trait kernels compile"));
         assert!(e("targets(sm_90)", "fn k<T: Float>() {}").contains("specialize(T = [f16, bf16])"));
         let wrong = e("targets(sm_90), specialize(T = [1])", "fn k<T: Float>() {}");

@@ -93,8 +93,15 @@ impl Bound {
         format!("`{}` ({})", self.name(), types.join(", "))
     }
 
-    fn all_described() -> String {
-        let all: Vec<String> = Bound::ALL.into_iter().map(Bound::describe).collect();
+    /// `T: Float` (`f16`, ...), `T: Half` (..) or `T: Int` (..).
+    fn all_bounds(param: &str) -> String {
+        let all: Vec<String> = Bound::ALL
+            .into_iter()
+            .map(|b| {
+                let types: Vec<&str> = b.types().iter().map(|s| s.rust_name()).collect();
+                format!("`{param}: {}` ({})", b.name(), types.join(", "))
+            })
+            .collect();
         format!("{}, {} or {}", all[0], all[1], all[2])
     }
 }
@@ -123,14 +130,14 @@ pub fn type_params(generics: &syn::Generics, what: &str) -> syn::Result<Vec<Type
         let bound = match (bounds.next(), bounds.next()) {
             (None, _) => {
                 return Err(Loc::of(&t.ident).error(format!(
-                    "the type parameter `{name}` needs a bound from the prelude: `{name}: Float` for {}",
-                    Bound::all_described()
+                    "the type parameter `{name}` needs a bound, a trait of the prelude: {}",
+                    Bound::all_bounds(&name)
                 )));
             }
             (Some(_), Some(extra)) => {
                 return Err(Loc::of(extra).error(format!(
                     "bound `{name}` by one trait of the prelude: {} (each implies `Copy`, the operators and comparisons)",
-                    Bound::all_described()
+                    Bound::all_bounds(&name)
                 )));
             }
             (Some(b), None) => bound_of(b, &name)?,
@@ -160,9 +167,9 @@ fn bound_of(b: &syn::TypeParamBound, name: &str) -> syn::Result<Bound> {
     match trait_name.and_then(|n| Bound::ALL.into_iter().find(|b| b.name() == n)) {
         Some(bound) => Ok(bound),
         None => Err(Loc::of(b).error(format!(
-            "`{}` is not a trait kernels compile; bound `{name}` by {} from the prelude",
+            "`{}` is not a trait kernels compile; write {}, traits of the prelude",
             quote::ToTokens::to_token_stream(b),
-            Bound::all_described()
+            Bound::all_bounds(name)
         ))),
     }
 }
