@@ -130,7 +130,7 @@ fn check_floats<T: Float + DeviceCopy + std::fmt::Debug>(
     let y: Vec<T> = (0..N).map(|_| T::from_f32(rng.float())).collect();
     let a = rng.float();
     let (dx, dy) = (device.upload(&x).expect("upload"), device.upload(&y).expect("upload"));
-    let mut out = device.upload(&vec![T::NAN; N]).expect("upload");
+    let mut out = device.upload(&[T::NAN; N]).expect("upload");
     let mut sums = device.upload(&vec![f32::NAN; 3 * N]).expect("upload");
     launch(&dx, &dy, a, &mut out, &mut sums);
     let (out, sums) = (
@@ -183,7 +183,7 @@ fn check_ints<T: Int + DeviceCopy + std::fmt::Debug>(
     let x: Vec<T> = (0..N).map(|_| from(rng.next() | 1)).collect();
     let y: Vec<T> = (0..N).map(|_| from(rng.next() | 2)).collect();
     let (dx, dy) = (device.upload(&x).expect("upload"), device.upload(&y).expect("upload"));
-    let mut out = device.upload(&vec![T::MAX; N]).expect("upload");
+    let mut out = device.upload(&[T::MAX; N]).expect("upload");
     let mut counts = device.upload(&vec![u32::MAX; N]).expect("upload");
     launch(&dx, &dy, &mut out, &mut counts);
     let (out, counts) = (
@@ -220,7 +220,7 @@ fn half_functions_and_vector_parameters_compute_what_the_host_computes() {
     // either type, never a NaN (whose payload the conversions may change).
     let half = |rng: &mut Rng| {
         let v = rng.float();
-        u32::from(if rng.next() % 2 == 0 {
+        u32::from(if rng.next().is_multiple_of(2) {
             f16::from_f32(v).to_bits()
         } else {
             bf16::from_f32(v).to_bits()

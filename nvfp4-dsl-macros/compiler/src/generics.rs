@@ -311,11 +311,7 @@ impl Shape {
     /// later argument of another type is a mismatch).
     pub fn infer(&self, actual: &Ty, out: &mut [Option<Ty>]) {
         match (self, actual) {
-            (Shape::Param(i), t) => {
-                if out[*i].is_none() {
-                    out[*i] = Some(t.clone());
-                }
-            }
+            (Shape::Param(i), t) if out[*i].is_none() => out[*i] = Some(t.clone()),
             (Shape::Slice(s), Ty::Slice { elem, .. })
             | (Shape::Array(s), Ty::Array { elem, .. })
             | (Shape::Shared(s), Ty::SharedArray { elem, .. } | Ty::SharedSlice { elem }) => s.infer(elem, out),
