@@ -1,6 +1,7 @@
 //! Type generics: device functions generic over `T: Float`, `T: Half` and
 //! `T: Int` (the type read off the arguments, also of arrays and slices,
-//! or given with a turbofish; one generic function calling another), and
+//! off the type the caller expects of the result, or given with a
+//! turbofish; one generic function calling another), and
 //! kernels generic over `T`, compiled for each type of their
 //! `specialize(T = [..])` and launched as `Kernel::<T>::launch`; `bf16x2`
 //! and `f16x2` kernel parameters. Run on the emulator against the same
@@ -88,12 +89,22 @@ fn swap_halves<T: Half>(w: u32) -> u32 {
     ((doubled.to_bits() as u32) << 16) | hi.to_bits() as u32
 }
 
+/// The middle 16 bits of a word as a `T`, which only the type the caller
+/// expects of the result gives.
+#[device]
+fn middle<T: Half>(w: u32) -> T {
+    T::from_bits((w >> 8) as u16)
+}
+
 #[kernel(targets(sm_90))]
 pub fn halves(w: &[u32], p: bf16x2, q: f16x2, out: &mut [u32]) {
     let i = thread_idx_x() as usize;
-    out[3 * i] = swap_halves::<f16>(w[i]);
-    out[3 * i + 1] = swap_halves::<bf16>(w[i]);
-    out[3 * i + 2] = p.to_bits() ^ q.to_bits() ^ w[i];
+    out[4 * i] = swap_halves::<f16>(w[i]);
+    out[4 * i + 1] = swap_halves::<bf16>(w[i]);
+    out[4 * i + 2] = p.to_bits() ^ q.to_bits() ^ w[i];
+    let a: f16 = middle(w[i]);
+    let b: bf16 = middle(w[i] ^ 0xFF00);
+    out[4 * i + 3] = a.to_bits() as u32 | (b.to_bits() as u32) << 16;
 }
 
 const N: usize = 64;
@@ -230,16 +241,18 @@ fn half_functions_and_vector_parameters_compute_what_the_host_computes() {
     let p = bf16x2::new(bf16::from_f32(rng.float()), bf16::from_f32(rng.float()));
     let q = f16x2::new(f16::from_f32(rng.float()), f16::from_f32(rng.float()));
     let dw = device.upload(&w).expect("upload");
-    let mut out = device.upload(&vec![0xDEAD_BEEFu32; 3 * N]).expect("upload");
-    // SAFETY: one thread per word of `w`, three of `out`.
+    let mut out = device.upload(&vec![0xDEAD_BEEFu32; 4 * N]).expect("upload");
+    // SAFETY: one thread per word of `w`, four of `out`.
     unsafe { halves::Kernel::launch(&device, LaunchConfig::linear(1, N as u32), &dw, p, q, &mut out) }.expect("launch");
     let out = device.download(&out).expect("download");
     for i in 0..N {
+        let (a, b): (f16, bf16) = (middle(w[i]), middle(w[i] ^ 0xFF00));
         let want = [
             swap_halves::<f16>(w[i]),
             swap_halves::<bf16>(w[i]),
             p.to_bits() ^ q.to_bits() ^ w[i],
+            a.to_bits() as u32 | (b.to_bits() as u32) << 16,
         ];
-        assert_eq!(out[3 * i..3 * i + 3], want, "word {i}: {:#x}", w[i]);
+        assert_eq!(out[4 * i..4 * i + 4], want, "word {i}: {:#x}", w[i]);
     }
 }

@@ -660,6 +660,18 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("`T` of `widen` would be `u32`, which is not `Float`"), "{e}");
+        // From the type the result must have, as rustc infers it.
+        let c = compile_with(
+            "targets(sm_90)",
+            "fn k(y: &mut [bf16]) { let h: f16 = half_of(3.0); y[0] = half_of(h.to_f32()); }",
+            &["fn half_of<T: Float>(v: f32) -> T { T::from_f32(v * 0.5) }"],
+        )
+        .unwrap();
+        let ptx = &c.variants[0].ptx[0].1;
+        assert!(
+            ptx.contains("cvt.rn.f16.f32") && ptx.contains("cvt.rn.bf16.f32"),
+            "{ptx}"
+        );
         let e = compile_with(
             "targets(sm_90)",
             "fn k(y: &mut [f32]) { y[0] = zero(); }",

@@ -337,6 +337,9 @@ pub struct GenericFn {
     pub order: Vec<Option<usize>>,
     /// Each parameter's shape.
     pub params: Vec<Shape>,
+    /// The result's shape (for `T` given by the type a call's context
+    /// expects, as rustc reads it).
+    pub ret: Shape,
 }
 
 impl GenericFn {
@@ -365,12 +368,17 @@ impl GenericFn {
                 syn::FnArg::Receiver(_) => Shape::Other,
             })
             .collect();
+        let ret = match &f.sig.output {
+            syn::ReturnType::Type(_, t) => Shape::of(t, &type_params),
+            syn::ReturnType::Default => Shape::Other,
+        };
         GenericFn {
             key: key.to_string(),
             name: f.sig.ident.to_string(),
             type_params,
             order,
             params,
+            ret,
         }
     }
 

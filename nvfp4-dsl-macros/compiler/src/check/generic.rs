@@ -1,5 +1,6 @@
 //! Calls of generic device functions: the type of each type parameter
-//! from a turbofish or read off the arguments' types, as rustc infers it;
+//! from a turbofish or read off the arguments' types (then the type the
+//! context expects of the result), as rustc infers it;
 //! the call is then a call of that instantiation, which the kernel has when
 //! an earlier round of checking asked for it (`Checker::wanted`).
 
@@ -71,6 +72,11 @@ impl<'k> Checker<'k> {
                 };
                 shape.infer(&t, &mut types);
             }
+            if types.iter().any(Option::is_none)
+                && let Some(TyV::Ty(t)) = hint.map(|h| self.shallow(h))
+            {
+                g.ret.infer(&t, &mut types);
+            }
         }
         let mut concrete = Vec::with_capacity(types.len());
         for (t, p) in types.iter().zip(&g.type_params) {
@@ -78,7 +84,7 @@ impl<'k> Checker<'k> {
                 return err(
                     e.span,
                     format!(
-                        "cannot infer the type `{}` of `{}` from its arguments; write it with a turbofish, `{}::<f32>(..)`: `{}`",
+                        "cannot infer the type `{}` of `{}` from its arguments or its result; write it with a turbofish, `{}::<f32>(..)`: `{}`",
                         p.name,
                         g.name,
                         g.name,
