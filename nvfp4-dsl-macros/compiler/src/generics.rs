@@ -46,7 +46,7 @@ impl Bound {
     }
 
     /// What `T::item` may name: the trait's functions and constants.
-    fn items(self) -> &'static [&'static str] {
+    fn items(self) -> Vec<&'static str> {
         const FLOAT: &[&str] = &[
             "from_f32",
             "to_f32",
@@ -58,20 +58,9 @@ impl Bound {
             "EPSILON",
         ];
         match self {
-            Bound::Float => FLOAT,
-            Bound::Half => &[
-                "from_f32",
-                "to_f32",
-                "MAX",
-                "MIN",
-                "INFINITY",
-                "NEG_INFINITY",
-                "NAN",
-                "EPSILON",
-                "from_bits",
-                "to_bits",
-            ],
-            Bound::Int => &[
+            Bound::Float => FLOAT.to_vec(),
+            Bound::Half => [FLOAT, &["from_bits", "to_bits"]].concat(),
+            Bound::Int => vec![
                 "wrapping_add",
                 "wrapping_sub",
                 "wrapping_mul",
@@ -226,11 +215,12 @@ impl VisitMut for Substitute<'_> {
             && let Some(i) = self.params.iter().position(|p| first.ident == p.name)
         {
             let p = &self.params[i];
+            let items = p.bound.items();
             if let Some(item) = path.segments.iter().nth(1)
-                && !p.bound.items().contains(&item.ident.to_string().as_str())
+                && !items.contains(&item.ident.to_string().as_str())
                 && self.error.is_none()
             {
-                let items: Vec<String> = p.bound.items().iter().map(|i| format!("`{}::{i}`", p.name)).collect();
+                let items: Vec<String> = items.iter().map(|i| format!("`{}::{i}`", p.name)).collect();
                 self.error = Some(Loc::of(path).error(format!(
                     "`{}` is `{}: {}`, which has no `{}`; it has {}, the operators and comparisons (convert with `.to_f32()` to use `f32`'s methods)",
                     p.name,
