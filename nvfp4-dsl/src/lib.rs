@@ -25,8 +25,11 @@
 //! ## The subset
 //!
 //! Parameters are slices `&[T]`/`&mut [T]` (global memory, passed with their
-//! length: `x.len()` works), scalars, and const generics whose values are
-//! listed in `#[kernel(specialize(N = [..]))]`. Bodies use `let`/`let mut`,
+//! length: `x.len()` works), scalars, const generics whose values are
+//! listed in `#[kernel(specialize(N = [..]))]`, and type parameters bounded
+//! by [`Float`](generic::Float), [`Half`](generic::Half) or
+//! [`Int`](generic::Int) whose types are listed the same way
+//! (`specialize(T = [f16, bf16])`; see [`generic`]). Bodies use `let`/`let mut`,
 //! assignment and compound assignment, `if`/`else` (also as a value), `for`
 //! over ranges (`a..b`, `a..=b`, `(a..b).step_by(s)`), `while`, `loop`,
 //! `break`, `continue`, `return`, Rust's operators with Rust's semantics
@@ -101,6 +104,7 @@
 #![deny(missing_docs)]
 
 pub mod emu;
+pub mod generic;
 pub mod intrinsics;
 pub mod prelude;
 mod runtime;

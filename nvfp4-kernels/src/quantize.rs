@@ -25,13 +25,13 @@ use crate::nvfp4::{Nvfp4Tensor, e4m3_to_f32, f32_to_e2m1, f32_to_e4m3, pack};
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{DeviceView, DeviceViewMut};
 
-/// Quantizes `rows` rows of `k` halves (f16, or bf16 when `BF16`) to NVFP4
-/// codes in `data` (`[rows_out][k/8]` words, eight codes each, the even
-/// element in the low nibble) and e4m3 scales in `scales` (blocked layout
-/// when `blocked`).
-#[kernel(targets(sm_90, sm_100a), specialize(BF16 = [false, true]), launch_bounds(256))]
+/// Quantizes `rows` rows of `k` halves (`T`: f16 or bf16, read as raw
+/// 16-byte units) to NVFP4 codes in `data` (`[rows_out][k/8]` words, eight
+/// codes each, the even element in the low nibble) and e4m3 scales in
+/// `scales` (blocked layout when `blocked`).
+#[kernel(targets(sm_90, sm_100a), specialize(T = [f16, bf16]), launch_bounds(256))]
 #[allow(clippy::too_many_arguments)]
-pub fn quantize_nvfp4<const BF16: bool>(
+pub fn quantize_nvfp4<T: Half>(
     x: &[u32x4],
     data: &mut [u32],
     scales: &mut [E4m3],
@@ -56,13 +56,8 @@ pub fn quantize_nvfp4<const BF16: bool>(
         let words = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
         #[unroll]
         for w in 0..8 {
-            if BF16 {
-                v[2 * w] = f32::from_bits(words[w] << 16);
-                v[2 * w + 1] = f32::from_bits(words[w] & 0xFFFF_0000);
-            } else {
-                v[2 * w] = f16::from_bits((words[w] & 0xFFFF) as u16).to_f32();
-                v[2 * w + 1] = f16::from_bits((words[w] >> 16) as u16).to_f32();
-            }
+            v[2 * w] = T::from_bits((words[w] & 0xFFFF) as u16).to_f32();
+            v[2 * w + 1] = T::from_bits((words[w] >> 16) as u16).to_f32();
         }
     }
     let mut amax = 0.0f32;
@@ -253,21 +248,17 @@ pub fn quantize<'a, 'd, 's>(
     };
     let launch = LaunchConfig::linear(threads.div_ceil(256), 256);
     let (data, scales) = (data.cast::<u32>()?, scales.cast::<E4m3>()?);
-    let (units, bf16) = match x {
-        Activations::F16(v) => (v.cast::<u32x4>()?, false),
-        Activations::Bf16(v) => (v.cast::<u32x4>()?, true),
-    };
     // SAFETY: one thread per block of 16 of rows_out rows; a thread of a
     // row below `rows` reads 2 units of x (rows * k / 8 in all), every
     // thread writes 2 words of data (rows_out * k / 8) and one scale, at an
     // index below the scale length checked above.
     unsafe {
         macro_rules! launch {
-            ($bf16:literal) => {
-                quantize_nvfp4::Kernel::<$bf16>::launch(
+            ($t:ty, $x:expr) => {
+                quantize_nvfp4::Kernel::<$t>::launch(
                     device,
                     launch,
-                    units,
+                    $x.cast::<u32x4>()?,
                     data,
                     scales,
                     r,
@@ -279,7 +270,10 @@ pub fn quantize<'a, 'd, 's>(
                 )?
             };
         }
-        if bf16 { launch!(true) } else { launch!(false) }
+        match x {
+            Activations::F16(v) => launch!(f16, v),
+            Activations::Bf16(v) => launch!(bf16, v),
+        }
     }
     Ok(())
 }

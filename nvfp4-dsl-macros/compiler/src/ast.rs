@@ -136,6 +136,9 @@ pub struct Kernel {
     /// each other, in the order they were resolved, and the methods of its
     /// `#[device(methods)]` structs.
     pub devices: Vec<DeviceFn>,
+    /// The generic `#[device]` functions, whose instantiations are among
+    /// `devices` once `check` has asked for them.
+    pub generics: Vec<super::generics::GenericFn>,
     /// The `#[device]` structs, by the path their users wrote.
     pub structs: Vec<(String, super::types::StructTy)>,
     /// The `#[device] const` arrays the kernel and its device functions

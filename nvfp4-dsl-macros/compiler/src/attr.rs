@@ -8,7 +8,8 @@
 //! )]
 //! ```
 //!
-//! `specialize` lists the values of each const generic; the kernel is compiled
+//! `specialize` lists the values of each const generic and the types of
+//! each type parameter (`T = [f16, bf16]`); the kernel is compiled
 //! for every combination (a proc macro cannot see the call sites). The values
 //! and the bounds may be constant expressions of `#[device] const`s: they
 //! stay expressions here, and `driver` evaluates them once the consts are
@@ -45,11 +46,12 @@ pub struct SpecList {
     pub values: Vec<syn::Expr>,
 }
 
-/// A value a const generic is specialised to.
+/// A value a const generic is specialised to, or a type parameter's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpecValue {
     Bool(bool),
     Int(i128),
+    Ty(crate::types::Scalar),
 }
 
 impl SpecValue {
@@ -59,6 +61,7 @@ impl SpecValue {
             SpecValue::Bool(b) => b.to_string(),
             SpecValue::Int(i) if i < 0 => format!("m{}", -i),
             SpecValue::Int(i) => i.to_string(),
+            SpecValue::Ty(t) => t.rust_name().to_string(),
         }
     }
 }

@@ -2,9 +2,12 @@
 //! functions for every specialisation and target; [`missing_devices`]
 //! tells the proc macro which device functions to fetch first.
 
-use crate::attr::{KernelAttr, SpecValue};
-use crate::lower::fold::Const;
+use crate::attr::SpecValue;
+use crate::check::Checked;
+use crate::generics::{self, Instance, TypeParam};
+use crate::spec::{launch_bounds, spec_name, specialisations};
 use crate::target::Target;
+use crate::typed::Types;
 use crate::types::{self, Scalar};
 use crate::{ast, attr, check, intrinsics, lower, parse, ptx};
 use proc_macro2::{Span, TokenStream};
@@ -135,7 +138,14 @@ pub fn missing_devices(
         return Ok(missing);
     }
     let attr = attr::parse(attr)?;
-    let mut values: Vec<syn::Expr> = attr.specialize.into_iter().flat_map(|l| l.values).collect();
+    let type_params = generics::type_params(&item.sig.generics, "a kernel")?;
+    let item = &first_instance(item, &type_params)?;
+    let mut values: Vec<syn::Expr> = attr
+        .specialize
+        .into_iter()
+        .filter(|l| !type_params.iter().any(|t| t.name == l.name))
+        .flat_map(|l| l.values)
+        .collect();
     if let Some(b) = attr.launch_bounds {
         values.extend([b.max_threads].into_iter().chain(b.min_blocks));
     }
@@ -300,19 +310,42 @@ pub fn compile(
     opts: &Options,
 ) -> syn::Result<Compiled> {
     let attr = attr::parse(attr)?;
-    let kernel = parse::parse_kernel(item, devices)?;
-    let wants = |stage| opts.dump.as_ref().is_some_and(|d| d.wants(stage, &kernel.name));
-    let mut dump = String::new();
-    if wants(Stage::Ast) {
-        dump += &format!("=== {} ast: kernel `{}` ===\n{kernel:#?}\n", Dump::VAR, kernel.name);
+    let type_params = generics::type_params(&item.sig.generics, "a kernel")?;
+    let consts = parse::kernel_consts(&first_instance(item, &type_params)?.sig)?;
+    // The kernel parsed and checked for each combination of types; a
+    // kernel without type parameters first, so that its errors come before
+    // those of its `specialize` lists.
+    let mut instances: Vec<(Vec<Scalar>, ast::Kernel, Types)> = Vec::new();
+    if type_params.is_empty() {
+        let (kernel, checked) = instantiate(item, &[], &[], devices)?;
+        instances.push((Vec::new(), kernel, checked));
     }
-    let types = check::check(&kernel)?;
-    let specs = specialisations(&attr, &kernel, devices)?;
+    let specs = specialisations(&attr, item, &type_params, &consts, devices)?;
+    let name = item.sig.ident.to_string();
+    let wants = |stage| opts.dump.as_ref().is_some_and(|d| d.wants(stage, &name));
+    let mut dump = String::new();
     let launch_bounds = launch_bounds(&attr, devices)?;
-    let debug_asserts = has_debug_asserts(&kernel);
     let mut variants = Vec::with_capacity(specs.len());
     for spec in specs {
         let spec_name = spec_name(&spec);
+        let types: Vec<Scalar> = spec
+            .iter()
+            .filter_map(|(_, v)| match v {
+                SpecValue::Ty(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        let at = match instances.iter().position(|(t, _, _)| *t == types) {
+            Some(at) => at,
+            None => {
+                let (kernel, checked) = instantiate(item, &type_params, &types, devices)
+                    .map_err(|e| in_types(e, &name, &type_params, &types))?;
+                instances.push((types, kernel, checked));
+                instances.len() - 1
+            }
+        };
+        let (_, kernel, types) = &instances[at];
+        let debug_asserts = has_debug_asserts(kernel);
         let entry = if spec.is_empty() {
             kernel.name.clone()
         } else {
@@ -324,8 +357,8 @@ pub fn compile(
         for (target, _) in &attr.targets {
             let lower_with = |debug_assertions| {
                 lower::lower(
-                    &kernel,
-                    &types,
+                    kernel,
+                    types,
                     lower::LowerOptions {
                         target: *target,
                         spec: &spec,
@@ -376,8 +409,18 @@ pub fn compile(
             programmatic,
         });
     }
-    let struct_params = kernel
-        .params
+    if wants(Stage::Ast) {
+        let asts: String = instances
+            .iter()
+            .map(|(_, kernel, _)| format!("=== {} ast: kernel `{name}` ===\n{kernel:#?}\n", Dump::VAR))
+            .collect();
+        dump = asts + &dump;
+    }
+    // Struct parameters do not depend on the types.
+    let struct_params = instances
+        .first()
+        .map(|(_, k, _)| k.params.as_slice())
+        .unwrap_or_default()
         .iter()
         .filter_map(|p| match &p.ty {
             types::Ty::Struct(st) => st.repr_c().ok().map(|layout| StructParam {
@@ -390,11 +433,67 @@ pub fn compile(
         })
         .collect();
     Ok(Compiled {
-        kernel: kernel.name,
+        kernel: name,
         variants,
         struct_params,
         dump,
     })
+}
+
+/// The kernel for the first type of each type parameter's bound: what
+/// finding its device functions and const generics reads (they do not
+/// depend on the types).
+fn first_instance(item: &syn::ItemFn, params: &[TypeParam]) -> syn::Result<syn::ItemFn> {
+    let first: Vec<Scalar> = params.iter().map(|t| t.bound.types()[0]).collect();
+    generics::substitute(item, params, &first)
+}
+
+/// The kernel for the types `types` (one per type parameter), parsed and
+/// checked, with the generic device functions instantiated for the types
+/// its calls give them: each round of checking asks for those it has not
+/// got, which the next parses (finitely many: the types are scalars).
+fn instantiate(
+    item: &syn::ItemFn,
+    params: &[TypeParam],
+    types: &[Scalar],
+    devices: &[(String, syn::Item)],
+) -> syn::Result<(ast::Kernel, Types)> {
+    let item = generics::substitute(item, params, types)?;
+    let mut instances: Vec<Instance> = Vec::new();
+    loop {
+        let kernel = parse::parse_kernel(&item, devices, &instances)?;
+        match check::check(&kernel)? {
+            Checked::Types(t) => return Ok((kernel, t)),
+            Checked::Instantiate(more) => {
+                for m in more {
+                    if !instances.contains(&m) {
+                        instances.push(m);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Adds which types an error arose for.
+fn in_types(e: syn::Error, kernel: &str, params: &[TypeParam], types: &[Scalar]) -> syn::Error {
+    let with: Vec<String> = params
+        .iter()
+        .zip(types)
+        .map(|(p, t)| format!("{} = {}", p.name, t.rust_name()))
+        .collect();
+    let mut out: Option<syn::Error> = None;
+    for part in e {
+        let new = syn::Error::new(
+            part.span(),
+            format!("{part} (kernel `{kernel}` for {})", with.join(", ")),
+        );
+        match &mut out {
+            Some(o) => o.combine(new),
+            None => out = Some(new),
+        }
+    }
+    out.unwrap_or_else(|| syn::Error::new(Span::call_site(), "unknown error"))
 }
 
 /// Whether the kernel or a device function it calls has a `debug_assert!`
@@ -428,111 +527,6 @@ fn in_spec(e: syn::Error, kernel: &str, spec: &str, target: Target, plain: bool)
         }
     }
     out.unwrap_or_else(|| syn::Error::new(Span::call_site(), "unknown error"))
-}
-
-/// `small_k_true_rows_8`: lower-case name and value of each const generic.
-fn spec_name(spec: &[(String, SpecValue)]) -> String {
-    if spec.is_empty() {
-        return "default".to_string();
-    }
-    spec.iter()
-        .map(|(n, v)| format!("{}_{}", n.to_lowercase(), v.name_part()))
-        .collect::<Vec<_>>()
-        .join("_")
-}
-
-/// The values of `launch_bounds(..)`: at most 1024 threads, at least one
-/// block.
-fn launch_bounds(attr: &KernelAttr, devices: &[(String, syn::Item)]) -> syn::Result<Option<(u32, Option<u32>)>> {
-    let Some(b) = &attr.launch_bounds else {
-        return Ok(None);
-    };
-    let value = |e: &syn::Expr, range: std::ops::RangeInclusive<i128>, what: &str| match parse::constant(
-        e,
-        devices,
-        Scalar::U32,
-    )? {
-        Const::Int(v) if range.contains(&v) => Ok(v as u32),
-        _ => Err(ast::Loc::of(e).error(what)),
-    };
-    let max = value(
-        &b.max_threads,
-        1..=1024,
-        "the maximum number of threads per block must be in 1..=1024",
-    )?;
-    let min = match &b.min_blocks {
-        Some(e) => Some(value(
-            e,
-            1..=i128::from(u32::MAX),
-            "the minimum number of blocks per multiprocessor is a positive `u32`",
-        )?),
-        None => None,
-    };
-    Ok(Some((max, min)))
-}
-
-/// Every combination of the listed values, in the order the const generics
-/// are declared.
-fn specialisations(
-    attr: &KernelAttr,
-    k: &ast::Kernel,
-    devices: &[(String, syn::Item)],
-) -> syn::Result<Vec<Vec<(String, SpecValue)>>> {
-    for list in &attr.specialize {
-        if !k.consts.iter().any(|c| c.name == list.name) {
-            return Err(syn::Error::new(
-                list.span,
-                format!("`{}` is not a const generic of `{}`", list.name, k.name),
-            ));
-        }
-    }
-    let mut combos: Vec<Vec<(String, SpecValue)>> = vec![Vec::new()];
-    for c in &k.consts {
-        let Some(list) = attr.specialize.iter().find(|l| l.name == c.name) else {
-            return Err(c.span.error(
-                format!(
-                    "list the values of `{}` to compile: #[kernel(specialize({} = [..]))] (a proc macro cannot see the call sites)",
-                    c.name, c.name
-                ),
-            ));
-        };
-        let mut values: Vec<SpecValue> = Vec::with_capacity(list.values.len());
-        for e in &list.values {
-            let loc = ast::Loc::of(e);
-            let v = match parse::constant(e, devices, c.ty)? {
-                Const::Bool(b) => SpecValue::Bool(b),
-                Const::Int(i) => SpecValue::Int(i),
-                Const::F32(_) | Const::F64(_) => {
-                    return Err(loc.error("a specialisation value is a `bool` or an integer"));
-                }
-            };
-            let ok = match (c.ty, v) {
-                (Scalar::Bool, SpecValue::Bool(_)) => true,
-                (t, SpecValue::Int(i)) if t.is_int() => {
-                    let (min, max) = t.int_range();
-                    (min..=max).contains(&i)
-                }
-                _ => false,
-            };
-            if !ok {
-                return Err(loc.error(format!("this value does not fit `{}: {}`", c.name, c.ty.rust_name())));
-            }
-            if values.contains(&v) {
-                return Err(loc.error(format!("value listed twice for `{}`", c.name)));
-            }
-            values.push(v);
-        }
-        let mut next = Vec::new();
-        for combo in &combos {
-            for v in &values {
-                let mut c2 = combo.clone();
-                c2.push((c.name.clone(), *v));
-                next.push(c2);
-            }
-        }
-        combos = next;
-    }
-    Ok(combos)
 }
 
 #[cfg(test)]
@@ -589,11 +583,106 @@ mod tests {
         let e = compile_src("targets(sm_90), specialize(M = [1])", "fn k() {}")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("not a const generic"), "{e}");
+        assert!(e.contains("not a const generic or a type parameter"), "{e}");
         let e = compile_src("targets(sm_90), specialize(N = [300])", "fn k<const N: bool>() {}")
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not fit"), "{e}");
+    }
+
+    const SCALE: &str = "fn scale<T: Float>(x: &[T], y: &mut [T], a: f32) {
+        let i = thread_idx_x() as usize;
+        y[i] = T::from_f32(x[i].to_f32() * a);
+    }";
+
+    #[test]
+    fn a_generic_kernel_is_compiled_for_each_listed_type() {
+        let c = compile_src("targets(sm_90), specialize(T = [f16, bf16, f32])", SCALE).unwrap();
+        let names: Vec<_> = c.variants.iter().map(|v| v.entry.as_str()).collect();
+        assert_eq!(names, ["scale__t_f16", "scale__t_bf16", "scale__t_f32"]);
+        let ptx = |i: usize| c.variants[i].ptx[0].1.clone();
+        assert!(ptx(0).contains("cvt.f32.f16") && ptx(0).contains("cvt.rn.f16.f32"));
+        assert!(ptx(1).contains("shl.b32") && ptx(1).contains("cvt.rn.bf16.f32"));
+        assert!(ptx(2).contains("ld.global.f32") && !ptx(2).contains("cvt.f32") && !ptx(2).contains("cvt.rn"));
+    }
+
+    #[test]
+    fn type_parameters_and_their_lists_are_checked() {
+        let e = |attr: &str, src: &str| compile_src(attr, src).unwrap_err().to_string();
+        assert!(e("targets(sm_90)", "fn k<T>() {}").contains("needs a bound, a trait of the prelude: `T: Float`"));
+        assert!(e("targets(sm_90)", "fn k<T: Copy>() {}").contains("`Copy` is not a trait kernels compile"));
+        assert!(e("targets(sm_90)", "fn k<T: Float>() {}").contains("specialize(T = [f16, bf16])"));
+        let wrong = e("targets(sm_90), specialize(T = [1])", "fn k<T: Float>() {}");
+        assert!(wrong.contains("`T` is a type parameter: list types"), "{wrong}");
+        let int = e("targets(sm_90), specialize(T = [u32])", "fn k<T: Float>() {}");
+        assert!(int.contains("`u32` is not `Float`"), "{int}");
+        let item = e(
+            "targets(sm_90), specialize(T = [f32])",
+            "fn k<T: Float>(y: &mut [T]) { y[0] = T::sqrt(y[0]); }",
+        );
+        assert!(
+            item.contains("which has no `sqrt`") && item.contains("`T::from_f32`"),
+            "{item}"
+        );
+    }
+
+    fn compile_with(attr: &str, src: &str, devices: &[&str]) -> syn::Result<Compiled> {
+        let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
+        let devices: Vec<(String, syn::Item)> = devices
+            .iter()
+            .map(|d| {
+                let f: syn::ItemFn = syn::parse_str(d).expect("device source parses");
+                (f.sig.ident.to_string(), syn::Item::Fn(f))
+            })
+            .collect();
+        compile(attr.parse().expect("attr tokens"), &item, &devices, &Options::default())
+    }
+
+    const WIDEN: &str = "fn widen<T: Float>(v: T, s: f32) -> f32 { v.to_f32() * s }";
+
+    #[test]
+    fn a_generic_device_function_is_instantiated_for_each_inferred_type() {
+        let c = compile_with(
+            "targets(sm_90)",
+            "fn k(h: &[f16], b: &[bf16], y: &mut [f32]) {
+                y[0] = widen(h[0], 2.0) + widen(b[0], 2.0) + widen::<f32>(y[1], 1.0);
+            }",
+            &[WIDEN],
+        )
+        .unwrap();
+        let ptx = &c.variants[0].ptx[0].1;
+        assert!(ptx.contains("cvt.f32.f16") && ptx.contains("shl.b32"), "{ptx}");
+        let e = compile_with(
+            "targets(sm_90)",
+            "fn k(y: &mut [u32]) { y[0] = widen(y[1], 2.0) as u32; }",
+            &[WIDEN],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`T` of `widen` would be `u32`, which is not `Float`"), "{e}");
+        // From the type the result must have, as rustc infers it.
+        let c = compile_with(
+            "targets(sm_90)",
+            "fn k(y: &mut [bf16]) { let h: f16 = half_of(3.0); y[0] = half_of(h.to_f32()); }",
+            &["fn half_of<T: Float>(v: f32) -> T { T::from_f32(v * 0.5) }"],
+        )
+        .unwrap();
+        let ptx = &c.variants[0].ptx[0].1;
+        assert!(
+            ptx.contains("cvt.rn.f16.f32") && ptx.contains("cvt.rn.bf16.f32"),
+            "{ptx}"
+        );
+        let e = compile_with(
+            "targets(sm_90)",
+            "fn k(y: &mut [f32]) { y[0] = zero(); }",
+            &["fn zero<T: Float>() -> f32 { T::from_f32(0.0).to_f32() }"],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("cannot infer the type `T` of `zero`") && e.contains("zero::<f32>(..)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //!
 //! For `#[kernel(..)] pub fn saxpy(..)` the user gets `pub mod saxpy` with:
 //! - `VARIANTS`: every specialisation with its entry name and PTX per target;
-//! - `Kernel<..consts..>`: one `impl` per listed specialisation holding its
-//!   `VARIANT` and a typed, `unsafe` `launch`; an unlisted specialisation has
-//!   no `launch`, so using it is a Rust compile error;
+//! - `Kernel<..generics..>`: one `impl` per listed specialisation holding its
+//!   `VARIANT` and a typed, `unsafe` `launch` (`Kernel::<f16>::launch`
+//!   takes `f16` views where the kernel takes `&[T]`); an unlisted
+//!   specialisation has no `launch`, so using it is a Rust compile error;
 //! - the original function, private and never called, so rustc type-checks
 //!   the body against the intrinsic declarations (and the IDE sees it).
 //!
@@ -18,6 +19,7 @@ mod structs;
 use super::Compiled;
 use super::attr::SpecValue;
 use super::target::Target;
+use super::types::Scalar;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::visit_mut::VisitMut;
@@ -56,33 +58,43 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
         }
     });
 
-    let const_params: Vec<&syn::ConstParam> = item
+    let generic_params: Vec<TokenStream> = item
         .sig
         .generics
         .params
         .iter()
         .filter_map(|p| match p {
-            syn::GenericParam::Const(c) => Some(c),
-            _ => None,
+            syn::GenericParam::Const(c) => {
+                let (id, ty) = (&c.ident, &c.ty);
+                Some(quote!(const #id: #ty))
+            }
+            syn::GenericParam::Type(t) => {
+                let id = &t.ident;
+                Some(quote!(#id))
+            }
+            syn::GenericParam::Lifetime(_) => None,
         })
         .collect();
-    let struct_generics = if const_params.is_empty() {
+    let type_params: Vec<&syn::Ident> = item.sig.generics.type_params().map(|t| &t.ident).collect();
+    let struct_generics = if generic_params.is_empty() {
         quote!()
     } else {
-        let ps = const_params.iter().map(|c| {
-            let (id, ty) = (&c.ident, &c.ty);
-            quote!(const #id: #ty)
-        });
-        quote!(<#(#ps),*>)
+        quote!(<#(#generic_params),*>)
+    };
+    // A type parameter is used by a field, as Rust requires.
+    let struct_body = if type_params.is_empty() {
+        quote!(;)
+    } else {
+        quote!((::core::marker::PhantomData<fn() -> (#(#type_params,)*)>);)
     };
 
-    let Launcher {
-        lifetimes,
-        params: launch_params,
-        conversions,
-        args: launch_args,
-    } = launcher_params(item);
     let impls = c.variants.iter().enumerate().map(|(i, v)| {
+        let Launcher {
+            lifetimes,
+            params: launch_params,
+            conversions,
+            args: launch_args,
+        } = launcher_params(&instance(item, &v.spec));
         let args = if v.spec.is_empty() {
             quote!()
         } else {
@@ -143,7 +155,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
 
             #[doc = #struct_doc]
             #[derive(Debug, Clone, Copy)]
-            pub struct Kernel #struct_generics;
+            pub struct Kernel #struct_generics #struct_body
 
             #(#impls)*
 
@@ -313,11 +325,44 @@ fn target_tokens(t: Target) -> TokenStream {
 fn spec_tokens(v: SpecValue) -> TokenStream {
     match v {
         SpecValue::Bool(b) => quote!(#b),
+        SpecValue::Ty(t) => scalar_tokens(t),
         SpecValue::Int(i) => {
             let lit = proc_macro2::Literal::i128_unsuffixed(i.abs());
             if i < 0 { quote!({ -#lit }) } else { quote!(#lit) }
         }
     }
+}
+
+/// A DSL scalar type as a path that resolves anywhere.
+fn scalar_tokens(t: Scalar) -> TokenStream {
+    let id = format_ident!("{}", t.rust_name());
+    match t {
+        Scalar::F16 | Scalar::Bf16 => quote!(::nvfp4_dsl::#id),
+        _ => quote!(#id),
+    }
+}
+
+/// The kernel's signature for a specialisation: each type parameter
+/// replaced by its type, so that the launcher takes that type's views.
+fn instance(item: &syn::ItemFn, spec: &[(String, SpecValue)]) -> syn::ItemFn {
+    struct Types<'a>(&'a [(String, SpecValue)]);
+    impl VisitMut for Types<'_> {
+        fn visit_type_mut(&mut self, t: &mut syn::Type) {
+            if let syn::Type::Path(p) = t
+                && p.qself.is_none()
+                && let Some(id) = p.path.get_ident()
+                && let Some((_, SpecValue::Ty(s))) = self.0.iter().find(|(n, _)| id == n)
+            {
+                let tokens = scalar_tokens(*s);
+                *t = syn::parse_quote!(#tokens);
+                return;
+            }
+            syn::visit_mut::visit_type_mut(self, t);
+        }
+    }
+    let mut f = item.clone();
+    Types(spec).visit_signature_mut(&mut f.sig);
+    f
 }
 
 /// The pieces of a typed launcher.

@@ -5,8 +5,9 @@
 //! without rustc.
 //!
 //! One direction, one module per stage:
-//! `attr` -> `parse` -> `check` -> `lower` (with `intrinsics`) -> `ir` ->
-//! `ptx`; `expand` turns the result into the Rust tokens the macro emits;
+//! `attr` -> `parse` (with `generics`) -> `check` -> `lower` (with
+//! `intrinsics`) -> `ir` -> `ptx`; `spec` evaluates the attribute's lists;
+//! `expand` turns the result into the Rust tokens the macro emits;
 //! `driver` runs them.
 //!
 //! [`Target`] and [`ASSERTION_FAILED`] need nothing of the rest: the
@@ -33,6 +34,8 @@ mod driver;
 #[cfg(feature = "compiler")]
 pub mod expand;
 #[cfg(feature = "compiler")]
+pub mod generics;
+#[cfg(feature = "compiler")]
 pub mod intrinsics;
 #[cfg(feature = "compiler")]
 pub mod ir;
@@ -42,6 +45,8 @@ pub mod lower;
 pub mod parse;
 #[cfg(feature = "compiler")]
 pub mod ptx;
+#[cfg(feature = "compiler")]
+mod spec;
 #[cfg(feature = "compiler")]
 pub mod typed;
 #[cfg(feature = "compiler")]

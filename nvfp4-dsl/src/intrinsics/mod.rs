@@ -48,6 +48,7 @@
 //! | `x.rsqrt_approx()`, `x.recip_approx()` (`f32`, [`ApproxF32`]) | `rsqrt.approx.f32`, `rcp.approx.f32` (accuracy in the README) |
 //! | `f16::from_f32(x)`, `bf16::from_f32(x)` | `cvt.rn.f16.f32`, `cvt.rn.bf16.f32` |
 //! | `h.to_f32()` (`f16`, `bf16`) | `cvt.f32.f16`; for `bf16` an exact shift (`cvt.u32.u16`, `shl.b32 16`) |
+//! | `f32::from_f32(x)`, `f64::from_f32(x)`, `x.to_f32()` (`f32`, `f64`): [`Float`](crate::generic::Float)'s, for generic code | none; `cvt.f64.f32`; none; `cvt.rn.f32.f64` |
 //! | `f16::from_bits(u)`, `bf16::from_bits(u)`, `h.to_bits()` | `cvt.u16.u32`, `cvt.u32.u16` |
 //! | `f16x2::new(lo, hi)`, `f16x2::splat(h)` | `mov.b32 d, {lo, hi}` |
 //! | `f16x2::from_f32s(lo, hi)` | `cvt.rn.f16x2.f32 d, hi, lo` |

@@ -2,8 +2,10 @@
 //! emulator (or a GPU, with `Device::best()`): a histogram with shared and
 //! global atomics, a tiled row sum through device functions that take a
 //! shared array and a `&mut` accumulator, a struct with methods, `zip` and
-//! a closure, and module constants shared by host and kernel.
+//! a closure, module constants shared by host and kernel, and a kernel
+//! generic over its element type (`T: Float`, for `f16` and `bf16`).
 
+use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
 
 /// Threads per block, shared by the host's launch and the kernels.
@@ -100,6 +102,74 @@ pub fn row_sums(x: &[f32], sums: &mut [f32], widths: &mut [f32]) {
     widths[(block_idx_x() * THREADS + thread_idx_x()) as usize] = range.width();
 }
 
+/// Element `i` of `x`, widened to `f32` (a generic device function: `T`
+/// is read off `x`).
+#[device]
+fn load_f32<T: Float>(x: &[T], i: usize) -> f32 {
+    x[i].to_f32()
+}
+
+/// RMS normalisation of each row of `n` values (one thread per row), in
+/// `f32`, rounded back to the element type: one PTX entry per listed type.
+#[kernel(targets(sm_90), specialize(T = [f16, bf16]))]
+pub fn rms_norm<T: Float>(x: &[T], y: &mut [T], rows: u32, n: u32) {
+    let row = block_idx_x() * block_dim_x() + thread_idx_x();
+    if row >= rows {
+        return;
+    }
+    let start = (row * n) as usize;
+    let mut squares = 0.0f32;
+    for i in 0..n as usize {
+        let v = load_f32(x, start + i);
+        squares += v * v;
+    }
+    let inv = 1.0 / (squares / n as f32 + 1.0e-6).sqrt();
+    for i in 0..n as usize {
+        y[start + i] = T::from_f32(load_f32(x, start + i) * inv);
+    }
+}
+
+/// `rms_norm` on the CPU: the same generic function, the same `f32`
+/// operations in the same order.
+fn rms_norm_reference<T: Float>(x: &[T], n: usize) -> Vec<T> {
+    let mut y = Vec::with_capacity(x.len());
+    for start in (0..x.len()).step_by(n) {
+        let mut squares = 0.0f32;
+        for i in 0..n {
+            let v = load_f32(x, start + i);
+            squares += v * v;
+        }
+        let inv = 1.0 / (squares / n as f32 + 1.0e-6).sqrt();
+        y.extend((0..n).map(|i| T::from_f32(load_f32(x, start + i) * inv)));
+    }
+    y
+}
+
+/// Runs `launch` (the kernel for `T`) on rows of values exact in `T`,
+/// against [`rms_norm_reference`].
+fn check_rms_norm<T: Float + DeviceCopy + std::fmt::Debug>(
+    device: &Device,
+    launch: impl FnOnce(&DeviceBuffer<T>, &mut DeviceBuffer<T>, u32, u32) -> Result<(), nvfp4_dsl::Error>,
+) -> Result<(), nvfp4_dsl::Error> {
+    let (rows, n) = (200u32, 24u32);
+    let x: Vec<T> = (0..rows * n)
+        .map(|i| T::from_f32(((i * 53) % 97) as f32 * 0.125 - 6.0))
+        .collect();
+    let dx = device.upload(&x)?;
+    let mut dy = device.upload(&vec![T::NAN; x.len()])?;
+    launch(&dx, &mut dy, rows, n)?;
+    let got = device.download(&dy)?;
+    let want = rms_norm_reference(&x, n as usize);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.to_f32().to_bits(),
+            w.to_f32().to_bits(),
+            "rms_norm element {i}: {g:?} != {w:?}"
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), nvfp4_dsl::Error> {
     let device = Device::best();
     println!("running on {}", device.describe());
@@ -156,8 +226,18 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
         }
         assert_eq!(*sum, total, "sum of block {b}");
     }
+    // The generic kernel, launched for each type it lists.
+    let config = LaunchConfig::linear(4, 64);
+    check_rms_norm::<f16>(&device, |x, y, rows, n| {
+        // SAFETY: thread `row` below `rows` reads and writes row `row` of `n` values.
+        unsafe { rms_norm::Kernel::<f16>::launch(&device, config, x, y, rows, n) }
+    })?;
+    check_rms_norm::<bf16>(&device, |x, y, rows, n| {
+        // SAFETY: as above.
+        unsafe { rms_norm::Kernel::<bf16>::launch(&device, config, x, y, rows, n) }
+    })?;
     println!(
-        "histogram of {} bytes and {blocks} tiled sums match the CPU",
+        "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
         bytes.len()
     );
     Ok(())

@@ -23,8 +23,12 @@ impl Checker<'_> {
             .filter(|i| i.name == path.name && i.form == form)
             .collect();
         if candidates.is_empty() {
+            if let Some(g) = self.generic_of(path) {
+                return self.generic_call(e, g, generics, args, hint);
+            }
             if let Some(idx) = self.device_of(path) {
-                return self.device_call(e, idx, generics, None, args, hint);
+                let generics: Vec<&GenericArg> = generics.iter().collect();
+                return self.device_call(e, idx, &generics, None, args, hint);
             }
             if let Some(st) = self.struct_of(path) {
                 return err(e.span, self.no_method(st, &path.name));

@@ -195,7 +195,7 @@ impl<'k> Checker<'k> {
     }
 
     /// The scope that paths in the code being checked resolve from.
-    fn scope(&self) -> &str {
+    pub(super) fn scope(&self) -> &str {
         self.current.map_or("", |i| self.kernel.devices[i].scope.as_str())
     }
 
@@ -362,7 +362,7 @@ impl<'k> Checker<'k> {
         &mut self,
         e: &Expr,
         idx: usize,
-        generics: &[GenericArg],
+        generics: &[&GenericArg],
         receiver: Option<(&Expr, TyV)>,
         args: &[Expr],
         hint: Option<&TyV>,

@@ -13,7 +13,8 @@
 //! `control` (`if`, loops, `break`, `return`), `pattern` (`let` and
 //! `match` patterns), `place` (assignments, indexing), `call` (intrinsic
 //! calls and methods), `device` (device functions: calls, bodies,
-//! recursion) and `closure` (closures and their calls). This file holds the entry point, the checker's state, and
+//! recursion), `generic` (calls of generic device functions) and `closure`
+//! (closures and their calls). This file holds the entry point, the checker's state, and
 //! names and scopes.
 
 mod call;
@@ -21,6 +22,7 @@ mod closure;
 mod control;
 mod device;
 mod expr;
+mod generic;
 mod infer;
 mod pattern;
 mod place;
@@ -28,6 +30,7 @@ mod place;
 mod tests;
 
 use super::ast::*;
+use super::generics::Instance;
 use super::typed::{IntrinsicId, Types};
 use super::types::{Len, Scalar, StructTy, Ty};
 use device::in_device;
@@ -88,9 +91,20 @@ struct Checker<'k> {
     negated: Vec<(ExprId, Loc)>,
     kernel_name: String,
     closures: Vec<closure::ClosureInfo>,
+    /// The instantiations of generic device functions that calls need and
+    /// the kernel has not got.
+    wanted: Vec<Instance>,
 }
 
-pub fn check(k: &Kernel) -> Result<Types> {
+/// What checking a kernel gives: the types, or the instantiations of
+/// generic device functions to parse first (then check again).
+#[derive(Debug)]
+pub enum Checked {
+    Types(Types),
+    Instantiate(Vec<Instance>),
+}
+
+pub fn check(k: &Kernel) -> Result<Checked> {
     let mut c = Checker {
         kernel: k,
         current: None,
@@ -107,28 +121,42 @@ pub fn check(k: &Kernel) -> Result<Types> {
         negated: Vec::new(),
         kernel_name: k.name.clone(),
         closures: Vec::new(),
+        wanted: Vec::new(),
     };
-    for cp in &k.consts {
-        c.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
+    let checked = c.check_kernel(k);
+    if !c.wanted.is_empty() {
+        return Ok(Checked::Instantiate(c.wanted));
     }
-    for p in &k.params {
-        c.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+    checked?;
+    c.finish().map(Checked::Types)
+}
+
+impl Checker<'_> {
+    /// Checks the kernel's body and its device functions. An error may come
+    /// from a call of an instantiation not parsed yet (in `wanted`).
+    fn check_kernel(&mut self, k: &Kernel) -> Result<()> {
+        let c = self;
+        for cp in &k.consts {
+            c.bind(&cp.name, TyV::Ty(Ty::Scalar(cp.ty)), false, NameKind::ConstGeneric);
+        }
+        for p in &k.params {
+            c.bind(&p.name, TyV::Ty(p.ty.clone()), p.mutable, NameKind::Param);
+        }
+        let body_ty = c.block(&k.body, None)?;
+        if let TyV::Ty(t) = &body_ty
+            && *t != Ty::Unit
+        {
+            let span = k.body.stmts.last().map(|s| s.span).unwrap_or(k.body.span);
+            return err(
+                span,
+                "a kernel returns nothing; end the last statement with `;` and store results through a `&mut [T]` parameter",
+            );
+        }
+        for (i, d) in k.devices.iter().enumerate() {
+            c.device_body(i, d).map_err(|e| in_device(e, d, &k.name))?;
+        }
+        c.reject_recursion()
     }
-    let body_ty = c.block(&k.body, None)?;
-    if let TyV::Ty(t) = &body_ty
-        && *t != Ty::Unit
-    {
-        let span = k.body.stmts.last().map(|s| s.span).unwrap_or(k.body.span);
-        return err(
-            span,
-            "a kernel returns nothing; end the last statement with `;` and store results through a `&mut [T]` parameter",
-        );
-    }
-    for (i, d) in k.devices.iter().enumerate() {
-        c.device_body(i, d).map_err(|e| in_device(e, d, &k.name))?;
-    }
-    c.reject_recursion()?;
-    c.finish()
 }
 
 impl Checker<'_> {

@@ -6,9 +6,11 @@ use crate::parse::parse_kernel;
 
 fn check_src(src: &str) -> Result<(Kernel, Types)> {
     let item: syn::ItemFn = syn::parse_str(src).expect("test source parses");
-    let k = parse_kernel(&item, &[])?;
-    let t = check(&k)?;
-    Ok((k, t))
+    let k = parse_kernel(&item, &[], &[])?;
+    match check(&k)? {
+        Checked::Types(t) => Ok((k, t)),
+        Checked::Instantiate(_) => panic!("no generic device functions here"),
+    }
 }
 
 fn err_of(src: &str) -> String {

@@ -122,13 +122,31 @@ pub(super) static TABLE: &[Intrinsic] = &[
             Ok(unary_op(l, "cvt.rn.bf16.f32", RegClass::B16, f.into()))
         },
     ),
+    // `Float::from_f32` and `Float::to_f32` of `f32` and `f64`: `as`.
+    row!(
+        "fn f32::from_f32(value: f32) -> f32",
+        params: [ArgTy::Is(F32)],
+        ret: RetTy::Is(F32),
+        target: Sm80,
+        lower: |_, c| Ok(arg(c, 0)),
+    ),
+    row!(
+        "fn f64::from_f32(value: f32) -> f64",
+        params: [ArgTy::Is(F32)],
+        ret: RetTy::Is(Ty::Scalar(Scalar::F64)),
+        target: Sm80,
+        lower: |l, c| Ok(l.cast(arg(c, 0), Scalar::F32, Scalar::F64)),
+    ),
     row!(
         "fn to_f32(self) -> f32",
         params: [ArgTy::T],
-        types: HALVES,
+        types: &[F16, BF16, F32, Ty::Scalar(Scalar::F64)],
         ret: RetTy::Is(F32),
         target: Sm80,
-        lower: |l, c| Ok(half_to_f32(l, &arg(c, 0), scalar(c, 0))),
+        lower: |l, c| match scalar(c, 0) {
+            s @ (Scalar::F16 | Scalar::Bf16) => Ok(half_to_f32(l, &arg(c, 0), s)),
+            s => Ok(l.cast(arg(c, 0), s, Scalar::F32)),
+        },
     ),
     row!(
         "fn f16::from_bits(bits: u16) -> f16",

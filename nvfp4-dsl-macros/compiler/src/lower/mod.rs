@@ -266,6 +266,8 @@ impl<'a> Lower<'a> {
             let c = match value {
                 SpecValue::Bool(b) => Const::Bool(*b),
                 SpecValue::Int(i) => Const::Int(*i),
+                // Substituted before parsing.
+                SpecValue::Ty(_) => continue,
             };
             self.bind(name, Val::Const(c));
         }

@@ -1,4 +1,5 @@
-//! Functions and items: what a signature may not have, const generics,
+//! Functions and items: what a signature may not have, const generics
+//! (type parameters are in `crate::generics`),
 //! parameters, `#[device]` functions and `#[device]` structs.
 
 use super::ty::parse_scalar_path;
@@ -31,30 +32,27 @@ pub(super) fn check_signature(sig: &syn::Signature, kind: FnKind) -> Result<()> 
     if let Some(w) = &sig.generics.where_clause {
         return err(
             Loc::of(&w),
-            format!("`where` clauses are not supported; {what} takes const generics without bounds"),
+            format!(
+                "`where` clauses are not supported; {what} bounds its type parameters in place (`<T: Float>`) and takes const generics without bounds"
+            ),
         );
     }
     Ok(())
 }
 
 /// The const generics of a kernel or device function.
-pub(super) fn const_params(sig: &syn::Signature, kind: FnKind) -> Result<Vec<ConstParam>> {
-    let what = kind.noun();
+pub(super) fn const_params(sig: &syn::Signature) -> Result<Vec<ConstParam>> {
     let mut consts = Vec::new();
     for param in &sig.generics.params {
         match param {
             syn::GenericParam::Lifetime(_) => {}
+            // A kernel's and a device function's are substituted before
+            // parsing (`generics`): what is left is a method's.
             syn::GenericParam::Type(t) => {
-                let msg = if t.bounds.is_empty() {
-                    format!(
-                        "generic type parameters are not supported in kernels; use a const generic (`const N: u32`) or write {what} per type"
-                    )
-                } else {
-                    format!(
-                        "generic type parameters with trait bounds are not supported in kernels; traits cannot be lowered to PTX; use a const generic or write {what} per type"
-                    )
-                };
-                return err(Loc::of(&t), msg);
+                return err(
+                    Loc::of(&t),
+                    "a method takes no type parameters; write a generic `#[device] fn` (`fn f<T: Float>(x: T)`) and call it from the method",
+                );
             }
             syn::GenericParam::Const(c) => {
                 if let Some(d) = &c.default {
@@ -197,7 +195,7 @@ impl Parser {
     ) -> Result<DeviceFn> {
         self.caller = scope.to_string();
         check_signature(sig, FnKind::Device)?;
-        let consts = const_params(sig, FnKind::Device)?;
+        let consts = const_params(sig)?;
         let saved = std::mem::replace(&mut self.consts, consts.iter().map(|c| c.name.clone()).collect());
         self.kind = FnKind::Device;
         let params = self.params(sig, &consts, FnKind::Device)?;

@@ -41,6 +41,7 @@ pub use path::path_key;
 pub use ty::is_builtin_type;
 
 use crate::ast::{Expr, ExprId, ExprKind, Kernel, Lit, Loc, Table, UnOp};
+use crate::generics::{GenericFn, Instance, instance_key, substitute, type_params};
 use crate::lower::fold::Const;
 use crate::types::{Scalar, StructTy};
 use consts::ModuleConsts;
@@ -72,26 +73,34 @@ impl FnKind {
 
 /// Parses a kernel function and the device functions, structs and consts
 /// it uses, each with the path its user wrote.
-pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Result<Kernel> {
-    Parser::new(ModuleConsts::new(devices, false)).kernel(item, devices)
+/// Generic device functions are instantiated for the types `instances`
+/// lists (see `generics`); a generic kernel comes instantiated.
+pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)], instances: &[Instance]) -> Result<Kernel> {
+    Parser::new(ModuleConsts::new(devices, false)).kernel(item, devices, Some(instances))
 }
 
 /// What `missing_devices` needs: the kernel (as far as it parses) and the
 /// `#[device] const`s it, its device functions, the consts they name and
 /// `extra` (the `specialize` values) name that are not in `devices` yet,
-/// each with the span of a use.
+/// each with the span of a use. A generic device function is parsed for
+/// the first type of each bound, which calls the same functions.
 pub fn collect_consts(
     item: &syn::ItemFn,
     devices: &[(String, syn::Item)],
     extra: &[syn::Expr],
 ) -> (Result<Kernel>, Vec<(String, Span)>) {
     let mut p = Parser::new(ModuleConsts::new(devices, true));
-    let kernel = p.kernel(item, devices);
+    let kernel = p.kernel(item, devices, None);
     for e in extra {
         // An error here is reported by `compile`, once they are fetched.
         let _ = p.expr(e);
     }
     (kernel, p.module.missing.take().unwrap_or_default())
+}
+
+/// The const generics of a kernel (whose type parameters are substituted).
+pub fn kernel_consts(sig: &syn::Signature) -> Result<Vec<crate::ast::ConstParam>> {
+    const_params(sig)
 }
 
 /// The value of a constant expression of type `want` outside a kernel (a
@@ -168,8 +177,14 @@ impl Parser {
     }
 
     /// The kernel `item`, with the device functions, structs and methods of
-    /// `devices`.
-    fn kernel(&mut self, item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Result<Kernel> {
+    /// `devices`; generic device functions for the types of `instances`
+    /// (`None`: for the first type of each bound).
+    fn kernel(
+        &mut self,
+        item: &syn::ItemFn,
+        devices: &[(String, syn::Item)],
+        instances: Option<&[Instance]>,
+    ) -> Result<Kernel> {
         let sig = &item.sig;
         check_signature(sig, FnKind::Kernel)?;
         if let syn::ReturnType::Type(arrow, ty) = &sig.output {
@@ -184,7 +199,7 @@ impl Parser {
                 );
             }
         }
-        let consts = const_params(sig, FnKind::Kernel)?;
+        let consts = const_params(sig)?;
         self.consts = consts.iter().map(|c| c.name.clone()).collect();
         for (key, item) in devices {
             if let syn::Item::Struct(st) = item {
@@ -201,8 +216,22 @@ impl Parser {
         self.locals = vec![params.iter().map(|p| p.name.clone()).collect()];
         let body = self.block(&item.block)?;
         let mut parsed = Vec::with_capacity(devices.len());
+        let mut generic = Vec::new();
         for (key, item) in devices {
             match item {
+                syn::Item::Fn(f) if f.sig.generics.type_params().next().is_some() => {
+                    let g = GenericFn::new(key, f, type_params(&f.sig.generics, "a device function")?);
+                    let all: Vec<Vec<Scalar>> = match instances {
+                        Some(list) => list.iter().filter(|(k, _)| k == key).map(|(_, t)| t.clone()).collect(),
+                        None => vec![g.type_params.iter().map(|t| t.bound.types()[0]).collect()],
+                    };
+                    for types in all {
+                        let f = substitute(f, &g.type_params, &types)?;
+                        let name = f.sig.ident.to_string();
+                        parsed.push(self.device_fn(instance_key(key, &types), key, &f.sig, &f.block, name, None)?);
+                    }
+                    generic.push(g);
+                }
                 syn::Item::Fn(f) => parsed.push(self.device(key, f)?),
                 syn::Item::Impl(i) => parsed.extend(self.device_impl(key, i)?),
                 _ => {}
@@ -216,6 +245,7 @@ impl Parser {
             params,
             body,
             devices: parsed,
+            generics: generic,
             structs: std::mem::take(&mut self.structs),
             tables: std::mem::take(&mut self.tables),
             expr_count: self.next_id,

@@ -144,7 +144,14 @@ impl Parser {
             _ => {
                 let t = self.parse_ty(ty)?;
                 match t {
-                    Ty::Scalar(_) | Ty::F16x2 | Ty::Fp4x2 | Ty::E4m3 | Ty::E4m3x2 | Ty::U32x4 | Ty::TensorMap => Ok(t),
+                    Ty::Scalar(_)
+                    | Ty::F16x2
+                    | Ty::Bf16x2
+                    | Ty::Fp4x2
+                    | Ty::E4m3
+                    | Ty::E4m3x2
+                    | Ty::U32x4
+                    | Ty::TensorMap => Ok(t),
                     Ty::Struct(st) => struct_param(st, Loc::of(&ty)),
                     _ => err(
                         Loc::of(&ty),

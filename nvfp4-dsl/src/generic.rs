@@ -1,0 +1,204 @@
+//! The traits that bound a kernel's or device function's type parameters
+//! (in the prelude): `fn scale<T: Float>(x: &[T], y: &mut [T])`.
+//!
+//! A generic kernel lists the types to compile with
+//! `#[kernel(specialize(T = [f16, bf16]))]`: one PTX entry per type
+//! (`scale__t_f16`, `scale__t_bf16`) and a launcher per type,
+//! `scale::Kernel::<f16>::launch(..)` taking `f16` views where the kernel
+//! takes `&[T]`. A generic `#[device]` function is compiled for each type
+//! its calls give `T`, read off the arguments as rustc infers it, or
+//! written with a turbofish (`widen::<f32>(x)`).
+//!
+//! Each instantiation is the function written for that type: the trait's
+//! methods are the type's own (`T::from_f32` of `f16` is
+//! `f16::from_f32`, `cvt.rn.f16.f32`), and so is the PTX. What a generic
+//! body may do with a `T` is what the trait provides (rustc checks it
+//! against these declarations): its methods and constants, and the
+//! operators and comparisons of its supertraits.
+
+use crate::types::Element;
+use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
+use half::{bf16, f16};
+
+/// The floating-point types of kernels: `f16`, `bf16`, `f32`, `f64`.
+///
+/// `+ - * /`, unary `-` and comparisons are each type's own (`add.rn.f16`,
+/// `add.rn.f32`, ...; `f16`/`bf16` division through `f32`).
+pub trait Float:
+    Element
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// The largest finite value.
+    const MAX: Self;
+    /// The smallest finite value (`-MAX`).
+    const MIN: Self;
+    /// Positive infinity.
+    const INFINITY: Self;
+    /// Negative infinity.
+    const NEG_INFINITY: Self;
+    /// Not a number.
+    const NAN: Self;
+    /// The difference between 1 and the next larger value.
+    const EPSILON: Self;
+
+    /// `v` rounded to nearest even: `f16::from_f32`, `bf16::from_f32`,
+    /// `v` itself for `f32`, exact for `f64`.
+    ///
+    /// PTX: `cvt.rn.f16.f32`, `cvt.rn.bf16.f32`, none, `cvt.f64.f32`
+    fn from_f32(v: f32) -> Self;
+
+    /// The value as an `f32`: exact for `f16`, `bf16` and `f32`, rounded to
+    /// nearest even for `f64` (as `x as f32`).
+    ///
+    /// PTX: `cvt.f32.f16`; for `bf16` an exact shift (`cvt.u32.u16`,
+    /// `shl.b32 16`); none; `cvt.rn.f32.f64`
+    fn to_f32(self) -> f32;
+}
+
+/// The half-precision types, `f16` and `bf16`: [`Float`]s stored in 16
+/// bits.
+pub trait Half: Float {
+    /// The value with these bits.
+    ///
+    /// PTX: `cvt.u16.u32`
+    fn from_bits(bits: u16) -> Self;
+
+    /// The bits of the value.
+    ///
+    /// PTX: `cvt.u32.u16`
+    fn to_bits(self) -> u16;
+}
+
+/// The integer types of kernels: `u8`, `u16`, `u32`, `u64`, `usize`,
+/// `i32`, `i64`.
+///
+/// The operators wrap, divide and shift as each type's own (see the
+/// README's subset); `min` and `max` are `Ord`'s (`min.T`, `max.T`).
+pub trait Int:
+    Element
+    + Ord
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Rem<Output = Self>
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitXor<Output = Self>
+    + Not<Output = Self>
+    + Shl<u32, Output = Self>
+    + Shr<u32, Output = Self>
+{
+    /// The smallest value.
+    const MIN: Self;
+    /// The largest value.
+    const MAX: Self;
+    /// The width in bits.
+    const BITS: u32;
+
+    /// `self + other`, wrapping. PTX: `add`
+    fn wrapping_add(self, other: Self) -> Self;
+    /// `self - other`, wrapping. PTX: `sub`
+    fn wrapping_sub(self, other: Self) -> Self;
+    /// `self * other`, wrapping. PTX: `mul.lo`
+    fn wrapping_mul(self, other: Self) -> Self;
+    /// The number of ones. PTX: `popc`
+    fn count_ones(self) -> u32;
+    /// The number of leading zeros. PTX: `clz`
+    fn leading_zeros(self) -> u32;
+    /// The number of trailing zeros. PTX: `brev` + `clz`
+    fn trailing_zeros(self) -> u32;
+}
+
+macro_rules! float {
+    ($($t:ty: $v:ident => $from:expr, $x:ident => $to:expr;)*) => {$(
+        impl Float for $t {
+            const MAX: Self = <$t>::MAX;
+            const MIN: Self = <$t>::MIN;
+            const INFINITY: Self = <$t>::INFINITY;
+            const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            const NAN: Self = <$t>::NAN;
+            const EPSILON: Self = <$t>::EPSILON;
+
+            #[inline]
+            fn from_f32($v: f32) -> Self {
+                $from
+            }
+
+            #[inline]
+            fn to_f32(self) -> f32 {
+                let $x = self;
+                $to
+            }
+        }
+    )*};
+}
+float! {
+    f16: v => f16::from_f32(v), x => f16::to_f32(x);
+    bf16: v => bf16::from_f32(v), x => bf16::to_f32(x);
+    f32: v => v, x => x;
+    f64: v => f64::from(v), x => x as f32;
+}
+
+macro_rules! half {
+    ($($t:ty),*) => {$(
+        impl Half for $t {
+            #[inline]
+            fn from_bits(bits: u16) -> Self {
+                <$t>::from_bits(bits)
+            }
+
+            #[inline]
+            fn to_bits(self) -> u16 {
+                <$t>::to_bits(self)
+            }
+        }
+    )*};
+}
+half!(f16, bf16);
+
+macro_rules! int {
+    ($($t:ty),*) => {$(
+        impl Int for $t {
+            const MIN: Self = <$t>::MIN;
+            const MAX: Self = <$t>::MAX;
+            const BITS: u32 = <$t>::BITS;
+
+            #[inline]
+            fn wrapping_add(self, other: Self) -> Self {
+                <$t>::wrapping_add(self, other)
+            }
+
+            #[inline]
+            fn wrapping_sub(self, other: Self) -> Self {
+                <$t>::wrapping_sub(self, other)
+            }
+
+            #[inline]
+            fn wrapping_mul(self, other: Self) -> Self {
+                <$t>::wrapping_mul(self, other)
+            }
+
+            #[inline]
+            fn count_ones(self) -> u32 {
+                <$t>::count_ones(self)
+            }
+
+            #[inline]
+            fn leading_zeros(self) -> u32 {
+                <$t>::leading_zeros(self)
+            }
+
+            #[inline]
+            fn trailing_zeros(self) -> u32 {
+                <$t>::trailing_zeros(self)
+            }
+        }
+    )*};
+}
+int!(u8, u16, u32, u64, usize, i32, i64);
