@@ -350,18 +350,22 @@ const SURVIVORS: &[Survivor] = &[
         ),
     },
     Survivor {
-        subjects: &["gemm sm_90a"],
-        text: "bar.warp.sync -1;",
-        occurrences: &[0..2],
-        change: "removed",
-        why: Why::Missed(WARP_SYNC_MISSED),
-    },
-    Survivor {
         subjects: &["gemm sm_90a global split"],
         text: "bar.warp.sync -1;",
-        occurrences: &[1..2],
+        occurrences: &[0..1],
         change: "removed",
-        why: Why::Missed(WARP_SYNC_MISSED),
+        why: Why::Equivalent(
+            "the producer warpgroup's reconvergence before the cluster barriers, which a split through global memory skips: the warp only exits after it",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "barrier.cluster.wait.acquire.aligned;",
+        occurrences: &[1..2, 3..4],
+        change: "removed",
+        why: Why::Equivalent(
+            "the last cluster wait of the producer warpgroup, or of the consumers: it only keeps the block, and the shared memory the other block reads until it arrives, alive; the other group's wait at the same phase still does, and neither reads anything after it",
+        ),
     },
     Survivor {
         subjects: &["gemm sm_90a", "gemm sm_90a global split"],
@@ -430,10 +434,6 @@ const SURVIVORS: &[Survivor] = &[
         why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
     },
 ];
-
-/// Why removing some copies of the Hopper GEMM's `bar.warp.sync` goes
-/// unseen.
-const WARP_SYNC_MISSED: &str = "the wgmmas are .aligned and need warp 0 converged again after thread 0's producer branch (one per stage of the unrolled chain); the emulator runs the lanes that reach one instruction together, so it shows the divergence only where a schedule leaves thread 0 waiting in its branch while the others reach a wgmma: the third stage's copy under an adversarial seed, the fourth's (and in the global split run the first's) under the priority seed, not this one";
 
 /// The listed reason for a mutant, if it is one.
 fn listed(subject: &str, m: &Mutant) -> Option<(usize, Why)> {

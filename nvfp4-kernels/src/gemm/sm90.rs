@@ -244,6 +244,553 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
     );
 }
 
+/// Where B's parts of the ring's stages start in a block's shared memory:
+/// past the four images of A.
+#[device]
+pub const RING_B_BASE: u32 = STAGES * IMAGE_BYTES;
+
+/// The GEMM block's mbarriers: full[s] (stage s landed), empty[STAGES + s]
+/// (stage s consumed).
+#[device]
+pub const BARRIERS: usize = 2 * STAGES as usize;
+
+/// The producer of a GEMM block: streams its `stages` K stages (from
+/// `first`) through the four-slot ring — A's images of row tile `a_tile`
+/// and B's pre-arranged chunks of 128-row tiles `b_tile ..` (`blocks` of
+/// them) by bulk copies — each completing on the stage's full barrier, each
+/// slot refilled once the consumers released the stage before in it. B of
+/// the first stages goes before the wait for the previous kernel (B does
+/// not depend on it), A's images after it.
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn produce(
+    smem: &SharedSlice<u8>,
+    bars: &SharedArray<u64, BARRIERS>,
+    images: &[u32],
+    weights: &[u32],
+    a_tile: u32,
+    b_tile: u32,
+    first: u32,
+    stages: u32,
+    k_stages: u32,
+    blocks: u32,
+) {
+    let raw_bytes = RAW_BYTES * blocks;
+    let ahead = stages.min(STAGES);
+    for j in 0..stages {
+        let slot = j % STAGES;
+        let kt = first + j;
+        mbarrier_wait_parity(bars, STAGES + slot, ((j / STAGES) & 1) ^ 1);
+        mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
+        for h in 0..blocks {
+            cp_async_bulk_global_to_shared(
+                smem,
+                RING_B_BASE + slot * raw_bytes + h * RAW_BYTES,
+                weights,
+                ((b_tile + h) * k_stages + kt) * (RAW_BYTES / 4),
+                RAW_BYTES,
+                bars,
+                slot,
+            );
+        }
+        if j >= ahead {
+            cp_async_bulk_global_to_shared(
+                smem,
+                slot * IMAGE_BYTES,
+                images,
+                (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
+                IMAGE_BYTES,
+                bars,
+                slot,
+            );
+        }
+        if j + 1 == ahead {
+            grid_dependency_wait();
+            for early in 0..ahead {
+                cp_async_bulk_global_to_shared(
+                    smem,
+                    early * IMAGE_BYTES,
+                    images,
+                    (a_tile * k_stages + first + early) * (IMAGE_BYTES / 4),
+                    IMAGE_BYTES,
+                    bars,
+                    early,
+                );
+            }
+        }
+    }
+}
+
+/// A consumer thread `ct` (0..256) of a GEMM block: multiplies the block's
+/// `stages` K stages as they land in the ring into its accumulators of
+/// `BLOCKS` m64 blocks (`acc0`, and `acc1` for the second), releasing each
+/// stage's slot once its MMAs are done. Warpgroup `ct / 128` owns B rows
+/// `64 BLOCKS wg .. 64 BLOCKS (wg + 1)` of the tile.
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn consume<const BLOCKS: u32>(
+    smem: &SharedSlice<u8>,
+    words: &SharedSlice<u32x4>,
+    scale_words: &SharedSlice<u32>,
+    bars: &SharedArray<u64, BARRIERS>,
+    acc0: &mut [f32; 64],
+    acc1: &mut [f32; 64],
+    stages: u32,
+    ct: u32,
+) {
+    let raw_bytes = RAW_BYTES * BLOCKS;
+    let wg = ct / 128;
+    // The scratch accumulator of the wgmma chain. A chain runs over
+    // `chain_stages` (4, 512 K, with one m64 block; 1 with two, whose
+    // chains would not fit in registers together) and is then promoted.
+    let mut chain = [0.0f32; 64];
+    let chain_stages = if BLOCKS == 1 { 4u32 } else { 1u32 };
+    for c0 in 0..stages.div_ceil(chain_stages) {
+        #[unroll]
+        for sub in 0..chain_stages {
+            let i = chain_stages * c0 + sub;
+            if i < stages {
+                let s = i % STAGES;
+                let stage = RING_B_BASE + s * raw_bytes;
+                mbarrier_wait_parity(bars, s, (i / STAGES) & 1);
+                #[unroll]
+                for blk in 0..BLOCKS as usize {
+                    // The thread's pre-arranged words of the stage (one
+                    // per K step of 16) and its four scales, of the
+                    // block's rows g and g + 8 (see [`super::prearrange`]).
+                    let mb = BLOCKS * wg + blk as u32;
+                    let block = stage + mb * PREARRANGED_BLOCK_BYTES;
+                    let lo = words[block / 16 + ct % 128];
+                    let hi = words[block / 16 + 128 + ct % 128];
+                    let q = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                    let scales = scale_words[(block + PREARRANGED_DATA_BYTES) / 4 + ct % 128];
+                    let splats = [e4m3_pair_splats(scales, 0x1010), e4m3_pair_splats(scales, 0x3232)];
+                    #[unroll]
+                    for step in 0..8usize {
+                        let raw = e2m1x8_prearranged(q[step]);
+                        let splat = splats[step / 4];
+                        let mut frag = [f16x2::from_bits(0); 4];
+                        #[unroll]
+                        for f in 0..4usize {
+                            // f: row (f % 2: g or g + 8), K pair (f / 2).
+                            frag[f] = hmul2(raw[f], splat[f % 2]);
+                        }
+                        let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
+                            .with_leading_byte_offset(16)
+                            .with_stride_byte_offset(1024)
+                            .with_swizzle(Swizzle::B128)
+                            .offset(step as u32 % 4 * 32);
+                        wgmma_fence();
+                        wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
+                        wgmma_commit_group();
+                        wgmma_wait_group(1);
+                        if sub > 0 && step == 0 {
+                            // Only this step's MMA may be pending: the previous
+                            // stage's are done, and with them this thread's
+                            // reads of its slot.
+                            mbarrier_arrive(bars, STAGES + (i + (STAGES - 1)) % STAGES);
+                        }
+                    }
+                    if BLOCKS == 2 {
+                        // Promote the block's chain: one correctly rounded f32
+                        // add per value.
+                        wgmma_wait_group(0);
+                        if blk == 1 {
+                            // This thread's reads of stage s, its MMAs' included,
+                            // are done.
+                            mbarrier_arrive(bars, STAGES + s);
+                        }
+                        #[unroll]
+                        for e in 0..64usize {
+                            if blk == 0 {
+                                acc0[e] += chain[e];
+                            } else {
+                                acc1[e] += chain[e];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if BLOCKS == 1 {
+            // Promote the chain, and release the slot of its last stage.
+            wgmma_wait_group(0);
+            let last_stage = (chain_stages * c0 + chain_stages - 1).min(stages - 1);
+            mbarrier_arrive(bars, STAGES + last_stage % STAGES);
+            #[unroll]
+            for e in 0..64usize {
+                acc0[e] += chain[e];
+            }
+        }
+    }
+}
+
+/// The f32 partial tile in shared memory, f32 [128 rows of A][rows of B]
+/// with rows of `PITCH` values (the padding spreads a warp's stores over
+/// all banks).
+#[device]
+pub const PITCH: u32 = 260;
+
+/// 2^28: the decoded operands are their values times 2^-14 each.
+#[device]
+pub const UNSCALE: f32 = 268435456.0;
+
+/// Where the blocks of a cluster of two swap accumulator halves (128-row
+/// tiles): `SWAP_BYTES` past the stages of the ring.
+#[device]
+pub const SWAP_BASE: u32 = STAGES * (IMAGE_BYTES + RAW_BYTES);
+
+/// The pitch, in halves, of C's rows staged in shared memory.
+#[device]
+pub const C_PITCH: u32 = 136;
+
+/// Consumer thread `ct` puts its accumulators, unscaled, into the partial
+/// tile in shared memory (over the ring, which both warpgroups' MMAs are
+/// done with after the barrier).
+#[device]
+fn stage_partial_tile<const BLOCKS: u32>(partial: &mut SharedSlice<f32>, acc0: &[f32; 64], acc1: &[f32; 64], ct: u32) {
+    let wg = ct / 128;
+    let w = ct / 32 % 4;
+    let g = ct % 32 / 4;
+    let t = ct % 4;
+    // Both warpgroups' MMAs are done with the ring, so the partial
+    // tile may overwrite it.
+    named_barrier_sync(1, THREADS);
+    #[unroll]
+    for x in 0..64 * BLOCKS as usize {
+        let blk = x / 64;
+        let i = x % 64;
+        let b_row = 64 * (BLOCKS * wg + blk as u32) + 16 * w + g + 8 * (i as u32 % 4 / 2);
+        let a_row = 8 * (i as u32 / 4) + 2 * t + i as u32 % 2;
+        let v = if blk == 0 { acc0[i] } else { acc1[i] };
+        partial[a_row * PITCH + b_row] = v * UNSCALE;
+    }
+}
+
+/// The epilogue of 128-row tiles with K split over a cluster of two (and,
+/// `SPLIT = 4`, over pairs of such clusters): the blocks swap halves of
+/// their accumulators through distributed shared memory, then store C.
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn swap_epilogue<const SPLIT: u32>(
+    words: &mut SharedSlice<u32x4>,
+    staged_c: &mut SharedSlice<u16>,
+    rows0: &SharedArray<u32, 2>,
+    arrival: &mut SharedArray<u32, 1>,
+    acc0: &[f32; 64],
+    c: &mut [f16],
+    partials: &mut [f32],
+    counters: &mut [u32],
+    ct: u32,
+    n: u32,
+    alpha: f32,
+) {
+    let rank = block_idx_x();
+    let wg = ct / 128;
+    let w = ct / 32 % 4;
+    let g = ct % 32 / 4;
+    let t = ct % 4;
+    // Block `cr` of the cluster sums C's A rows 64 cr .. 64 cr + 64,
+    // accumulators 32 cr .. 32 cr + 32 of every thread (A row 8 (i /
+    // 4) + 2 t + i % 2). Each thread puts the other 32 in `SWAP_BASE`
+    // (past the ring: the other warpgroup may still be reading it),
+    // chunk j at 16-byte word j * 256 + thread; after the cluster
+    // barrier it adds the same thread's chunks of the other block
+    // (p0 + p1 in either block: f32 addition commutes).
+    let cr = rank % 2;
+    let mut kept = [0.0f32; 32];
+    #[unroll]
+    for j in 0..8usize {
+        let mut given = [0u32; 4];
+        #[unroll]
+        for e in 0..4usize {
+            let (lo, hi) = (acc0[4 * j + e], acc0[32 + 4 * j + e]);
+            kept[4 * j + e] = if cr == 0 { lo } else { hi };
+            given[e] = if cr == 0 { hi.to_bits() } else { lo.to_bits() };
+        }
+        words[SWAP_BASE / 16 + j as u32 * THREADS + ct] = u32x4::new(given[0], given[1], given[2], given[3]);
+    }
+    cluster_sync();
+    let mut sums = [0.0f32; 32];
+    #[unroll]
+    for j in 0..8usize {
+        let other = load_cluster(words, SWAP_BASE / 16 + j as u32 * THREADS + ct, 1 - cr);
+        let v = [other.x, other.y, other.z, other.w];
+        #[unroll]
+        for e in 0..4usize {
+            sums[4 * j + e] = kept[4 * j + e] + f32::from_bits(v[e]);
+        }
+    }
+    // The other block read this one's half until here.
+    cluster_arrive_relaxed();
+    let mut stores_c = true;
+    if SPLIT == 4 {
+        // Pairs of clusters: each keeps its sum over its half of K in
+        // registers and stores it to `partials[half]`, thread by thread
+        // (chunk j of thread ct of block cr of the tile at 16-byte word
+        // ((half * tiles + tile) * 2 + cr) * 2048 + j * 256 + ct); the
+        // tile's second cluster to finish adds the other half's (the
+        // same bits whichever finishes second).
+        let half = rank / 2;
+        let tile = block_idx_z() * grid_dim_y() + block_idx_y();
+        let tiles = grid_dim_y() * grid_dim_z();
+        let mine = ((half * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
+        let theirs = (((1 - half) * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
+        #[unroll]
+        for j in 0..8usize {
+            let sum = u32x4::new(
+                sums[4 * j].to_bits(),
+                sums[4 * j + 1].to_bits(),
+                sums[4 * j + 2].to_bits(),
+                sums[4 * j + 3].to_bits(),
+            );
+            store_v4(partials, (mine + 1024 * j as u32) as usize, sum, Cache::Global);
+        }
+        // This block's sums are released by its counter increment;
+        // the counter's old value says whether the tile's other
+        // cluster has released its own.
+        fence_acq_rel_gpu();
+        named_barrier_sync(1, THREADS);
+        if ct == 0 {
+            arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
+        }
+        named_barrier_sync(1, THREADS);
+        stores_c = arrival[0u32] == 1;
+        if stores_c {
+            fence_acq_rel_gpu();
+            #[unroll]
+            for j in 0..8usize {
+                let other = load_v4(partials, (theirs + 1024 * j as u32) as usize, Cache::Global);
+                let v = [other.x, other.y, other.z, other.w];
+                #[unroll]
+                for e in 0..4usize {
+                    sums[4 * j + e] += f32::from_bits(v[e]);
+                }
+            }
+        }
+    }
+    if stores_c {
+        // C's 64 rows through the (now idle) ring as f16, rows of
+        // C_PITCH halves (the padding spreads a warp's stores over the
+        // banks), then out in 16-byte chunks.
+        #[unroll]
+        for x in 0..16usize {
+            // Sums 2x and 2x + 1: rows r and r + 1, one column.
+            let i = 2 * x as u32;
+            let row = 8 * (i / 4) + 2 * t;
+            let col = 64 * wg + 16 * w + g + 8 * (i % 4 / 2);
+            let pair = f16x2::from_f32s(sums[2 * x] * UNSCALE * alpha, sums[2 * x + 1] * UNSCALE * alpha).to_bits();
+            staged_c[row * C_PITCH + col] = (pair & 0xFFFF) as u16;
+            staged_c[(row + 1) * C_PITCH + col] = (pair >> 16) as u16;
+        }
+        named_barrier_sync(1, THREADS);
+        #[unroll]
+        for it in 0..4u32 {
+            let chunk = ct + THREADS * it;
+            let row = chunk / 16;
+            let v = words[row * (C_PITCH / 8) + chunk % 16];
+            let out = ((rows0[0u32] + 64 * cr + row) * n + block_idx_y() * 128 + chunk % 16 * 8) as usize;
+            store_v4(c, out, v, Cache::Default);
+        }
+    }
+    cluster_wait();
+}
+
+/// The epilogue of 256-row tiles with `SPLIT = 4` in pairs of clusters of
+/// two.
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn pairs_epilogue(
+    words: &SharedSlice<u32x4>,
+    rows0: &SharedArray<u32, 2>,
+    arrival: &mut SharedArray<u32, 1>,
+    c: &mut [f16],
+    partials: &mut [f32],
+    counters: &mut [u32],
+    ct: u32,
+    n: u32,
+    alpha: f32,
+) {
+    const BLOCKS: u32 = 2;
+    let rank = block_idx_x();
+    let b_rows = 128 * BLOCKS;
+    cluster_sync();
+    // Clusters of two: block `cr` of the cluster sums A rows 64 cr ..
+    // 64 cr + 64 of the tile over its cluster (0 + p0 + p1) into
+    // partials[half], keeping them; the tile's second cluster to
+    // finish adds the other half's (the same bits whichever finishes
+    // second: f32 addition commutes) into C.
+    let cr = rank % 2;
+    let half = rank / 2;
+    let items_per_row = 16 * BLOCKS;
+    let mut own = [0.0f32; 64];
+    #[unroll]
+    for it in 0..4 * BLOCKS {
+        let item = ct + THREADS * it;
+        let a_row = cr * 64 + item / items_per_row;
+        let b_row = item % items_per_row * 8;
+        let at = (a_row * PITCH + b_row) / 4;
+        let mut sum = [0.0f32; 8];
+        #[unroll]
+        for src in 0..2u32 {
+            let lo = load_cluster(words, at, src);
+            let hi = load_cluster(words, at + 1, src);
+            let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+            #[unroll]
+            for e in 0..8 {
+                sum[e] += f32::from_bits(v[e]);
+            }
+        }
+        #[unroll]
+        for e in 0..8 {
+            own[8 * it as usize + e] = sum[e];
+        }
+        let out = ((half * grid_dim_z() * 128 + rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+        store_v4(
+            partials,
+            out,
+            u32x4::new(sum[0].to_bits(), sum[1].to_bits(), sum[2].to_bits(), sum[3].to_bits()),
+            Cache::Global,
+        );
+        store_v4(
+            partials,
+            out + 4,
+            u32x4::new(sum[4].to_bits(), sum[5].to_bits(), sum[6].to_bits(), sum[7].to_bits()),
+            Cache::Global,
+        );
+    }
+    // This block's partial sums are released by its counter
+    // increment; the counter's old value says whether the tile's
+    // other cluster has released its own.
+    fence_acq_rel_gpu();
+    named_barrier_sync(1, THREADS);
+    if ct == 0 {
+        let tile = block_idx_z() * grid_dim_y() + block_idx_y();
+        arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
+    }
+    named_barrier_sync(1, THREADS);
+    if arrival[0u32] == 1 {
+        fence_acq_rel_gpu();
+        #[unroll]
+        for it in 0..4 * BLOCKS {
+            let item = ct + THREADS * it;
+            let a_row = cr * 64 + item / items_per_row;
+            let b_row = item % items_per_row * 8;
+            let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+            let other = out + ((1 - half) * grid_dim_z() * 128 * n) as usize;
+            let lo = load_v4(partials, other, Cache::Global);
+            let hi = load_v4(partials, other + 4, Cache::Global);
+            let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+            let mut sum = [0.0f32; 8];
+            #[unroll]
+            for e in 0..8 {
+                sum[e] = own[8 * it as usize + e] + f32::from_bits(v[e]);
+            }
+            store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
+        }
+    }
+    // The other block read this one's partial tile until here (the
+    // loads are complete: their values are stored).
+    cluster_arrive_relaxed();
+    cluster_wait();
+}
+
+/// The epilogue of a K split over one cluster (other than 128-row tiles in
+/// clusters of two): block `rank` sums its share of the tile's rows over
+/// the cluster's partial tiles through distributed shared memory.
+#[device]
+fn cluster_epilogue<const BLOCKS: u32, const SPLIT: u32>(
+    words: &SharedSlice<u32x4>,
+    rows0: &SharedArray<u32, 2>,
+    c: &mut [f16],
+    ct: u32,
+    n: u32,
+    alpha: f32,
+) {
+    let rank = block_idx_x();
+    let b_rows = 128 * BLOCKS;
+    // (128-row tiles in clusters of 2 swap halves above.)
+    cluster_sync();
+    // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) *
+    // 128 / SPLIT of the tile over the cluster in rank order, 8 B
+    // rows per item, items spread over the 256 threads (the loads of
+    // one item from all blocks are in flight together).
+    let items_per_row = 16 * BLOCKS;
+    #[unroll]
+    for it in 0..8 * BLOCKS / SPLIT {
+        let item = ct + THREADS * it;
+        let a_row = rank * (128 / SPLIT) + item / items_per_row;
+        let b_row = item % items_per_row * 8;
+        let at = (a_row * PITCH + b_row) / 4;
+        let mut sum = [0.0f32; 8];
+        #[unroll]
+        for src in 0..SPLIT {
+            let lo = load_cluster(words, at, src);
+            let hi = load_cluster(words, at + 1, src);
+            let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+            #[unroll]
+            for e in 0..8 {
+                sum[e] += f32::from_bits(v[e]);
+            }
+        }
+        let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
+        store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
+    }
+    // The other blocks read this one's partial tile until here (the
+    // loads are complete: their values are stored).
+    cluster_arrive_relaxed();
+    cluster_wait();
+}
+
+/// The epilogue without a cluster: the block stores its tile of C, or its
+/// f32 partial sums for [`gemm_sm90_reduce`], from shared memory.
+#[device]
+#[allow(clippy::too_many_arguments)]
+fn tile_epilogue<const BLOCKS: u32, const SPLIT: u32>(
+    words: &SharedSlice<u32x4>,
+    rows0: &SharedArray<u32, 2>,
+    c: &mut [f16],
+    partials: &mut [f32],
+    ct: u32,
+    n: u32,
+    alpha: f32,
+) {
+    let rank = block_idx_x();
+    let b_rows = 128 * BLOCKS;
+    named_barrier_sync(1, THREADS);
+    // The tile from shared memory, 8 B rows per item, items spread over
+    // the 256 threads: f16 C, or the f32 partial sums.
+    let items_per_row = 16 * BLOCKS;
+    #[unroll]
+    for it in 0..8 * BLOCKS {
+        let item = ct + THREADS * it;
+        let a_row = item / items_per_row;
+        let b_row = item % items_per_row * 8;
+        let at = (a_row * PITCH + b_row) / 4;
+        let lo = words[at];
+        let hi = words[at + 1];
+        let row = rows0[0u32] + a_row;
+        let col = block_idx_y() * b_rows + b_row;
+        if SPLIT == 1 {
+            let sums = [
+                f32::from_bits(lo.x),
+                f32::from_bits(lo.y),
+                f32::from_bits(lo.z),
+                f32::from_bits(lo.w),
+                f32::from_bits(hi.x),
+                f32::from_bits(hi.y),
+                f32::from_bits(hi.z),
+                f32::from_bits(hi.w),
+            ];
+            store_v4(c, (row * n + col) as usize, scaled_f16x8(sums, alpha), Cache::Default);
+        } else {
+            let out = ((rank * grid_dim_z() * 128 + row) * n + col) as usize;
+            store_v4(partials, out, lo, Cache::Global);
+            store_v4(partials, out + 4, hi, Cache::Global);
+        }
+    }
+}
+
 /// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
 /// per consumer warpgroup, K split over `SPLIT` (1, 2, 4, 8) blocks.
 /// `images`: A decoded by [`gemm_sm90_decode_a`], launched just before this
@@ -284,21 +831,8 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     k: u32,
     alpha: f32,
 ) {
-    // Dynamic shared memory: the stages, A's images at s * IMAGE_BYTES,
-    // then B (`128 * BLOCKS` x 64 bytes) and its scales at RAW_BASE + s *
-    // raw_bytes.
-    const RAW_BASE: u32 = STAGES * IMAGE_BYTES;
-    // The partial tile, f32 [128 rows of A][rows of B] with rows of 260
-    // values (the padding spreads a warp's stores over all banks).
-    const PITCH: u32 = 260;
-    // 2^28: the decoded operands are their values times 2^-14 each.
-    const UNSCALE: f32 = 268435456.0;
-    // The accumulator halves the blocks of a cluster of two swap (128-row
-    // tiles): `SWAP_BYTES` past the stages of the ring.
-    const SWAP_BASE: u32 = STAGES * (IMAGE_BYTES + RAW_BYTES);
-    // C's rows staged in shared memory, in halves.
-    const C_PITCH: u32 = 136;
-    let raw_bytes = RAW_BYTES * BLOCKS;
+    // Dynamic shared memory: the ring's stages, A's images at s *
+    // IMAGE_BYTES, then B's chunks at RING_B_BASE; see [`shared_bytes`].
     let b_rows = 128 * BLOCKS;
 
     let smem = dynamic_shared::<u8>(0);
@@ -308,7 +842,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let staged_c = dynamic_shared::<u16>(0);
     // mbarriers: full[s] (stage s landed), empty[STAGES + s] (stage s
     // consumed).
-    let bars = shared_array::<u64, { 2 * STAGES as usize }>();
+    let bars = shared_array::<u64, BARRIERS>();
     // The tile's first rows of A (and C) and of B, for the producer and the
     // epilogue (kept in shared memory rather than in registers through the
     // main loop).
@@ -321,7 +855,6 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     launch_dependents();
     let tid = thread_idx_x();
     let warp = tid / 32;
-    let lane = lane_id();
     let rank = block_idx_x();
     let n0 = block_idx_y() * b_rows;
     let m_tiles = m / 128;
@@ -345,59 +878,21 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
 
     if warp >= THREADS / 32 {
         // The producer warpgroup keeps 40 registers a thread and gives the
-        // rest to the consumers. Its first lane streams the block's stages through
-        // the ring, each into the slot its stage - STAGES used once all
-        // consumers released that; B of the first stages before the wait
-        // for the previous kernel (B does not depend on it), A's images
-        // after it.
+        // rest to the consumers; its first thread is the producer.
         setmaxnreg_dec(40);
         if tid == THREADS {
-            let a_tile = rows0[0u32] / 128;
-            // B's first 128-row tile of the block.
-            let b_tile = rows0[1u32] / 128;
-            let ahead = stages.min(STAGES);
-            for j in 0..stages {
-                let slot = j % STAGES;
-                let kt = first + j;
-                mbarrier_wait_parity(bars, STAGES + slot, (j / STAGES & 1) ^ 1);
-                mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
-                for h in 0..BLOCKS {
-                    cp_async_bulk_global_to_shared(
-                        smem,
-                        RAW_BASE + slot * raw_bytes + h * RAW_BYTES,
-                        weights,
-                        ((b_tile + h) * k_stages + kt) * (RAW_BYTES / 4),
-                        RAW_BYTES,
-                        bars,
-                        slot,
-                    );
-                }
-                if j >= ahead {
-                    cp_async_bulk_global_to_shared(
-                        smem,
-                        slot * IMAGE_BYTES,
-                        images,
-                        (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
-                        IMAGE_BYTES,
-                        bars,
-                        slot,
-                    );
-                }
-                if j + 1 == ahead {
-                    grid_dependency_wait();
-                    for early in 0..ahead {
-                        cp_async_bulk_global_to_shared(
-                            smem,
-                            early * IMAGE_BYTES,
-                            images,
-                            (a_tile * k_stages + first + early) * (IMAGE_BYTES / 4),
-                            IMAGE_BYTES,
-                            bars,
-                            early,
-                        );
-                    }
-                }
-            }
+            produce(
+                smem,
+                bars,
+                images,
+                weights,
+                rows0[0u32] / 128,
+                rows0[1u32] / 128,
+                first,
+                stages,
+                k_stages,
+                BLOCKS,
+            );
         }
         sync_warp();
         // The consumers' epilogues sum a split K through two phases of the
@@ -410,368 +905,28 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     } else {
         setmaxnreg_inc(232);
         let ct = tid;
-        // Fragment layout: warpgroup `wg` owns B rows 64 BLOCKS wg ..
-        // 64 BLOCKS (wg + 1).
-        let wg = ct / 128;
-        let w = warp % 4;
-        let g = lane / 4;
-        let t = lane % 4;
-        // The f32 accumulators of the thread's m64 blocks, and the scratch
-        // accumulator of the wgmma chain. A chain runs over `chain_stages`
-        // (4, 512 K, with one m64 block; 1 with two, whose chains would not
-        // fit in registers together) and is then promoted.
+        // The f32 accumulators of the thread's m64 blocks.
         let mut acc0 = [0.0f32; 64];
         let mut acc1 = [0.0f32; 64];
-        let mut chain = [0.0f32; 64];
-        let chain_stages = if BLOCKS == 1 { 4u32 } else { 1u32 };
-        for c0 in 0..stages.div_ceil(chain_stages) {
-            #[unroll]
-            for sub in 0..chain_stages {
-                let i = chain_stages * c0 + sub;
-                if i < stages {
-                    let s = i % STAGES;
-                    let stage = RAW_BASE + s * raw_bytes;
-                    mbarrier_wait_parity(bars, s, i / STAGES & 1);
-                    #[unroll]
-                    for blk in 0..BLOCKS as usize {
-                        // The thread's pre-arranged words of the stage (one
-                        // per K step of 16) and its four scales, of the
-                        // block's rows g and g + 8 (see [`super::prearrange`]).
-                        let mb = BLOCKS * wg + blk as u32;
-                        let block = stage + mb * PREARRANGED_BLOCK_BYTES;
-                        let lo = words[block / 16 + ct % 128];
-                        let hi = words[block / 16 + 128 + ct % 128];
-                        let q = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                        let scales = scale_words[(block + PREARRANGED_DATA_BYTES) / 4 + ct % 128];
-                        let splats = [e4m3_pair_splats(scales, 0x1010), e4m3_pair_splats(scales, 0x3232)];
-                        #[unroll]
-                        for step in 0..8usize {
-                            let raw = e2m1x8_prearranged(q[step]);
-                            let splat = splats[step / 4];
-                            let mut frag = [f16x2::from_bits(0); 4];
-                            #[unroll]
-                            for f in 0..4usize {
-                                // f: row (f % 2: g or g + 8), K pair (f / 2).
-                                frag[f] = hmul2(raw[f], splat[f % 2]);
-                            }
-                            let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
-                                .with_leading_byte_offset(16)
-                                .with_stride_byte_offset(1024)
-                                .with_swizzle(Swizzle::B128)
-                                .offset(step as u32 % 4 * 32);
-                            wgmma_fence();
-                            wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
-                            wgmma_commit_group();
-                            wgmma_wait_group(1);
-                            if sub > 0 && step == 0 {
-                                // Only this step's MMA may be pending: the previous
-                                // stage's are done, and with them this thread's
-                                // reads of its slot.
-                                mbarrier_arrive(bars, STAGES + (i + (STAGES - 1)) % STAGES);
-                            }
-                        }
-                        if BLOCKS == 2 {
-                            // Promote the block's chain: one correctly rounded f32
-                            // add per value.
-                            wgmma_wait_group(0);
-                            if blk == 1 {
-                                // This thread's reads of stage s, its MMAs' included,
-                                // are done.
-                                mbarrier_arrive(bars, STAGES + s);
-                            }
-                            #[unroll]
-                            for e in 0..64usize {
-                                if blk == 0 {
-                                    acc0[e] += chain[e];
-                                } else {
-                                    acc1[e] += chain[e];
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            if BLOCKS == 1 {
-                // Promote the chain, and release the slot of its last stage.
-                wgmma_wait_group(0);
-                let last_stage = (chain_stages * c0 + chain_stages - 1).min(stages - 1);
-                mbarrier_arrive(bars, STAGES + last_stage % STAGES);
-                #[unroll]
-                for e in 0..64usize {
-                    acc0[e] += chain[e];
-                }
-            }
-        }
+        consume::<BLOCKS>(smem, words, scale_words, bars, &mut acc0, &mut acc1, stages, ct);
         // K split over clusters of two with 128-row tiles (split 2 in one
         // cluster, split 4 in pairs of them): the blocks of a cluster swap
         // halves of their accumulators instead of whole partial tiles.
         let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
         if !swap {
-            // Both warpgroups' MMAs are done with the ring, so the partial
-            // tile may overwrite it.
-            named_barrier_sync(1, THREADS);
-            #[unroll]
-            for x in 0..64 * BLOCKS as usize {
-                let blk = x / 64;
-                let i = x % 64;
-                let b_row = 64 * (BLOCKS * wg + blk as u32) + 16 * w + g + 8 * (i as u32 % 4 / 2);
-                let a_row = 8 * (i as u32 / 4) + 2 * t + i as u32 % 2;
-                let v = if blk == 0 { acc0[i] } else { acc1[i] };
-                partial[a_row * PITCH + b_row] = v * UNSCALE;
-            }
+            stage_partial_tile::<BLOCKS>(partial, &acc0, &acc1, ct);
         }
         if swap {
-            // Block `cr` of the cluster sums C's A rows 64 cr .. 64 cr + 64,
-            // accumulators 32 cr .. 32 cr + 32 of every thread (A row 8 (i /
-            // 4) + 2 t + i % 2). Each thread puts the other 32 in `SWAP_BASE`
-            // (past the ring: the other warpgroup may still be reading it),
-            // chunk j at 16-byte word j * 256 + thread; after the cluster
-            // barrier it adds the same thread's chunks of the other block
-            // (p0 + p1 in either block: f32 addition commutes).
-            let cr = rank % 2;
-            let mut kept = [0.0f32; 32];
-            #[unroll]
-            for j in 0..8usize {
-                let mut given = [0u32; 4];
-                #[unroll]
-                for e in 0..4usize {
-                    let (lo, hi) = (acc0[4 * j + e], acc0[32 + 4 * j + e]);
-                    kept[4 * j + e] = if cr == 0 { lo } else { hi };
-                    given[e] = if cr == 0 { hi.to_bits() } else { lo.to_bits() };
-                }
-                words[SWAP_BASE / 16 + j as u32 * THREADS + ct] = u32x4::new(given[0], given[1], given[2], given[3]);
-            }
-            cluster_sync();
-            let mut sums = [0.0f32; 32];
-            #[unroll]
-            for j in 0..8usize {
-                let other = load_cluster(words, SWAP_BASE / 16 + j as u32 * THREADS + ct, 1 - cr);
-                let v = [other.x, other.y, other.z, other.w];
-                #[unroll]
-                for e in 0..4usize {
-                    sums[4 * j + e] = kept[4 * j + e] + f32::from_bits(v[e]);
-                }
-            }
-            // The other block read this one's half until here.
-            cluster_arrive_relaxed();
-            let mut stores_c = true;
-            if SPLIT == 4 {
-                // Pairs of clusters: each keeps its sum over its half of K in
-                // registers and stores it to `partials[half]`, thread by thread
-                // (chunk j of thread ct of block cr of the tile at 16-byte word
-                // ((half * tiles + tile) * 2 + cr) * 2048 + j * 256 + ct); the
-                // tile's second cluster to finish adds the other half's (the
-                // same bits whichever finishes second).
-                let half = rank / 2;
-                let tile = block_idx_z() * grid_dim_y() + block_idx_y();
-                let tiles = grid_dim_y() * grid_dim_z();
-                let mine = ((half * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
-                let theirs = (((1 - half) * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
-                #[unroll]
-                for j in 0..8usize {
-                    let sum = u32x4::new(
-                        sums[4 * j].to_bits(),
-                        sums[4 * j + 1].to_bits(),
-                        sums[4 * j + 2].to_bits(),
-                        sums[4 * j + 3].to_bits(),
-                    );
-                    store_v4(partials, (mine + 1024 * j as u32) as usize, sum, Cache::Global);
-                }
-                // This block's sums are released by its counter increment;
-                // the counter's old value says whether the tile's other
-                // cluster has released its own.
-                fence_acq_rel_gpu();
-                named_barrier_sync(1, THREADS);
-                if ct == 0 {
-                    arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
-                }
-                named_barrier_sync(1, THREADS);
-                stores_c = arrival[0u32] == 1;
-                if stores_c {
-                    fence_acq_rel_gpu();
-                    #[unroll]
-                    for j in 0..8usize {
-                        let other = load_v4(partials, (theirs + 1024 * j as u32) as usize, Cache::Global);
-                        let v = [other.x, other.y, other.z, other.w];
-                        #[unroll]
-                        for e in 0..4usize {
-                            sums[4 * j + e] += f32::from_bits(v[e]);
-                        }
-                    }
-                }
-            }
-            if stores_c {
-                // C's 64 rows through the (now idle) ring as f16, rows of
-                // C_PITCH halves (the padding spreads a warp's stores over the
-                // banks), then out in 16-byte chunks.
-                #[unroll]
-                for x in 0..16usize {
-                    // Sums 2x and 2x + 1: rows r and r + 1, one column.
-                    let i = 2 * x as u32;
-                    let row = 8 * (i / 4) + 2 * t;
-                    let col = 64 * wg + 16 * w + g + 8 * (i % 4 / 2);
-                    let pair =
-                        f16x2::from_f32s(sums[2 * x] * UNSCALE * alpha, sums[2 * x + 1] * UNSCALE * alpha).to_bits();
-                    staged_c[row * C_PITCH + col] = (pair & 0xFFFF) as u16;
-                    staged_c[(row + 1) * C_PITCH + col] = (pair >> 16) as u16;
-                }
-                named_barrier_sync(1, THREADS);
-                #[unroll]
-                for it in 0..4u32 {
-                    let chunk = ct + THREADS * it;
-                    let row = chunk / 16;
-                    let v = words[row * (C_PITCH / 8) + chunk % 16];
-                    let out = ((rows0[0u32] + 64 * cr + row) * n + block_idx_y() * 128 + chunk % 16 * 8) as usize;
-                    store_v4(c, out, v, Cache::Default);
-                }
-            }
-            cluster_wait();
+            swap_epilogue::<SPLIT>(
+                words, staged_c, rows0, arrival, &acc0, c, partials, counters, ct, n, alpha,
+            );
         } else if BLOCKS == 2 && SPLIT == 4 && clustered == 2 {
-            cluster_sync();
-            // Clusters of two: block `cr` of the cluster sums A rows 64 cr ..
-            // 64 cr + 64 of the tile over its cluster (0 + p0 + p1) into
-            // partials[half], keeping them; the tile's second cluster to
-            // finish adds the other half's (the same bits whichever finishes
-            // second: f32 addition commutes) into C.
-            let cr = rank % 2;
-            let half = rank / 2;
-            let items_per_row = 16 * BLOCKS;
-            let mut own = [0.0f32; 64];
-            #[unroll]
-            for it in 0..4 * BLOCKS {
-                let item = ct + THREADS * it;
-                let a_row = cr * 64 + item / items_per_row;
-                let b_row = item % items_per_row * 8;
-                let at = (a_row * PITCH + b_row) / 4;
-                let mut sum = [0.0f32; 8];
-                #[unroll]
-                for src in 0..2u32 {
-                    let lo = load_cluster(words, at, src);
-                    let hi = load_cluster(words, at + 1, src);
-                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                    #[unroll]
-                    for e in 0..8 {
-                        sum[e] += f32::from_bits(v[e]);
-                    }
-                }
-                #[unroll]
-                for e in 0..8 {
-                    own[8 * it as usize + e] = sum[e];
-                }
-                let out =
-                    ((half * grid_dim_z() * 128 + rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
-                store_v4(
-                    partials,
-                    out,
-                    u32x4::new(sum[0].to_bits(), sum[1].to_bits(), sum[2].to_bits(), sum[3].to_bits()),
-                    Cache::Global,
-                );
-                store_v4(
-                    partials,
-                    out + 4,
-                    u32x4::new(sum[4].to_bits(), sum[5].to_bits(), sum[6].to_bits(), sum[7].to_bits()),
-                    Cache::Global,
-                );
-            }
-            // This block's partial sums are released by its counter
-            // increment; the counter's old value says whether the tile's
-            // other cluster has released its own.
-            fence_acq_rel_gpu();
-            named_barrier_sync(1, THREADS);
-            if ct == 0 {
-                let tile = block_idx_z() * grid_dim_y() + block_idx_y();
-                arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
-            }
-            named_barrier_sync(1, THREADS);
-            if arrival[0u32] == 1 {
-                fence_acq_rel_gpu();
-                #[unroll]
-                for it in 0..4 * BLOCKS {
-                    let item = ct + THREADS * it;
-                    let a_row = cr * 64 + item / items_per_row;
-                    let b_row = item % items_per_row * 8;
-                    let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
-                    let other = out + ((1 - half) * grid_dim_z() * 128 * n) as usize;
-                    let lo = load_v4(partials, other, Cache::Global);
-                    let hi = load_v4(partials, other + 4, Cache::Global);
-                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                    let mut sum = [0.0f32; 8];
-                    #[unroll]
-                    for e in 0..8 {
-                        sum[e] = own[8 * it as usize + e] + f32::from_bits(v[e]);
-                    }
-                    store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
-                }
-            }
-            // The other block read this one's partial tile until here (the
-            // loads are complete: their values are stored).
-            cluster_arrive_relaxed();
-            cluster_wait();
+            pairs_epilogue(words, rows0, arrival, c, partials, counters, ct, n, alpha);
         } else if SPLIT > 1 && clustered != 0 && (BLOCKS == 2 || SPLIT != 2) {
             // (128-row tiles in clusters of 2 swap halves above.)
-            cluster_sync();
-            // Block `rank` sums A rows rank * 128 / SPLIT .. (rank + 1) *
-            // 128 / SPLIT of the tile over the cluster in rank order, 8 B
-            // rows per item, items spread over the 256 threads (the loads of
-            // one item from all blocks are in flight together).
-            let items_per_row = 16 * BLOCKS;
-            #[unroll]
-            for it in 0..8 * BLOCKS / SPLIT {
-                let item = ct + THREADS * it;
-                let a_row = rank * (128 / SPLIT) + item / items_per_row;
-                let b_row = item % items_per_row * 8;
-                let at = (a_row * PITCH + b_row) / 4;
-                let mut sum = [0.0f32; 8];
-                #[unroll]
-                for src in 0..SPLIT {
-                    let lo = load_cluster(words, at, src);
-                    let hi = load_cluster(words, at + 1, src);
-                    let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-                    #[unroll]
-                    for e in 0..8 {
-                        sum[e] += f32::from_bits(v[e]);
-                    }
-                }
-                let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
-                store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
-            }
-            // The other blocks read this one's partial tile until here (the
-            // loads are complete: their values are stored).
-            cluster_arrive_relaxed();
-            cluster_wait();
+            cluster_epilogue::<BLOCKS, SPLIT>(words, rows0, c, ct, n, alpha);
         } else {
-            named_barrier_sync(1, THREADS);
-            // The tile from shared memory, 8 B rows per item, items spread over
-            // the 256 threads: f16 C, or the f32 partial sums.
-            let items_per_row = 16 * BLOCKS;
-            #[unroll]
-            for it in 0..8 * BLOCKS {
-                let item = ct + THREADS * it;
-                let a_row = item / items_per_row;
-                let b_row = item % items_per_row * 8;
-                let at = (a_row * PITCH + b_row) / 4;
-                let lo = words[at];
-                let hi = words[at + 1];
-                let row = rows0[0u32] + a_row;
-                let col = block_idx_y() * b_rows + b_row;
-                if SPLIT == 1 {
-                    let sums = [
-                        f32::from_bits(lo.x),
-                        f32::from_bits(lo.y),
-                        f32::from_bits(lo.z),
-                        f32::from_bits(lo.w),
-                        f32::from_bits(hi.x),
-                        f32::from_bits(hi.y),
-                        f32::from_bits(hi.z),
-                        f32::from_bits(hi.w),
-                    ];
-                    store_v4(c, (row * n + col) as usize, scaled_f16x8(sums, alpha), Cache::Default);
-                } else {
-                    let out = ((rank * grid_dim_z() * 128 + row) * n + col) as usize;
-                    store_v4(partials, out, lo, Cache::Global);
-                    store_v4(partials, out + 4, hi, Cache::Global);
-                }
-            }
+            tile_epilogue::<BLOCKS, SPLIT>(words, rows0, c, partials, ct, n, alpha);
         }
     }
 }
