@@ -6,6 +6,7 @@ use super::error::EmuError;
 use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
 use super::layout::{SHARED_BASE, const_address};
 use super::parse::{Arg, ConstDecl, EntryAst, Lit, Stmt, VarDecl};
+use super::source::SourceMap;
 use std::collections::HashMap;
 
 /// A kernel parameter's place in the parameter buffer.
@@ -27,6 +28,8 @@ pub(crate) struct Entry {
     /// Per instruction: PTX line and source text.
     pub lines: Vec<u32>,
     pub texts: Vec<String>,
+    /// Per instruction: the Rust statements its PTX comments name.
+    pub source: SourceMap,
     pub nregs: u32,
     pub npreds: u32,
     pub reg_names: Vec<String>,
@@ -493,6 +496,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         insts: Vec::new(),
         lines: Vec::new(),
         texts: Vec::new(),
+        source: SourceMap::default(),
         nregs: 0,
         npreds: 0,
         reg_names: Vec::new(),
@@ -609,6 +613,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
     entry.insts.push(Inst::new(past_end));
     entry.lines.push(ast.close_line);
     entry.texts.push("}".into());
+    entry.source = SourceMap::build(lines, ast.line, &entry.lines);
     entry.nregs = names.nregs;
     entry.npreds = names.npreds;
     entry.reg_names = names.reg_names;

@@ -118,6 +118,7 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
         thread: Some((w.tid[0][lane], w.tid[1][lane], w.tid[2][lane])),
         line: Some(e.lines[pc]),
         text: Some(e.texts[pc].clone()),
+        source: e.source.of(pc).to_vec(),
         message: msg,
     }
 }
@@ -131,6 +132,7 @@ pub(super) fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) 
         thread: Some(op.thread),
         line: Some(e.lines[op.pc as usize]),
         text: Some(e.texts[op.pc as usize].clone()),
+        source: e.source.of(op.pc as usize).to_vec(),
         message: msg,
     }
 }
@@ -220,6 +222,7 @@ pub(super) fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
         thread: Some(a.thread),
         line: Some(e.lines[pc]),
         text: Some(e.texts[pc].clone()),
+        source: e.source.of(pc).to_vec(),
         message: format!(
             "tensor memory not freed: the block exited with columns {}..{} still allocated (allocated here; every tcgen05.alloc needs a tcgen05.dealloc before exit)",
             a.col,

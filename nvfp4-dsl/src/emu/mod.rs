@@ -342,6 +342,7 @@ mod prepare;
 mod race;
 mod run;
 mod schedule;
+mod source;
 mod state;
 mod tensormap;
 mod tmem;
@@ -350,6 +351,7 @@ pub use error::EmuError;
 pub use launch::{Launch, LaunchStats, ParamValue};
 pub use memory::Memory;
 pub use schedule::{Options, Schedule};
+pub use source::Place;
 pub use tensormap::TensorMap2d;
 
 /// A parsed and decoded PTX module: parse once, launch many times.

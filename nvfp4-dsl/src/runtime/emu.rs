@@ -313,7 +313,7 @@ impl EmuDevice {
             memory.set_writable(addr, true).map_err(emulator)?;
         }
         self.last_writes.record(self.stream, writes);
-        result.map(drop).map_err(emulator)
+        result.map(drop).map_err(|e| emulator(e.resolve(variant.sources)))
     }
 }
 
