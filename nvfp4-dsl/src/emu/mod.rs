@@ -336,6 +336,7 @@ mod layout;
 mod mbar;
 mod memory;
 mod ops;
+mod origin;
 mod parse;
 mod pending;
 mod prepare;
@@ -344,6 +345,7 @@ mod run;
 mod schedule;
 mod source;
 mod state;
+mod synccheck;
 mod tensormap;
 mod tmem;
 
