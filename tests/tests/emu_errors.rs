@@ -308,3 +308,33 @@ fn a_local_array_overrun_is_a_compile_error() {
             .contains("a local array lives in registers and can only be indexed by constants"),
     );
 }
+
+/// Reads through a sub-slice of `x` from element 4: thread 60 reads
+/// `tail[60]`, element 64 of `x`.
+#[kernel(targets(sm_90))]
+pub fn reads_a_tail(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    let tail = &x[4..];
+    out[t] = tail[t];
+}
+
+#[test]
+fn a_read_past_a_sub_slice_of_a_view_is_an_error_naming_the_parameter() {
+    let device = Device::emulator(Target::Sm90);
+    let buffer = device.upload(&[3u32; 128]).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let x = buffer.slice(0..64).expect("a view");
+    // SAFETY: 64 threads write out[t]; the emulator checks the reads.
+    let e = failure(unsafe { reads_a_tail::Kernel::launch(&device, LaunchConfig::linear(1, 64), x, &mut out) });
+    let text = e.to_string();
+    assert_eq!(e.thread(), Some((60, 0, 0)), "{text}");
+    assert!(text.contains("is out of bounds of the view passed as `x`"), "{text}");
+    assert!(
+        text.contains("256 bytes), which its address was computed from: byte offset 256 of it"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("at {}, line", at("reads_a_tail", "out[t] = tail[t];"))),
+        "{text}"
+    );
+}

@@ -104,3 +104,54 @@ pub(crate) fn origins(insts: &[&InstAst], symbol: &dyn Fn(&str) -> Option<Origin
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emu::parse::{Stmt, parse_module};
+
+    #[test]
+    fn addresses_take_the_origin_of_the_symbol_they_start_from() {
+        let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_x)\n{\n\
+            ld.param.u64 %rd1, [k_param_x];\n\
+            cvta.to.global.u64 %rd2, %rd1;\n\
+            mul.wide.u32 %rd3, %r1, 4;\n\
+            add.s64 %rd4, %rd2, %rd3;\n\
+            ld.global.u32 %r2, [%rd4];\n\
+            mov.u32 %r3, k_smem0;\n\
+            mad.lo.u32 %r4, %r1, 4, %r3;\n\
+            st.shared.u32 [%r4+4], %r2;\n\
+            mov.u32 %r5, k_smem1;\n\
+            @%p1 mov.u32 %r5, k_smem0;\n\
+            st.shared.u32 [%r5], %r2;\n\
+            st.shared.u32 [k_smem1+8], %r2;\n\
+            ret;\n}\n";
+        let asts = parse_module(ptx).expect("parses");
+        let insts: Vec<&InstAst> = asts[0]
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Inst(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        let symbol = |n: &str| match n {
+            "k_smem0" => Some(Origin::Shared(0)),
+            "k_smem1" => Some(Origin::Shared(1)),
+            "k_param_x" => Some(Origin::Param(0)),
+            _ => None,
+        };
+        let found = origins(&insts, &symbol);
+        let accesses: Vec<Origin> = insts
+            .iter()
+            .zip(&found)
+            .filter(|(i, _)| accesses(&i.op))
+            .map(|(_, o)| *o)
+            .collect();
+        // A register set from two arrays has no origin.
+        assert_eq!(
+            accesses,
+            [Origin::Param(0), Origin::Shared(0), Origin::None, Origin::Shared(1)]
+        );
+    }
+}

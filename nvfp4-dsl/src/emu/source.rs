@@ -52,9 +52,11 @@ impl fmt::Display for Place {
         if !self.function.is_empty() {
             write!(f, "inlined `{}` at ", self.function)?;
         }
-        match &self.file {
-            Some(file) => write!(f, "{file}:{}: `{}`", self.line, self.text),
-            None => write!(f, "+{} from its fn: `{}`", self.line, self.text),
+        // Unresolved (no launcher named the files): the line from the `fn`.
+        match (&self.file, self.function.is_empty()) {
+            (Some(file), _) => write!(f, "{file}:{}: `{}`", self.line, self.text),
+            (None, true) => write!(f, "kernel+{}: `{}`", self.line, self.text),
+            (None, false) => write!(f, "`{}`+{}: `{}`", self.function, self.line, self.text),
         }
     }
 }
@@ -147,17 +149,17 @@ mod tests {
         ];
         let map = SourceMap::build(&ptx, 1, &[4, 7, 9, 12]);
         let show = |pc: usize| map.of(pc).iter().map(|p| p.to_string()).collect::<Vec<_>>();
-        assert_eq!(show(0), ["+3 from its fn: `let a = f(1);`"]);
+        assert_eq!(show(0), ["kernel+3: `let a = f(1);`"]);
         assert_eq!(
             show(1),
             [
-                "+3 from its fn: `let a = f(1);`",
-                "inlined `f` at +1 from its fn: `let b = g(x);`",
-                "inlined `g` at +2 from its fn: `y + 1`"
+                "kernel+3: `let a = f(1);`",
+                "inlined `f` at `f`+1: `let b = g(x);`",
+                "inlined `g` at `g`+2: `y + 1`"
             ]
         );
-        assert_eq!(show(2)[1..], ["inlined `f` at +2 from its fn: `b * 2`"]);
-        assert_eq!(show(3), ["+4 from its fn: `out[0] = a;`"]);
+        assert_eq!(show(2)[1..], ["inlined `f` at `f`+2: `b * 2`"]);
+        assert_eq!(show(3), ["kernel+4: `out[0] = a;`"]);
         let mut p = map.of(2)[1].clone();
         p.resolve(&[SourceFn {
             name: "f",
