@@ -124,13 +124,12 @@ fn run_block(
     failure(launch(&device, LaunchConfig::linear(1, threads), &mut out)).to_string()
 }
 
-// SAFETY (of the launches below): one block, each thread writes out[t];
-// the emulator checks every access.
 #[test]
 fn barrier_divergence_is_an_error_naming_the_rust_line() {
     let adversarial = nvfp4_dsl::emu::Options::adversarial;
     for seed in 0..3 {
         let text = run_block(
+            // SAFETY: one block, each thread writes out[t]; the emulator checks the rest.
             |d, c, o| unsafe { two_barriers::Kernel::launch(d, c, o) },
             64,
             adversarial(seed),
@@ -141,6 +140,7 @@ fn barrier_divergence_is_an_error_naming_the_rust_line() {
         assert!(text.contains("reaches barrier 0 at another instruction"), "{text}");
 
         let text = run_block(
+            // SAFETY: one block, each thread writes out[t]; the emulator checks the rest.
             |d, c, o| unsafe { half_warp_barrier::Kernel::launch(d, c, o) },
             64,
             adversarial(seed),
@@ -152,6 +152,7 @@ fn barrier_divergence_is_an_error_naming_the_rust_line() {
         );
     }
     let text = run_block(
+        // SAFETY: one block, each thread writes out[t]; the emulator checks the rest.
         |d, c, o| unsafe { mismatched_counts::Kernel::launch(d, c, o) },
         128,
         nvfp4_dsl::emu::Options::sequential(),
@@ -168,6 +169,7 @@ fn barrier_divergence_is_an_error_naming_the_rust_line() {
         "{text}"
     );
     let text = run_block(
+        // SAFETY: one block, each thread writes out[t]; the emulator checks the rest.
         |d, c, o| unsafe { short_warp_mask::Kernel::launch(d, c, o) },
         32,
         adversarial(0),
@@ -198,6 +200,7 @@ pub fn half_warp_wgmma_fence(out: &mut [u32]) {
 #[test]
 fn a_diverged_aligned_wgmma_instruction_is_an_error_naming_the_rust_line() {
     let text = run_block(
+        // SAFETY: one block, each thread writes out[t]; the emulator checks the rest.
         |d, c, o| unsafe { half_warp_wgmma_fence::Kernel::launch(d, c, o) },
         128,
         nvfp4_dsl::emu::Options::adversarial(0),

@@ -18,12 +18,13 @@ use std::fmt;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmuError {
-    pub(crate) kernel: Option<String>,
+    // Boxed, as `source`: errors stay small (clippy::result_large_err).
+    pub(crate) kernel: Option<Box<str>>,
     pub(crate) block: Option<(u32, u32, u32)>,
     pub(crate) thread: Option<(u32, u32, u32)>,
     pub(crate) line: Option<u32>,
     pub(crate) text: Option<String>,
-    pub(crate) source: Vec<Place>,
+    pub(crate) source: Box<[Place]>,
     pub(crate) message: String,
 }
 
@@ -35,7 +36,7 @@ impl EmuError {
             thread: None,
             line: None,
             text: None,
-            source: Vec::new(),
+            source: Box::new([]),
             message: message.into(),
         }
     }
@@ -49,7 +50,7 @@ impl EmuError {
     }
 
     pub(crate) fn in_kernel(mut self, kernel: &str) -> EmuError {
-        self.kernel = Some(kernel.to_string());
+        self.kernel = Some(kernel.into());
         self
     }
 
