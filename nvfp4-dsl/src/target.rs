@@ -16,10 +16,26 @@ pub struct Variant {
     pub entry: &'static str,
     /// The PTX text for each target.
     pub ptx: &'static [(Target, &'static str)],
+    /// The kernel and the device functions inlined into it, so that the
+    /// emulator's errors name Rust lines.
+    pub sources: &'static [SourceFn],
     /// The kernel calls [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)
     /// before touching what the previous kernel writes, so the launcher lets
     /// it start while that kernel finishes (programmatic dependent launch).
     pub programmatic: bool,
+}
+
+/// A function whose statements the PTX's comments name, relative to its
+/// `fn` line: `// 12: let x = ..;` in the kernel, `// name:3: ..` in an
+/// inlined device function. The emulator turns them into `file:line`.
+#[derive(Debug)]
+pub struct SourceFn {
+    /// The name the comments give it; empty for the kernel.
+    pub name: &'static str,
+    /// Its file, relative to its crate (`src/gemv.rs`); empty when unknown.
+    pub file: &'static str,
+    /// The line of its `fn` token.
+    pub fn_line: u32,
 }
 
 impl Variant {
@@ -60,6 +76,7 @@ mod tests {
             spec: "default",
             entry: "k",
             ptx: &[(Target::Sm90, "a"), (Target::Sm100a, "b")],
+            sources: &[],
             programmatic: false,
         };
         assert_eq!(v.select(9, 0), Some((Target::Sm90, "a")));
@@ -71,6 +88,7 @@ mod tests {
             spec: "default",
             entry: "k",
             ptx: &[(Target::Sm90, "a"), (Target::Sm90a, "h"), (Target::Sm100a, "b")],
+            sources: &[],
             programmatic: false,
         };
         assert_eq!(hopper.select(9, 0), Some((Target::Sm90a, "h")));

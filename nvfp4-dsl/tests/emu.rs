@@ -471,15 +471,28 @@ fn barrier_waits_only_for_threads_that_have_not_exited() {
         assert_eq!(*g, if t == 37 { 0 } else { t as u32 }, "thread {t}");
     }
     // Thread 37 exits after the others arrived (its path is at a higher
-    // PC, so they reach the barrier first): the exit completes it.
-    let body = format!(
-        "{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 37;\n\t@%p1 bra $L_late;\n\tbar.sync 0;\n{store}$L_late:\n\tadd.u32 %r2, %r1, 1;\n\tret;\n"
-    );
-    let (m, _) = module(OUT, &body);
+    // PC, so they reach the barrier first): the exit completes it. With
+    // `barrier.sync` (not `.aligned`): `bar.sync` is `.aligned`, and its
+    // warp is diverged, which synccheck reports.
+    let late = |bar: &str| {
+        format!(
+            "{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 37;\n\t@%p1 bra $L_late;\n\t{bar} 0;\n{store}$L_late:\n\tadd.u32 %r2, %r1, 1;\n\tret;\n"
+        )
+    };
+    let (m, _) = module(OUT, &late("barrier.sync"));
     let out = mem.alloc(4 * 64, true);
     m.launch("k", &one_block(64), &[ParamValue::U64(out)], &mut mem)
         .unwrap();
     assert_eq!(download_u32(&mem, out + 4 * 63, 1), vec![63]);
+    let (m, src) = module(OUT, &late("bar.sync"));
+    let e = m
+        .launch("k", &one_block(64), &[ParamValue::U64(out)], &mut mem)
+        .unwrap_err();
+    assert_names(&e, &src, "bar.sync 0;", (0, 0, 0), (32, 0, 0));
+    assert!(
+        e.message().contains("divergent warp") && e.message().contains("lane 5 (thread (37,0,0))"),
+        "{e}"
+    );
     // A whole warp exits, the other synchronises alone.
     let body = format!(
         "{REGS}\tmov.u32 %r1, %tid.x;\n\tsetp.lt.u32 %p1, %r1, 32;\n\t@%p1 ret;\n\tbar.sync 0;\n\tbarrier.sync.aligned 1;\n{store}"

@@ -154,10 +154,10 @@ fn tensor_memory_errors_are_reported() {
         1,
         32,
     );
-    assert_error(&e, &src, "tcgen05.alloc", (0, 0, 0), (0, 0, 0), ".sync.aligned");
+    assert_error(&e, &src, "tcgen05.alloc", (0, 0, 0), (0, 0, 0), "divergent warp");
     // Not enough columns: warp 0 takes 512, then warp 1 asks for 32.
     let (e, src) = fail(
-        "\t@%p1 bra $L_w0;\n\tbar.sync 0;\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\tret;\n$L_w0:\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 512;\n\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\tret;\n",
+        "\t@%p1 bra $L_w0;\n\tbra $L_sync;\n$L_w0:\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 512;\n\ttcgen05.fence::before_thread_sync;\n$L_sync:\n\tbar.sync 0;\n\t@%p1 ret;\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\tret;\n",
         1,
         64,
     );

@@ -982,7 +982,7 @@ fn warp_and_warpgroup_errors_are_reported() {
         "wgmma.fence",
         (0, 0, 0),
         (0, 0, 0),
-        "wgmma.fence is `.sync.aligned`: all 32 lanes of the warp must execute it together (executing lanes: 0x0000ffff)",
+        "divergent warp: this .aligned instruction is executed by lanes 0x0000ffff of the warp, and lane 16 is at it with its guard predicate false",
     );
     let src = kernel(&c).replace("\tsetmaxnreg.inc", "\tsetp.lt.u32 %p6, %r2, 8;\n\t@%p6 setmaxnreg.inc");
     let e = fail_src(&c, &src, c.desc_hi(64), c.desc_hi(8), 128);
@@ -992,7 +992,7 @@ fn warp_and_warpgroup_errors_are_reported() {
         "setmaxnreg",
         (0, 0, 0),
         (0, 0, 0),
-        "setmaxnreg is `.sync.aligned`",
+        "divergent warp: this .aligned instruction is executed by lanes 0x000000ff",
     );
     // Half a warpgroup.
     let e = fail_src(&c, &kernel(&c), c.desc_hi(64), c.desc_hi(8), 64);

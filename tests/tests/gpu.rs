@@ -767,6 +767,7 @@ fn leaked_fuzz_variant(ptx: String) -> &'static Variant {
         spec: "default",
         entry: "fuzz",
         ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
+        sources: &[],
         programmatic: false,
     }))
 }

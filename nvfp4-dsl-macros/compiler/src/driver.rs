@@ -90,6 +90,34 @@ pub struct Variant {
     pub programmatic: bool,
 }
 
+/// A function whose statements the PTX's comments name (`// 12: stmt` for
+/// the kernel's, `// name:3: stmt` for an inlined device function's, lines
+/// relative to the `fn`), so that the emulator can name the Rust line.
+#[derive(Debug, Clone)]
+pub struct SourceFn {
+    /// The name the comments give it; empty for the kernel.
+    pub name: String,
+    /// Its file relative to the crate being compiled (`src/gemv.rs`), or as
+    /// rustc names it when it is another crate's; `None` outside a proc
+    /// macro.
+    pub file: Option<String>,
+    /// The line of its `fn` token.
+    pub fn_line: usize,
+}
+
+/// The file of `span` relative to the crate being compiled, else as rustc
+/// names it. Never part of the PTX: snapshots stay free of the build
+/// machine's paths.
+fn crate_file(span: Span) -> Option<String> {
+    let file = span.local_file()?;
+    let relative = std::env::var_os("CARGO_MANIFEST_DIR").and_then(|dir| {
+        let absolute = std::env::current_dir().ok()?.join(&file);
+        absolute.strip_prefix(dir).ok().map(std::path::Path::to_path_buf)
+    });
+    let shown = relative.unwrap_or(file);
+    Some(shown.display().to_string().replace('\\', "/"))
+}
+
 /// A kernel parameter of a `#[device]` struct, with the C layout the
 /// kernel reads it in (which the launcher's module asserts is rustc's).
 #[derive(Debug, Clone)]
@@ -105,6 +133,9 @@ pub struct StructParam {
 pub struct Compiled {
     pub kernel: String,
     pub variants: Vec<Variant>,
+    /// The functions whose statements the PTX comments name: the kernel
+    /// first, then its device functions (see [`SourceFn`]).
+    pub sources: Vec<SourceFn>,
     pub struct_params: Vec<StructParam>,
     /// The stages [`Options::dump`] asked for, as text (empty otherwise).
     pub dump: String,
@@ -432,9 +463,21 @@ pub fn compile(
             _ => None,
         })
         .collect();
+    let sources = std::iter::once(SourceFn {
+        name: String::new(),
+        file: crate_file(kernel.name_span.start),
+        fn_line: kernel.fn_line,
+    })
+    .chain(kernel.devices.iter().map(|d| SourceFn {
+        name: d.name.clone(),
+        file: crate_file(d.name_span.start),
+        fn_line: d.fn_line,
+    }))
+    .collect();
     Ok(Compiled {
         kernel: name,
         variants,
+        sources,
         struct_params,
         dump,
     })

@@ -30,6 +30,11 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
     let vis = &item.vis;
     let docs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
     let kernel = c.kernel.as_str();
+    let sources = c.sources.iter().map(|s| {
+        let (name, file, line) = (&s.name, s.file.as_deref().unwrap_or(""), s.fn_line as u32);
+        quote!(::nvfp4_dsl::SourceFn { name: #name, file: #file, fn_line: #line })
+    });
+    let sources = quote!(&[#(#sources),*]);
 
     let variants = c.variants.iter().map(|v| {
         let entry = &v.entry;
@@ -53,6 +58,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 spec: #spec,
                 entry: #entry,
                 ptx: &[#(#ptx),*],
+                sources: #sources,
                 programmatic: #programmatic,
             }
         }

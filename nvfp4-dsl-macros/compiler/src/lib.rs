@@ -53,4 +53,4 @@ pub mod typed;
 pub mod types;
 
 #[cfg(feature = "compiler")]
-pub use driver::{Compiled, Dump, Options, Stage, StructParam, Variant, compile, missing_devices};
+pub use driver::{Compiled, Dump, Options, SourceFn, Stage, StructParam, Variant, compile, missing_devices};

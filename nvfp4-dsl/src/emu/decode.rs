@@ -5,7 +5,10 @@
 use super::error::EmuError;
 use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
 use super::layout::{SHARED_BASE, const_address};
-use super::parse::{Arg, ConstDecl, EntryAst, Lit, Stmt, VarDecl};
+use super::origin::{Origin, origins};
+use super::parse::{Arg, ConstDecl, EntryAst, InstAst, Lit, Stmt, VarDecl};
+use super::source::SourceMap;
+use super::synccheck;
 use std::collections::HashMap;
 
 /// A kernel parameter's place in the parameter buffer.
@@ -27,6 +30,10 @@ pub(crate) struct Entry {
     /// Per instruction: PTX line and source text.
     pub lines: Vec<u32>,
     pub texts: Vec<String>,
+    /// Per instruction: the Rust statements its PTX comments name.
+    pub source: SourceMap,
+    /// Per instruction: what its address was computed from.
+    pub origins: Vec<Origin>,
     pub nregs: u32,
     pub npreds: u32,
     pub reg_names: Vec<String>,
@@ -493,6 +500,8 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         insts: Vec::new(),
         lines: Vec::new(),
         texts: Vec::new(),
+        source: SourceMap::default(),
+        origins: Vec::new(),
         nregs: 0,
         npreds: 0,
         reg_names: Vec::new(),
@@ -591,6 +600,10 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
                 };
                 let mut inst = decoder(&dec, &mut mods).map_err(|m| fail(format!("`{}`: {m}", i.op)))?;
                 mods.done().map_err(fail)?;
+                if synccheck::is_aligned(&i.op) {
+                    inst.aligned = inst.exec;
+                    inst.exec = synccheck::exec_aligned;
+                }
                 if let Some((g, neg)) = &i.guard {
                     match names.lookup(g) {
                         Some(r) if r.pred => {
@@ -609,6 +622,28 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
     entry.insts.push(Inst::new(past_end));
     entry.lines.push(ast.close_line);
     entry.texts.push("}".into());
+    entry.source = SourceMap::build(lines, ast.line, &entry.lines);
+    let insts: Vec<&InstAst> = ast
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Inst(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    let statics = entry.regions.len();
+    let symbol = |name: &str| {
+        if let Some(k) = entry.shared_names[..statics].iter().position(|n| n == name) {
+            return Some(Origin::Shared(k as u16));
+        }
+        if names.shared.contains_key(name) {
+            return Some(Origin::Shared(statics as u16));
+        }
+        let p = entry.params.iter().position(|p| p.name == name && p.bytes == 8)?;
+        Some(Origin::Param(p as u16))
+    };
+    entry.origins = origins(&insts, &symbol);
+    entry.origins.push(Origin::None);
     entry.nregs = names.nregs;
     entry.npreds = names.npreds;
     entry.reg_names = names.reg_names;

@@ -113,11 +113,12 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
     let e = env.entry;
     let pc = (pc as usize).min(e.insts.len() - 1);
     EmuError {
-        kernel: Some(e.name.clone()),
+        kernel: Some(e.name.as_str().into()),
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some((w.tid[0][lane], w.tid[1][lane], w.tid[2][lane])),
         line: Some(e.lines[pc]),
         text: Some(e.texts[pc].clone()),
+        source: e.source.of(pc).into(),
         message: msg,
     }
 }
@@ -126,11 +127,12 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
 pub(super) fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) -> EmuError {
     let e = env.entry;
     EmuError {
-        kernel: Some(e.name.clone()),
+        kernel: Some(e.name.as_str().into()),
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some(op.thread),
         line: Some(e.lines[op.pc as usize]),
         text: Some(e.texts[op.pc as usize].clone()),
+        source: e.source.of(op.pc as usize).into(),
         message: msg,
     }
 }
@@ -215,11 +217,12 @@ pub(super) fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
     let e = env.entry;
     let pc = (a.pc as usize).min(e.insts.len() - 1);
     Err(EmuError {
-        kernel: Some(e.name.clone()),
+        kernel: Some(e.name.as_str().into()),
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some(a.thread),
         line: Some(e.lines[pc]),
         text: Some(e.texts[pc].clone()),
+        source: e.source.of(pc).into(),
         message: format!(
             "tensor memory not freed: the block exited with columns {}..{} still allocated (allocated here; every tcgen05.alloc needs a tcgen05.dealloc before exit)",
             a.col,

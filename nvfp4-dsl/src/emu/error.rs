@@ -1,23 +1,30 @@
 //! The emulator's error type.
 
+use super::source::Place;
+use crate::target::SourceFn;
 use std::fmt;
 
 /// Why the emulator refused a module or stopped a launch.
 ///
 /// Parse errors carry the PTX line; launch errors name the kernel entry,
 /// the block and thread that failed, and the PTX line (1-based in the
-/// module text) with the instruction's text. `Display` prints all of it:
+/// module text) with the instruction's text, after the Rust statement the
+/// PTX's comments name (and the device functions' inlined there), as
+/// `file:line` where the kernel's launcher knew its files. `Display`
+/// prints all of it:
 ///
 /// ```text
-/// kernel `saxpy`, block (3,0,0), thread (17,0,0), line 42 `ld.global.f32 %f2, [%rd9];`: global load of 4 bytes at 0x7f0000001100 is out of bounds ...
+/// kernel `saxpy`, block (3,0,0), thread (17,0,0), at src/saxpy.rs:9: `y[i] = a * x[i] + y[i];`, line 42 `ld.global.f32 %f2, [%rd9];`: global load of 4 bytes at 0x7f0000001100 is out of bounds ...
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmuError {
-    pub(crate) kernel: Option<String>,
+    // Boxed, as `source`: errors stay small (clippy::result_large_err).
+    pub(crate) kernel: Option<Box<str>>,
     pub(crate) block: Option<(u32, u32, u32)>,
     pub(crate) thread: Option<(u32, u32, u32)>,
     pub(crate) line: Option<u32>,
     pub(crate) text: Option<String>,
+    pub(crate) source: Box<[Place]>,
     pub(crate) message: String,
 }
 
@@ -29,6 +36,7 @@ impl EmuError {
             thread: None,
             line: None,
             text: None,
+            source: Box::new([]),
             message: message.into(),
         }
     }
@@ -42,8 +50,24 @@ impl EmuError {
     }
 
     pub(crate) fn in_kernel(mut self, kernel: &str) -> EmuError {
-        self.kernel = Some(kernel.to_string());
+        self.kernel = Some(kernel.into());
         self
+    }
+
+    /// Names the files and lines of the Rust statements (the kernel's
+    /// launcher knows where its functions are).
+    pub(crate) fn resolve(mut self, sources: &[SourceFn]) -> EmuError {
+        for p in &mut self.source {
+            p.resolve(sources);
+        }
+        self
+    }
+
+    /// The Rust statement of the failing instruction, then those of the
+    /// device functions inlined there (outermost first); empty where the
+    /// PTX has no statement comments.
+    pub fn source(&self) -> &[Place] {
+        &self.source
     }
 
     /// What went wrong, without the location.
@@ -88,6 +112,10 @@ impl fmt::Display for EmuError {
         }
         if let Some((x, y, z)) = self.thread {
             parts.push(format!("thread ({x},{y},{z})"));
+        }
+        if let Some((first, inlined)) = self.source.split_first() {
+            parts.push(format!("at {first}"));
+            parts.extend(inlined.iter().map(Place::to_string));
         }
         match (self.line, &self.text) {
             (Some(l), Some(t)) => parts.push(format!("line {l} `{t}`")),

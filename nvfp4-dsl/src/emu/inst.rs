@@ -320,6 +320,9 @@ pub(crate) const NO_GUARD: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub(crate) struct Inst {
     pub exec: ExecFn,
+    /// What an `.aligned` instruction does once `synccheck` found its warp
+    /// converged (`exec` is then the check); `exec` otherwise.
+    pub aligned: ExecFn,
     pub guard: u32,
     pub guard_neg: bool,
     pub d: [Operand; 2],
@@ -342,6 +345,7 @@ impl Inst {
     pub fn new(exec: ExecFn) -> Inst {
         Inst {
             exec,
+            aligned: exec,
             guard: NO_GUARD,
             guard_neg: false,
             d: [Operand::None; 2],

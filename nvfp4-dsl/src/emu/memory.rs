@@ -30,6 +30,8 @@ pub struct Memory {
     /// Sorted by `base` (addresses only grow).
     allocs: Vec<Alloc>,
     next: u64,
+    /// The views of the next launch (see [`set_views`](Memory::set_views)).
+    views: Vec<(u64, u64)>,
 }
 
 /// Why a kernel's access failed (turned into an [`EmuError`] by the caller).
@@ -64,6 +66,7 @@ impl Memory {
         Memory {
             allocs: Vec::new(),
             next: BASE,
+            views: Vec::new(),
         }
     }
 
@@ -125,6 +128,25 @@ impl Memory {
             a.live = false;
             a.data = Vec::new();
         }
+    }
+
+    /// The views (`[start, end)`) a launch's slice parameters point at:
+    /// an access through an address computed from a parameter that holds
+    /// a view's start must stay inside that view, not only inside its
+    /// allocation. The launcher sets them before a launch and clears them
+    /// (an empty list) after.
+    pub fn set_views(&mut self, views: Vec<(u64, u64)>) {
+        self.views = views;
+    }
+
+    /// The view that starts at `start`, of the current launch (the longest,
+    /// when two parameters' views start there).
+    pub(crate) fn view_at(&self, start: u64) -> Option<(u64, u64)> {
+        self.views
+            .iter()
+            .copied()
+            .filter(|&(s, _)| s == start)
+            .max_by_key(|&(_, e)| e)
     }
 
     /// Lets kernels store to the allocation that starts at `addr`, or makes

@@ -336,13 +336,16 @@ mod layout;
 mod mbar;
 mod memory;
 mod ops;
+mod origin;
 mod parse;
 mod pending;
 mod prepare;
 mod race;
 mod run;
 mod schedule;
+mod source;
 mod state;
+mod synccheck;
 mod tensormap;
 mod tmem;
 
@@ -350,6 +353,7 @@ pub use error::EmuError;
 pub use launch::{Launch, LaunchStats, ParamValue};
 pub use memory::Memory;
 pub use schedule::{Options, Schedule};
+pub use source::Place;
 pub use tensormap::TensorMap2d;
 
 /// A parsed and decoded PTX module: parse once, launch many times.

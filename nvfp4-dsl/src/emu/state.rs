@@ -174,6 +174,8 @@ pub(crate) struct Bar {
     /// The thread count of this round, 0 for "every thread of the block
     /// that has not exited" (meaningful while `arrived > 0`).
     pub count: u32,
+    /// The instruction the round's first thread arrived at.
+    pub pc: u32,
     /// The clocks of the threads that arrived in this round.
     pub clocks: Vec<u32>,
     /// What the threads released by the last completed round acquire.

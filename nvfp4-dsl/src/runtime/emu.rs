@@ -271,14 +271,15 @@ impl EmuDevice {
         let mut params = Vec::with_capacity(args.len() * 2);
         let mut writes = Vec::new();
         let mut read_only = Vec::new();
+        let mut views = Vec::new();
         for (index, arg) in args.iter().enumerate() {
-            let (storage, placement, len) = match &arg.0 {
+            let (storage, placement, len, bytes) = match &arg.0 {
                 Arg::Buffer(b) => match b.memory {
-                    View::Buffer(s) => (s, b.placement(), b.len),
+                    View::Buffer(s) => (s, b.placement(), b.len, b.bytes),
                     View::Cuda(_) => return Err(cudarc_buffer()),
                 },
                 Arg::BufferMut(b) => match &b.memory {
-                    ViewMut::Buffer(s) => (&**s, b.placement(), b.len),
+                    ViewMut::Buffer(s) => (&**s, b.placement(), b.len, b.bytes),
                     ViewMut::Cuda(_) => return Err(cudarc_buffer()),
                 },
                 Arg::Scalar(bytes, len) => {
@@ -288,8 +289,9 @@ impl EmuDevice {
             };
             let a = self.alloc(storage)?;
             let addr = placement.address(index, a.addr, a.bytes)?;
-            if let Arg::BufferMut(b) = &arg.0 {
-                writes.push((addr, addr + b.bytes as u64));
+            views.push((addr, addr + bytes as u64));
+            if let Arg::BufferMut(_) = &arg.0 {
+                writes.push((addr, addr + bytes as u64));
             } else {
                 read_only.push(a.addr);
             }
@@ -308,12 +310,15 @@ impl EmuDevice {
         for &addr in &read_only {
             memory.set_writable(addr, false).map_err(emulator)?;
         }
+        // Each slice parameter's accesses stay inside its view.
+        memory.set_views(views);
         let result = module.launch_with(variant.entry, &launch, &params, &mut memory, &self.options);
+        memory.set_views(Vec::new());
         for &addr in &read_only {
             memory.set_writable(addr, true).map_err(emulator)?;
         }
         self.last_writes.record(self.stream, writes);
-        result.map(drop).map_err(emulator)
+        result.map(drop).map_err(|e| emulator(e.resolve(variant.sources)))
     }
 }
 

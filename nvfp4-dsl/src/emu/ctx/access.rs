@@ -5,7 +5,8 @@
 use super::{Ctx, Peers};
 use crate::emu::diag::{busy_message, describe_regions, hazard_message};
 use crate::emu::inst::Fault;
-use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE};
+use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE, SHARED_WINDOW};
+use crate::emu::origin::Origin;
 use crate::emu::race::{Check, Kind};
 use crate::emu::state::Block;
 
@@ -165,6 +166,71 @@ impl Ctx<'_> {
                 Ok(())
             }
             Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
+        }
+    }
+
+    /// Checks an `ld`/`st`/`atom`/`red` of `[addr, addr + len)` against the
+    /// shared array or the view its address was computed from (see
+    /// `origin`); an address of another block of the cluster, or a
+    /// parameter that holds no view of this launch, is not checked here.
+    pub fn check_origin(&self, lane: usize, addr: u64, len: u32, what: &str) -> Result<(), Fault> {
+        let end = addr + u64::from(len);
+        match self.env.entry.origins[self.w.group_pc as usize] {
+            Origin::None => Ok(()),
+            Origin::Shared(k) => {
+                let a = if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&addr) {
+                    addr - SHARED_WINDOW
+                } else {
+                    addr
+                };
+                let Some(&(s, e)) = self.env.regions.get(usize::from(k)).filter(|_| a >> CLUSTER_SHIFT == 0) else {
+                    return Ok(());
+                };
+                if a >= u64::from(s) && a + u64::from(len) <= u64::from(e) {
+                    return Ok(());
+                }
+                let names = &self.env.entry.shared_names;
+                let lands = self
+                    .env
+                    .regions
+                    .iter()
+                    .zip(names)
+                    .find(|((s, e), _)| a >= u64::from(*s) && a < u64::from(*e))
+                    .map_or(String::new(), |(_, n)| format!(", in `{n}`"));
+                Err(Fault::lane(
+                    lane,
+                    format!(
+                        "{what} of {len} bytes at shared address {a:#x} is out of bounds of `{}` ({s:#x}..{e:#x}, {} bytes), the shared array its address was computed from: byte offset {} of it{lands}",
+                        names[usize::from(k)],
+                        e - s,
+                        a as i64 - i64::from(s)
+                    ),
+                ))
+            }
+            Origin::Param(p) => {
+                let param = &self.env.entry.params[usize::from(p)];
+                let at = param.offset as usize;
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&self.env.params[at..at + 8]);
+                let Some((s, e)) = self.mem.view_at(u64::from_le_bytes(word)) else {
+                    return Ok(());
+                };
+                if addr >= s && end <= e {
+                    return Ok(());
+                }
+                let name = param
+                    .name
+                    .rsplit_once("_param_")
+                    .map_or(param.name.as_str(), |(_, n)| n);
+                Err(Fault::lane(
+                    lane,
+                    format!(
+                        "{what} of {len} bytes at {addr:#x} is out of bounds of the view passed as `{name}` ({s:#x}..{e:#x}, {} bytes), which its address was computed from: byte offset {} of it",
+                        e - s,
+                        addr as i128 - i128::from(s)
+                    ),
+                ))
+            }
         }
     }
 

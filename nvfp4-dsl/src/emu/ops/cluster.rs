@@ -79,9 +79,6 @@ fn exec_mapa(c: &mut Ctx<'_>, i: &Inst) -> X {
 const ARRIVE: u8 = 0;
 const WAIT: u8 = 1;
 
-/// `flags` bit: `.aligned`.
-const F_ALIGNED: u32 = 1;
-
 /// `barrier.cluster.arrive{.release|.relaxed}{.aligned}`,
 /// `barrier.cluster.wait{.acquire}{.aligned}`.
 pub(super) fn barrier_cluster(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
@@ -95,26 +92,13 @@ pub(super) fn barrier_cluster(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     } else {
         return Err("expected `barrier.cluster.arrive` or `barrier.cluster.wait`".into());
     }
-    if m.take("aligned") {
-        i.flags = F_ALIGNED;
-    }
+    // `.aligned` is checked for every instruction (`synccheck`).
+    m.take("aligned");
     d.count(0)?;
     Ok(i)
 }
 
 fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
-    let name = if i.sub == ARRIVE {
-        "barrier.cluster.arrive"
-    } else {
-        "barrier.cluster.wait"
-    };
-    let live = c.live();
-    if i.flags & F_ALIGNED != 0 && c.exec != live {
-        return Err(Fault::new(format!(
-            "{name}.aligned: every thread of the warp that has not exited must execute it together (executing lanes: {:#010x}, live lanes: {live:#010x})",
-            c.exec
-        )));
-    }
     let phase = c.cl.phase;
     if i.sub == ARRIVE {
         if let Some(l) = lanes(c.exec & c.w.cl_armed).next() {

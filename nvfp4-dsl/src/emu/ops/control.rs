@@ -147,6 +147,13 @@ fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
             say(count)
         )));
     }
+    if count == 0 {
+        crate::emu::synccheck::same_barrier(c, id as usize, c.w.group_pc)?;
+    }
+    let bar = &mut c.b.bars[id as usize];
+    if bar.arrived == 0 {
+        bar.pc = c.w.group_pc;
+    }
     bar.count = count;
     bar.arrived += c.exec.count_ones();
     let expected = if count == 0 { live } else { count };

@@ -13,6 +13,7 @@ use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW, const_table};
+use crate::emu::origin::Origin;
 use crate::emu::race::Check;
 use crate::emu::state::lanes;
 
@@ -226,6 +227,9 @@ pub(super) fn locate(c: &mut Ctx<'_>, sp: Space, lane: usize, addr: u64, len: u3
             lane,
             format!("misaligned {what} of {len} bytes at {addr:#x}: the address must be a multiple of {len}"),
         ));
+    }
+    if c.env.entry.origins[c.w.group_pc as usize] != Origin::None {
+        c.check_origin(lane, addr, len, what)?;
     }
     match sp {
         Space::Global => Ok(Loc::Global(addr)),
