@@ -463,17 +463,27 @@ pub fn compile(
             _ => None,
         })
         .collect();
-    let sources = std::iter::once(SourceFn {
-        name: String::new(),
-        file: crate_file(kernel.name_span.start),
-        fn_line: kernel.fn_line,
-    })
-    .chain(kernel.devices.iter().map(|d| SourceFn {
-        name: d.name.clone(),
-        file: crate_file(d.name_span.start),
-        fn_line: d.fn_line,
-    }))
-    .collect();
+    // The kernel's source is the same in every instance; a generic device
+    // function's instances share its source, listed once.
+    let mut sources: Vec<SourceFn> = Vec::new();
+    for (i, (_, kernel, _)) in instances.iter().enumerate() {
+        if i == 0 {
+            sources.push(SourceFn {
+                name: String::new(),
+                file: crate_file(kernel.name_span.start),
+                fn_line: kernel.fn_line,
+            });
+        }
+        for d in &kernel.devices {
+            if !sources.iter().any(|s| s.name == d.name) {
+                sources.push(SourceFn {
+                    name: d.name.clone(),
+                    file: crate_file(d.name_span.start),
+                    fn_line: d.fn_line,
+                });
+            }
+        }
+    }
     Ok(Compiled {
         kernel: name,
         variants,
