@@ -60,6 +60,10 @@ pub struct Linear {
     /// layer (N a multiple of 128, K of 256, a compute capability 9.0 or
     /// 10.0 device).
     blocked_scales: Option<DeviceBuffer<u8>>,
+    /// The weight pre-arranged for the sm_90a GEMM
+    /// ([`gemm::prearrange`]), on a compute capability 9.0 device when the
+    /// GEMM can run this layer: made once here, not by every forward.
+    prearranged: Option<DeviceBuffer<u32>>,
 }
 
 impl Linear {
@@ -135,14 +139,24 @@ impl Linear {
         } else {
             None
         };
+        let data = device.upload(weight)?;
+        let prearranged = match &blocked_scales {
+            Some(blocked) if device.compute_capability() == (9, 0) => {
+                let mut words = device.alloc_scratch::<u32>(gemm::prearranged_words(n, k, 1))?;
+                gemm::prearrange_weights(device, GemmOperand::new(device, n, k, 1, &data, blocked)?, &mut words)?;
+                Some(words)
+            }
+            _ => None,
+        };
         Ok(Linear {
             n,
             k,
             input_scale,
             weight_scale_2,
-            data: device.upload(weight)?,
+            data,
             scales: device.upload(weight_scale)?,
             blocked_scales,
+            prearranged,
         })
     }
 
@@ -250,6 +264,10 @@ impl Linear {
             );
             let a = GemmOperand::new(device, rows, k, 1, codes, scales)?;
             let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
+            let b = match &self.prearranged {
+                Some(words) => b.with_prearranged(words)?,
+                None => b,
+            };
             gemm::gemm_scaled_with(device, a, b, y.slice(0..rows * n)?, kernel, self.alpha())?;
             return Ok(());
         }
