@@ -131,6 +131,55 @@ fn the_hopper_gemm_sass_holds_wgmma_with_a_clean_register_report() {
     }
 }
 
+#[test]
+fn the_hopper_gemm_decodes_a_k_step_of_pre_arranged_weights_in_twelve_instructions() {
+    let Some(all) = assemble("gemm_nvfp4_sm90__blocks_1_") else {
+        return;
+    };
+    for (name, a) in &all {
+        // The opcodes from the main loop's first HGMMA to its last (4 stages
+        // of 8 K steps, unrolled): per K step, the decode of the step's
+        // pre-arranged word (LOP3, SHF, PRMT), the scale multiplies (HMUL2)
+        // and a quarter of a scale conversion (F2FP). Measured at the
+        // commit that pinned it (CUDA 13.0 ptxas): 11.7-12.0 decode
+        // instructions and 20.8 in all per step, against about 25 in all
+        // with the plain layout's per-pair decode.
+        let ops: Vec<&str> = a
+            .sass
+            .lines()
+            .filter_map(|l| {
+                let after = l.split("*/").nth(1)?.trim_start();
+                let after = if after.starts_with('@') {
+                    after.split_whitespace().nth(1)?
+                } else {
+                    after
+                };
+                after.split(|c: char| c == '.' || c.is_whitespace()).next()
+            })
+            .filter(|op| !op.is_empty())
+            .collect();
+        let mma: Vec<usize> = ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| **o == "HGMMA")
+            .map(|(i, _)| i)
+            .collect();
+        assert!(mma.len() >= 32, "{name}: {} HGMMA", mma.len());
+        let steps = mma.len() as f64;
+        let span = &ops[mma[0]..=mma[mma.len() - 1]];
+        let count = |names: &[&str]| span.iter().filter(|o| names.contains(o)).count() as f64;
+        let decode = count(&["LOP3", "SHF", "PRMT", "HMUL2", "F2FP"]) / steps;
+        let multiplies = count(&["HMUL2"]) / steps;
+        let all = span.len() as f64 / steps;
+        assert!(
+            decode <= 12.5,
+            "{name}: {decode:.2} decode instructions per K step of 16"
+        );
+        assert!(multiplies <= 4.0, "{name}: {multiplies:.2} HMUL2 per K step of 16");
+        assert!(all <= 21.5, "{name}: {all:.2} instructions per K step of 16");
+    }
+}
+
 /// GPU fuzz seed 6003704: the H100 gave `0x441631cb` where Rust and the
 /// emulator give `0xc41631cb` for `i32::MIN | ((C | x) >> 1)`, C negative.
 /// Our PTX is `or.b32`, `shr.s32`, `or.b32`; ptxas 13.0.88 knows the
