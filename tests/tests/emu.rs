@@ -19,7 +19,7 @@ fn samples_match_the_cpu_on_the_emulator() {
         for seed in [11, 12] {
             let reports =
                 samples::check_all(&device, seed, true).unwrap_or_else(|e| panic!("{}: {e}", device.describe()));
-            assert_eq!(reports.len(), 5);
+            assert_eq!(reports.len(), 6);
         }
     }
 }
