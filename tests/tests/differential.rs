@@ -210,6 +210,10 @@ fn the_generator_covers_the_subset() {
         "shared_array::<[u32; 33], 2>()",
         "shared_array::<[u32; K",
         "(tile: &SharedArray<[u32; C], R>",
+        "(q: &mut SharedArray<",
+        "atomic_cas(q, ",
+        "atomic_exch(q, ",
+        "shared_array::<f32, 1>()",
         "] += ",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();

@@ -15,7 +15,10 @@ use super::*;
 /// The integer types of these constructs (their operators wrap).
 const WIDE: [T; 4] = [U32, I32, U64, I64];
 const FOLDS: [Op; 6] = [Op::Add, Op::Sub, Op::Mul, Op::Xor, Op::And, Op::Or];
-const ATOMICS: [&str; 6] = ["add", "min", "max", "and", "or", "xor"];
+/// The atomics; `exch` and `cas` (from the cell's first value) store a
+/// constant, the same from every thread, so their final value is known
+/// too.
+const ATOMICS: [&str; 8] = ["add", "min", "max", "and", "or", "xor", "exch", "cas"];
 const ORDERS: [&str; 4] = ["Relaxed", "Acquire", "Release", "AcqRel"];
 const SCOPES: [&str; 3] = ["Cta", "Gpu", "Sys"];
 /// Elements of the arrays the constructs walk.
@@ -37,6 +40,10 @@ pub(super) enum Def {
     /// `fn cellk<const C: usize, const R: usize>(tile: &SharedArray<[u32;
     /// C], R>, r: u32, c: u32) -> u32`.
     Cell,
+    /// `fn atomk(q: &mut SharedArray<T, 1>, v: T)` (`e: T, v: T` for
+    /// `cas`): the atomic (op, order, scope) of a `SharedAtomic`, in a
+    /// device function.
+    Atomic(T, usize, usize, usize),
 }
 
 #[derive(Clone, Debug)]
@@ -52,9 +59,12 @@ pub(super) enum X {
         value: E,
     },
     /// A shared cell set to `init` by thread 0, then updated by every
-    /// thread where `cond`, then read by all.
+    /// thread where `cond` (through device function `via` when given),
+    /// then read by all; of `f32`, an `add` of multiples of 1/4 below 16
+    /// (exact in any order).
     SharedAtomic {
         slot: usize,
+        via: Option<usize>,
         t: T,
         op: usize,
         order: usize,
@@ -126,6 +136,7 @@ fn def_name(defs: &[Def], k: usize) -> String {
         Def::Struct(..) => "P",
         Def::Accumulate(..) => "acc",
         Def::Cell => "cell",
+        Def::Atomic(..) => "atom",
     };
     format!("{prefix}{k}")
 }
@@ -171,16 +182,41 @@ impl Gen<'_> {
                 cond: self.expr(Bool, 2),
                 value: self.expr(U32, 2),
             },
-            1 => X::SharedAtomic {
-                slot: self.slot(t),
-                t,
-                op: self.rng.below(6) as usize,
-                order: self.rng.below(4) as usize,
-                scope: self.rng.below(3) as usize,
-                init: self.lit(t),
-                cond: self.expr(Bool, 2),
-                value: self.expr(t, 2),
-            },
+            1 => {
+                let t = if self.rng.chance(20) { F32 } else { t };
+                let (op, order, scope) = (
+                    if t == F32 { 0 } else { self.rng.below(8) as usize },
+                    self.rng.below(4) as usize,
+                    self.rng.below(3) as usize,
+                );
+                let value = match ATOMICS[op] {
+                    _ if t == F32 => {
+                        let quarters = E::Bin(Op::Rem, Box::new(self.expr(U32, 2)), Box::new(E::Lit(V::Int(U32, 64))));
+                        E::Bin(
+                            Op::Mul,
+                            Box::new(E::Cast(Box::new(quarters), F32)),
+                            Box::new(E::Lit(V::F32(0.25))),
+                        )
+                    }
+                    "exch" | "cas" => E::Lit(self.lit(t)),
+                    _ => self.expr(t, 2),
+                };
+                X::SharedAtomic {
+                    via: self.rng.chance(40).then(|| def(Def::Atomic(t, op, order, scope))),
+                    slot: self.slot(t),
+                    t,
+                    op,
+                    order,
+                    scope,
+                    init: if t == F32 {
+                        V::F32(self.rng.below(64) as f32 - 32.0)
+                    } else {
+                        self.lit(t)
+                    },
+                    cond: self.expr(Bool, 2),
+                    value,
+                }
+            }
             2 => {
                 let len = 2 + self.rng.below(7) as usize;
                 let values = (0..len).map(|_| self.lit(t)).collect();
@@ -268,12 +304,6 @@ impl Render<'_> {
     }
 
     fn extra_lines(&self, x: &X) -> Vec<String> {
-        let atomic = |op: usize, mem: &str, index: &str, value: String, order: usize, scope: usize| {
-            format!(
-                "atomic_{}({mem}, {index}, {value}, Order::{}, Scope::{});",
-                ATOMICS[op], ORDERS[order], SCOPES[scope]
-            )
-        };
         match x {
             X::GlobalAtomic {
                 slot,
@@ -284,11 +314,12 @@ impl Render<'_> {
                 value,
             } => {
                 let index = format!("(gid % {CELLS}) as usize * {} + {slot}", self.slots);
-                let call = atomic(*op, "out", &index, self.expr(value), *order, *scope);
+                let call = atomic_call(*op, "out", &index, &self.expr(value), *order, *scope);
                 vec![format!("if {} {{ {call} }}", self.expr(cond))]
             }
             X::SharedAtomic {
                 slot,
+                via,
                 t,
                 op,
                 order,
@@ -297,7 +328,14 @@ impl Render<'_> {
                 cond,
                 value,
             } => {
-                let call = atomic(*op, "q", "0u32", self.expr(value), *order, *scope);
+                let value = match ATOMICS[*op] {
+                    "cas" => format!("{}, {}", literal(*init), self.expr(value)),
+                    _ => self.expr(value),
+                };
+                let call = match via {
+                    Some(f) => format!("{}(q, {value});", def_name(self.defs, *f)),
+                    None => atomic_call(*op, "q", "0u32", &value, *order, *scope),
+                };
                 vec![
                     format!("let q = shared_array::<{}, 1>();", t.name()),
                     format!("if tid == 0 {{ q[0u32] = {}; }}", literal(*init)),
@@ -465,6 +503,19 @@ pub(super) fn def_sources(defs: &[Def]) -> Vec<(String, String)> {
                     ty = t.name()
                 ),
             )),
+            Def::Atomic(t, op, order, scope) => {
+                let (params, value) = if ATOMICS[*op] == "cas" {
+                    (format!("e: {}, v: {}", t.name(), t.name()), "e, v")
+                } else {
+                    (format!("v: {}", t.name()), "v")
+                };
+                let call = atomic_call(*op, "q", "0u32", value, *order, *scope);
+                let src = format!(
+                    "fn {name}(q: &mut SharedArray<{}, 1>, {params}) {{\n    {call}\n}}",
+                    t.name()
+                );
+                out.push((name.clone(), src));
+            }
             Def::Cell => out.push((
                 name.clone(),
                 format!(
@@ -476,10 +527,26 @@ pub(super) fn def_sources(defs: &[Def]) -> Vec<(String, String)> {
     out
 }
 
-/// `atomic_<op>`'s new value of a cell.
-fn atomic_update(op: usize, cell: V, v: V) -> V {
+/// `atomic_<op>(mem, index, value, ..);` (`value`: `expected, new` for
+/// `cas`).
+fn atomic_call(op: usize, mem: &str, index: &str, value: &str, order: usize, scope: usize) -> String {
+    format!(
+        "atomic_{}({mem}, {index}, {value}, Order::{}, Scope::{});",
+        ATOMICS[op], ORDERS[order], SCOPES[scope]
+    )
+}
+
+/// `atomic_<op>`'s new value of a cell (`init`: the cell's first value,
+/// which `cas` expects).
+fn atomic_update(op: usize, cell: V, v: V, init: V) -> V {
     match ATOMICS[op] {
-        "add" => binary(Op::Add, cell, v),
+        "add" => match (cell, v) {
+            (V::F32(a), V::F32(b)) => V::F32(a + b),
+            _ => binary(Op::Add, cell, v),
+        },
+        "exch" => v,
+        "cas" if cell.bits() == init.bits() => v,
+        "cas" => cell,
         "min" => {
             if v.i() < cell.i() {
                 v
@@ -513,7 +580,7 @@ impl Program {
                     if self.eval(cond, t).b() {
                         let v = self.eval(value, t);
                         let i = window(t.gid % CELLS) + slot;
-                        out[i] = atomic_update(*op, V::Int(U32, u64::from(out[i])), v).u32();
+                        out[i] = atomic_update(*op, V::Int(U32, u64::from(out[i])), v, V::Int(U32, 0)).u32();
                     }
                 }
             }
@@ -529,7 +596,7 @@ impl Program {
                     let mut cell = *init;
                     for t in block.iter_mut() {
                         if self.eval(cond, t).b() {
-                            cell = atomic_update(*op, cell, self.eval(value, t));
+                            cell = atomic_update(*op, cell, self.eval(value, t), *init);
                         }
                     }
                     for t in block.iter() {
