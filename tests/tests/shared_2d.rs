@@ -86,7 +86,7 @@ fn cells_of_a_2d_shared_array_hold_what_the_host_array_holds() {
     for _ in 0..4 {
         let xs: Vec<u32> = (0..ROWS * W).map(|_| rng.next_u32() | 1).collect();
         let dx = device.upload(&xs).expect("upload");
-        let mut out = device.upload(&vec![0xDEAD_BEEFu32; ROWS * W]).expect("upload");
+        let mut out = device.upload(&[0xDEAD_BEEFu32; ROWS * W]).expect("upload");
         // SAFETY: 48 threads, one per cell; `out` has 48 elements.
         unsafe { cells::Kernel::launch(&device, LaunchConfig::linear(1, (ROWS * W) as u32), &dx, &mut out) }
             .expect("launch");
