@@ -303,7 +303,8 @@ impl Render<'_> {
         self.line("}");
     }
 
-    fn extra_lines(&self, x: &X) -> Vec<String> {
+    /// The atomics' statements.
+    fn atomic_lines(&self, x: &X) -> Vec<String> {
         match x {
             X::GlobalAtomic {
                 slot,
@@ -345,6 +346,13 @@ impl Render<'_> {
                     out_line(*slot, *t, "q[0u32]"),
                 ]
             }
+            _ => unreachable!("an atomic"),
+        }
+    }
+
+    fn extra_lines(&self, x: &X) -> Vec<String> {
+        match x {
+            X::GlobalAtomic { .. } | X::SharedAtomic { .. } => self.atomic_lines(x),
             X::Const {
                 slot,
                 table,
