@@ -144,6 +144,6 @@ pub use runtime::{
 pub use target::{SourceFn, Target, Variant};
 pub use types::{
     AtomicAdd, AtomicInt, Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, Order, Scope,
-    SharedArray, SharedMemory, SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap, WarpReduce, WgmmaDesc, bf16x2,
-    f16x2, u32x4,
+    SharedArray, SharedElement, SharedMemory, SharedRow, SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap,
+    WarpReduce, WgmmaDesc, bf16x2, f16x2, u32x4,
 };

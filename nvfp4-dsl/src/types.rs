@@ -304,8 +304,27 @@ impl DeviceIndex for usize {}
 /// A static shared-memory array of `N` elements (`.shared` in PTX), from
 /// [`shared_array`](crate::intrinsics::shared_array). Indexed by `u32`,
 /// `i32` or `usize`; every thread of the block sees the same array.
+///
+/// `SharedArray<[T; C], R>` is a 2-D array of `R` rows of `C` elements,
+/// in row order, read and written by element: `tile[r][c]`, one address
+/// `r * C + c` elements in (a row is not a value). A padded row
+/// (`[f32; 33]` for 32 columns) keeps a column's elements in different
+/// banks.
 #[derive(Debug)]
 pub struct SharedArray<T, const N: usize> {
+    _elem: core::marker::PhantomData<T>,
+}
+
+/// What a [`SharedArray`] holds: an [`Element`], or a row `[T; C]` of them
+/// (a 2-D shared array).
+pub trait SharedElement: 'static {}
+impl<T: Element> SharedElement for T {}
+impl<T: Element, const C: usize> SharedElement for [T; C] {}
+
+/// A row `tile[r]` of a 2-D [`SharedArray`], only ever indexed:
+/// `tile[r][c]`.
+#[derive(Debug)]
+pub struct SharedRow<T, const C: usize> {
     _elem: core::marker::PhantomData<T>,
 }
 
@@ -354,7 +373,19 @@ macro_rules! shared_index {
         }
     )*};
 }
-shared_index!(SharedArray<const N: usize>, SharedSlice);
+shared_index!(SharedArray<const N: usize>, SharedSlice, SharedRow<const C: usize>);
+
+impl<T: Element, I: DeviceIndex, const C: usize, const N: usize> core::ops::Index<I> for SharedArray<[T; C], N> {
+    type Output = SharedRow<T, C>;
+    fn index(&self, _: I) -> &SharedRow<T, C> {
+        crate::intrinsics::device_only("shared memory")
+    }
+}
+impl<T: Element, I: DeviceIndex, const C: usize, const N: usize> core::ops::IndexMut<I> for SharedArray<[T; C], N> {
+    fn index_mut(&mut self, _: I) -> &mut SharedRow<T, C> {
+        crate::intrinsics::device_only("shared memory")
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -35,6 +35,7 @@ pub static SOURCES: &[Source] = &[
             samples::block_sum::VARIANTS,
             samples::tile_mirror::VARIANTS,
             samples::mixed_ops::VARIANTS,
+            samples::transpose::VARIANTS,
         ],
     },
     Source {

@@ -1,7 +1,8 @@
 //! Sample kernels that exercise the DSL's subset, each with a CPU reference
 //! and a checker: an element-wise kernel, a block reduction, a staged copy
 //! through more than 48 KiB of dynamic shared memory with 16-byte vectors,
-//! and a tour of the operators and intrinsics with Rust's semantics.
+//! a tour of the operators and intrinsics with Rust's semantics, and a
+//! matrix transpose through a padded 2-D shared array.
 
 use crate::Error;
 use crate::rng::Rng;
@@ -68,6 +69,34 @@ pub fn tile_mirror<const VECS: usize>(src: &[u32], dst: &mut [u32], words: u32) 
     for i in (thread_idx_x()..words).step_by(threads as usize) {
         let mirrored = tile[words - 1 - i];
         store(dst, (base + i) as usize, tile[i] + 3 * mirrored, Cache::Streaming);
+    }
+}
+
+/// The edge of a `transpose` tile.
+#[device]
+pub const TILE: u32 = 32;
+
+/// Writes `dst` (`cols` x `rows`) = the transpose of `src` (`rows` x
+/// `cols`, row-major), one TILE x TILE tile per block of TILE x 8 threads,
+/// staged in a 2-D shared array whose rows are padded to TILE + 1: the
+/// column read back (`tile[tx][ty + k]`) then falls in 32 different banks.
+#[kernel(targets(sm_90, sm_100a), launch_bounds(256))]
+pub fn transpose(src: &[f32], dst: &mut [f32], rows: u32, cols: u32) {
+    let tile = shared_array::<[f32; TILE as usize + 1], { TILE as usize }>();
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let (bx, by) = (block_idx_x() * TILE, block_idx_y() * TILE);
+    for k in (0..TILE).step_by(8) {
+        let (r, c) = (by + ty + k, bx + tx);
+        if r < rows && c < cols {
+            tile[ty + k][tx] = src[(r * cols + c) as usize];
+        }
+    }
+    sync_threads();
+    for k in (0..TILE).step_by(8) {
+        let (r, c) = (bx + ty + k, by + tx);
+        if r < cols && c < rows {
+            dst[(r * rows + c) as usize] = tile[tx][ty + k];
+        }
     }
 }
 
@@ -276,6 +305,33 @@ pub fn check_tile_mirror(
     })
 }
 
+/// Runs `transpose` on a random `rows` x `cols` matrix (edges that are not
+/// multiples of the tile included) and checks every output element.
+pub fn check_transpose(device: &Device, rng: &mut Rng, rows: u32, cols: u32) -> Result<SampleReport, Error> {
+    let n = (rows * cols) as usize;
+    let src: Vec<f32> = (0..n).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let dsrc = device.upload(&src)?;
+    let mut ddst = device.upload(&vec![f32::NAN; n])?;
+    let cfg = LaunchConfig::new((cols.div_ceil(TILE), rows.div_ceil(TILE), 1), (TILE, 8, 1));
+    // SAFETY: each block reads and writes one tile, inside the matrix.
+    unsafe { transpose::Kernel::launch(device, cfg, &dsrc, &mut ddst, rows, cols)? };
+    let got = device.download(&ddst)?;
+    for r in 0..rows as usize {
+        for c in 0..cols as usize {
+            let (k, want) = (c * rows as usize + r, src[r * cols as usize + c]);
+            if got[k].to_bits() != want.to_bits() {
+                return Err(mismatch("transpose", k, got[k], want));
+            }
+        }
+    }
+    Ok(SampleReport {
+        name: "transpose",
+        what: format!("{rows} x {cols}"),
+        checked: n,
+        output: bytes_of(&got),
+    })
+}
+
 /// The CPU version of `mixed_ops` for one warp-aligned input set.
 pub fn mixed_ops_reference(xs: &[u32], fs: &[f32], hs: &[f16]) -> (Vec<u32>, Vec<f32>, Vec<f16x2>) {
     let n = xs.len();
@@ -421,10 +477,10 @@ pub fn check_mixed_ops(device: &Device, rng: &mut Rng, n: usize) -> Result<Sampl
 /// Runs every sample: at full size, or `small` (for the emulator).
 pub fn check_all(device: &Device, seed: u64, small: bool) -> Result<Vec<SampleReport>, Error> {
     let mut rng = Rng::new(seed);
-    let (n, blocks, tiles, threads) = if small {
-        (5000, 6, 3, 1024)
+    let (n, blocks, tiles, threads, edge) = if small {
+        (5000, 6, 3, 1024, 70)
     } else {
-        (1 << 20, 132, 64, 1 << 14)
+        (1 << 20, 132, 64, 1 << 14, 4000)
     };
     Ok(vec![
         check_saxpy(device, &mut rng, n)?,
@@ -432,5 +488,6 @@ pub fn check_all(device: &Device, seed: u64, small: bool) -> Result<Vec<SampleRe
         check_tile_mirror(device, &mut rng, 2, tiles, 16384)?,
         check_tile_mirror(device, &mut rng, 4, tiles, 16384)?,
         check_mixed_ops(device, &mut rng, threads)?,
+        check_transpose(device, &mut rng, edge, edge + 27)?,
     ])
 }

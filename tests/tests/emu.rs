@@ -19,7 +19,7 @@ fn samples_match_the_cpu_on_the_emulator() {
         for seed in [11, 12] {
             let reports =
                 samples::check_all(&device, seed, true).unwrap_or_else(|e| panic!("{}: {e}", device.describe()));
-            assert_eq!(reports.len(), 5);
+            assert_eq!(reports.len(), 6);
         }
     }
 }
@@ -221,7 +221,7 @@ fn the_fidelity_run_is_deterministic_on_the_emulator() {
     let device = Device::emulator(Target::Sm90);
     let first = fidelity::run_all(&device, 5).unwrap_or_else(|e| panic!("{e}"));
     let again = fidelity::run_all(&Device::emulator(Target::Sm90), 5).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(first.len(), 9);
+    assert_eq!(first.len(), 10);
     assert!(fidelity::differences(&first, &again).is_empty());
     let other_seed = fidelity::run_all(&device, 6).unwrap_or_else(|e| panic!("{e}"));
     // Every output but the decode table (all 256 bytes, whatever the seed)

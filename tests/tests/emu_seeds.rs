@@ -109,7 +109,7 @@ fn the_samples_pass_under_30_schedules() {
         for options in schedules() {
             let reports = samples::check_all(&Device::emulator_with(target, options), seed(&options), true)
                 .unwrap_or_else(|e| panic!("{target}, {options:?}: {e}"));
-            assert_eq!(reports.len(), 5);
+            assert_eq!(reports.len(), 6);
         }
     }
 }

@@ -445,6 +445,26 @@ impl Ty {
         matches!(self, Ty::Slice { .. } | Ty::SharedArray { .. } | Ty::SharedSlice { .. })
     }
 
+    /// The rows of a 2-D shared array `SharedArray<[T; C], R>`: `T` and `C`.
+    pub fn shared_rows(&self) -> Option<(&Ty, &Len)> {
+        match self {
+            Ty::SharedArray { elem, .. } => match &**elem {
+                Ty::Array { elem, len } => Some((elem, len)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether shared memory can hold this type: a memory element, or a row
+    /// `[T; C]` of them (a 2-D shared array).
+    pub fn shared_elem_ok(&self) -> bool {
+        match self {
+            Ty::Array { elem, .. } => elem.mem_layout().is_some(),
+            t => t.mem_layout().is_some(),
+        }
+    }
+
     /// Element type of a memory or array type.
     pub fn elem(&self) -> Option<&Ty> {
         match self {

@@ -3,7 +3,8 @@
 
 use super::device_only;
 use crate::types::{
-    Cache, DeviceIndex, Element, Memory, MemoryMut, SharedArray, SharedMemory, SharedSlice, TensorMap, u32x4,
+    Cache, DeviceIndex, Element, Memory, MemoryMut, SharedArray, SharedElement, SharedMemory, SharedSlice, TensorMap,
+    u32x4,
 };
 
 /// Loads `src[index]` with a cache hint (`src[index]` is `Cache::Default`).
@@ -47,11 +48,13 @@ pub fn store_v4<M: MemoryMut + ?Sized, I: DeviceIndex>(dst: &mut M, index: I, va
 }
 
 /// A static shared-memory array, one per call site and block (at most 48 KiB
-/// of static shared memory per kernel).
+/// of static shared memory per kernel). With a row type,
+/// `shared_array::<[f32; 33], 32>()` is 2-D, 32 rows of 33, indexed
+/// `tile[r][c]` (see [`SharedArray`]).
 ///
 /// PTX: `.shared .align 16 .b8 <kernel>_smemN[N * size_of::<T>()];`
 #[inline(always)]
-pub fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N> {
+pub fn shared_array<T: SharedElement, const N: usize>() -> &'static mut SharedArray<T, N> {
     device_only("shared_array")
 }
 

@@ -226,8 +226,13 @@ impl Checker<'_> {
                 Some((t.clone(), None))
             }
             (Generics::TypeLen, [GenericArg::Type(t, s), GenericArg::Len(l, ls)]) => {
-                if t.mem_layout().is_none() {
-                    return err(*s, format!("`{t}` cannot live in shared memory"));
+                if !t.shared_elem_ok() {
+                    return err(
+                        *s,
+                        format!(
+                            "`{t}` cannot live in shared memory; write a number or vector type (`f32`), or a row of them for a 2-D array (`shared_array::<[f32; 33], 32>()`)"
+                        ),
+                    );
                 }
                 self.check_len_generic(l, *ls)?;
                 Some((t.clone(), Some(l.clone())))
@@ -520,6 +525,7 @@ impl Checker<'_> {
     fn memory_arg(&mut self, intr: &Intrinsic, i: usize, p: &ArgTy, a: &Expr) -> Result<Ty> {
         let t = self.expr(a, None)?;
         let k = self.known(&t, a.span)?;
+        flat_memory(intr, &k, a.span)?;
         let ok = match p {
             ArgTy::Mem => k.is_memory(),
             ArgTy::MemMut => matches!(
@@ -561,6 +567,7 @@ impl Checker<'_> {
         }
         let t = self.expr(a, None)?;
         let k = self.known(&t, a.span)?;
+        flat_memory(intr, &k, a.span)?;
         let types = || {
             intr.t_set
                 .iter()
@@ -603,6 +610,7 @@ impl Checker<'_> {
     fn shared_of_arg(&mut self, intr: &Intrinsic, i: usize, elem: &Ty, a: &Expr) -> Result<()> {
         let t = self.expr(a, None)?;
         let k = self.known(&t, a.span)?;
+        flat_memory(intr, &k, a.span)?;
         let ok = match &k {
             Ty::SharedArray { elem: e, .. } | Ty::SharedSlice { elem: e } => **e == *elem,
             _ => false,
@@ -624,6 +632,7 @@ impl Checker<'_> {
     fn shared_arg(&mut self, intr: &Intrinsic, i: usize, a: &Expr) -> Result<Ty> {
         let t = self.expr(a, None)?;
         let k = self.known(&t, a.span)?;
+        flat_memory(intr, &k, a.span)?;
         if !matches!(k, Ty::SharedArray { .. } | Ty::SharedSlice { .. }) {
             return err(
                 a.span,
@@ -635,6 +644,22 @@ impl Checker<'_> {
             );
         }
         Ok(k)
+    }
+}
+
+/// Intrinsics take memory of elements: a 2-D shared array is reached by
+/// element only.
+fn flat_memory(intr: &Intrinsic, k: &Ty, span: Loc) -> Result<()> {
+    match k.shared_rows() {
+        Some((elem, cols)) => err(
+            span,
+            format!(
+                "`{}` takes memory of elements, not the 2-D shared array `{k}`, which is read and written by element (`tile[r][c]`); for `{}`, declare it 1-D, `shared_array::<{elem}, {{ ROWS * {cols} }}>()`, and index it `r * {cols} + c`",
+                intr.display_name(),
+                intr.display_name()
+            ),
+        ),
+        None => Ok(()),
     }
 }
 

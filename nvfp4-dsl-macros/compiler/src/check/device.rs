@@ -67,7 +67,9 @@ fn mentions_consts(t: &Ty, d: &DeviceFn) -> bool {
         Ty::Array { elem, len } => {
             matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)) || mentions_consts(elem, d)
         }
-        Ty::SharedArray { len, .. } => matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)),
+        Ty::SharedArray { elem, len } => {
+            matches!(len, Len::Param(p) if d.consts.iter().any(|c| c.name == *p)) || mentions_consts(elem, d)
+        }
         Ty::Tuple(parts) => parts.iter().any(|p| mentions_consts(p, d)),
         _ => false,
     }
@@ -85,10 +87,13 @@ fn infer_lens(declared: &Ty, actual: &Ty, lens: &mut Vec<(String, Len)>) {
             }
             infer_lens(elem, a, lens);
         }
-        (Ty::SharedArray { len: Len::Param(p), .. }, Ty::SharedArray { len: l, .. })
-            if !lens.iter().any(|(n, _)| n == p) =>
-        {
-            lens.push((p.clone(), l.clone()));
+        (Ty::SharedArray { elem, len }, Ty::SharedArray { elem: a, len: l }) => {
+            if let Len::Param(p) = len
+                && !lens.iter().any(|(n, _)| n == p)
+            {
+                lens.push((p.clone(), l.clone()));
+            }
+            infer_lens(elem, a, lens);
         }
         (Ty::Tuple(d), Ty::Tuple(a)) if d.len() == a.len() => {
             for (d, a) in d.iter().zip(a) {
@@ -115,7 +120,7 @@ fn substitute(t: &Ty, lens: &[(String, Len)]) -> Ty {
             len: len_of(len),
         },
         Ty::SharedArray { elem, len } => Ty::SharedArray {
-            elem: elem.clone(),
+            elem: Box::new(substitute(elem, lens)),
             len: len_of(len),
         },
         other => other.clone(),

@@ -30,7 +30,7 @@ impl Checker<'_> {
             ExprKind::Assign(place, value) => self.assign(place, value),
             ExprKind::AssignOp(op, place, value) => self.assign_op(e, *op, place, value),
             ExprKind::Cast(inner, to) => self.cast(e, inner, to),
-            ExprKind::Index(base, index) => self.index(base, index),
+            ExprKind::Index(base, index) => self.index(e, base, index),
             ExprKind::SliceFrom { base, start, mutable } => self.slice_from(e, base, start, *mutable),
             ExprKind::RefMut(_) | ExprKind::Ref(_) => err(e.span, REFERENCE_USES),
             ExprKind::Field(base, field) => self.field(e, base, field),

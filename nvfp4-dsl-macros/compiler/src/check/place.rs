@@ -71,6 +71,9 @@ impl Checker<'_> {
             ),
             ExprKind::Index(base, _) if matches!(base.kind, ExprKind::Table(_)) => self.place(base),
             ExprKind::Index(base, index) => {
+                if let Some(t) = self.shared_cell(base, index)? {
+                    return Ok(self.record(p, t));
+                }
                 let bt = match &base.kind {
                     ExprKind::Var(_) | ExprKind::Field(..) | ExprKind::Index(..) => {
                         if let ExprKind::Var(n) = &base.kind
@@ -103,6 +106,7 @@ impl Checker<'_> {
                         "cannot assign through a `&[T]`; declare the parameter `&mut [T]`",
                     );
                 }
+                not_a_row(&bt, base, p.span)?;
                 self.index_type(&bt, index)?;
                 match bt.elem() {
                     Some(elem) => {
@@ -141,7 +145,10 @@ impl Checker<'_> {
         }
     }
 
-    pub(super) fn index(&mut self, base: &Expr, index: &Expr) -> Result<TyV> {
+    pub(super) fn index(&mut self, e: &Expr, base: &Expr, index: &Expr) -> Result<TyV> {
+        if let Some(t) = self.shared_cell(base, index)? {
+            return Ok(t);
+        }
         let bt = self.expr(base, None)?;
         if let TyV::Array(elem, _) = self.shallow(&bt) {
             self.index_type(
@@ -154,6 +161,7 @@ impl Checker<'_> {
             return Ok(*elem);
         }
         let bt = self.known(&bt, base.span)?;
+        not_a_row(&bt, base, e.span)?;
         self.index_type(&bt, index)?;
         match bt.elem() {
             Some(elem) => Ok(TyV::Ty(elem.clone())),
@@ -192,6 +200,37 @@ impl Checker<'_> {
         }))
     }
 
+    /// `tile[r][c]` of a 2-D shared array `tile: SharedArray<[T; C], R>`:
+    /// `T`, with the row `tile[r]` typed `[T; C]`; `None` when `base` is
+    /// not a row of one.
+    fn shared_cell(&mut self, base: &Expr, col: &Expr) -> Result<Option<TyV>> {
+        let ExprKind::Index(rows, row) = &base.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Var(name) = &rows.kind else {
+            return Ok(None);
+        };
+        let Some(b) = self.lookup(name).cloned() else {
+            return Ok(None);
+        };
+        let TyV::Ty(rt) = self.shallow(&b.ty) else {
+            return Ok(None);
+        };
+        let Some((elem, cols)) = rt.shared_rows() else {
+            return Ok(None);
+        };
+        let row_ty = Ty::Array {
+            elem: Box::new(elem.clone()),
+            len: cols.clone(),
+        };
+        let elem = TyV::Ty(elem.clone());
+        self.expr(rows, None)?;
+        self.index_type(&rt, row)?;
+        self.index_type(&rt, col)?;
+        self.record(base, TyV::Ty(row_ty));
+        Ok(Some(elem))
+    }
+
     fn index_type(&mut self, base: &Ty, index: &Expr) -> Result<()> {
         let usize_t = TyV::Ty(Ty::Scalar(Scalar::Usize));
         match base {
@@ -215,4 +254,21 @@ impl Checker<'_> {
             other => err(index.span, format!("cannot index a value of type `{other}`")),
         }
     }
+}
+
+/// A row of a 2-D shared array is in shared memory, not a value.
+fn not_a_row(bt: &Ty, base: &Expr, span: Loc) -> Result<()> {
+    if bt.shared_rows().is_none() {
+        return Ok(());
+    }
+    let name = match &base.kind {
+        ExprKind::Var(n) => n.as_str(),
+        _ => "tile",
+    };
+    err(
+        span,
+        format!(
+            "a row of the 2-D shared array `{name}: {bt}` is not a value; read and write its elements, `{name}[r][c]`"
+        ),
+    )
 }

@@ -43,7 +43,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
-        "fn shared_array<T: Element, const N: usize>() -> &'static mut SharedArray<T, N>",
+        "fn shared_array<T: SharedElement, const N: usize>() -> &'static mut SharedArray<T, N>",
         generics: Generics::TypeLen,
         params: [],
         ret: RetTy::SharedArray,

@@ -64,6 +64,9 @@ impl Lower<'_> {
                     let i = self.expr(index)?;
                     return self.table_read(t, i, &it, index.span);
                 }
+                if let Some((m, addr)) = self.shared_cell(base, index)? {
+                    return self.load(&m, addr, CacheHint::Default, e.span);
+                }
                 let b = self.expr(base)?;
                 let i = self.expr(index)?;
                 self.index_read(b, i, &it, index.span)
@@ -290,6 +293,9 @@ impl Lower<'_> {
                 Ok(())
             }
             ExprKind::Index(base, index) => {
+                if let Some((m, addr)) = self.shared_cell(base, index)? {
+                    return self.store(&m, addr, v, CacheHint::Default, place.span);
+                }
                 let b = self.expr(base)?;
                 let i = self.expr(index)?;
                 let it = self.ty(index);

@@ -58,13 +58,7 @@ impl Lower<'_> {
                 a
             }
             Space::Shared | Space::SharedCluster => {
-                let i32r = if ir.class == RegClass::B64 {
-                    let t = self.reg(RegClass::B32);
-                    self.emit("cvt.u32.u64", vec![t.into(), ir.into()]);
-                    t
-                } else {
-                    ir
-                };
+                let i32r = self.narrow_u32(ir);
                 let scaled = self.reg(RegClass::B32);
                 self.mul_imm(scaled, i32r, scale, "u32");
                 let base = match &m.base {
@@ -81,6 +75,75 @@ impl Lower<'_> {
             }
         };
         Ok((Operand::Reg(addr), m.offset))
+    }
+
+    /// The address of `tile[r][c]` when `base` is the row `tile[r]` of a
+    /// 2-D shared array (`SharedArray<[T; C], R>`, its elements in row
+    /// order): one index, `r * C + c`, into its elements.
+    pub(super) fn shared_cell(&mut self, base: &Expr, col: &Expr) -> Result<Option<(MemRef, (Operand, i64))>> {
+        let ExprKind::Index(rows, row) = &base.kind else {
+            return Ok(None);
+        };
+        let rows_ty = self.ty(rows);
+        let Some((_, cols)) = rows_ty.shared_rows() else {
+            return Ok(None);
+        };
+        let cols = self.len_value(cols);
+        let Val::Mem(m) = self.expr(rows)? else {
+            unreachable!("checked: shared memory")
+        };
+        let (r, c) = (self.expr(row)?, self.expr(col)?);
+        if let Val::Const(Const::Int(k)) = c
+            && !(0..i128::from(cols)).contains(&k)
+        {
+            return err(
+                col.span,
+                format!("index {k} is out of bounds for a row of {cols} elements"),
+            );
+        }
+        let index = match (r, c) {
+            (Val::Const(Const::Int(r)), Val::Const(Const::Int(c))) => {
+                Val::Const(Const::Int(r.saturating_mul(i128::from(cols)).saturating_add(c)))
+            }
+            (Val::Const(Const::Int(r)), c) => {
+                let ct = self.ty(col);
+                let cr = self.index_u32(&c, &ct);
+                let d = self.reg(RegClass::B32);
+                let first = (r as i64).wrapping_mul(cols as i64) as u32;
+                self.emit("add.u32", vec![d.into(), cr.into(), Operand::imm(first)]);
+                Val::Reg(d)
+            }
+            (r, c) => {
+                let (rt, ct) = (self.ty(row), self.ty(col));
+                let rr = self.index_u32(&r, &rt);
+                let cr = match c {
+                    Val::Const(Const::Int(k)) => Operand::imm(k),
+                    c => self.index_u32(&c, &ct).into(),
+                };
+                let d = self.reg(RegClass::B32);
+                self.emit("mad.lo.u32", vec![d.into(), rr.into(), Operand::imm(cols), cr]);
+                Val::Reg(d)
+            }
+        };
+        let addr = self.element_addr(&m, index, &Ty::Scalar(Scalar::U32), col.span)?;
+        Ok(Some((m, addr)))
+    }
+
+    /// A shared-memory index (`u32`, `i32` or `usize`) in a 32-bit register.
+    fn index_u32(&mut self, v: &Val, t: &Ty) -> Reg {
+        let s = self.scalar_of(t);
+        let r = self.in_reg(v, s);
+        self.narrow_u32(r)
+    }
+
+    /// A shared address is 32 bits: a `usize` index keeps its low half.
+    fn narrow_u32(&mut self, r: Reg) -> Reg {
+        if r.class != RegClass::B64 {
+            return r;
+        }
+        let t = self.reg(RegClass::B32);
+        self.emit("cvt.u32.u64", vec![t.into(), r.into()]);
+        t
     }
 
     pub(super) fn mul_imm(&mut self, d: Reg, s: Reg, scale: i64, ty: &str) {
@@ -274,7 +337,12 @@ impl Lower<'_> {
     }
 
     /// Declares a static shared array and returns its view.
+    /// A 2-D array `[T; C]` x `len` is `len * C` elements `T`.
     pub fn declare_shared(&mut self, elem: &Ty, len: u64, span: Loc) -> Result<MemRef> {
+        let (elem, len) = match elem {
+            Ty::Array { elem, len: cols } => (&**elem, len.saturating_mul(self.len_value(cols))),
+            elem => (elem, len),
+        };
         let layout = self.elem_layout(elem);
         let bytes = len.saturating_mul(u64::from(layout.bytes));
         let name = format!("{}_smem{}", self.func.entry, self.func.shared.len());

@@ -75,10 +75,16 @@ impl Parser {
             Some(syn::GenericArgument::Type(t)) => self.parse_ty(t)?,
             _ => return err(Loc::of(&path), format!("write the element type: {usage}")),
         };
-        if elem.mem_layout().is_none() {
+        let ok = match (&elem, shared_kind(path)) {
+            (Ty::Array { .. }, Some(true)) => elem.shared_elem_ok(),
+            _ => elem.mem_layout().is_some(),
+        };
+        if !ok {
             return err(
                 Loc::of(&path),
-                format!("`{elem}` cannot live in memory; use a numeric element type"),
+                format!(
+                    "`{elem}` cannot live in memory; use a numeric element type, or a row of them in a 2-D `SharedArray<[T; C], R>`"
+                ),
             );
         }
         let elem = Box::new(elem);
