@@ -1,0 +1,243 @@
+//! The host side of [`super::gemm_scaled_with`], one function per kernel:
+//! the device check, the tensor maps, the workspace and the launches.
+
+use super::{
+    BM, GemmOperand, MapTile, STAGES, Sm90Reduction, gemm_nvfp4, gemm_nvfp4_sm90, gemm_sm90_decode_a, gemm_sm90_reduce,
+    launch_prearrange, prearranged_words, shared_bytes, sm90, sm90_reduction,
+};
+use crate::Error;
+use nvfp4_dsl::DeviceViewMut;
+use nvfp4_dsl::prelude::*;
+
+/// Launches the sm_100a kernel with `bn`-column tiles (shapes checked by
+/// the caller).
+pub(super) fn sm100(
+    device: &Device,
+    a: &GemmOperand<'_>,
+    b: &GemmOperand<'_>,
+    mut c: DeviceViewMut<'_, f16>,
+    bn: usize,
+    alpha: f32,
+) -> Result<(), Error> {
+    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    let (mm, nn, kk) = (m as u32, n as u32, k as u32);
+    let (major, minor) = device.compute_capability();
+    if (major, minor) != (10, 0) {
+        return Err(Error::Unsupported(format!(
+            "the sm_100a GEMM kernel needs a compute capability 10.0 device; {} is {major}.{minor}",
+            device.describe()
+        )));
+    }
+    if bn != 128 && bn != 256 {
+        return Err(Error::Shape(format!(
+            "the sm_100a kernel's tiles are 128 or 256 columns, not {bn}"
+        )));
+    }
+    let map_a = a.map(MapTile::Sm100 { rows: 128 }, "a")?;
+    let map_b = b.map(MapTile::Sm100 { rows: bn as u32 }, "b")?;
+    let launch = LaunchConfig::new(((n / bn) as u32, (m / BM) as u32, l as u32), (128, 1, 1))
+        .with_shared_bytes(shared_bytes(bn));
+    // SAFETY: shapes checked above and by the maps: every tile is
+    // inside a and b (rows are multiples of the tiles, K of 256), the
+    // scale blocks exist for every (128 rows, 256 K) tile, and every
+    // row and column of c is in bounds.
+    unsafe {
+        macro_rules! launch {
+            ($bn:literal) => {
+                gemm_nvfp4::Kernel::<$bn, STAGES>::launch(
+                    device,
+                    launch,
+                    map_a,
+                    map_b,
+                    a.scales,
+                    b.scales,
+                    c.reborrow(),
+                    mm,
+                    nn,
+                    kk,
+                    alpha,
+                )?
+            };
+        }
+        if bn == 128 { launch!(128) } else { launch!(256) }
+    }
+    Ok(())
+}
+
+/// Launches the sm_90a kernels with `blocks` m64 blocks per warpgroup and
+/// K split over `split` blocks (shapes checked by the caller): A's decode,
+/// B's pre-arrangement when the operand has none, the GEMM and, for a
+/// split through global memory, the reduction.
+pub(super) fn sm90(
+    device: &Device,
+    a: &GemmOperand<'_>,
+    b: &GemmOperand<'_>,
+    mut c: DeviceViewMut<'_, f16>,
+    (blocks, split): (u32, u32),
+    alpha: f32,
+) -> Result<(), Error> {
+    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    let (mm, nn, kk) = (m as u32, n as u32, k as u32);
+    if device.compute_capability() != (9, 0) {
+        let (major, minor) = device.compute_capability();
+        return Err(Error::Unsupported(format!(
+            "the sm_90a GEMM kernel needs a compute capability 9.0 device; {} is {major}.{minor}",
+            device.describe()
+        )));
+    }
+    if !matches!(blocks, 1 | 2) || !matches!(split, 1 | 2 | 4 | 8) || split as usize > k / sm90::BK {
+        return Err(Error::Shape(format!(
+            "the sm_90a kernel takes 1 or 2 blocks of 64 B rows per warpgroup and splits K over 1, 2, 4 or 8 blocks, at most one per stage of {} ({} stages); not {blocks} and {split}",
+            sm90::BK,
+            k / sm90::BK
+        )));
+    }
+    let map_a = a.map(MapTile::Sm90A, "a")?;
+    let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
+    let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
+    let mut launch = LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
+    let clustered = match reduction {
+        Sm90Reduction::Cluster => {
+            launch = launch.with_cluster((split, 1, 1));
+            1
+        }
+        Sm90Reduction::Pairs => {
+            launch = launch.with_cluster((2, 1, 1));
+            2
+        }
+        Sm90Reduction::None | Sm90Reduction::Kernel => 0,
+    };
+    // The partial sums of a split K reduced by the second kernel (one
+    // copy of C per block of a tile) or in pairs of clusters (one per half
+    // of K; a few words otherwise: the kernel does not touch them then),
+    // two counters per tile (zeroed by the decode kernel), A decoded once
+    // for every tile of B (2 bytes per value) and B pre-arranged when the
+    // caller has not: workspace kept for the next call on this stream. The
+    // decode kernel waits for the previous kernel in the stream before it
+    // writes any of it, and this call's GEMM and reduction touch it only
+    // after that wait; the pre-arrangement is no programmatic launch: it
+    // starts once the kernels before it are done.
+    let values = m * n * l;
+    let parts = match reduction {
+        Sm90Reduction::Kernel => split as usize * values,
+        Sm90Reduction::Pairs => 2 * values,
+        Sm90Reduction::None | Sm90Reduction::Cluster => 4,
+    };
+    let tiles = grid.1 as usize * grid.2 as usize;
+    let pairs = reduction == Sm90Reduction::Pairs;
+    let counter_words = if pairs { 2 * tiles } else { 1 };
+    if i32::try_from(m * l * k / 2).is_err() {
+        return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
+    }
+    let image_words = m * l * k / 2;
+    // B pre-arranged here when the caller has not.
+    let weight_words = if b.prearranged.is_some() {
+        1
+    } else {
+        prearranged_words(n, k, l)
+    };
+    if u32::try_from(weight_words).is_err() {
+        return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
+    }
+    let bytes = [4 * image_words, 4 * parts, 4 * counter_words, 4 * weight_words];
+    device.with_workspace("nvfp4_kernels::gemm::sm90", &bytes, |buffers| {
+        let [images, partials, counters, scratch_weights] = buffers else {
+            unreachable!("with_workspace gives one buffer per size")
+        };
+        let mut images = images.slice_mut(0..bytes[0])?.cast::<u32>()?;
+        let mut partials = partials.slice_mut(0..bytes[1])?.cast::<f32>()?;
+        let mut counters = counters.slice_mut(0..bytes[2])?.cast::<u32>()?;
+        let mut scratch_weights = scratch_weights.slice_mut(0..bytes[3])?.cast::<u32>()?;
+        if b.prearranged.is_none() {
+            launch_prearrange(device, b, scratch_weights.reborrow())?;
+        }
+        let weights = b.prearranged.unwrap_or(scratch_weights.as_view());
+        let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
+            .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
+        // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
+        // multiple of 128, K of 256), its scale blocks exist, and images
+        // holds one 32 KiB image per tile.
+        unsafe {
+            gemm_sm90_decode_a::Kernel::launch(
+                device,
+                decode,
+                map_a,
+                a.scales,
+                images.reborrow(),
+                counters.reborrow(),
+                kk,
+            )?
+        };
+        // SAFETY: shapes checked above and by the maps: every tile is
+        // inside a and b (rows are multiples of 128 and of the tile, K
+        // of 256), the scale blocks exist for every (128 rows, 64 K)
+        // block, every row and column of c is in bounds, partials
+        // holds `split` copies of C for the reduction kernel and 2 in
+        // pairs of clusters, and counters 2 per tile in pairs (zeroed
+        // by the decode kernel, which completes before this kernel's
+        // first counter update: that comes after its wait).
+        unsafe {
+            macro_rules! launch {
+                ($b:literal, $s:literal) => {
+                    gemm_nvfp4_sm90::Kernel::<$b, $s>::launch(
+                        device,
+                        launch,
+                        images.as_view(),
+                        weights,
+                        c.reborrow(),
+                        partials.reborrow(),
+                        counters.reborrow(),
+                        clustered,
+                        mm,
+                        nn,
+                        kk,
+                        alpha,
+                    )?
+                };
+            }
+            match (blocks, split) {
+                (1, 1) => launch!(1, 1),
+                (1, 2) => launch!(1, 2),
+                (1, 4) => launch!(1, 4),
+                (1, 8) => launch!(1, 8),
+                (2, 1) => launch!(2, 1),
+                (2, 2) => launch!(2, 2),
+                (2, 4) => launch!(2, 4),
+                _ => launch!(2, 8),
+            }
+        }
+        if reduction == Sm90Reduction::Kernel {
+            reduce(device, partials.as_view(), c.reborrow(), split, values, alpha)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Launches [`gemm_sm90_reduce`]: C from the `split` f32 partial sums of
+/// `values` outputs each.
+fn reduce(
+    device: &Device,
+    partials: nvfp4_dsl::DeviceView<'_, f32>,
+    mut c: DeviceViewMut<'_, f16>,
+    split: u32,
+    values: usize,
+    alpha: f32,
+) -> nvfp4_dsl::Result<()> {
+    let items = (values / 8) as u32;
+    let config = LaunchConfig::linear(items.div_ceil(256), 256);
+    // SAFETY: partials holds `split` x `values` f32 and c at least `values`
+    // f16 (checked by the caller); values is a multiple of 8 (N of 128).
+    unsafe {
+        macro_rules! reduce {
+            ($s:literal) => {
+                gemm_sm90_reduce::Kernel::<$s>::launch(device, config, partials, c.reborrow(), items, alpha)
+            };
+        }
+        match split {
+            2 => reduce!(2),
+            4 => reduce!(4),
+            _ => reduce!(8),
+        }
+    }
+}
