@@ -257,6 +257,7 @@ impl Block {
     pub(super) fn reset(&mut self, ctaid: [u32; 3]) {
         self.ctaid = ctaid;
         self.exited = false;
+        self.clock = 0;
         self.shared.fill(0);
         self.bars = std::array::from_fn(|_| Bar::default());
         self.release = 0;
@@ -392,15 +393,17 @@ pub(crate) struct Cluster {
 }
 
 impl Cluster {
-    /// A fresh cluster of `blocks` blocks of `threads` threads.
-    pub(super) fn reset(&mut self, blocks: u32, threads: u32) {
+    /// A fresh cluster of `blocks` blocks of `threads` threads, with the
+    /// vector clocks kept if `race_check`.
+    pub(super) fn reset(&mut self, blocks: u32, threads: u32, race_check: bool) {
         self.phase = 0;
         self.arrived = 0;
         self.live = blocks * threads;
         self.block_threads = threads;
         self.release = false;
         // The threads, then one asynchronous unit per block.
-        self.clocks.reset((self.live + blocks) as usize);
+        self.clocks
+            .reset(if race_check { (self.live + blocks) as usize } else { 0 });
         self.arrivals.clear();
         self.exited.clear();
         self.done.clear();

@@ -7,7 +7,7 @@
 use super::diag::{op_name, uncommitted};
 use super::inst::{Ext, Fault, Operand, Sreg};
 use super::layout::SHARED_BASE;
-use super::memory::Memory;
+use super::memory::View;
 use super::pending::{AsyncOp, Work};
 use super::race::{Clocks, join};
 use super::schedule::Sched;
@@ -28,7 +28,7 @@ pub(crate) struct Ctx<'a> {
     pub b: &'a mut Block,
     pub peers: Peers<'a>,
     pub cl: &'a mut Cluster,
-    pub mem: &'a mut Memory,
+    pub mem: &'a mut View,
     pub env: &'a Env<'a>,
     pub sched: &'a mut Sched,
     /// The lanes executing this instruction (group and guard).
@@ -42,7 +42,7 @@ pub(crate) struct Ctx<'a> {
 /// asynchronous unit).
 pub(crate) struct Side<'a> {
     pub b: &'a mut Block,
-    pub mem: &'a mut Memory,
+    pub mem: &'a mut View,
     pub clocks: &'a mut Clocks,
 }
 
