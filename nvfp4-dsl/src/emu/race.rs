@@ -149,6 +149,11 @@ pub(crate) enum Hazard {
 pub(crate) struct Clocks {
     n: usize,
     vc: Vec<u32>,
+    /// The rows changed since the last reset (a reset to the same size
+    /// restores only those: most threads of most kernels never
+    /// synchronise).
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
     /// Per thread: its own clock and the instruction at each of its
     /// `fence.proxy.async`, in order.
     fences: Vec<Vec<(u32, u32)>>,
@@ -170,11 +175,24 @@ impl Clocks {
     /// mode): every row is empty, releases do nothing, and the checks
     /// built on the clocks pass.
     pub fn reset(&mut self, n: usize) {
-        self.n = n;
-        self.vc.clear();
-        self.vc.resize(n * n, 0);
-        for t in 0..n {
-            self.vc[t * n + t] = 1;
+        if n == self.n {
+            for t in self.dirty.drain(..) {
+                let t = t as usize;
+                let row = &mut self.vc[t * n..(t + 1) * n];
+                row.fill(0);
+                row[t] = 1;
+                self.is_dirty[t] = false;
+            }
+        } else {
+            self.n = n;
+            self.vc.clear();
+            self.vc.resize(n * n, 0);
+            for t in 0..n {
+                self.vc[t * n + t] = 1;
+            }
+            self.dirty.clear();
+            self.is_dirty.clear();
+            self.is_dirty.resize(n, false);
         }
         self.fences.resize_with(n, Vec::new);
         for f in &mut self.fences {
@@ -203,6 +221,12 @@ impl Clocks {
 
     fn row_mut(&mut self, t: u32) -> &mut [u32] {
         let t = t as usize;
+        if let Some(d) = self.is_dirty.get_mut(t)
+            && !*d
+        {
+            *d = true;
+            self.dirty.push(t as u32);
+        }
         &mut self.vc[t * self.n..(t + 1) * self.n]
     }
 

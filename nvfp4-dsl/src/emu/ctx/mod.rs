@@ -9,7 +9,7 @@ use super::inst::{Ext, Fault, Operand, Sreg};
 use super::layout::SHARED_BASE;
 use super::memory::View;
 use super::pending::{AsyncOp, Work};
-use super::race::{Clocks, join};
+use super::race::Clocks;
 use super::schedule::Sched;
 use super::state::{Block, Cluster, Env, Warp, lanes};
 
@@ -411,13 +411,15 @@ impl Ctx<'_> {
         self.b.live -= self.exec.count_ones();
         // What the exiting threads did happens before whatever later
         // completes a barrier they no longer wait for.
-        for l in lanes(self.exec) {
-            let t = self.thread_index(l);
-            join(&mut self.b.exited_clocks, self.cl.clocks.row(t));
-            join(&mut self.cl.exited, self.cl.clocks.row(t));
+        if self.cl.clocks.on() {
+            for l in lanes(self.exec) {
+                let t = self.thread_index(l);
+                self.b.exits.push(t);
+                self.cl.exits.push(t);
+            }
         }
         if self.b.bars.iter().any(|b| b.arrived > 0) {
-            self.b.recheck_barriers();
+            self.b.recheck_barriers(&self.cl.clocks);
         }
         // The cluster barrier likewise: an exit stands for the arrivals of
         // the phases to come.

@@ -334,9 +334,42 @@ pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Resu
 
 #[inline]
 fn le(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
+    match *bytes {
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => {
+            let mut b = [0u8; 8];
+            b[..bytes.len()].copy_from_slice(bytes);
+            u64::from_le_bytes(b)
+        }
+    }
+}
+
+/// A warp's global access in one piece, when every executing lane's
+/// `total` bytes are aligned and all of them lie in one allocation (a
+/// warp's usual access): the allocation, the lowest address and the
+/// length from there to the end of the highest access. `None` for any
+/// other access, which the lane-by-lane path checks and reports.
+#[inline]
+fn warp_global(c: &mut Ctx<'_>, space: Space, addr: &[u64; 32], total: usize) -> Option<(usize, u64, usize)> {
+    if !matches!(space, Space::Global | Space::Generic) {
+        return None;
+    }
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0, 0);
+    for l in lanes(c.exec) {
+        lo = lo.min(addr[l]);
+        hi = hi.max(addr[l]);
+        bits |= addr[l];
+    }
+    // `total` is a power of two; generic addresses below the shared
+    // window are global.
+    if bits & (total as u64 - 1) != 0 || hi >= SHARED_WINDOW {
+        return None;
+    }
+    let len = (hi - lo) as usize + total;
+    let k = c.mem.locate(lo, len as u64, &mut c.hint).ok()?;
+    Some((k, lo, len))
 }
 
 /// How an `ld` or `st` meets the race check.
@@ -391,6 +424,16 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         for k in 0..n {
             vals[k] = [le(&bytes[k * esz..(k + 1) * esz]); 32];
         }
+    } else if let addr = addresses(c, i)?
+        && let Some((k, lo, len)) = warp_global(c, i.space, &addr, total)
+    {
+        let bytes = c.mem.bytes(k, lo, len);
+        for l in lanes(c.exec) {
+            let at = (addr[l] - lo) as usize;
+            for (k, v) in vals.iter_mut().enumerate().take(n) {
+                v[l] = le(&bytes[at + k * esz..at + (k + 1) * esz]);
+            }
+        }
     } else {
         let addr = addresses(c, i)?;
         for l in lanes(c.exec) {
@@ -422,6 +465,18 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         vals[k] = c.src(op)?;
     }
     let addr = addresses(c, i)?;
+    if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
+        let exec = c.exec;
+        if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
+            for l in lanes(exec) {
+                let at = (addr[l] - lo) as usize;
+                for (k, v) in vals.iter().enumerate().take(n) {
+                    dst[at + k * esz..at + (k + 1) * esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
+                }
+            }
+            return Ok(Flow::Next);
+        }
+    }
     let mut buf = [0u8; 64];
     for l in lanes(c.exec) {
         let loc = locate(c, i.space, l, addr[l], total as u32, what)?;
