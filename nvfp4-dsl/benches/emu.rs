@@ -257,13 +257,16 @@ fn main() {
         ("fast", "1 thread", Options::fast().with_threads(1)),
         ("fast", all.as_str(), Options::fast()),
     ];
-    // `cargo bench -p nvfp4-dsl --bench emu -- saxpy` runs the cases whose
-    // name contains `saxpy`.
+    // `cargo bench -p nvfp4-dsl --bench emu -- "saxpy (2^20) fast"` runs
+    // the lines that start so.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_default();
-    println!("{cores} cores; `uptime`: {}", uptime());
-    for c in cases.iter_mut().filter(|c| c.name.contains(&filter)) {
+    println!("{cores} cores; load average: {}", uptime());
+    for c in &mut cases {
         for (mode, threads, options) in &modes {
-            run(c, &format!("{mode} {threads}"), options);
+            let mode = format!("{mode} {threads}");
+            if format!("{} {mode}", c.name).starts_with(&filter) {
+                run(c, &mode, options);
+            }
         }
     }
 }

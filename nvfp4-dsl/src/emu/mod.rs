@@ -413,7 +413,24 @@ impl Module {
                 self.entries().join(", ")
             )));
         };
+        unoptimised_hint();
         run::launch(e, launch, params, mem, options)
+    }
+}
+
+/// Says once per process, on stderr, that the emulator was built without
+/// optimisation (a user's crate in the default dev profile builds its
+/// dependencies so) and runs about ten times slower, with the lines that
+/// fix it.
+fn unoptimised_hint() {
+    #[cfg(emu_unoptimised)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            eprintln!(
+                "nvfp4-dsl: the PTX emulator was built without optimisation and runs about 10x slower; add to your Cargo.toml: [profile.dev.package.nvfp4-dsl] opt-level = 3"
+            );
+        });
     }
 }
 

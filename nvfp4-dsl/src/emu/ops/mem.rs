@@ -385,6 +385,21 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     let n = i.v.len();
     let esz = i.ty.bytes() as usize;
     let total = esz * n;
+    if matches!(i.space, Space::Global | Space::Generic) {
+        let addr = addresses(c, i)?;
+        if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
+            for (e, d) in i.v.iter().enumerate() {
+                let bytes = c.mem.bytes(k, lo, len);
+                let mut v = [0u64; 32];
+                for l in lanes(c.exec) {
+                    let at = (addr[l] - lo) as usize + e * esz;
+                    v[l] = le(&bytes[at..at + esz]);
+                }
+                c.write(d, &v, i.ext)?;
+            }
+            return Ok(Flow::Next);
+        }
+    }
     let check = strength(i);
     let what = match i.space {
         Space::Global => "global load",
@@ -424,16 +439,6 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         for k in 0..n {
             vals[k] = [le(&bytes[k * esz..(k + 1) * esz]); 32];
         }
-    } else if let addr = addresses(c, i)?
-        && let Some((k, lo, len)) = warp_global(c, i.space, &addr, total)
-    {
-        let bytes = c.mem.bytes(k, lo, len);
-        for l in lanes(c.exec) {
-            let at = (addr[l] - lo) as usize;
-            for (k, v) in vals.iter_mut().enumerate().take(n) {
-                v[l] = le(&bytes[at + k * esz..at + (k + 1) * esz]);
-            }
-        }
     } else {
         let addr = addresses(c, i)?;
         for l in lanes(c.exec) {
@@ -460,22 +465,24 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         Space::Generic => "generic store",
         _ => "global store",
     };
-    let mut vals = [[0u64; 32]; 8];
-    for (k, op) in i.v.iter().enumerate() {
-        vals[k] = c.src(op)?;
-    }
     let addr = addresses(c, i)?;
-    if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
+    if n == 1
+        && let Some((k, lo, len)) = warp_global(c, i.space, &addr, total)
+    {
+        let v = c.src(&i.v[0])?;
         let exec = c.exec;
+        // A read-only allocation: the lane-by-lane path reports it.
         if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
             for l in lanes(exec) {
                 let at = (addr[l] - lo) as usize;
-                for (k, v) in vals.iter().enumerate().take(n) {
-                    dst[at + k * esz..at + (k + 1) * esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
-                }
+                dst[at..at + esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
             }
             return Ok(Flow::Next);
         }
+    }
+    let mut vals = [[0u64; 32]; 8];
+    for (k, op) in i.v.iter().enumerate() {
+        vals[k] = c.src(op)?;
     }
     let mut buf = [0u8; 64];
     for l in lanes(c.exec) {
