@@ -259,7 +259,10 @@ fn main() {
     ];
     // `cargo bench -p nvfp4-dsl --bench emu -- "saxpy (2^20) fast"` runs
     // the lines that start so.
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_default();
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
     println!("{cores} cores; load average: {}", uptime());
     for c in &mut cases {
         for (mode, threads, options) in &modes {

@@ -73,14 +73,7 @@ fn the_first_failing_block_in_grid_order_is_reported_on_any_number_of_threads() 
     for options in schedules() {
         for threads in [1, 2, 4] {
             let e = run(&m, &launch, &options.with_threads(threads)).expect_err("out of bounds");
-            assert_error(
-                &e,
-                &src,
-                "st.global.u32 [%rd4]",
-                (5, 0, 0),
-                (0, 0, 0),
-                "out of bounds",
-            );
+            assert_error(&e, &src, "st.global.u32 [%rd4]", (5, 0, 0), (0, 0, 0), "out of bounds");
         }
     }
 }

@@ -60,9 +60,7 @@ fn inter_block(op: &str) -> bool {
     let shared = op.contains(".shared");
     match name {
         "atom" | "red" => !shared,
-        "ld" | "st" => {
-            !shared && mods.any(|m| matches!(m, "volatile" | "relaxed" | "acquire" | "release"))
-        }
+        "ld" | "st" => !shared && mods.any(|m| matches!(m, "volatile" | "relaxed" | "acquire" | "release")),
         "cp" => op.starts_with("cp.reduce"),
         _ => false,
     }

@@ -259,7 +259,10 @@ impl View {
     pub(crate) fn bytes_mut(&mut self, i: usize, addr: u64, len: usize) -> Result<&mut [u8], Fault> {
         let a = &self.spans[i];
         if !a.writable {
-            return Err(Fault::ReadOnly { base: a.base, len: a.len });
+            return Err(Fault::ReadOnly {
+                base: a.base,
+                len: a.len,
+            });
         }
         let off = (addr - a.base) as usize;
         debug_assert!(off + len <= a.len as usize, "a located access");
