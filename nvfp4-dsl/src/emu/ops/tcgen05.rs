@@ -454,10 +454,10 @@ fn block_scaled_sum(q: [i32; 4], sa: &Scales, sb: &Scales, old: Option<u32>) -> 
     // (value numerator, its unit's exponent, leading exponent) per term.
     let mut terms = [(0i64, 0i32, 0i32); 5];
     let mut k = 0;
-    for c in 0..4 {
-        if let (Some((ma, ea)), Some((mb, eb))) = (sa.parts[c], sb.parts[c]) {
+    for ((q, pa), pb) in q.iter().zip(sa.parts).zip(sb.parts) {
+        if let (Some((ma, ea)), Some((mb, eb))) = (pa, pb) {
             // q / 4 * ma / 8 * mb / 8 * 2^(ea + eb).
-            terms[k] = (i64::from(q[c]) * ma * mb, ea + eb - 8, ea + eb);
+            terms[k] = (i64::from(*q) * ma * mb, ea + eb - 8, ea + eb);
             k += 1;
         }
     }
