@@ -357,13 +357,6 @@ const SURVIVORS: &[Survivor] = &[
         why: Why::Missed(WARP_SYNC_MISSED),
     },
     Survivor {
-        subjects: &["gemm sm_90a global split"],
-        text: "bar.warp.sync -1;",
-        occurrences: &[1..2],
-        change: "removed",
-        why: Why::Missed(WARP_SYNC_MISSED),
-    },
-    Survivor {
         subjects: &["gemm sm_90a", "gemm sm_90a global split"],
         text: "wgmma.commit_group.sync.aligned;",
         occurrences: &[0..7, 9..15, 17..23, 25..31],
@@ -433,7 +426,7 @@ const SURVIVORS: &[Survivor] = &[
 
 /// Why removing some copies of the Hopper GEMM's `bar.warp.sync` goes
 /// unseen.
-const WARP_SYNC_MISSED: &str = "the wgmmas are .aligned and need warp 0 converged again after thread 0's producer branch (one per stage of the unrolled chain); the emulator runs the lanes that reach one instruction together, so it shows the divergence only where a schedule leaves thread 0 waiting in its branch while the others reach a wgmma: the third stage's copy under an adversarial seed, the fourth's (and in the global split run the first's) under the priority seed, not this one";
+const WARP_SYNC_MISSED: &str = "the wgmmas are .aligned and need warp 0 converged again after thread 0's producer branch (one per stage of the unrolled chain); the emulator runs the lanes that reach one instruction together, so it shows the divergence only where a schedule leaves thread 0 waiting in its branch while the others reach a wgmma: the third stage's copy under an adversarial seed, the fourth's (and in the global split run the first's and second's) under the priority seed, not this one";
 
 /// The listed reason for a mutant, if it is one.
 fn listed(subject: &str, m: &Mutant) -> Option<(usize, Why)> {
