@@ -1,4 +1,5 @@
-//! Running a launch: blocks one after another, warps of 32 lanes in
+//! Running a launch: clusters (blocks) on as many threads as asked, each
+//! thread taking the next in grid order; warps of 32 lanes in
 //! structure-of-arrays form, and a scheduler that reconverges divergent
 //! lanes.
 //!
@@ -12,11 +13,13 @@
 //! turns go to the warps of every block of a thread-block cluster, in
 //! rotation or in the seeded order of the adversarial or priority schedule
 //! (`schedule`), and between turns asynchronous operations complete;
-//! clusters (blocks, in a launch without clusters) run one after another.
+//! each cluster (block, in a launch without clusters) runs on one thread,
+//! under a schedule of its own drawn from the seed and its index.
 //!
-//! Every synchronisation also moves the threads' vector clocks (`race`):
-//! each generic shared access is checked against the earlier ones it is
-//! not ordered after.
+//! In the checked mode every synchronisation also moves the threads'
+//! vector clocks (`race`): each generic shared access is checked against
+//! the earlier ones it is not ordered after. The fast mode keeps no
+//! clocks.
 //!
 //! A launch is checked and its `Env` built in `prepare`; the state it runs
 //! on is in `state`, what an executor sees in `ctx`, the error texts in
@@ -34,6 +37,7 @@ use super::prepare::prepare;
 use super::race::Clocks;
 use super::schedule::{Options, Sched};
 use super::state::{Block, CLUSTER_WAIT, Cluster, Env, Warp, lanes, mbar_waiters};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Runs a whole launch: its clusters (blocks, without clusters) on
@@ -61,10 +65,7 @@ pub(crate) fn launch(
     let threads = if entry.inter_block {
         1
     } else {
-        options
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-            .clamp(1, origins.len().max(1))
+        options.threads.unwrap_or_else(cores).clamp(1, origins.len().max(1))
     };
     let queue = Queue {
         origins,
@@ -106,6 +107,12 @@ pub(crate) fn launch(
     }
     stats.threads = stats.blocks * u64::from(env.ntid[0] * env.ntid[1] * env.ntid[2]);
     Ok(stats)
+}
+
+/// The cores the process may use (asked once: the answer reads files).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// The clusters of a launch, handed out in grid order.
