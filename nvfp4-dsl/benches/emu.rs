@@ -1,10 +1,11 @@
 //! Emulator throughput on the snapshot kernels at realistic sizes, in
-//! thread-instructions per second (one core), and for the sm_100a GEMM,
-//! whose time goes into the tensor-core MMAs, in MMA multiply-adds per
-//! second. Run with
+//! thread-instructions per second, and for the sm_100a GEMM, whose time
+//! goes into the tensor-core MMAs, in MMA multiply-adds per second: in
+//! the checked mode (the default, `Options::default()`) and the fast mode
+//! (`Options::fast()`), each on one thread and on every core. Run with
 //! `cargo bench -p nvfp4-dsl --bench emu`.
 
-use nvfp4_dsl::emu::{Launch, Memory, Module, ParamValue, TensorMap2d};
+use nvfp4_dsl::emu::{Launch, Memory, Module, Options, ParamValue, TensorMap2d};
 use nvfp4_testkit::emu::{le_bytes, linear, ptx, upload, upload_u32, xorshift};
 use std::time::{Duration, Instant};
 
@@ -30,36 +31,35 @@ struct Case {
     macs: u64,
 }
 
-fn run(case: &mut Case) {
+fn run(case: &mut Case, mode: &str, options: &Options) {
+    let launch = |case: &mut Case| {
+        case.module
+            .launch_with(case.entry, &case.launch, &case.params, &mut case.mem, options)
+            .expect("launch")
+    };
     // One launch to warm up, then as many as fit in about a second.
-    let stats = case
-        .module
-        .launch(case.entry, &case.launch, &case.params, &mut case.mem)
-        .expect("launch");
+    let stats = launch(case);
     let mut runs = 0u32;
     let start = Instant::now();
     let mut elapsed = Duration::ZERO;
     while runs < 3 || elapsed < Duration::from_secs(1) {
-        case.module
-            .launch(case.entry, &case.launch, &case.params, &mut case.mem)
-            .expect("launch");
+        launch(case);
         runs += 1;
         elapsed = start.elapsed();
     }
     let per = elapsed.as_secs_f64() / f64::from(runs);
     let rate = stats.thread_instructions as f64 / per;
-    println!(
-        "{:<30} {:>9} threads {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s ({:.1} M warp-insts/s)",
+    print!(
+        "{:<30} {mode:<13} {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s",
         case.name,
-        stats.threads,
         stats.thread_instructions,
         per * 1e3,
         rate / 1e6,
-        stats.warp_instructions as f64 / per / 1e6
     );
     if case.macs > 0 {
-        println!("{:<30} {:>9.1} M MMA multiply-adds/s", "", case.macs as f64 / per / 1e6);
+        print!(" {:>8.1} M MMA multiply-adds/s", case.macs as f64 / per / 1e6);
     }
+    println!();
 }
 
 /// The sm_100a NVFP4 GEMM (`bn` = 128 or 256) on random data: M x N x K,
@@ -249,7 +249,33 @@ fn main() {
         (256, 512, 2304),
     ));
 
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let all = format!("{cores} threads");
+    let modes = [
+        ("checked", "1 thread", Options::default().with_threads(1)),
+        ("checked", all.as_str(), Options::default()),
+        ("fast", "1 thread", Options::fast().with_threads(1)),
+        ("fast", all.as_str(), Options::fast()),
+    ];
+    // `cargo bench -p nvfp4-dsl --bench emu -- "saxpy (2^20) fast"` runs
+    // the lines that start so.
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    println!("{cores} cores; load average: {}", uptime());
     for c in &mut cases {
-        run(c);
+        for (mode, threads, options) in &modes {
+            let mode = format!("{mode} {threads}");
+            if format!("{} {mode}", c.name).starts_with(&filter) {
+                run(c, &mode, options);
+            }
+        }
     }
+}
+
+/// The load of the machine, for the record (noisy figures on a loaded
+/// one).
+fn uptime() -> String {
+    std::fs::read_to_string("/proc/loadavg").unwrap_or_else(|_| "unknown".into())
 }

@@ -52,6 +52,25 @@ pub(crate) struct Entry {
     pub reqnctapercluster: Option<(u32, u32, u32)>,
     pub maxclusterrank: Option<u32>,
     pub explicitcluster: bool,
+    /// Its blocks may communicate through global memory: it has atomics
+    /// (`atom`, `red`) or `.volatile`, `.relaxed`, `.acquire`/`.release`
+    /// loads or stores that may reach global memory, or bulk reductions.
+    /// Its clusters run one after another.
+    pub inter_block: bool,
+}
+
+/// Whether an instruction may let blocks communicate through global
+/// memory (what `Entry::inter_block` says).
+fn inter_block(op: &str) -> bool {
+    let mut mods = op.split('.');
+    let name = mods.next().unwrap_or_default();
+    let shared = op.contains(".shared");
+    match name {
+        "atom" | "red" => !shared,
+        "ld" | "st" => !shared && mods.any(|m| matches!(m, "volatile" | "relaxed" | "acquire" | "release")),
+        "cp" => op.starts_with("cp.reduce"),
+        _ => false,
+    }
 }
 
 /// A `.const` variable's name and bytes.
@@ -516,6 +535,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         reqnctapercluster: ast.reqnctapercluster,
         maxclusterrank: ast.maxclusterrank,
         explicitcluster: ast.explicitcluster,
+        inter_block: false,
     };
     let mut names = Names {
         scopes: vec![Scope::default()],
@@ -613,6 +633,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
                         _ => return Err(fail(format!("guard `{g}` is not a predicate register"))),
                     }
                 }
+                entry.inter_block |= inter_block(&i.op);
                 entry.insts.push(inst);
                 entry.lines.push(i.line);
                 entry.texts.push(text);

@@ -139,16 +139,6 @@ impl Memory {
         self.views = views;
     }
 
-    /// The view that starts at `start`, of the current launch (the longest,
-    /// when two parameters' views start there).
-    pub(crate) fn view_at(&self, start: u64) -> Option<(u64, u64)> {
-        self.views
-            .iter()
-            .copied()
-            .filter(|&(s, _)| s == start)
-            .max_by_key(|&(_, e)| e)
-    }
-
     /// Lets kernels store to the allocation that starts at `addr`, or makes
     /// it read-only for them (host writes are always allowed). Fails if no
     /// live allocation starts at `addr`.
@@ -169,49 +159,109 @@ impl Memory {
     }
 
     /// The index of the live allocation holding `[addr, addr + len)`.
-    pub(crate) fn find(&self, addr: u64, len: u64) -> Result<usize, Fault> {
-        let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
-            Ok(i) => i,
-            Err(0) => return Err(Fault::Unmapped),
-            Err(i) => i - 1,
-        };
-        self.check(i, addr, len)
+    fn find(&self, addr: u64, len: u64) -> Result<usize, Fault> {
+        let i = index_of(&self.allocs, |a| a.base, addr)?;
+        let a = &self.allocs[i];
+        check(a.base, a.len, a.live, addr, len).map(|()| i)
     }
 
-    /// Checks `[addr, addr + len)` against allocation `i`.
-    #[inline]
-    pub(crate) fn check(&self, i: usize, addr: u64, len: u64) -> Result<usize, Fault> {
-        let a = &self.allocs[i];
-        let off = addr.wrapping_sub(a.base);
-        if off >= a.len + GAP / 2 {
-            // Far past this allocation's end: not near any allocation.
-            return Err(Fault::Unmapped);
+    /// What a launch's kernels see of this memory: every allocation, by
+    /// address. The launch that takes it holds `&mut self` while copies
+    /// of it run its blocks, and drops them before it returns.
+    pub(crate) fn view(&mut self) -> View {
+        View {
+            spans: self
+                .allocs
+                .iter_mut()
+                .map(|a| Span {
+                    base: a.base,
+                    len: a.len,
+                    writable: a.writable,
+                    live: a.live,
+                    ptr: a.data.as_mut_ptr(),
+                })
+                .collect(),
+            views: self.views.clone(),
         }
-        if !a.live {
-            return Err(Fault::Freed {
-                base: a.base,
-                len: a.len,
-            });
-        }
-        if off > a.len || a.len - off < len {
-            return Err(Fault::OutOfBounds {
-                base: a.base,
-                len: a.len,
-            });
-        }
-        Ok(i)
+    }
+}
+
+/// The index of the entry whose `base` is the last at or below `addr`.
+fn index_of<T>(items: &[T], base: impl Fn(&T) -> u64, addr: u64) -> Result<usize, Fault> {
+    match items.binary_search_by_key(&addr, base) {
+        Ok(i) => Ok(i),
+        Err(0) => Err(Fault::Unmapped),
+        Err(i) => Ok(i - 1),
+    }
+}
+
+/// Checks `[addr, addr + n)` against the allocation `[base, base + len)`.
+#[inline]
+fn check(base: u64, len: u64, live: bool, addr: u64, n: u64) -> Result<(), Fault> {
+    let off = addr.wrapping_sub(base);
+    if off >= len + GAP / 2 {
+        // Far past this allocation's end: not near any allocation.
+        return Err(Fault::Unmapped);
+    }
+    if !live {
+        return Err(Fault::Freed { base, len });
+    }
+    if off > len || len - off < n {
+        return Err(Fault::OutOfBounds { base, len });
+    }
+    Ok(())
+}
+
+/// One allocation as a launch sees it.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    base: u64,
+    len: u64,
+    writable: bool,
+    live: bool,
+    /// The allocation's bytes (`len` of them), owned by the `Memory`.
+    ptr: *mut u8,
+}
+
+/// Global memory as the kernels of one launch see it (a
+/// [`Memory::view`]). Each thread that runs blocks has its own copy.
+#[derive(Clone, Debug)]
+pub(crate) struct View {
+    spans: Vec<Span>,
+    /// The launch's views of its slice parameters
+    /// ([`Memory::set_views`]).
+    views: Vec<(u64, u64)>,
+}
+
+// SAFETY: a view only reaches the bytes of the `Memory` that the launch
+// holds mutably while the view exists; the launch hands copies to the
+// threads that run its blocks, which access them as the kernel's blocks
+// do (see `bytes`).
+unsafe impl Send for View {}
+
+impl View {
+    /// The view that starts at `start`, of this launch (the longest, when
+    /// two parameters' views start there).
+    pub(crate) fn view_at(&self, start: u64) -> Option<(u64, u64)> {
+        self.views
+            .iter()
+            .copied()
+            .filter(|&(s, _)| s == start)
+            .max_by_key(|&(_, e)| e)
     }
 
     /// Finds the allocation for a kernel access, trying `hint` first.
     #[inline]
     pub(crate) fn locate(&self, addr: u64, len: u64, hint: &mut usize) -> Result<usize, Fault> {
-        if let Some(a) = self.allocs.get(*hint) {
+        if let Some(a) = self.spans.get(*hint) {
             let off = addr.wrapping_sub(a.base);
             if a.live && off <= a.len && a.len - off >= len {
                 return Ok(*hint);
             }
         }
-        let i = self.find(addr, len)?;
+        let i = index_of(&self.spans, |a| a.base, addr)?;
+        let a = &self.spans[i];
+        check(a.base, a.len, a.live, addr, len)?;
         *hint = i;
         Ok(i)
     }
@@ -219,15 +269,21 @@ impl Memory {
     /// Bytes of a located access.
     #[inline]
     pub(crate) fn bytes(&self, i: usize, addr: u64, len: usize) -> &[u8] {
-        let a = &self.allocs[i];
+        let a = &self.spans[i];
         let off = (addr - a.base) as usize;
-        &a.data[off..off + len]
+        debug_assert!(off + len <= a.len as usize, "a located access");
+        // SAFETY: `locate` put `[off, off + len)` inside the allocation,
+        // whose buffer lives as long as the view (`Memory::view`). Blocks
+        // that run in parallel are those of kernels without atomics or
+        // other inter-block communication in global memory (`run.rs`), so
+        // they share bytes only where the kernel races between blocks.
+        unsafe { std::slice::from_raw_parts(a.ptr.add(off), len) }
     }
 
     /// Writable bytes of a located access (checks the allocation's flag).
     #[inline]
     pub(crate) fn bytes_mut(&mut self, i: usize, addr: u64, len: usize) -> Result<&mut [u8], Fault> {
-        let a = &mut self.allocs[i];
+        let a = &self.spans[i];
         if !a.writable {
             return Err(Fault::ReadOnly {
                 base: a.base,
@@ -235,7 +291,9 @@ impl Memory {
             });
         }
         let off = (addr - a.base) as usize;
-        Ok(&mut a.data[off..off + len])
+        debug_assert!(off + len <= a.len as usize, "a located access");
+        // SAFETY: as for `bytes`.
+        Ok(unsafe { std::slice::from_raw_parts_mut(a.ptr.add(off), len) })
     }
 }
 

@@ -38,10 +38,23 @@
 //!
 //! # Execution model
 //!
-//! Blocks run one after another; a block's warps of 32 threads take turns.
-//! With thread-block clusters ([`Launch::cluster`]) the clusters run one
-//! after another and the turns go to every warp of every block of the
-//! cluster, so that blocks can wait for each other. [`Options`] pick the
+//! A block's warps of 32 threads take turns. With thread-block clusters
+//! ([`Launch::cluster`]) the turns go to every warp of every block of the
+//! cluster, so that blocks can wait for each other. Clusters (blocks,
+//! without clusters) run in parallel on [`Options::threads`] threads, each
+//! taking the next cluster in grid order, under a schedule drawn from the
+//! seed and the cluster's index, so that the result does not depend on
+//! the number of threads; the first cluster in grid order that fails is
+//! the error reported (global memory written by later clusters before it
+//! stopped is left as it is). A kernel whose blocks may communicate
+//! through global memory (atomics, `.volatile`, `.relaxed`,
+//! `.acquire`/`.release` loads and stores outside shared memory, bulk
+//! reductions) runs its clusters one after another in grid order, as if
+//! on a GPU of one multiprocessor. Blocks that run in parallel share
+//! global memory without synchronisation: a kernel whose blocks write
+//! bytes that other blocks read or write with plain accesses (a data race
+//! on a GPU too, not checked here) may see results that depend on the
+//! timing. [`Options`] pick the
 //! order: the adversarial schedule (the default, seeded) gives each turn
 //! to a random warp for a random number of instructions (1 to 256), so
 //! that warps interleave at every granularity and a kernel that is right
@@ -51,7 +64,11 @@
 //! warp or block runs as far ahead as the synchronisation lets it; the
 //! sequential schedule rotates
 //! over the warps in order, thousands of instructions a turn. The same
-//! options give the same run. Every thread has its own program
+//! options give the same run. Two modes: the checked mode
+//! ([`Options::default`], what `Device::emulator` uses) keeps the
+//! threads' vector clocks for the race checks; the fast mode
+//! ([`Options::fast`]) runs the sequential schedule without them, for
+//! plain functional runs of kernels already checked. Every thread has its own program
 //! counter; a warp executes the threads that are at the lowest program
 //! counter together, so divergent branches reconverge where their paths
 //! meet. Registers live per warp as
@@ -417,7 +434,24 @@ impl Module {
                 self.entries().join(", ")
             )));
         };
+        unoptimised_hint();
         run::launch(e, launch, params, mem, options)
+    }
+}
+
+/// Says once per process, on stderr, that the emulator was built without
+/// optimisation (a user's crate in the default dev profile builds its
+/// dependencies so) and runs about ten times slower, with the lines that
+/// fix it.
+fn unoptimised_hint() {
+    #[cfg(emu_unoptimised)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            eprintln!(
+                "nvfp4-dsl: the PTX emulator was built without optimisation and runs about 10x slower; add to your Cargo.toml: [profile.dev.package.nvfp4-dsl] opt-level = 3"
+            );
+        });
     }
 }
 

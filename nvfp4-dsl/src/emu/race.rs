@@ -70,7 +70,7 @@ impl Access {
     pub fn now(clocks: &Clocks, t: u32, pc: u32, asynchronous: bool) -> Access {
         Access {
             who: t + 1,
-            clock: clocks.row(t)[t as usize],
+            clock: clocks.own(t),
             pc,
             mask: 0xF,
             asynchronous,
@@ -149,6 +149,11 @@ pub(crate) enum Hazard {
 pub(crate) struct Clocks {
     n: usize,
     vc: Vec<u32>,
+    /// The rows changed since the last reset (a reset to the same size
+    /// restores only those: most threads of most kernels never
+    /// synchronise).
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
     /// Per thread: its own clock and the instruction at each of its
     /// `fence.proxy.async`, in order.
     fences: Vec<Vec<(u32, u32)>>,
@@ -166,13 +171,28 @@ pub(crate) fn join(into: &mut Vec<u32>, from: &[u32]) {
 
 impl Clocks {
     /// `n` threads (and asynchronous units) that know nothing of each
-    /// other, each at clock 1.
+    /// other, each at clock 1; `n == 0` turns the clocks off (the fast
+    /// mode): every row is empty, releases do nothing, and the checks
+    /// built on the clocks pass.
     pub fn reset(&mut self, n: usize) {
-        self.n = n;
-        self.vc.clear();
-        self.vc.resize(n * n, 0);
-        for t in 0..n {
-            self.vc[t * n + t] = 1;
+        if n == self.n {
+            for t in self.dirty.drain(..) {
+                let t = t as usize;
+                let row = &mut self.vc[t * n..(t + 1) * n];
+                row.fill(0);
+                row[t] = 1;
+                self.is_dirty[t] = false;
+            }
+        } else {
+            self.n = n;
+            self.vc.clear();
+            self.vc.resize(n * n, 0);
+            for t in 0..n {
+                self.vc[t * n + t] = 1;
+            }
+            self.dirty.clear();
+            self.is_dirty.clear();
+            self.is_dirty.resize(n, false);
         }
         self.fences.resize_with(n, Vec::new);
         for f in &mut self.fences {
@@ -180,7 +200,19 @@ impl Clocks {
         }
     }
 
-    /// Thread `t`'s vector clock.
+    /// Whether the clocks are kept (the checked mode).
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.n != 0
+    }
+
+    /// Thread `t`'s own entry (0 with the clocks off).
+    #[inline]
+    pub fn own(&self, t: u32) -> u32 {
+        self.row(t).get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// Thread `t`'s vector clock (empty with the clocks off).
     #[inline]
     pub fn row(&self, t: u32) -> &[u32] {
         let t = t as usize;
@@ -189,6 +221,12 @@ impl Clocks {
 
     fn row_mut(&mut self, t: u32) -> &mut [u32] {
         let t = t as usize;
+        if let Some(d) = self.is_dirty.get_mut(t)
+            && !*d
+        {
+            *d = true;
+            self.dirty.push(t as u32);
+        }
         &mut self.vc[t * self.n..(t + 1) * self.n]
     }
 
@@ -196,13 +234,15 @@ impl Clocks {
     /// goes up.
     pub fn release(&mut self, t: u32, into: &mut Vec<u32>) {
         join(into, self.row(t));
-        self.row_mut(t)[t as usize] += 1;
+        self.tick(t);
     }
 
     /// Thread `t`'s own entry goes up (after it released its clock by
     /// other means).
     pub fn tick(&mut self, t: u32) {
-        self.row_mut(t)[t as usize] += 1;
+        if let Some(c) = self.row_mut(t).get_mut(t as usize) {
+            *c += 1;
+        }
     }
 
     /// Thread `t` acquires everything thread (or unit) `u` knows.
@@ -226,7 +266,7 @@ impl Clocks {
         }
         for &t in ts {
             self.acquire(t, &all);
-            self.row_mut(t)[t as usize] += 1;
+            self.tick(t);
         }
     }
 
@@ -238,8 +278,10 @@ impl Clocks {
 
     /// Thread `t` executes `fence.proxy.async` at instruction `pc`.
     pub fn proxy_fence(&mut self, t: u32, pc: u32) {
-        let own = self.row(t)[t as usize];
-        self.fences[t as usize].push((own, pc));
+        if self.on() {
+            let own = self.own(t);
+            self.fences[t as usize].push((own, pc));
+        }
     }
 
     fn fence_count(&self, t: u32) -> u32 {
@@ -261,7 +303,7 @@ pub(crate) struct Shadow {
 /// access by the thread whose clock is `row`.
 #[inline]
 fn ordered(a: &Access, row: &[u32]) -> bool {
-    row[(a.who - 1) as usize] >= a.clock
+    row.get((a.who - 1) as usize).is_none_or(|&c| c >= a.clock)
 }
 
 impl Shadow {
@@ -288,6 +330,9 @@ impl Shadow {
         len: usize,
         kind: Kind,
     ) -> Result<(), Hazard> {
+        if !clocks.on() {
+            return Ok(());
+        }
         let row = clocks.row(t);
         let me = Access {
             who: t + 1,
@@ -366,6 +411,9 @@ impl Shadow {
     /// asynchronous unit, or the thread that waited for it) at `t`'s
     /// clock now.
     pub fn record(&mut self, clocks: &Clocks, t: u32, pc: u32, off: usize, len: usize, write: bool) {
+        if !clocks.on() {
+            return;
+        }
         let row = clocks.row(t);
         let end = off + len;
         for w in off / 4..end.div_ceil(4) {

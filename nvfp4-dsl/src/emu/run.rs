@@ -1,4 +1,5 @@
-//! Running a launch: blocks one after another, warps of 32 lanes in
+//! Running a launch: clusters (blocks) on as many threads as asked, each
+//! thread taking the next in grid order; warps of 32 lanes in
 //! structure-of-arrays form, and a scheduler that reconverges divergent
 //! lanes.
 //!
@@ -12,11 +13,13 @@
 //! turns go to the warps of every block of a thread-block cluster, in
 //! rotation or in the seeded order of the adversarial or priority schedule
 //! (`schedule`), and between turns asynchronous operations complete;
-//! clusters (blocks, in a launch without clusters) run one after another.
+//! each cluster (block, in a launch without clusters) runs on one thread,
+//! under a schedule of its own drawn from the seed and its index.
 //!
-//! Every synchronisation also moves the threads' vector clocks (`race`):
-//! each generic shared access is checked against the earlier ones it is
-//! not ordered after.
+//! In the checked mode every synchronisation also moves the threads'
+//! vector clocks (`race`): each generic shared access is checked against
+//! the earlier ones it is not ordered after. The fast mode keeps no
+//! clocks.
 //!
 //! A launch is checked and its `Env` built in `prepare`; the state it runs
 //! on is in `state`, what an executor sees in `ctx`, the error texts in
@@ -28,14 +31,19 @@ use super::diag::{completed_by, deadlock, err_at, mbar_deadlock, op_error, op_na
 use super::error::EmuError;
 use super::inst::{Flow, Inst, NO_GUARD};
 use super::launch::{Launch, LaunchStats, ParamValue};
-use super::memory::Memory;
+use super::memory::{Memory, View};
 use super::pending::AsyncOp;
 use super::prepare::prepare;
 use super::race::Clocks;
 use super::schedule::{Options, Sched};
 use super::state::{Block, CLUSTER_WAIT, Cluster, Env, Warp, lanes, mbar_waiters};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Runs a whole launch.
+/// Runs a whole launch: its clusters (blocks, without clusters) on
+/// `options.threads` threads, each taking the next cluster in grid order
+/// until none is left, or one after another where the kernel's blocks may
+/// communicate through global memory (`Entry::inter_block`).
 pub(crate) fn launch(
     entry: &Entry,
     launch: &Launch,
@@ -44,47 +52,158 @@ pub(crate) fn launch(
     options: &Options,
 ) -> Result<LaunchStats, EmuError> {
     let env = prepare(entry, launch, params)?;
-    let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
-    let nwarps = threads.div_ceil(32);
-    let size = env.cluster_size;
-    let mut blocks: Vec<Block> = (0..size).map(|rank| Block::new(&env, rank)).collect();
-    let mut warps: Vec<Vec<Warp>> = (0..size)
-        .map(|_| (0..nwarps).map(|w| Warp::new(entry, w)).collect())
-        .collect();
-    let mut stats = LaunchStats::default();
-    let mut sched = Sched::new(options);
-    let mut cl = Cluster::default();
     let [cx, cy, cz] = env.cluster;
     let (gx, gy, gz) = launch.grid;
+    let mut origins = Vec::new();
     for z in (0..gz).step_by(cz as usize) {
         for y in (0..gy).step_by(cy as usize) {
             for x in (0..gx).step_by(cx as usize) {
-                for (b, r) in blocks.iter_mut().zip(0u32..) {
-                    b.reset([x + r % cx, y + r / cx % cy, z + r / (cx * cy)]);
-                }
-                for w in warps.iter_mut().flatten() {
-                    w.reset(env.ntid);
-                }
-                cl.reset(size, threads);
-                sched.start_cluster(warps.iter().map(Vec::len).sum());
-                let mut run = Run {
-                    env: &env,
-                    blocks: &mut blocks,
-                    warps: &mut warps,
-                    cl: &mut cl,
-                    mem,
-                    stats: &mut stats,
-                    sched: &mut sched,
-                    limit: options.max_warp_instructions,
-                    hint: 0,
-                };
-                run.cluster()?;
-                stats.blocks += u64::from(size);
+                origins.push([x, y, z]);
             }
         }
     }
-    stats.threads = stats.blocks * u64::from(threads);
+    let threads = if entry.inter_block {
+        1
+    } else {
+        options.threads.unwrap_or_else(cores).clamp(1, origins.len().max(1))
+    };
+    let queue = Queue {
+        origins,
+        next: AtomicUsize::new(0),
+        failed: AtomicUsize::new(usize::MAX),
+    };
+    let view = mem.view();
+    let done: Vec<Done> = if threads == 1 {
+        vec![Worker::new(&env, view).run(&queue, options)]
+    } else {
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let worker = Worker::new(&env, view.clone());
+                    let queue = &queue;
+                    s.spawn(move || worker.run(queue, options))
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    let mut stats = LaunchStats::default();
+    let mut first: Option<(usize, EmuError)> = None;
+    for d in done {
+        stats.thread_instructions += d.stats.thread_instructions;
+        stats.warp_instructions += d.stats.warp_instructions;
+        stats.blocks += d.stats.blocks;
+        if let Some((c, e)) = d.error
+            && first.as_ref().is_none_or(|(f, _)| c < *f)
+        {
+            first = Some((c, e));
+        }
+    }
+    if let Some((_, e)) = first {
+        return Err(e);
+    }
+    stats.threads = stats.blocks * u64::from(env.ntid[0] * env.ntid[1] * env.ntid[2]);
     Ok(stats)
+}
+
+/// The cores the process may use (asked once: the answer reads files).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// The clusters of a launch, handed out in grid order.
+struct Queue {
+    /// Each cluster's first block.
+    origins: Vec<[u32; 3]>,
+    /// The next cluster to run.
+    next: AtomicUsize,
+    /// The first cluster (in grid order) that failed so far: the clusters
+    /// after it need not run.
+    failed: AtomicUsize,
+}
+
+/// What one thread of a launch did: the stats of the clusters it ran, and
+/// the cluster (its index in grid order) that failed, if one did.
+struct Done {
+    stats: LaunchStats,
+    error: Option<(usize, EmuError)>,
+}
+
+/// The state of one thread that runs clusters: a cluster's blocks and
+/// warps, reset for each.
+struct Worker<'a, 'e> {
+    env: &'a Env<'e>,
+    blocks: Vec<Block>,
+    warps: Vec<Vec<Warp>>,
+    cl: Cluster,
+    mem: View,
+}
+
+impl<'a, 'e> Worker<'a, 'e> {
+    fn new(env: &'a Env<'e>, mem: View) -> Self {
+        let nwarps = (env.ntid[0] * env.ntid[1] * env.ntid[2]).div_ceil(32);
+        Worker {
+            env,
+            blocks: (0..env.cluster_size).map(|rank| Block::new(env, rank)).collect(),
+            warps: (0..env.cluster_size)
+                .map(|_| (0..nwarps).map(|w| Warp::new(env.entry, w)).collect())
+                .collect(),
+            cl: Cluster::default(),
+            mem,
+        }
+    }
+
+    /// Runs the next cluster of the queue until none is left or one
+    /// fails (or one before the next has failed).
+    fn run(mut self, queue: &Queue, options: &Options) -> Done {
+        let env = self.env;
+        let [cx, cy, _] = env.cluster;
+        let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
+        let mut stats = LaunchStats::default();
+        let mut hint = 0;
+        loop {
+            let c = queue.next.fetch_add(1, Ordering::Relaxed);
+            if c >= queue.origins.len() || c > queue.failed.load(Ordering::Relaxed) {
+                return Done { stats, error: None };
+            }
+            let [x, y, z] = queue.origins[c];
+            for (b, r) in self.blocks.iter_mut().zip(0u32..) {
+                b.reset([x + r % cx, y + r / cx % cy, z + r / (cx * cy)]);
+            }
+            for w in self.warps.iter_mut().flatten() {
+                w.reset(env.ntid);
+            }
+            let size = env.cluster_size;
+            self.cl.reset(size, threads, options.race_check);
+            let mut sched = Sched::new(options, c as u64);
+            sched.start_cluster(self.warps.iter().map(Vec::len).sum());
+            let mut run = Run {
+                env,
+                blocks: &mut self.blocks,
+                warps: &mut self.warps,
+                cl: &mut self.cl,
+                mem: &mut self.mem,
+                stats: &mut stats,
+                sched: &mut sched,
+                limit: options.max_warp_instructions,
+                hint,
+            };
+            let result = run.cluster();
+            hint = run.hint;
+            if let Err(e) = result {
+                queue.failed.fetch_min(c, Ordering::Relaxed);
+                return Done {
+                    stats,
+                    error: Some((c, e)),
+                };
+            }
+            stats.blocks += u64::from(size);
+        }
+    }
 }
 
 /// One cluster being run.
@@ -93,10 +212,10 @@ struct Run<'a, 'e> {
     blocks: &'a mut [Block],
     warps: &'a mut [Vec<Warp>],
     cl: &'a mut Cluster,
-    mem: &'a mut Memory,
+    mem: &'a mut View,
     stats: &'a mut LaunchStats,
     sched: &'a mut Sched,
-    /// Most warp instructions of the launch.
+    /// Most warp instructions of the cluster.
     limit: Option<u64>,
     hint: usize,
 }
@@ -107,6 +226,7 @@ impl Run<'_, '_> {
     /// exited.
     fn cluster(&mut self) -> Result<(), EmuError> {
         let mut turns: Vec<(usize, usize)> = Vec::new();
+        let start = self.stats.warp_instructions;
         loop {
             turns.clear();
             for (bi, ws) in self.warps.iter().enumerate() {
@@ -141,10 +261,10 @@ impl Run<'_, '_> {
             }
             self.sched.turn += 1;
             if let Some(limit) = self.limit
-                && self.stats.warp_instructions > limit
+                && self.stats.warp_instructions - start > limit
             {
                 return Err(EmuError::new(format!(
-                    "the launch ran more than {limit} warp instructions without finishing (Options::max_warp_instructions): a hang on a GPU?"
+                    "a cluster (or block) ran more than {limit} warp instructions without finishing (Options::max_warp_instructions): a hang on a GPU?"
                 ))
                 .in_kernel(&self.env.entry.name));
             }
@@ -278,7 +398,7 @@ impl Run<'_, '_> {
 fn complete_op(
     env: &Env<'_>,
     block: &mut Block,
-    mem: &mut Memory,
+    mem: &mut View,
     clocks: &mut Clocks,
     k: usize,
 ) -> Result<(), EmuError> {
@@ -378,7 +498,7 @@ fn run_warp(
     peers: Peers<'_>,
     cl: &mut Cluster,
     w: &mut Warp,
-    mem: &mut Memory,
+    mem: &mut View,
     stats: &mut LaunchStats,
     hint: &mut usize,
     sched: &mut Sched,

@@ -2,16 +2,32 @@
 //! choices of the adversarial schedule (which warp runs next, for how many
 //! instructions, when an asynchronous operation completes).
 
-/// How the emulator runs a launch. `Options::default()` is the
-/// adversarial schedule with seed 0.
+/// How the emulator runs a launch. `Options::default()` is the checked
+/// mode: the adversarial schedule with seed 0 and the race checks;
+/// [`Options::fast`] is the fast mode for plain functional runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The order of warps and of asynchronous completions.
     pub schedule: Schedule,
-    /// Stops the launch with an error after this many warp instructions
-    /// (a kernel that never ends on its own: a mutated wait, a spin on a
-    /// flag nobody sets). `None`: no limit.
+    /// Keep the threads' vector clocks and check shared-memory data races,
+    /// missing `fence.proxy.async` and the ordering of tensor-memory
+    /// accesses (the checks built on happens-before). Off in the fast
+    /// mode; every other check stays.
+    pub race_check: bool,
+    /// Stops the launch with an error when one cluster (one block, without
+    /// clusters) runs more than this many warp instructions (a kernel that
+    /// never ends on its own: a mutated wait, a spin on a flag nobody
+    /// sets). `None`: no limit.
     pub max_warp_instructions: Option<u64>,
+    /// How many threads run the launch's clusters in parallel (`None`:
+    /// one per core, [`std::thread::available_parallelism`]). The result
+    /// and the errors do not depend on it: each cluster's schedule comes
+    /// from the seed and its index, and the first cluster in grid order
+    /// that fails is the one reported. Kernels whose blocks may
+    /// communicate through global memory (atomics, `.volatile`,
+    /// `.relaxed`, `.acquire`/`.release` accesses, bulk reductions)
+    /// run their clusters one after another, in grid order.
+    pub threads: Option<usize>,
     /// The multiprocessors the emulated GPU reports (`None`: the target's
     /// usual count), for host code that sizes its grids by them.
     pub multiprocessors: Option<u32>,
@@ -61,8 +77,10 @@ impl Options {
     pub fn adversarial(seed: u64) -> Options {
         Options {
             schedule: Schedule::Adversarial { seed },
+            race_check: true,
             max_warp_instructions: None,
             multiprocessors: None,
+            threads: None,
         }
     }
 
@@ -70,17 +88,31 @@ impl Options {
     pub fn priority(seed: u64) -> Options {
         Options {
             schedule: Schedule::Priority { seed },
+            race_check: true,
             max_warp_instructions: None,
             multiprocessors: None,
+            threads: None,
         }
     }
 
-    /// The sequential schedule, no instruction limit.
+    /// The fast mode, for plain functional runs: the sequential schedule
+    /// (asynchronous operations complete in order, at their issue) without
+    /// the race checks.
+    pub fn fast() -> Options {
+        Options {
+            race_check: false,
+            ..Options::sequential()
+        }
+    }
+
+    /// The sequential schedule with the race checks, no instruction limit.
     pub fn sequential() -> Options {
         Options {
             schedule: Schedule::Sequential,
+            race_check: true,
             max_warp_instructions: None,
             multiprocessors: None,
+            threads: None,
         }
     }
 
@@ -88,6 +120,14 @@ impl Options {
     pub fn with_max_warp_instructions(self, n: u64) -> Options {
         Options {
             max_warp_instructions: Some(n),
+            ..self
+        }
+    }
+
+    /// The same options with the clusters run by `n` threads (at least 1).
+    pub fn with_threads(self, n: usize) -> Options {
+        Options {
+            threads: Some(n.max(1)),
             ..self
         }
     }
@@ -109,7 +149,7 @@ const SLICE: u32 = 4096;
 /// priority after one turn in this many, on average.
 const CHANGE_POINT: u64 = 2048;
 
-/// The scheduler's state for one launch.
+/// The scheduler's state for one cluster.
 #[derive(Debug)]
 pub(crate) struct Sched {
     /// SplitMix64 state; `None` in the sequential schedule.
@@ -122,9 +162,13 @@ pub(crate) struct Sched {
 }
 
 impl Sched {
-    pub fn new(o: &Options) -> Sched {
-        // Mixed once so that nearby seeds start far apart.
-        let mix = |seed: u64| Some(seed ^ 0x5DEE_CE66_D1CE_4E5B);
+    /// The choices for cluster `cluster` (its index in grid order) of a
+    /// launch: its own stream of the seed, so that clusters run in any
+    /// order, on any thread, make the same choices.
+    pub fn new(o: &Options, cluster: u64) -> Sched {
+        // Mixed once so that nearby seeds start far apart; the first
+        // cluster's stream is the seed's own.
+        let mix = |seed: u64| Some(seed ^ 0x5DEE_CE66_D1CE_4E5B ^ finalise(cluster));
         let (rng, priorities) = match o.schedule {
             Schedule::Sequential => (None, None),
             Schedule::Adversarial { seed } => (mix(seed), None),
@@ -184,10 +228,7 @@ impl Sched {
     fn next(&mut self) -> u64 {
         let s = self.rng.as_mut().expect("the adversarial schedule");
         *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        finalise(*s)
     }
 
     /// A random index in `0..n` (`n > 0`).
@@ -219,22 +260,29 @@ impl Sched {
     }
 }
 
+/// SplitMix64's output function (0 for 0).
+fn finalise(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_same_seed_makes_the_same_choices() {
-        let mut a = Sched::new(&Options::adversarial(3));
-        let mut b = Sched::new(&Options::adversarial(3));
-        let mut c = Sched::new(&Options::adversarial(4));
+        let mut a = Sched::new(&Options::adversarial(3), 0);
+        let mut b = Sched::new(&Options::adversarial(3), 0);
+        let mut c = Sched::new(&Options::adversarial(4), 0);
         let pick = |s: &mut Sched| (0..64).map(|_| (s.slice(), s.due(), s.below(7))).collect::<Vec<_>>();
         let first = pick(&mut a);
         assert_eq!(first, pick(&mut b));
         assert_ne!(first, pick(&mut c));
         assert!(first.iter().all(|&(s, _, k)| (1..=256).contains(&s) && k < 7));
         assert!(first.iter().any(|&(_, d, _)| d.is_none()) && first.iter().any(|&(_, d, _)| d.is_some()));
-        let mut seq = Sched::new(&Options::sequential());
+        let mut seq = Sched::new(&Options::sequential(), 0);
         assert!(!seq.adversarial());
         assert_eq!(seq.slice(), SLICE);
     }
@@ -243,7 +291,7 @@ mod tests {
     fn the_priority_schedule_runs_the_highest_ready_warp_until_a_change_point() {
         // 2 blocks of 3 warps, all ready.
         let ready: Vec<(usize, usize)> = (0..2).flat_map(|b| (0..3).map(move |w| (b, w))).collect();
-        let mut s = Sched::new(&Options::priority(5));
+        let mut s = Sched::new(&Options::priority(5), 0);
         assert!(
             s.adversarial(),
             "asynchronous completions as in the adversarial schedule"
@@ -268,7 +316,7 @@ mod tests {
         let second = s.pick(&without, 3);
         assert_ne!(second, current);
         // The same seed makes the same choices; a new cluster, new ones.
-        let mut t = Sched::new(&Options::priority(5));
+        let mut t = Sched::new(&Options::priority(5), 0);
         t.start_cluster(6);
         assert_eq!(t.pick(&ready, 3), first);
         let firsts: std::collections::HashSet<_> = (0..16)

@@ -220,6 +220,10 @@ pub(crate) struct Block {
     /// The clocks of the threads that exited (what every later CTA
     /// barrier releases: exits count as arrivals).
     pub exited_clocks: Vec<u32>,
+    /// Threads that exited whose clocks (which no longer change) are not
+    /// yet in `exited_clocks`: joined when a barrier completes, not at
+    /// every exit.
+    pub exits: Vec<u32>,
     /// Numbers the async-groups of bulk copies to global memory.
     pub next_group: u64,
     /// Numbers asynchronous operations.
@@ -249,6 +253,7 @@ impl Block {
             ops: Vec::new(),
             shadow: Shadow::default(),
             exited_clocks: Vec::new(),
+            exits: Vec::new(),
             next_group: 0,
             op_ids: 0,
         }
@@ -259,6 +264,7 @@ impl Block {
     pub(super) fn reset(&mut self, ctaid: [u32; 3]) {
         self.ctaid = ctaid;
         self.exited = false;
+        self.clock = 0;
         self.shared.fill(0);
         self.bars = std::array::from_fn(|_| Bar::default());
         self.release = 0;
@@ -274,6 +280,7 @@ impl Block {
         self.ops.clear();
         self.shadow.reset(self.shared.len());
         self.exited_clocks.clear();
+        self.exits.clear();
         self.next_group = 0;
     }
 
@@ -284,18 +291,21 @@ impl Block {
 
     /// Completes every "all threads" barrier that all non-exited threads
     /// have reached (after threads exited).
-    pub(super) fn recheck_barriers(&mut self) {
+    pub(super) fn recheck_barriers(&mut self, clocks: &Clocks) {
         for id in 0..self.bars.len() {
             let bar = &self.bars[id];
             if bar.arrived > 0 && bar.count == 0 && bar.arrived >= self.live {
-                self.complete_barrier(id);
+                self.complete_barrier(id, clocks);
             }
         }
     }
 
     /// Barrier `id` completes: its waiting lanes will be released with
     /// the clocks of every thread that arrived or exited.
-    pub fn complete_barrier(&mut self, id: usize) {
+    pub fn complete_barrier(&mut self, id: usize, clocks: &Clocks) {
+        for t in self.exits.drain(..) {
+            join(&mut self.exited_clocks, clocks.row(t));
+        }
         let bar = &mut self.bars[id];
         bar.arrived = 0;
         bar.done = std::mem::take(&mut bar.clocks);
@@ -388,23 +398,29 @@ pub(crate) struct Cluster {
     /// that exited (exits count as the arrivals of the phases to come).
     pub arrivals: Vec<u32>,
     pub exited: Vec<u32>,
+    /// Threads that exited whose clocks are not yet in `exited` (as
+    /// `Block::exits`).
+    pub exits: Vec<u32>,
     /// What a thread past the barrier acquires: every completed phase's
     /// arrivals.
     pub done: Vec<u32>,
 }
 
 impl Cluster {
-    /// A fresh cluster of `blocks` blocks of `threads` threads.
-    pub(super) fn reset(&mut self, blocks: u32, threads: u32) {
+    /// A fresh cluster of `blocks` blocks of `threads` threads, with the
+    /// vector clocks kept if `race_check`.
+    pub(super) fn reset(&mut self, blocks: u32, threads: u32, race_check: bool) {
         self.phase = 0;
         self.arrived = 0;
         self.live = blocks * threads;
         self.block_threads = threads;
         self.release = false;
         // The threads, then one asynchronous unit per block.
-        self.clocks.reset((self.live + blocks) as usize);
+        self.clocks
+            .reset(if race_check { (self.live + blocks) as usize } else { 0 });
         self.arrivals.clear();
         self.exited.clear();
+        self.exits.clear();
         self.done.clear();
     }
 
@@ -414,6 +430,9 @@ impl Cluster {
             self.arrived = 0;
             self.phase = self.phase.wrapping_add(1);
             self.release = true;
+            for t in self.exits.drain(..) {
+                join(&mut self.exited, self.clocks.row(t));
+            }
             join(&mut self.done, &self.arrivals);
             join(&mut self.done, &self.exited);
             self.arrivals.clear();

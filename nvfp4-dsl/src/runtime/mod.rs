@@ -371,15 +371,17 @@ impl Device {
     /// The PTX emulator standing in for a GPU of `target`: it runs a
     /// kernel's PTX for the newest of its targets that `target` has (see
     /// [`Target::has`]), so an sm_90a emulator runs sm_90a code and falls
-    /// back to sm_90. Its launches use the default emulator options: the
-    /// adversarial schedule with seed 0 ([`crate::emu::Options`]).
+    /// back to sm_90. Its launches use the default emulator options, the
+    /// checked mode: the adversarial schedule with seed 0 and the race
+    /// checks ([`crate::emu::Options`]).
     pub fn emulator(target: Target) -> Device {
         Device::emulator_with(target, crate::emu::Options::default())
     }
 
     /// [`emulator`](Device::emulator) with the emulator options of its
-    /// launches (another seed, the sequential schedule, an instruction
-    /// limit).
+    /// launches (another seed, the sequential schedule, the fast mode
+    /// [`Options::fast`](crate::emu::Options::fast), an instruction limit,
+    /// the number of threads).
     pub fn emulator_with(target: Target, options: crate::emu::Options) -> Device {
         Device::Emulator(EmuDevice::new(target, options))
     }

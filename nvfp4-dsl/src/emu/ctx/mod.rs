@@ -7,9 +7,9 @@
 use super::diag::{op_name, uncommitted};
 use super::inst::{Ext, Fault, Operand, Sreg};
 use super::layout::SHARED_BASE;
-use super::memory::Memory;
+use super::memory::View;
 use super::pending::{AsyncOp, Work};
-use super::race::{Clocks, join};
+use super::race::Clocks;
 use super::schedule::Sched;
 use super::state::{Block, Cluster, Env, Warp, lanes};
 
@@ -28,7 +28,7 @@ pub(crate) struct Ctx<'a> {
     pub b: &'a mut Block,
     pub peers: Peers<'a>,
     pub cl: &'a mut Cluster,
-    pub mem: &'a mut Memory,
+    pub mem: &'a mut View,
     pub env: &'a Env<'a>,
     pub sched: &'a mut Sched,
     /// The lanes executing this instruction (group and guard).
@@ -42,7 +42,7 @@ pub(crate) struct Ctx<'a> {
 /// asynchronous unit).
 pub(crate) struct Side<'a> {
     pub b: &'a mut Block,
-    pub mem: &'a mut Memory,
+    pub mem: &'a mut View,
     pub clocks: &'a mut Clocks,
 }
 
@@ -411,13 +411,15 @@ impl Ctx<'_> {
         self.b.live -= self.exec.count_ones();
         // What the exiting threads did happens before whatever later
         // completes a barrier they no longer wait for.
-        for l in lanes(self.exec) {
-            let t = self.thread_index(l);
-            join(&mut self.b.exited_clocks, self.cl.clocks.row(t));
-            join(&mut self.cl.exited, self.cl.clocks.row(t));
+        if self.cl.clocks.on() {
+            for l in lanes(self.exec) {
+                let t = self.thread_index(l);
+                self.b.exits.push(t);
+                self.cl.exits.push(t);
+            }
         }
         if self.b.bars.iter().any(|b| b.arrived > 0) {
-            self.b.recheck_barriers();
+            self.b.recheck_barriers(&self.cl.clocks);
         }
         // The cluster barrier likewise: an exit stands for the arrivals of
         // the phases to come.

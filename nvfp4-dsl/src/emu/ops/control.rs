@@ -168,7 +168,7 @@ fn exec_bar(c: &mut Ctx<'_>, i: &Inst) -> X {
         c.cl.clocks.release(t, &mut c.b.bars[id as usize].clocks);
     }
     if c.b.bars[id as usize].arrived == expected {
-        c.b.complete_barrier(id as usize);
+        c.b.complete_barrier(id as usize, &c.cl.clocks);
     }
     if i.sub == SYNC {
         c.wait(id as u8);

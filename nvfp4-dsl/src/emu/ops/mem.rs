@@ -338,9 +338,50 @@ pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Resu
 
 #[inline]
 fn le(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
+    match *bytes {
+        [a] => u64::from(a),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => {
+            let mut b = [0u8; 8];
+            b[..bytes.len()].copy_from_slice(bytes);
+            u64::from_le_bytes(b)
+        }
+    }
+}
+
+/// A warp's global access in one piece, when every executing lane's
+/// `total` bytes are aligned and all of them lie in one allocation (a
+/// warp's usual access): the allocation, the lowest address and the
+/// length from there to the end of the highest access. `None` for any
+/// other access (one outside the view its address came from included),
+/// which the lane-by-lane path checks and reports.
+#[inline]
+fn warp_global(c: &mut Ctx<'_>, space: Space, addr: &[u64; 32], total: usize) -> Option<(usize, u64, usize)> {
+    if !matches!(space, Space::Global | Space::Generic) {
+        return None;
+    }
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0, 0);
+    for l in lanes(c.exec) {
+        lo = lo.min(addr[l]);
+        hi = hi.max(addr[l]);
+        bits |= addr[l];
+    }
+    // `total` is a power of two; generic addresses below the shared
+    // window are global.
+    if bits & (total as u64 - 1) != 0 || hi >= SHARED_WINDOW {
+        return None;
+    }
+    // An access outside the view its address came from goes the lane path,
+    // which reports it.
+    if c.env.entry.origins[c.w.group_pc as usize] != Origin::None
+        && lanes(c.exec).any(|l| c.check_origin(l, addr[l], total as u32, "global access").is_err())
+    {
+        return None;
+    }
+    let len = (hi - lo) as usize + total;
+    let k = c.mem.locate(lo, len as u64, &mut c.hint).ok()?;
+    Some((k, lo, len))
 }
 
 /// How an `ld` or `st` meets the race check.
@@ -356,6 +397,21 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     let n = i.v.len();
     let esz = i.ty.bytes() as usize;
     let total = esz * n;
+    if matches!(i.space, Space::Global | Space::Generic) {
+        let addr = addresses(c, i)?;
+        if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
+            for (e, d) in i.v.iter().enumerate() {
+                let bytes = c.mem.bytes(k, lo, len);
+                let mut v = [0u64; 32];
+                for l in lanes(c.exec) {
+                    let at = (addr[l] - lo) as usize + e * esz;
+                    v[l] = le(&bytes[at..at + esz]);
+                }
+                c.write(d, &v, i.ext)?;
+            }
+            return Ok(Flow::Next);
+        }
+    }
     let check = strength(i);
     let what = match i.space {
         Space::Global => "global load",
@@ -421,11 +477,25 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         Space::Generic => "generic store",
         _ => "global store",
     };
+    let addr = addresses(c, i)?;
+    if n == 1
+        && let Some((k, lo, len)) = warp_global(c, i.space, &addr, total)
+    {
+        let v = c.src(&i.v[0])?;
+        let exec = c.exec;
+        // A read-only allocation: the lane-by-lane path reports it.
+        if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
+            for l in lanes(exec) {
+                let at = (addr[l] - lo) as usize;
+                dst[at..at + esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
+            }
+            return Ok(Flow::Next);
+        }
+    }
     let mut vals = [[0u64; 32]; 8];
     for (k, op) in i.v.iter().enumerate() {
         vals[k] = c.src(op)?;
     }
-    let addr = addresses(c, i)?;
     let mut buf = [0u8; 64];
     for l in lanes(c.exec) {
         let loc = locate(c, i.space, l, addr[l], total as u32, what)?;

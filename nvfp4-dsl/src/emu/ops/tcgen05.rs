@@ -425,20 +425,39 @@ fn ue4m3_parts(b: u8) -> Option<(i64, i32)> {
 /// exponent.
 const SUM_BITS: i32 = 35;
 
+/// A row's (of A) or column's (of B) four UE4M3 block scales, decoded
+/// once per MMA rather than once per element of D.
+#[derive(Clone, Copy)]
+struct Scales {
+    /// `ue4m3_parts` of each (`None`: zero).
+    parts: [Option<(i64, i32)>; 4],
+    /// One of them is NaN.
+    nan: bool,
+}
+
+impl Scales {
+    fn of(s: [u8; 4]) -> Scales {
+        Scales {
+            parts: s.map(ue4m3_parts),
+            nan: s.iter().any(|&b| b & 0x7F == 0x7F),
+        }
+    }
+}
+
 /// One element of D (module docs): `q[c]` is four times block `c`'s exact
 /// sum of products (the E2M1 values doubled are integers), `sa`/`sb` the
-/// blocks' UE4M3 scales, `old` D's f32 bits when accumulating.
-fn block_scaled_sum(q: [i32; 4], sa: [u8; 4], sb: [u8; 4], old: Option<u32>) -> u32 {
-    if sa.iter().chain(&sb).any(|&b| b & 0x7F == 0x7F) {
+/// blocks' scales, `old` D's f32 bits when accumulating.
+fn block_scaled_sum(q: [i32; 4], sa: &Scales, sb: &Scales, old: Option<u32>) -> u32 {
+    if sa.nan || sb.nan {
         return 0x7FFF_FFFF;
     }
     // (value numerator, its unit's exponent, leading exponent) per term.
     let mut terms = [(0i64, 0i32, 0i32); 5];
     let mut k = 0;
-    for c in 0..4 {
-        if let (Some((ma, ea)), Some((mb, eb))) = (ue4m3_parts(sa[c]), ue4m3_parts(sb[c])) {
+    for ((q, pa), pb) in q.iter().zip(sa.parts).zip(sb.parts) {
+        if let (Some((ma, ea)), Some((mb, eb))) = (pa, pb) {
             // q / 4 * ma / 8 * mb / 8 * 2^(ea + eb).
-            terms[k] = (i64::from(q[c]) * ma * mb, ea + eb - 8, ea + eb);
+            terms[k] = (i64::from(*q) * ma * mb, ea + eb - 8, ea + eb);
             k += 1;
         }
     }
@@ -645,9 +664,9 @@ fn sf_word(tm: &Tmem, col: u32, r: u32, what: &str) -> Result<u32, String> {
 
 /// The four UE4M3 scales of every row of an operand (from its
 /// scale-factor words in tensor memory).
-fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<[u8; 4]>, String> {
+fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<Scales>, String> {
     (0..rows)
-        .map(|r| Ok(sf_word(tm, sf_col, r, what)?.to_le_bytes()))
+        .map(|r| Ok(Scales::of(sf_word(tm, sf_col, r, what)?.to_le_bytes())))
         .collect()
 }
 
@@ -790,7 +809,7 @@ fn mma(tm: &mut Tmem, t: [u32; 3], n: u32, a: &[[u8; 32]], b: &[[u8; 32]], acc: 
         }
         let row = &sums[(m * n) as usize..((m + 1) * n) as usize];
         for (j, (cell, q)) in tm.row_mut(m, dc, n).iter_mut().zip(row).enumerate() {
-            *cell = block_scaled_sum(*q, sa[m as usize], sb[j], acc.then_some(*cell));
+            *cell = block_scaled_sum(*q, &sa[m as usize], &sb[j], acc.then_some(*cell));
         }
     }
     Ok(())
@@ -900,26 +919,43 @@ mod tests {
         let (tiny, one, big) = (0x01, 0x38, 0x78);
         let q = [0, 1, 0, 0];
         assert_eq!(
-            block_scaled_sum(q, [one, tiny, 0, 0], [one, tiny, 0, 0], None),
+            block_scaled_sum(q, &Scales::of([one, tiny, 0, 0]), &Scales::of([one, tiny, 0, 0]), None),
             2f32.powi(-20).to_bits()
         );
         // A block whose sum is zero still sets the alignment by its scales
         // (2^16 here), and 2^-20 is below 2^(16 - 35): it vanishes.
-        assert_eq!(block_scaled_sum(q, [big, tiny, 0, 0], [big, tiny, 0, 0], None), 0);
+        assert_eq!(
+            block_scaled_sum(q, &Scales::of([big, tiny, 0, 0]), &Scales::of([big, tiny, 0, 0]), None),
+            0
+        );
         // Toward zero: a block summing to 1 (q = 4) at scale 1 plus D =
         // 3 * 2^-25 is 1 in f32 (nearest would give 1 + 2^-23).
         let d = (3.0 * 2f32.powi(-25)).to_bits();
         assert_eq!(
-            block_scaled_sum([4, 0, 0, 0], [one; 4], [one; 4], Some(d)),
+            block_scaled_sum([4, 0, 0, 0], &Scales::of([one; 4]), &Scales::of([one; 4]), Some(d)),
             1f32.to_bits()
         );
         // NaN scales (either sign bit) and NaN D; an infinite D stays.
-        assert_eq!(block_scaled_sum(q, [0xFF, one, one, one], [one; 4], None), 0x7FFF_FFFF);
-        assert_eq!(block_scaled_sum(q, [one; 4], [one; 4], Some(0x7FC0_0000)), 0x7FFF_FFFF);
-        assert_eq!(block_scaled_sum(q, [one; 4], [one; 4], Some(0xFF80_0000)), 0xFF80_0000);
+        assert_eq!(
+            block_scaled_sum(q, &Scales::of([0xFF, one, one, one]), &Scales::of([one; 4]), None),
+            0x7FFF_FFFF
+        );
+        assert_eq!(
+            block_scaled_sum(q, &Scales::of([one; 4]), &Scales::of([one; 4]), Some(0x7FC0_0000)),
+            0x7FFF_FFFF
+        );
+        assert_eq!(
+            block_scaled_sum(q, &Scales::of([one; 4]), &Scales::of([one; 4]), Some(0xFF80_0000)),
+            0xFF80_0000
+        );
         // A zero sum is +0.
         assert_eq!(
-            block_scaled_sum([4, -4, 0, 0], [one; 4], [one; 4], Some((-0.0f32).to_bits())),
+            block_scaled_sum(
+                [4, -4, 0, 0],
+                &Scales::of([one; 4]),
+                &Scales::of([one; 4]),
+                Some((-0.0f32).to_bits())
+            ),
             0
         );
     }
