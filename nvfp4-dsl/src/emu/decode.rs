@@ -6,7 +6,7 @@ use super::error::EmuError;
 use super::inst::{Addr, Flow, Inst, Mods, Operand, Sreg, Ty};
 use super::layout::{SHARED_BASE, const_address};
 use super::origin::{Origin, origins};
-use super::parse::{Arg, ConstDecl, EntryAst, InstAst, Lit, Stmt, VarDecl};
+use super::parse::{Arg, ConstDecl, EntryAst, Lit, Stmt, VarDecl, instructions};
 use super::source::SourceMap;
 use super::synccheck;
 use std::collections::HashMap;
@@ -644,14 +644,7 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
     entry.lines.push(ast.close_line);
     entry.texts.push("}".into());
     entry.source = SourceMap::build(lines, ast.line, &entry.lines);
-    let insts: Vec<&InstAst> = ast
-        .body
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::Inst(i) => Some(i),
-            _ => None,
-        })
-        .collect();
+    let insts = instructions(&ast.body);
     let statics = entry.regions.len();
     let symbol = |name: &str| {
         if let Some(k) = entry.shared_names[..statics].iter().position(|n| n == name) {

@@ -108,7 +108,7 @@ pub(crate) fn origins(insts: &[&InstAst], symbol: &dyn Fn(&str) -> Option<Origin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emu::parse::{Stmt, parse_module};
+    use crate::emu::parse::{instructions, parse_module};
 
     #[test]
     fn addresses_take_the_origin_of_the_symbol_they_start_from() {
@@ -127,14 +127,7 @@ mod tests {
             st.shared.u32 [k_smem1+8], %r2;\n\
             ret;\n}\n";
         let asts = parse_module(ptx).expect("parses");
-        let insts: Vec<&InstAst> = asts[0]
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::Inst(i) => Some(i),
-                _ => None,
-            })
-            .collect();
+        let insts = instructions(&asts[0].body);
         let symbol = |n: &str| match n {
             "k_smem0" => Some(Origin::Shared(0)),
             "k_smem1" => Some(Origin::Shared(1)),

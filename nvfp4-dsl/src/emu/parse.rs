@@ -222,6 +222,16 @@ pub(crate) struct InstAst {
     pub args: Vec<Arg>,
 }
 
+/// The instructions of an entry's body, in order.
+pub(crate) fn instructions(body: &[Stmt]) -> Vec<&InstAst> {
+    body.iter()
+        .filter_map(|s| match s {
+            Stmt::Inst(i) => Some(i),
+            _ => None,
+        })
+        .collect()
+}
+
 #[derive(Clone, Debug)]
 pub(crate) enum Stmt {
     /// `.reg .type names;`: each name with the count of `name<N>`.
@@ -844,14 +854,7 @@ $L_x:
         assert_eq!(e.shared.len(), 2);
         assert_eq!(e.shared[1].bytes, None);
         assert_eq!(e.close_line, 23);
-        let insts: Vec<&InstAst> = e
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::Inst(i) => Some(i),
-                _ => None,
-            })
-            .collect();
+        let insts = instructions(&e.body);
         assert_eq!(insts[0].args[1], Arg::Off("smem".into(), 4));
         assert_eq!(insts[1].guard, Some(("%p1".into(), true)));
         assert_eq!(insts[1].line, 18);

@@ -596,6 +596,24 @@ fn swap_epilogue<const SPLIT: u32>(
     cluster_wait();
 }
 
+/// The sum, in rank order from 0, of the eight f32 at 16-byte words `at`
+/// and `at + 1` of the shared memory of the cluster's blocks `0..BLOCKS`.
+#[device]
+fn cluster_sum8<const BLOCKS: u32>(words: &SharedSlice<u32x4>, at: u32) -> [f32; 8] {
+    let mut sum = [0.0f32; 8];
+    #[unroll]
+    for src in 0..BLOCKS {
+        let lo = load_cluster(words, at, src);
+        let hi = load_cluster(words, at + 1, src);
+        let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+        #[unroll]
+        for e in 0..8 {
+            sum[e] += f32::from_bits(v[e]);
+        }
+    }
+    sum
+}
+
 /// The epilogue of 256-row tiles with `SPLIT = 4` in pairs of clusters of
 /// two.
 #[device]
@@ -630,17 +648,7 @@ fn pairs_epilogue(
         let a_row = cr * 64 + item / items_per_row;
         let b_row = item % items_per_row * 8;
         let at = (a_row * PITCH + b_row) / 4;
-        let mut sum = [0.0f32; 8];
-        #[unroll]
-        for src in 0..2u32 {
-            let lo = load_cluster(words, at, src);
-            let hi = load_cluster(words, at + 1, src);
-            let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-            #[unroll]
-            for e in 0..8 {
-                sum[e] += f32::from_bits(v[e]);
-            }
-        }
+        let sum = cluster_sum8::<2>(words, at);
         #[unroll]
         for e in 0..8 {
             own[8 * it as usize + e] = sum[e];
@@ -722,17 +730,7 @@ fn cluster_epilogue<const BLOCKS: u32, const SPLIT: u32>(
         let a_row = rank * (128 / SPLIT) + item / items_per_row;
         let b_row = item % items_per_row * 8;
         let at = (a_row * PITCH + b_row) / 4;
-        let mut sum = [0.0f32; 8];
-        #[unroll]
-        for src in 0..SPLIT {
-            let lo = load_cluster(words, at, src);
-            let hi = load_cluster(words, at + 1, src);
-            let v = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
-            #[unroll]
-            for e in 0..8 {
-                sum[e] += f32::from_bits(v[e]);
-            }
-        }
+        let sum = cluster_sum8::<SPLIT>(words, at);
         let out = ((rows0[0u32] + a_row) * n + block_idx_y() * b_rows + b_row) as usize;
         store_v4(c, out, scaled_f16x8(sum, alpha), Cache::Default);
     }
