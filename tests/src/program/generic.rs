@@ -244,7 +244,7 @@ impl Gen<'_> {
                         G::Let(k - s.params)
                     }
                 }
-                0 | 1 | 2 if !int => G::FromF32(Box::new(self.a(s, F32, depth))),
+                0..=2 if !int => G::FromF32(Box::new(self.a(s, F32, depth))),
                 _ if s.bound == Bound::Half && self.rng.chance(50) => G::FromBits(Box::new(self.a(s, U16, depth))),
                 _ if int => G::Const(self.rng.pick(&INT_CONSTS)),
                 _ => G::Const(self.rng.pick(&FLOAT_CONSTS)),
