@@ -215,6 +215,23 @@ fn the_generator_covers_the_subset() {
         "atomic_exch(q, ",
         "shared_array::<f32, 1>()",
         "] += ",
+        "<T: Int>(",
+        "<T: Float>(",
+        "<T: Half>(",
+        "(t0: T",
+        "(a0: ",
+        "::<f16>(",
+        "::<u8>(",
+        "let r0: ",
+        "let r1: bf16 = g",
+        "let m0 = ",
+        ".to_bits())",
+        "T::from_f32(",
+        "T::from_bits(",
+        "T::BITS)",
+        "T::EPSILON",
+        ".leading_zeros()",
+        ".wrapping_mul(t",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

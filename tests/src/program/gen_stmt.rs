@@ -267,13 +267,20 @@ impl Program {
         let count = 4 + g.rng.below(10);
         // The constructs of `extra` come from a stream of their own.
         let mut fresh = Rng::new(seed ^ 0x0023_F00D);
+        // And the calls of generic functions from another.
+        let mut generic = Rng::new(seed ^ 0x0024_6E4E);
         let mut defs = Vec::new();
+        let mut generics = Vec::new();
         let mut body = Vec::new();
         for _ in 0..count {
             body.push(g.stmt(3));
             if fresh.chance(40) {
                 let x = g.with_stream(&mut fresh, |g| g.extra(&mut defs));
                 body.push(S::Extra(x));
+            }
+            if generic.chance(15) {
+                let s = g.with_stream(&mut generic, |g| g.generic(&mut generics));
+                body.push(s);
             }
         }
         // Every variable of the top level is an output too.
@@ -295,6 +302,7 @@ impl Program {
             devices,
             reducers,
             defs,
+            generics,
             vars,
             body,
             slots,

@@ -159,6 +159,10 @@ impl Program {
                     out[*slot] = self.eval(e, t).u32();
                     Flow::Next
                 }
+                S::Generic(f, calls) => {
+                    self.generic(*f, calls, t, out);
+                    Flow::Next
+                }
                 S::Shuffle(..) | S::Shared(..) | S::Extra(_) => unreachable!("top level only"),
             };
             if !matches!(flow, Flow::Next) {
@@ -208,19 +212,7 @@ impl Program {
             }
             E::Cmp(c, a, b) => {
                 let (x, y) = (self.eval(a, t), self.eval(b, t));
-                let ord = match (x, y) {
-                    (V::F32(_) | V::F64(_) | V::H16(_) | V::B16(_), _) => x.f().partial_cmp(&y.f()),
-                    _ => Some(x.i().cmp(&y.i())),
-                };
-                use std::cmp::Ordering::*;
-                V::Bool(match c {
-                    Cmp::Eq => ord == Some(Equal),
-                    Cmp::Ne => ord != Some(Equal),
-                    Cmp::Lt => ord == Some(Less),
-                    Cmp::Le => matches!(ord, Some(Less | Equal)),
-                    Cmp::Gt => ord == Some(Greater),
-                    Cmp::Ge => matches!(ord, Some(Greater | Equal)),
-                })
+                V::Bool(compare(*c, x, y))
             }
             E::Logic(and, a, b) => {
                 let x = self.eval(a, t).b();

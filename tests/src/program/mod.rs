@@ -13,11 +13,13 @@
 mod extra;
 mod gen_expr;
 mod gen_stmt;
+mod generic;
 mod interp;
 mod ops;
 mod render;
 
 use extra::{Def, X};
+use generic::{Call, Generic};
 use ops::*;
 
 pub const THREADS: u32 = 64;
@@ -355,6 +357,19 @@ enum Cmp {
     Ge,
 }
 
+impl Cmp {
+    fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum E {
     Lit(V),
@@ -460,6 +475,8 @@ enum S {
     Shared(usize, E, u32),
     /// A construct of `extra` (top level only).
     Extra(X),
+    /// Calls of generic function `K` of `generic` at two or more types.
+    Generic(usize, Vec<Call>),
 }
 
 /// A device function: parameters are its first variables.
@@ -495,6 +512,8 @@ pub struct Program {
     reducers: Vec<(T, Op)>,
     /// The items `extra`'s constructs use.
     defs: Vec<Def>,
+    /// The generic device functions.
+    generics: Vec<Generic>,
     vars: Vec<T>,
     body: Vec<S>,
     slots: Vec<Slot>,

@@ -23,6 +23,23 @@ pub(super) fn same_value(lit: V, v: V) -> bool {
     }
 }
 
+/// `x cmp y` (a NaN is unordered: only `!=` holds).
+pub(super) fn compare(c: Cmp, x: V, y: V) -> bool {
+    let ord = match x {
+        V::F32(_) | V::F64(_) | V::H16(_) | V::B16(_) => x.f().partial_cmp(&y.f()),
+        _ => Some(x.i().cmp(&y.i())),
+    };
+    use std::cmp::Ordering::*;
+    match c {
+        Cmp::Eq => ord == Some(Equal),
+        Cmp::Ne => ord != Some(Equal),
+        Cmp::Lt => ord == Some(Less),
+        Cmp::Le => matches!(ord, Some(Less | Equal)),
+        Cmp::Gt => ord == Some(Greater),
+        Cmp::Ge => matches!(ord, Some(Greater | Equal)),
+    }
+}
+
 pub(super) fn binary(op: Op, x: V, y: V) -> V {
     match (x, y) {
         (V::F32(a), V::F32(b)) => V::F32(match op {

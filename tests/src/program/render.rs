@@ -63,6 +63,7 @@ impl Program {
                 (name, src)
             }))
             .chain(extra::def_sources(&self.defs))
+            .chain(generic::generic_sources(&self.generics))
             .collect()
     }
 
@@ -283,6 +284,7 @@ impl Render<'_> {
                 self.line("}");
             }
             S::Extra(x) => self.extra(x),
+            S::Generic(f, calls) => self.generic(*f, calls),
             S::Shuffle(dst, src, mask) => self.line(&format!("let v{dst} = shfl_xor(v{src}, {mask});")),
             S::Shared(dst, e, k) => {
                 let line = format!("sh[tid] = {};", self.expr(e));
@@ -331,15 +333,7 @@ impl Render<'_> {
                 self.expr(b)
             ),
             E::Cmp(c, a, b) => {
-                let op = match c {
-                    Cmp::Eq => "==",
-                    Cmp::Ne => "!=",
-                    Cmp::Lt => "<",
-                    Cmp::Le => "<=",
-                    Cmp::Gt => ">",
-                    Cmp::Ge => ">=",
-                };
-                format!("({} {op} {})", self.expr(a), self.expr(b))
+                format!("({} {} {})", self.expr(a), c.symbol(), self.expr(b))
             }
             E::Logic(and, a, b) => format!("({} {} {})", self.expr(a), if *and { "&&" } else { "||" }, self.expr(b)),
             E::Neg(a) => format!("(-{})", self.expr(a)),
