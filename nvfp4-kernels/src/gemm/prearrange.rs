@@ -5,9 +5,9 @@
 //! ([`e2m1x8_prearranged`]).
 //!
 //! The layout: B's rows in tiles of 128 (the batches' rows one after the
-//! other), each tile's K in stages of 128, one chunk of [`RAW_BYTES`] per
-//! (tile, stage), tile-major (the GEMM's `RAW_BYTES`). A chunk holds two m64
-//! blocks of
+//! other), each tile's K in stages of 128, one chunk of
+//! [`RAW_BYTES`](super::sm90::RAW_BYTES) per (tile, stage), tile-major. A
+//! chunk holds two m64 blocks of
 //! [`PREARRANGED_BLOCK_BYTES`]: the block's data, then its scales. Thread
 //! `ct` (0..128 of a warpgroup: warp `w = ct / 32`, `g = ct % 32 / 4`,
 //! `t = ct % 4`) owns rows `16 w + g` and `16 w + g + 8` of the block and,

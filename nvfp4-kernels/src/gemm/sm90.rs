@@ -249,8 +249,8 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
 #[device]
 pub const RING_B_BASE: u32 = STAGES * IMAGE_BYTES;
 
-/// The GEMM block's mbarriers: full[s] (stage s landed), empty[STAGES + s]
-/// (stage s consumed).
+/// The GEMM block's mbarriers: `full[s]` (stage s landed), `empty[STAGES +
+/// s]` (stage s consumed).
 #[device]
 pub const BARRIERS: usize = 2 * STAGES as usize;
 
