@@ -84,30 +84,42 @@ enum Source {
     Scales { row: usize, group: usize },
 }
 
+/// Where word `i` of the pre-arranged layout of weights with `k` values a
+/// row comes from: whether it is a data word, its rows' first (g, the other
+/// is g + 8), and for a data word the byte `v / 2` of those rows (with
+/// `v / 2 + 2`), for a scale word the group `2 t` (with `2 t + 1`). The one
+/// statement of the layout, for the host and the device.
+#[device]
+pub fn word_source(i: u32, k: u32) -> (bool, u32, u32) {
+    let chunk_words = 2 * PREARRANGED_BLOCK_BYTES / 4;
+    let block_words = PREARRANGED_BLOCK_BYTES / 4;
+    let data_words = PREARRANGED_DATA_BYTES / 4;
+    let (chunk, w) = (i / chunk_words, i % chunk_words);
+    let stages = k / BK as u32;
+    let (tile, kt) = (chunk / stages, chunk % stages);
+    let (mb, r) = (w / block_words, w % block_words);
+    let data = r < data_words;
+    let ct = if data { r % 512 / 4 } else { r - data_words };
+    let (warp, g, t) = (ct / 32, ct % 32 / 4, ct % 4);
+    let row = 128 * tile + 64 * mb + 16 * warp + g;
+    let s = 4 * (r / 512) + r % 4;
+    let at = if data {
+        kt * (BK as u32 / 2) + 16 * t + 4 * (s / 2) + s % 2
+    } else {
+        kt * (BK as u32 / 16) + 2 * t
+    };
+    (data, row, at)
+}
+
 /// The source of word `i` of the pre-arranged layout of weights with `k`
 /// values per row.
 fn source(i: usize, k: usize) -> Source {
-    let chunk_words = 2 * PREARRANGED_BLOCK_BYTES as usize / 4;
-    let block_words = PREARRANGED_BLOCK_BYTES as usize / 4;
-    let data_words = PREARRANGED_DATA_BYTES as usize / 4;
-    let (chunk, w) = (i / chunk_words, i % chunk_words);
-    let stages = k / BK;
-    let (tile, kt) = (chunk / stages, chunk % stages);
-    let (mb, r) = (w / block_words, w % block_words);
-    let ct = if r < data_words { r % 512 / 4 } else { r - data_words };
-    let (warp, g, t) = (ct / 32, ct % 32 / 4, ct % 4);
-    let row = 128 * tile + 64 * mb + 16 * warp + g;
-    if r < data_words {
-        let s = 4 * (r / 512) + r % 4;
-        Source::Data {
-            row,
-            byte: kt * BK / 2 + 16 * t + 4 * (s / 2) + s % 2,
-        }
+    let (data, row, at) = word_source(i as u32, k as u32);
+    let (row, at) = (row as usize, at as usize);
+    if data {
+        Source::Data { row, byte: at }
     } else {
-        Source::Scales {
-            row,
-            group: kt * BK / 16 + 2 * t,
-        }
+        Source::Scales { row, group: at }
     }
 }
 
@@ -115,6 +127,11 @@ fn check_shape(rows: usize, k: usize, batches: usize) -> Result<(), Error> {
     if rows == 0 || batches == 0 || !rows.is_multiple_of(128) || k == 0 || !k.is_multiple_of(BK) {
         return Err(Error::Shape(format!(
             "pre-arranged weights need rows a positive multiple of 128 and K a positive multiple of {BK}; got [{rows}, {k}, {batches}]"
+        )));
+    }
+    if u32::try_from(prearranged_words(rows, k, batches)).is_err() {
+        return Err(Error::Shape(format!(
+            "[{rows}, {k}, {batches}] weights are too large for 32-bit indices"
         )));
     }
     Ok(())
@@ -192,30 +209,18 @@ pub fn unarrange_sm90(words: &[u32], rows: usize, k: usize, batches: usize) -> R
 pub fn prearrange_weights_sm90(data: &[u32], scales: &[u16], words: &mut [u32], k: u32, count: u32) {
     let i = block_idx_x() * block_dim_x() + thread_idx_x();
     if i < count {
-        let chunk_words = 2 * PREARRANGED_BLOCK_BYTES / 4;
-        let block_words = PREARRANGED_BLOCK_BYTES / 4;
-        let data_words = PREARRANGED_DATA_BYTES / 4;
-        let (chunk, w) = (i / chunk_words, i % chunk_words);
-        let stages = k / BK as u32;
-        let (tile, kt) = (chunk / stages, chunk % stages);
-        let (mb, r) = (w / block_words, w % block_words);
-        let ct = if r < data_words { r % 512 / 4 } else { r - data_words };
-        let (warp, g, t) = (ct / 32, ct % 32 / 4, ct % 4);
-        let row = 128 * tile + 64 * mb + 16 * warp + g;
-        if r < data_words {
-            let s = 4 * (r / 512) + r % 4;
-            // The row's word holding bytes `byte - s % 2` .. `+ 4`; row + 8's
+        let (data_word, row, at) = word_source(i, k);
+        if data_word {
+            // The row's word holding bytes `at - at % 2` .. `+ 4`; row + 8's
             // is k / 8 words on.
-            let at = (row * (k / 8) + kt * (BK as u32 / 8) + 4 * t + s / 2) as usize;
-            let sel = if s % 2 == 0 { 0x6240 } else { 0x7351 };
-            words[i as usize] = split_nibbles(byte_perm(data[at + k as usize], data[at], sel));
+            let word = (row * (k / 8) + at / 4) as usize;
+            let sel = if at % 2 == 0 { 0x6240 } else { 0x7351 };
+            words[i as usize] = split_nibbles(byte_perm(data[word + k as usize], data[word], sel));
         } else {
-            // Groups 2 t and 2 t + 1 of a row are one pair of the blocked
+            // Groups `at` and `at + 1` of a row are one pair of the blocked
             // layout.
-            let group = kt * (BK as u32 / 16) + 2 * t;
-            let blocked = |row: u32| {
-                ((row / 128 * (k / 64) + group / 4) * 512 + row % 32 * 16 + row % 128 / 32 * 4 + group % 4) / 2
-            };
+            let blocked =
+                |row: u32| ((row / 128 * (k / 64) + at / 4) * 512 + row % 32 * 16 + row % 128 / 32 * 4 + at % 4) / 2;
             let g_pair = scales[blocked(row) as usize] as u32;
             let g8_pair = scales[blocked(row + 8) as usize] as u32;
             words[i as usize] = byte_perm(g_pair, g8_pair, 0x5140);
