@@ -3,7 +3,9 @@
 //! NVIDIA's NVFP4 layers do: `x` quantized to NVFP4 on the GPU
 //! ([`crate::quantize`]), the GEMV for one token or the GEMM for many over
 //! the codes and block scales, and `input_scale * weight_scale_2` applied
-//! in their epilogue before the f16 rounding (no extra pass).
+//! in their epilogue before the f16 rounding (no extra pass). On Hopper the
+//! quantization writes the sm_90a GEMM's decoded A itself
+//! ([`crate::quantize::quantize_image_sm90`]), one kernel fewer.
 //!
 //! # Error bound
 //!
@@ -251,6 +253,26 @@ impl Linear {
             )));
         }
         if let (Some(kernel), Some(blocked)) = (self.gemm_kernel(device, tokens), &self.blocked_scales) {
+            let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
+            let b = match &self.prearranged {
+                Some(words) => b.with_prearranged(words)?,
+                None => b,
+            };
+            if let GemmKernel::Sm90 { blocks, split } = kernel {
+                // Hopper: the activations quantized straight into the
+                // GEMM's A, one kernel fewer.
+                let y = y.slice(0..rows * n)?;
+                return gemm::gemm_activations_sm90(
+                    device,
+                    x,
+                    (tokens, rows),
+                    self.input_scale,
+                    b,
+                    y,
+                    (blocks, split),
+                    self.alpha(),
+                );
+            }
             // The quantized rows past `tokens` are zeros.
             let (codes, scales) = (
                 workspace.codes.slice_mut(0..rows * k / 2)?,
@@ -263,11 +285,6 @@ impl Linear {
                 workspace.scales.slice(0..blocked_scale_len(rows, k / 16, 1))?,
             );
             let a = GemmOperand::new(device, rows, k, 1, codes, scales)?;
-            let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
-            let b = match &self.prearranged {
-                Some(words) => b.with_prearranged(words)?,
-                None => b,
-            };
             gemm::gemm_scaled_with(device, a, b, y.slice(0..rows * n)?, kernel, self.alpha())?;
             return Ok(());
         }

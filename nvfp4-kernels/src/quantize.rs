@@ -18,37 +18,30 @@
 //! Rows from `rows` to `rows_out` (padding up to the GEMM's 128-row tiles)
 //! get zero codes and scales. [`quantize_reference`] is the same recipe on
 //! the CPU, computed in the same f32 operations, so the bytes must match
-//! exactly.
+//! exactly. [`quantize_image_sm90`] quantizes the same way (one
+//! `#[device]` function) into the sm_90a GEMM's decoded A instead.
 
 use crate::Error;
+use crate::decode::{e2m1_pair_scaled, e4m3_pair_splats};
+use crate::gemm::sm90::{BK, IMAGE_BYTES};
 use crate::nvfp4::{Nvfp4Tensor, e4m3_to_f32, f32_to_e2m1, f32_to_e4m3, pack};
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{DeviceView, DeviceViewMut};
 
-/// Quantizes `rows` rows of `k` halves (`T`: f16 or bf16, read as raw
-/// 16-byte units) to NVFP4 codes in `data` (`[rows_out][k/8]` words, eight
-/// codes each, the even element in the low nibble) and e4m3 scales in
-/// `scales` (blocked layout when `blocked`).
-#[kernel(targets(sm_90, sm_100a), specialize(T = [f16, bf16]), launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn quantize_nvfp4<T: Half>(
+/// Thread `t`'s block of 16 values (`T`: f16 or bf16, block `t` of `x`
+/// read as raw 16-byte units) quantized: the e4m3 scale's code, then the 16
+/// e2m1 codes in two words (the even element in the low nibble). Rows from
+/// `rows` on (`blocks_per_row` blocks a row) are zeros.
+#[device]
+fn quantize_block<T: Half>(
     x: &[u32x4],
-    data: &mut [u32],
-    scales: &mut [E4m3],
+    t: u32,
     rows: u32,
-    rows_out: u32,
-    k: u32,
+    blocks_per_row: u32,
     global: f32,
     global_over_6: f32,
-    blocked: bool,
-) {
-    let t = block_idx_x() * block_dim_x() + thread_idx_x();
-    let blocks_per_row = k / 16;
-    if t >= rows_out * blocks_per_row {
-        return;
-    }
+) -> [u32; 3] {
     let row = t / blocks_per_row;
-    let col = t % blocks_per_row;
     let mut v = [0.0f32; 16];
     if row < rows {
         let lo = load(x, (2 * t) as usize, Cache::Streaming);
@@ -82,7 +75,7 @@ pub fn quantize_nvfp4<T: Half>(
     }
     let scale = E4m3::from_bits(code as u8).to_f32();
     let inv = if code == 0 { 0.0f32 } else { global / scale };
-    let mut out = [0u32; 2];
+    let mut out = [code, 0u32, 0u32];
     #[unroll]
     for i in 0..16 {
         // e2m1 of q >= 0, nearest even: above each midpoint between two
@@ -111,17 +104,98 @@ pub fn quantize_nvfp4<T: Half>(
             c = 7;
         }
         let sign = (v[i].to_bits() >> 28) & 8;
-        out[i / 8] |= (c | sign) << (4 * (i % 8));
+        out[1 + i / 8] |= (c | sign) << (4 * (i % 8));
     }
-    data[(2 * t) as usize] = out[0];
-    data[(2 * t + 1) as usize] = out[1];
+    out
+}
+
+/// Quantizes `rows` rows of `k` halves (`T`: f16 or bf16, read as raw
+/// 16-byte units) to NVFP4 codes in `data` (`[rows_out][k/8]` words, eight
+/// codes each, the even element in the low nibble) and e4m3 scales in
+/// `scales` (blocked layout when `blocked`).
+#[kernel(targets(sm_90, sm_100a), specialize(T = [f16, bf16]), launch_bounds(256))]
+#[allow(clippy::too_many_arguments)]
+pub fn quantize_nvfp4<T: Half>(
+    x: &[u32x4],
+    data: &mut [u32],
+    scales: &mut [E4m3],
+    rows: u32,
+    rows_out: u32,
+    k: u32,
+    global: f32,
+    global_over_6: f32,
+    blocked: bool,
+) {
+    let t = block_idx_x() * block_dim_x() + thread_idx_x();
+    let blocks_per_row = k / 16;
+    if t >= rows_out * blocks_per_row {
+        return;
+    }
+    let row = t / blocks_per_row;
+    let col = t % blocks_per_row;
+    let q = quantize_block::<T>(x, t, rows, blocks_per_row, global, global_over_6);
+    data[(2 * t) as usize] = q[1];
+    data[(2 * t + 1) as usize] = q[2];
     let at = if blocked {
         // The blocked 128x4 layout (crate::nvfp4::blocked_scale_offset, L = 1).
         ((row / 128) * (blocks_per_row / 4) + col / 4) * 512 + (row % 32) * 16 + (row % 128) / 32 * 4 + col % 4
     } else {
         t
     };
-    scales[at as usize] = E4m3::from_bits(code as u8);
+    scales[at as usize] = E4m3::from_bits(q[0] as u8);
+}
+
+/// Quantizes activations as [`quantize_nvfp4`] does and writes them, as the
+/// sm_90a GEMM's A, straight into the f16 images that
+/// [`crate::gemm::gemm_sm90_decode_a`] makes of the quantized codes and
+/// scales (the same words: each value
+/// times its block scale times 2^-14, K permuted and swizzled as the
+/// GEMM's MMAs read it), for `rows_out` rows (a multiple of 128; rows from
+/// `rows` on zeros). It zeroes `counters` as the decode kernel does, and
+/// like it waits for the previous kernel in the stream before it touches
+/// memory, then lets the GEMM launch. One thread per block of 16.
+///
+/// Block `g` (0..8) of a row's stage of 128 K lands in half `g % 2` of the
+/// stage's image, as word `g / 2` of each of the row's 16-byte chunks: its
+/// values `2 j, 2 j + 1` in logical chunk `j`, stored at chunk `j ^ (r %
+/// 8)` of row `r` (128-byte swizzle).
+#[kernel(targets(sm_90a), specialize(T = [f16, bf16]), launch_bounds(256))]
+#[allow(clippy::too_many_arguments)]
+pub fn quantize_image_sm90<T: Half>(
+    x: &[u32x4],
+    images: &mut [u32],
+    counters: &mut [u32],
+    rows: u32,
+    rows_out: u32,
+    k: u32,
+    global: f32,
+    global_over_6: f32,
+) {
+    grid_dependency_wait();
+    launch_dependents();
+    let t = block_idx_x() * block_dim_x() + thread_idx_x();
+    let threads = grid_dim_x() * block_dim_x();
+    let mut zero = t;
+    while (zero as usize) < counters.len() {
+        counters[zero as usize] = 0;
+        zero += threads;
+    }
+    let blocks_per_row = k / 16;
+    if t >= rows_out * blocks_per_row {
+        return;
+    }
+    let row = t / blocks_per_row;
+    let col = t % blocks_per_row;
+    let q = quantize_block::<T>(x, t, rows, blocks_per_row, global, global_over_6);
+    let splat = e4m3_pair_splats(q[0], 0)[0];
+    let (r, g) = (row % 128, col % 8);
+    let image =
+        ((row / 128) * (k / BK as u32) + col / 8) * (IMAGE_BYTES / 4) + g % 2 * (IMAGE_BYTES / 8) + r * 32 + g / 2;
+    #[unroll]
+    for j in 0..8u32 {
+        let pair = hmul2(e2m1_pair_scaled(q[1 + j as usize / 4], j % 4), splat);
+        images[(image + 4 * (j ^ r % 8)) as usize] = pair.to_bits();
+    }
 }
 
 /// Activations on the device: f16 or bf16 values `[tokens][k]`, in this
@@ -276,6 +350,49 @@ pub fn quantize<'a, 'd, 's>(
         }
     }
     Ok(())
+}
+
+/// Launches [`quantize_image_sm90`]: `rows` rows of `k` activations into
+/// the sm_90a GEMM's A images for `rows_out` rows (`images`: `rows_out * k
+/// / 2` words), zeroing `counters`; `scales` from [`global_scales`]. Shapes
+/// checked by the caller: K a multiple of 256, `rows_out` of 128 and at
+/// least `rows`, `x` `rows * k` values, `rows_out * k / 2` below 2^31.
+pub(crate) fn quantize_image(
+    device: &Device,
+    x: Activations<'_>,
+    (rows, rows_out, k): (usize, usize, usize),
+    (global, global_over_6): (f32, f32),
+    images: DeviceViewMut<'_, u32>,
+    counters: DeviceViewMut<'_, u32>,
+) -> nvfp4_dsl::Result<()> {
+    let threads = (rows_out * (k / 16)) as u32;
+    let launch = LaunchConfig::linear(threads.div_ceil(256), 256);
+    let (r, ro, kk) = (rows as u32, rows_out as u32, k as u32);
+    // SAFETY: one thread per block of 16 of rows_out rows; a thread of a
+    // row below `rows` reads 2 units of x, every thread writes 8 words of
+    // its stage's image, inside the rows_out * k / 2 the caller checked.
+    unsafe {
+        macro_rules! launch {
+            ($t:ty, $x:expr) => {
+                quantize_image_sm90::Kernel::<$t>::launch(
+                    device,
+                    launch,
+                    $x.cast::<u32x4>()?,
+                    images,
+                    counters,
+                    r,
+                    ro,
+                    kk,
+                    global,
+                    global_over_6,
+                )
+            };
+        }
+        match x {
+            Activations::F16(v) => launch!(f16, v),
+            Activations::Bf16(v) => launch!(bf16, v),
+        }
+    }
 }
 
 /// The recipe of [`quantize_nvfp4`] on the CPU, for `rows` rows of `k`

@@ -67,7 +67,10 @@ pub static SOURCES: &[Source] = &[
     },
     Source {
         path: "src/quantize.rs",
-        kernels: &[quantize::quantize_nvfp4::VARIANTS],
+        kernels: &[
+            quantize::quantize_nvfp4::VARIANTS,
+            quantize::quantize_image_sm90::VARIANTS,
+        ],
     },
 ];
 

@@ -145,7 +145,7 @@ fn the_hopper_gemm_sums_a_split_of_4_in_pairs_of_clusters_on_the_emulator() {
     // An emulated GPU of 4 multiprocessors: clusters of 4 would not fit, so
     // each tile's two clusters of 2 sum their halves of K and the second
     // to finish adds them (10 stages: 2 + 3 and 2 + 3 per half, chains
-    // shorter than 8 stages; a batch of 2 with one stage per block).
+    // shorter than 4 stages; a batch of 2 with one stage per block).
     let device = Device::emulator_with(
         Target::Sm90a,
         nvfp4_dsl::emu::Options::default().with_multiprocessors(4),

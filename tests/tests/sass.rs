@@ -137,17 +137,13 @@ fn the_hopper_gemm_decodes_a_k_step_of_pre_arranged_weights_in_twelve_instructio
         return;
     };
     for (name, a) in &all {
-        // The opcodes from the main loop's first HGMMA to its last (a chain
-        // of 8 stages of 8 K steps, unrolled): per K step, the decode of
-        // the step's pre-arranged word (LOP3, SHF, PRMT), the scale
-        // multiplies (HMUL2) and a quarter of a scale conversion (F2FP).
-        // Measured at the commit that pinned it (CUDA 13.0 ptxas):
-        // 11.7-12.0 decode instructions and 20.8 in all per step with
-        // chains of 4 stages, against about 25 in all with the plain
-        // layout's per-pair decode; chains of 8 stages keep the decode and
-        // add 2-3 uniform-datapath address instructions per step (UMOV,
-        // UIADD3: 22.7-23.9 in all), and still run faster on the H100
-        // (docs/perf.md entry 11).
+        // The opcodes from the main loop's first HGMMA to its last (4 stages
+        // of 8 K steps, unrolled): per K step, the decode of the step's
+        // pre-arranged word (LOP3, SHF, PRMT), the scale multiplies (HMUL2)
+        // and a quarter of a scale conversion (F2FP). Measured at the
+        // commit that pinned it (CUDA 13.0 ptxas): 11.7-12.0 decode
+        // instructions and 20.8 in all per step, against about 25 in all
+        // with the plain layout's per-pair decode.
         let ops: Vec<&str> = a
             .sass
             .lines()
@@ -168,7 +164,7 @@ fn the_hopper_gemm_decodes_a_k_step_of_pre_arranged_weights_in_twelve_instructio
             .filter(|(_, o)| **o == "HGMMA")
             .map(|(i, _)| i)
             .collect();
-        assert!(mma.len() >= 64, "{name}: {} HGMMA", mma.len());
+        assert!(mma.len() >= 32, "{name}: {} HGMMA", mma.len());
         let steps = mma.len() as f64;
         let span = &ops[mma[0]..=mma[mma.len() - 1]];
         let count = |names: &[&str]| span.iter().filter(|o| names.contains(o)).count() as f64;
@@ -180,7 +176,7 @@ fn the_hopper_gemm_decodes_a_k_step_of_pre_arranged_weights_in_twelve_instructio
             "{name}: {decode:.2} decode instructions per K step of 16"
         );
         assert!(multiplies <= 4.0, "{name}: {multiplies:.2} HMUL2 per K step of 16");
-        assert!(all <= 24.5, "{name}: {all:.2} instructions per K step of 16");
+        assert!(all <= 21.5, "{name}: {all:.2} instructions per K step of 16");
     }
 }
 

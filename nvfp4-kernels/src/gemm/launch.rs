@@ -6,6 +6,7 @@ use super::{
     launch_prearrange, prearranged_words, shared_bytes, sm90, sm90_reduction,
 };
 use crate::Error;
+use crate::quantize::{Activations, global_scales, quantize_image};
 use nvfp4_dsl::DeviceViewMut;
 use nvfp4_dsl::prelude::*;
 
@@ -64,19 +65,38 @@ pub(super) fn sm100(
     Ok(())
 }
 
+/// Where the sm_90a GEMM's A comes from.
+pub(crate) enum Sm90A<'o, 'a> {
+    /// An NVFP4 operand, decoded into A's images by [`gemm_sm90_decode_a`].
+    Operand(&'o GemmOperand<'a>),
+    /// `rows` rows of activations `[rows][k]` quantized straight into A's
+    /// images ([`crate::quantize::quantize_image_sm90`]) for `rows_out`
+    /// rows (a multiple of 128), one batch.
+    Activations {
+        x: Activations<'a>,
+        rows: usize,
+        rows_out: usize,
+        input_scale: f32,
+    },
+}
+
 /// Launches the sm_90a kernels with `blocks` m64 blocks per warpgroup and
-/// K split over `split` blocks (shapes checked by the caller): A's decode,
-/// B's pre-arrangement when the operand has none, the GEMM and, for a
-/// split through global memory, the reduction.
-pub(super) fn sm90(
+/// K split over `split` blocks (shapes checked by the caller): A's decode
+/// (or the activations' quantization into A's images), B's
+/// pre-arrangement when the operand has none, the GEMM and, for a split
+/// through global memory, the reduction.
+pub(crate) fn sm90(
     device: &Device,
-    a: &GemmOperand<'_>,
+    a: Sm90A<'_, '_>,
     b: &GemmOperand<'_>,
     mut c: DeviceViewMut<'_, f16>,
     (blocks, split): (u32, u32),
     alpha: f32,
 ) -> Result<(), Error> {
-    let (m, n, k, l) = (a.rows, b.rows, a.k, a.batches);
+    let (m, n, k, l) = match &a {
+        Sm90A::Operand(a) => (a.rows, b.rows, a.k, a.batches),
+        Sm90A::Activations { rows_out, .. } => (*rows_out, b.rows, b.k, 1),
+    };
     let (mm, nn, kk) = (m as u32, n as u32, k as u32);
     if device.compute_capability() != (9, 0) {
         let (major, minor) = device.compute_capability();
@@ -92,7 +112,27 @@ pub(super) fn sm90(
             k / sm90::BK
         )));
     }
-    let map_a = a.map(MapTile::Sm90A, "a")?;
+    let quantize_scales = match &a {
+        Sm90A::Activations {
+            x,
+            rows,
+            rows_out,
+            input_scale,
+        } => {
+            if x.len() != rows * k || rows > rows_out || !rows_out.is_multiple_of(BM) || !k.is_multiple_of(256) {
+                return Err(Error::Shape(format!(
+                    "{} activations for {rows} rows of K = {k} into {rows_out} rows of A (a multiple of 128, K of 256)",
+                    x.len()
+                )));
+            }
+            global_scales(*input_scale)?
+        }
+        Sm90A::Operand(_) => (0.0, 0.0),
+    };
+    let map_a = match &a {
+        Sm90A::Operand(a) => Some(a.map(MapTile::Sm90A, "a")?),
+        Sm90A::Activations { .. } => None,
+    };
     let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
     let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
     let mut launch = LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
@@ -152,22 +192,38 @@ pub(super) fn sm90(
             launch_prearrange(device, b, scratch_weights.reborrow())?;
         }
         let weights = b.prearranged.unwrap_or(scratch_weights.as_view());
-        let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
-            .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
-        // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
-        // multiple of 128, K of 256), its scale blocks exist, and images
-        // holds one 32 KiB image per tile.
-        unsafe {
-            gemm_sm90_decode_a::Kernel::launch(
-                device,
-                decode,
-                map_a,
-                a.scales,
-                images.reborrow(),
-                counters.reborrow(),
-                kk,
-            )?
-        };
+        match (&a, map_a) {
+            (Sm90A::Operand(a), Some(map_a)) => {
+                let decode =
+                    LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
+                        .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
+                // SAFETY: every (128 rows, 128 K) tile of A is inside a
+                // (rows a multiple of 128, K of 256), its scale blocks
+                // exist, and images holds one 32 KiB image per tile.
+                unsafe {
+                    gemm_sm90_decode_a::Kernel::launch(
+                        device,
+                        decode,
+                        map_a,
+                        a.scales,
+                        images.reborrow(),
+                        counters.reborrow(),
+                        kk,
+                    )?
+                };
+            }
+            (Sm90A::Activations { x, rows, .. }, _) => {
+                quantize_image(
+                    device,
+                    *x,
+                    (*rows, m, k),
+                    quantize_scales,
+                    images.reborrow(),
+                    counters.reborrow(),
+                )?;
+            }
+            (Sm90A::Operand(_), None) => unreachable!("an operand has its tensor map"),
+        }
         // SAFETY: shapes checked above and by the maps: every tile is
         // inside a and b (rows are multiples of 128 and of the tile, K
         // of 256), the scale blocks exist for every (128 rows, 64 K)

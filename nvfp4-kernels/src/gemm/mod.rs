@@ -12,6 +12,7 @@
 //!   blocks whose f32 partials [`gemm_sm90_reduce`] sums in a fixed order).
 
 mod launch;
+use launch::Sm90A;
 pub mod prearrange;
 mod sm100;
 pub mod sm90;
@@ -22,6 +23,7 @@ pub use sm100::gemm_nvfp4;
 
 use crate::Error;
 use crate::nvfp4::{Nvfp4Tensor, blocked_scale_len};
+use crate::quantize::Activations;
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{DeviceView, DeviceViewMut, TileMap2d};
 
@@ -521,8 +523,46 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
     }
     match kernel {
         GemmKernel::Sm100 { bn } => launch::sm100(device, &a, &b, c, bn, alpha),
-        GemmKernel::Sm90 { blocks, split } => launch::sm90(device, &a, &b, c, (blocks, split), alpha),
+        GemmKernel::Sm90 { blocks, split } => launch::sm90(device, Sm90A::Operand(&a), &b, c, (blocks, split), alpha),
     }
+}
+
+/// [`gemm_scaled_with`] with an sm_90a tiling for activations quantized on
+/// the fly (the linear layer on Hopper): `rows` rows of `x` (`[rows][K]`),
+/// quantized with `input_scale` as [`crate::quantize`] quantizes them,
+/// straight into the kernel's A (one kernel instead of the quantization and
+/// A's decode: the same A, the same C), times `b`; `rows_out` rows of C
+/// (a multiple of 128, the rows past `rows` from zeros).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_activations_sm90(
+    device: &Device,
+    x: Activations<'_>,
+    (rows, rows_out): (usize, usize),
+    input_scale: f32,
+    b: GemmOperand<'_>,
+    c: DeviceViewMut<'_, f16>,
+    (blocks, split): (u32, u32),
+    alpha: f32,
+) -> Result<(), Error> {
+    let (n, k) = (b.rows, b.k);
+    if b.batches != 1 || c.len() < rows_out * n {
+        return Err(Error::Shape(format!(
+            "c holds {} values; [{rows_out}, {n}] with one batch of b needs {}",
+            c.len(),
+            rows_out * n
+        )));
+    }
+    if u32::try_from(rows_out).is_err() || i32::try_from(rows_out * n).is_err() || i32::try_from(rows_out * k).is_err()
+    {
+        return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
+    }
+    let a = Sm90A::Activations {
+        x,
+        rows,
+        rows_out,
+        input_scale,
+    };
+    launch::sm90(device, a, &b, c, (blocks, split), alpha)
 }
 
 /// The task's GEMM test shapes (M, N, K, L).
@@ -642,6 +682,82 @@ mod tests {
         assert_eq!(sm90_reduction(132, 134, 2), Kernel);
         assert_eq!(sm90_reduction(132, 8, 8), Kernel);
         assert_eq!(sm90_reduction(132, 64, 1), None);
+    }
+
+    #[test]
+    fn activations_quantized_into_a_give_the_c_of_quantization_then_decode() {
+        // The linear layer's Hopper path (one kernel quantizes straight into
+        // A's images) against the quantization kernel, then the GEMM with
+        // its decode kernel: the same bits of C, padding rows included, for
+        // f16 and bf16 activations over many magnitudes (blocks scaled by
+        // 2^-12 .. 2^6: subnormal and normal block scales), two row tiles
+        // (130 tokens padded to 256) and three tilings.
+        use crate::quantize::{self, ScaleLayout};
+        use crate::rng::Rng;
+        let device = Device::emulator(Target::Sm90a);
+        let mut rng = Rng::new(51);
+        let (tokens, rows, n, k, input_scale, alpha) = (130, 256, 256, 512, 0.003f32, 0.37f32);
+        let (_, weights) = crate::nvfp4::gemm_inputs(&mut rng, 128, n, k, 1, crate::nvfp4::Inputs::Wide).expect("b");
+        let b = DeviceGemmOperand::upload(&device, &weights).expect("b");
+        let x: Vec<f32> = (0..tokens * k / 16)
+            .flat_map(|_| {
+                let scale = 2f32.powi(rng.below(19) as i32 - 12);
+                (0..16).map(|_| rng.uniform(-1.0, 1.0) * scale).collect::<Vec<_>>()
+            })
+            .collect();
+        let x16 = device
+            .upload(&x.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>())
+            .expect("x");
+        let xb16 = device
+            .upload(&x.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>())
+            .expect("x");
+        for (activations, tiling) in [
+            (Activations::F16(x16.view()), (1, 2)),
+            (Activations::Bf16(xb16.view()), (1, 1)),
+            (Activations::F16(x16.view()), (2, 4)),
+        ] {
+            let mut codes = device.alloc_zeroed::<u8>(rows * k / 2).expect("codes");
+            let mut scales = device
+                .alloc_zeroed::<u8>(blocked_scale_len(rows, k / 16, 1))
+                .expect("scales");
+            let layout = ScaleLayout::Blocked;
+            quantize::quantize(
+                &device,
+                activations,
+                tokens,
+                rows,
+                k,
+                input_scale,
+                layout,
+                &mut codes,
+                &mut scales,
+            )
+            .expect("quantize");
+            let a = GemmOperand::new(&device, rows, k, 1, &codes, &scales).expect("a");
+            let kernel = GemmKernel::Sm90 {
+                blocks: tiling.0,
+                split: tiling.1,
+            };
+            let mut want = device.upload(&vec![f16::NAN; rows * n]).expect("c");
+            gemm_scaled_with(&device, a, &b, &mut want, kernel, alpha).expect("gemm");
+            let mut got = device.upload(&vec![f16::NAN; rows * n]).expect("c");
+            let c = DeviceViewMut::from(&mut got);
+            gemm_activations_sm90(
+                &device,
+                activations,
+                (tokens, rows),
+                input_scale,
+                (&b).into(),
+                c,
+                tiling,
+                alpha,
+            )
+            .expect("gemm of activations");
+            let (got, want) = (device.download(&got).expect("c"), device.download(&want).expect("c"));
+            assert!(want.iter().all(|v| !v.is_nan()), "{tiling:?}: C not written");
+            let same = got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits());
+            assert!(same, "{tiling:?}: the fused quantization gives another C");
+        }
     }
 
     #[test]

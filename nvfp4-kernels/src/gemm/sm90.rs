@@ -15,11 +15,11 @@
 //! so a long chain of wgmmas into one accumulator drifts toward zero by up
 //! to an ulp of the running sum per step; over K = 16384 that exceeds
 //! rtol = atol = 1e-3 on inputs whose products cancel (cuBLAS's f16 GEMM
-//! does). The kernel therefore runs every 8 K stages of 128 (1024 K, 64
+//! does). The kernel therefore runs every 4 K stages of 128 (512 K, 32
 //! wgmmas) as a chain of their own into a scratch accumulator and adds the
 //! chain's result into the f32 accumulator with a correctly rounded
 //! `add.rn.f32` (the promotion DeepGEMM uses for FP8, there every 128 K):
-//! a chain 16 times shorter than K = 16384 drifts about 16 times less.
+//! a chain 32 times shorter than K = 16384 drifts about 32 times less.
 //! With two m64 blocks per warpgroup (256-row tiles) two chains would not
 //! fit in registers, so each block's chain is promoted every stage.
 //!
@@ -341,10 +341,10 @@ fn consume<const BLOCKS: u32>(
     let raw_bytes = RAW_BYTES * BLOCKS;
     let wg = ct / 128;
     // The scratch accumulator of the wgmma chain. A chain runs over
-    // `chain_stages` (8, 1024 K, with one m64 block; 1 with two, whose
+    // `chain_stages` (4, 512 K, with one m64 block; 1 with two, whose
     // chains would not fit in registers together) and is then promoted.
     let mut chain = [0.0f32; 64];
-    let chain_stages = if BLOCKS == 1 { 8u32 } else { 1u32 };
+    let chain_stages = if BLOCKS == 1 { 4u32 } else { 1u32 };
     for c0 in 0..stages.div_ceil(chain_stages) {
         #[unroll]
         for sub in 0..chain_stages {

@@ -289,6 +289,11 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
             };
             rows.push(row("gemm", variant, (ms * 1e3, graph_ms * 1e3), ratio));
         }
+        if m == 128 && matches!(device.compute_capability(), (9, 0)) {
+            for (variant, times, ratio) in linear::linear_timings(device, opts.repeats, &mut rng, &b, copies)? {
+                rows.push(row("linear", variant, times, ratio));
+            }
+        }
         if let Some(blas) = &blas {
             let (us, graph_us, ratio) = blas.time_f16_gemm(device, opts.repeats, &a, &b, &want)?;
             rows.push(row("cublas", "f16 GemmEx, decoded".into(), (us, graph_us), ratio));
@@ -315,6 +320,7 @@ fn checked_ratio(got: &[f16], want: &[f64], what: &str) -> Result<f64, String> {
 /// cuBLAS's f16 GEMM (f32 accumulation) on the decoded operands: the
 /// anchor of the GEMM rows.
 mod cublas;
+mod linear;
 
 /// One launch-cost measurement: host or GPU microseconds per GEMV.
 struct LaunchRow {
