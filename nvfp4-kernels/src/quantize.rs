@@ -33,6 +33,7 @@ use nvfp4_dsl::{DeviceView, DeviceViewMut};
 /// e2m1 codes in two words (the even element in the low nibble). Rows from
 /// `rows` on (`blocks_per_row` blocks a row) are zeros.
 #[device]
+#[allow(clippy::needless_range_loop)]
 fn quantize_block<T: Half>(
     x: &[u32x4],
     t: u32,

@@ -16,15 +16,19 @@ use nvfp4_kernels::rng::Rng;
 /// The activations' global scale of the bench's layer.
 const INPUT_SCALE: f32 = 0.004;
 
-/// The two ways, as (variant, (back-to-back µs, graph µs), worst error
-/// ratio against the f64 product of the quantized activations and `b`).
+/// One way's timing: its name, (back-to-back µs, graph µs) and the worst
+/// error ratio against the f64 product of the quantized activations and
+/// the weights.
+pub type Timing = (String, (f64, f64), f64);
+
+/// The two ways' [`Timing`]s.
 pub fn linear_timings(
     device: &Device,
     repeats: usize,
     rng: &mut Rng,
     b: &Nvfp4Tensor,
     copies: usize,
-) -> Result<Vec<(String, (f64, f64), f64)>, String> {
+) -> Result<Vec<Timing>, String> {
     let (m, n, k) = (128, b.rows, b.k);
     let err = |e: nvfp4_kernels::Error| e.to_string();
     let x: Vec<f32> = (0..m * k).map(|_| rng.uniform(-1.0, 1.0)).collect();
