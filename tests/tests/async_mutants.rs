@@ -10,7 +10,8 @@
 //! waiting for one group fewer), and the CTA, warp and cluster barriers.
 //! Each mutant runs through the kernel's own host code (its PTX swapped in
 //! with `EmuDevice::replace_ptx`) on small shapes under three seeds of
-//! the adversarial schedule and one of the priority (PCT) schedule, and is
+//! the adversarial schedule (one with independent thread scheduling) and
+//! one of the priority (PCT) schedule, and is
 //! killed when the emulator reports an
 //! error or the output differs from the CPU reference. Every survivor
 //! must be listed in [`SURVIVORS`] with the reason it is benign (or why
@@ -31,13 +32,15 @@ use nvfp4_kernels::rng::Rng;
 use nvfp4_kernels::samples;
 
 /// The schedules each mutant runs under (until one kills it): three
-/// seeds of the adversarial schedule and one of the priority schedule,
-/// which runs a warp or block as far ahead as the synchronisation allows.
+/// seeds of the adversarial schedule, the third with independent thread
+/// scheduling (a diverged warp stays diverged until the program
+/// reconverges it), and one of the priority schedule, which runs a warp
+/// or block as far ahead as the synchronisation allows.
 fn schedules() -> [Options; 4] {
     [
         Options::adversarial(1),
         Options::adversarial(2),
-        Options::adversarial(3),
+        Options::adversarial(3).with_independent_threads(),
         Options::priority(4),
     ]
 }
@@ -53,6 +56,9 @@ fn seed(options: &Options) -> u64 {
 /// A schedule as the report names it.
 fn label(options: &Options) -> String {
     match options.schedule {
+        Schedule::Adversarial { seed } if options.independent_threads => {
+            format!("seed {seed}, independent threads")
+        }
         Schedule::Adversarial { seed } => format!("seed {seed}"),
         Schedule::Priority { seed } => format!("priority seed {seed}"),
         Schedule::Sequential => "sequential".into(),

@@ -401,6 +401,7 @@ impl Ctx<'_> {
         for l in lanes(w.group) {
             w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
         }
+        w.diverge(w.group & !taken);
         w.group = 0;
     }
 
@@ -460,6 +461,7 @@ impl Ctx<'_> {
             }
         }
         w.waiting |= mask;
+        w.diverge(w.group & !mask);
         w.group = 0;
     }
 
