@@ -58,9 +58,14 @@ pub(super) fn exec_aligned(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     if let Some(l) = lanes(live & !w.group).next() {
         let e = c.env.entry;
         let pc = w.pc[l] as usize;
-        if w.its.is_some() && w.pc[l] == w.group_pc {
+        if w.its.is_some() {
+            let at = if w.pc[l] == w.group_pc {
+                "reaches it separately".to_string()
+            } else {
+                format!("is at line {} `{}`", e.lines[pc], e.texts[pc])
+            };
             return Err(Fault::new(format!(
-                "divergent warp: this .aligned instruction is executed by lanes {:#010x} of the warp, and lane {l} (thread ({},{},{})) reaches it separately: the warp diverged at a branch and nothing reconverged it (under independent thread scheduling a warp reconverges only at bar.warp.sync, a .sync warp collective or a CTA barrier); reconverge it first, e.g. with sync_warp() (bar.warp.sync)",
+                "divergent warp: this .aligned instruction is executed by lanes {:#010x} of the warp while lane {l} (thread ({},{},{})) {at}: the warp diverged at a branch and nothing reconverged it (under independent thread scheduling a warp reconverges only at bar.warp.sync, a .sync warp collective or a CTA barrier); reconverge it first, e.g. with sync_warp() (bar.warp.sync)",
                 w.group, w.tid[0][l], w.tid[1][l], w.tid[2][l]
             )));
         }
