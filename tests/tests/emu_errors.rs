@@ -13,7 +13,7 @@ const SOURCE: &str = include_str!("emu_errors.rs");
 fn at_in(function: &str, statement: &str) -> Vec<String> {
     let start = SOURCE
         .lines()
-        .position(|l| l.contains(&format!("fn {function}(")))
+        .position(|l| l.contains(&format!("fn {function}(")) || l.contains(&format!("fn {function}<")))
         .expect("the function is in this file");
     SOURCE
         .lines()
