@@ -3,7 +3,7 @@
 //! here fail on purpose and the error text is asserted.
 
 use nvfp4_dsl::prelude::*;
-use nvfp4_dsl::{Device, Error, Target};
+use nvfp4_dsl::{Device, DeviceBuffer, Error, Target};
 
 /// This file, to find the lines the errors must name.
 const SOURCE: &str = include_str!("emu_errors.rs");
@@ -377,17 +377,15 @@ fn halves(x: &[u32]) -> Vec<u32> {
         .collect()
 }
 
+/// A launch of a kernel over `x` and `out`.
+type LaunchX = fn(&Device, LaunchConfig, &DeviceBuffer<u32>, &mut DeviceBuffer<u32>) -> Result<(), Error>;
+
 /// Runs `launch` over random `x` (never zero) on `threads` threads in
 /// `blocks` blocks; the output, or the error's text.
 fn run_x(
     options: nvfp4_dsl::emu::Options,
     (blocks, threads): (u32, u32),
-    launch: fn(
-        &Device,
-        LaunchConfig,
-        &nvfp4_dsl::DeviceBuffer<u32>,
-        &mut nvfp4_dsl::DeviceBuffer<u32>,
-    ) -> Result<(), Error>,
+    launch: LaunchX,
 ) -> (Vec<u32>, Result<Vec<u32>, String>) {
     let n = (blocks * threads) as usize;
     let mut rng = nvfp4_kernels::rng::Rng::new(11);

@@ -227,7 +227,7 @@ impl Warp {
     fn its_below(&mut self, n: usize) -> usize {
         let s = self.its.as_mut().expect("independent thread scheduling");
         *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        ((super::schedule::finalise(*s) >> 32) * n as u64 >> 32) as usize
+        (((super::schedule::finalise(*s) >> 32) * n as u64) >> 32) as usize
     }
 
     /// Lanes `split` leave the convergence set of the rest of the group
