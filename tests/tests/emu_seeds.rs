@@ -2,7 +2,9 @@
 //! schedule and 10 of its priority (PCT) schedule each: warps in a
 //! different order (at random, or one running as far ahead as it can),
 //! asynchronous copies and tensor-core operations completing at different
-//! points, every hazard check on; the outputs checked element by element
+//! points, every hazard check on, and under the odd seeds independent
+//! thread scheduling (a diverged warp's lanes in separate groups until the
+//! program reconverges them); the outputs checked element by element
 //! against the CPU reference. A failure names the schedule; rerun one
 //! kernel under it with `Device::emulator_with(target, options)`.
 //!
@@ -20,9 +22,15 @@ use nvfp4_kernels::nvfp4::{self, Inputs};
 use nvfp4_kernels::rng::Rng;
 use nvfp4_kernels::samples;
 
-/// The schedules: 20 adversarial seeds and 10 priority ones.
+/// The schedules: 20 adversarial seeds and 10 priority ones, the odd
+/// ones with independent thread scheduling.
 fn schedules() -> impl Iterator<Item = Options> {
-    (0..20).map(Options::adversarial).chain((0..10).map(Options::priority))
+    let its = |o: Options, seed: u64| {
+        if seed % 2 == 1 { o.with_independent_threads() } else { o }
+    };
+    (0..20)
+        .map(move |s| its(Options::adversarial(s), s))
+        .chain((0..10).map(move |s| its(Options::priority(s), s)))
 }
 
 /// The seed of a schedule (also the seed of its inputs where they vary).

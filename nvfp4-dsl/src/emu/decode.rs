@@ -622,7 +622,11 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
                 mods.done().map_err(fail)?;
                 if synccheck::is_aligned(&i.op) {
                     inst.aligned = inst.exec;
-                    inst.exec = synccheck::exec_aligned;
+                    inst.exec = if synccheck::is_cta_barrier(&i.op) {
+                        synccheck::exec_aligned_barrier
+                    } else {
+                        synccheck::exec_aligned
+                    };
                 }
                 if let Some((g, neg)) = &i.guard {
                     match names.lookup(g) {

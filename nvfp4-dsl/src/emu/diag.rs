@@ -7,7 +7,9 @@ use super::layout::SHARED_BASE;
 use super::mbar::Mbar;
 use super::pending::{AsyncOp, Busy};
 use super::race::{Hazard, Kind};
-use super::state::{Block, CLUSTER_WAIT, Cluster, Env, MBAR_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters};
+use super::state::{
+    Block, CLUSTER_WAIT, COLLECTIVE_WAIT, Cluster, Env, MBAR_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters,
+};
 
 /// An instruction's text without its guard predicate.
 fn unguarded(text: &str) -> &str {
@@ -328,6 +330,7 @@ fn waits_at(env: &Env<'_>, w: &Warp, l: usize) -> String {
             format!("the mbarrier at {:#x} for {phase} {}", mw.addr, mw.want)
         }
         CLUSTER_WAIT => "barrier.cluster.wait".to_string(),
+        COLLECTIVE_WAIT => "a .sync warp collective".to_string(),
         b => format!("barrier {b}"),
     };
     format!("{what} (line {})", env.entry.lines[w.pc[l] as usize])
@@ -395,7 +398,12 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
     let pc = w.pc[lane];
     let id = w.bar_of[lane];
     let line_of = |pc: u32| env.entry.lines[pc as usize];
-    if id == WARP_SYNC {
+    if id == WARP_SYNC || id == COLLECTIVE_WAIT {
+        let what = if id == WARP_SYNC {
+            "bar.warp.sync"
+        } else {
+            "this warp collective"
+        };
         let mask = w.wsync_mask[lane];
         let missing = mask & w.exists & !(w.waiting & mask);
         let why = lanes(missing)
@@ -415,7 +423,7 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
             pc,
             lane,
             format!(
-                "bar.warp.sync with member mask {mask:#010x} can never complete: {why}. Where the warps are: {}",
+                "{what} with member mask {mask:#010x} can never complete: {why}. Where the warps are: {}",
                 positions(env, warps)
             ),
         );

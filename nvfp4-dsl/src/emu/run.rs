@@ -174,12 +174,12 @@ impl<'a, 'e> Worker<'a, 'e> {
             for (b, r) in self.blocks.iter_mut().zip(0u32..) {
                 b.reset([x + r % cx, y + r / cx % cy, z + r / (cx * cy)]);
             }
-            for w in self.warps.iter_mut().flatten() {
-                w.reset(env.ntid);
-            }
             let size = env.cluster_size;
             self.cl.reset(size, threads, options.race_check);
             let mut sched = Sched::new(options, c as u64);
+            for w in self.warps.iter_mut().flatten() {
+                w.reset(env.ntid, sched.warp_seed());
+            }
             sched.start_cluster(self.warps.iter().map(Vec::len).sum());
             let mut run = Run {
                 env,
@@ -450,6 +450,7 @@ fn release(block: &mut Block, warps: &mut [Warp], clocks: &mut Clocks) {
     let done = block.release;
     block.release = 0;
     for w in warps {
+        let mut released = 0u32;
         for l in lanes(w.waiting) {
             let id = w.bar_of[l];
             if id < 16 && done >> id & 1 != 0 {
@@ -457,7 +458,16 @@ fn release(block: &mut Block, warps: &mut [Warp], clocks: &mut Clocks) {
                 clocks.acquire(block.thread_index(w.index, l), &block.bars[id as usize].done);
                 w.tc_synced[l] = w.pc[l] + 1;
                 w.pc[l] += 1;
+                released |= 1 << l;
             }
+        }
+        // The lanes of a warp that leave one barrier instruction together
+        // go on as one group.
+        while released != 0 {
+            let pc = w.pc[released.trailing_zeros() as usize];
+            let at = lanes(released).filter(|&l| w.pc[l] == pc).fold(0u32, |m, l| m | 1 << l);
+            w.converge(at);
+            released &= !at;
         }
         w.reschedule();
     }
@@ -524,6 +534,11 @@ fn run_warp(
     let preemptive = ctx.sched.prioritised();
     let mut thread_insts = 0u64;
     let mut warp_insts = 0u64;
+    // Under independent thread scheduling each turn may start with
+    // another of the warp's groups.
+    if ctx.w.its.is_some() {
+        ctx.w.reschedule();
+    }
     let result = loop {
         if ctx.w.group == 0 {
             ctx.w.reschedule();

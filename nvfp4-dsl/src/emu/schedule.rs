@@ -31,6 +31,15 @@ pub struct Options {
     /// The multiprocessors the emulated GPU reports (`None`: the target's
     /// usual count), for host code that sizes its grids by them.
     pub multiprocessors: Option<u32>,
+    /// Independent thread scheduling, as on sm_70 and later: the lanes of
+    /// a warp that a branch splits run as separate groups, in an order
+    /// the seed picks, and meet again only where the program reconverges
+    /// them (`bar.warp.sync`, a `.sync` warp collective, a CTA barrier),
+    /// so an `.aligned` instruction reached by a warp that diverged
+    /// and was not reconverged is reported. Off by default: the lanes of
+    /// a warp then run in groups of the lowest PC, reconverging wherever
+    /// they meet. See [`Options::with_independent_threads`].
+    pub independent_threads: bool,
 }
 
 /// The order in which warps run and asynchronous operations complete.
@@ -81,6 +90,7 @@ impl Options {
             max_warp_instructions: None,
             multiprocessors: None,
             threads: None,
+            independent_threads: false,
         }
     }
 
@@ -92,6 +102,7 @@ impl Options {
             max_warp_instructions: None,
             multiprocessors: None,
             threads: None,
+            independent_threads: false,
         }
     }
 
@@ -113,6 +124,7 @@ impl Options {
             max_warp_instructions: None,
             multiprocessors: None,
             threads: None,
+            independent_threads: false,
         }
     }
 
@@ -128,6 +140,24 @@ impl Options {
     pub fn with_threads(self, n: usize) -> Options {
         Options {
             threads: Some(n.max(1)),
+            ..self
+        }
+    }
+
+    /// The same options with independent thread scheduling
+    /// ([`Options::independent_threads`]): each warp's choice of which of
+    /// its diverged groups runs comes from the schedule's seed (a fixed
+    /// one in the sequential schedule) and the warp's place in the grid,
+    /// so the same seed gives the same run on any number of threads.
+    ///
+    /// ```
+    /// use nvfp4_dsl::emu::Options;
+    /// let checked = Options::adversarial(7).with_independent_threads();
+    /// assert!(checked.independent_threads);
+    /// ```
+    pub fn with_independent_threads(self) -> Options {
+        Options {
+            independent_threads: true,
             ..self
         }
     }
@@ -159,6 +189,9 @@ pub(crate) struct Sched {
     priorities: Option<(Vec<i64>, i64)>,
     /// Turns taken so far (the clock that random completions are due on).
     pub turn: u64,
+    /// Under independent thread scheduling, the stream the warps' seeds
+    /// come from.
+    its: Option<u64>,
 }
 
 impl Sched {
@@ -174,11 +207,24 @@ impl Sched {
             Schedule::Adversarial { seed } => (mix(seed), None),
             Schedule::Priority { seed } => (mix(seed), Some((Vec::new(), 0))),
         };
+        let its = o
+            .independent_threads
+            .then(|| finalise(rng.unwrap_or(cluster) ^ 0x1D5_7EAD_5CED));
         Sched {
             rng,
             priorities,
             turn: 0,
+            its,
         }
+    }
+
+    /// The seed of the next warp's choices under independent thread
+    /// scheduling (`None` without it); the warps of a cluster draw theirs
+    /// in block-major order.
+    pub fn warp_seed(&mut self) -> Option<u64> {
+        let s = self.its.as_mut()?;
+        *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        Some(finalise(*s))
     }
 
     /// Whether this is the priority schedule.
@@ -261,7 +307,7 @@ impl Sched {
 }
 
 /// SplitMix64's output function (0 for 0).
-fn finalise(mut z: u64) -> u64 {
+pub(crate) fn finalise(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

@@ -16,6 +16,10 @@ pub(crate) const WARP_SYNC: u8 = 0xFF;
 pub(crate) const MBAR_WAIT: u8 = 0xFE;
 /// `bar_of` value of a lane waiting in `barrier.cluster.wait`.
 pub(crate) const CLUSTER_WAIT: u8 = 0xFD;
+/// `bar_of` value of a lane waiting, under independent thread scheduling,
+/// at a `.sync` warp collective (`shfl.sync`, `vote.sync`, ...) for the
+/// other lanes of its member mask.
+pub(crate) const COLLECTIVE_WAIT: u8 = 0xFC;
 
 /// Iterates over the set bits of a lane mask.
 #[inline]
@@ -43,8 +47,19 @@ pub(crate) struct Warp {
     /// stale while they are in the group).
     pub group: u32,
     pub group_pc: u32,
-    /// The lowest PC among runnable lanes outside the group.
+    /// The lowest PC among runnable lanes outside the group (under
+    /// independent thread scheduling: the PC at which the warp next picks
+    /// a group, `u32::MAX` while it has one).
     pub parked_min: u32,
+    /// Independent thread scheduling (`Options::independent_threads`):
+    /// the state of the seeded choices of which group of lanes runs
+    /// (SplitMix64); `None` for the lowest-PC rule.
+    pub its: Option<u64>,
+    /// Under independent thread scheduling, each lane's convergence set:
+    /// lanes run together only if they have the same set and PC. A branch
+    /// that splits a group splits its set; `bar.warp.sync`, `.sync` warp
+    /// collectives and CTA barriers join sets (`converge`).
+    pub cid: [u8; 32],
     pub exists: u32,
     pub exited: u32,
     /// Lanes waiting at a CTA barrier, `bar.warp.sync` or an mbarrier.
@@ -87,6 +102,8 @@ impl Warp {
             group: 0,
             group_pc: 0,
             parked_min: u32::MAX,
+            its: None,
+            cid: [0; 32],
             exists: 0,
             exited: 0,
             waiting: 0,
@@ -105,8 +122,12 @@ impl Warp {
         }
     }
 
-    pub(super) fn reset(&mut self, ntid: [u32; 3]) {
+    /// A fresh warp of a block of `ntid` threads; `its`: the seed of its
+    /// choices under independent thread scheduling.
+    pub(super) fn reset(&mut self, ntid: [u32; 3], its: Option<u64>) {
         self.init.fill(0);
+        self.its = its;
+        self.cid = [0; 32];
         self.pinit.fill(0);
         self.pc = [0; 32];
         self.exited = 0;
@@ -141,12 +162,17 @@ impl Warp {
         self.exists & !self.exited == 0
     }
 
-    /// Picks the lanes with the lowest PC among the runnable ones.
+    /// Picks the lanes with the lowest PC among the runnable ones (under
+    /// independent thread scheduling: a group the seed picks).
     pub(crate) fn reschedule(&mut self) {
         for l in lanes(self.group) {
             self.pc[l] = self.group_pc;
         }
         self.group = 0;
+        if self.its.is_some() {
+            self.pick_group();
+            return;
+        }
         let run = self.runnable();
         let mut min = u32::MAX;
         for l in lanes(run) {
@@ -164,6 +190,67 @@ impl Warp {
         self.group = group;
         self.group_pc = min;
         self.parked_min = second;
+    }
+
+    /// Independent thread scheduling: the runnable lanes fall into groups
+    /// (one convergence set at one PC each); a random one runs. While the
+    /// warp is diverged it picks again after a few instructions, so that
+    /// its groups interleave at every granularity (and a lane spinning on
+    /// another's store does not starve it).
+    fn pick_group(&mut self) {
+        let mut groups = [0u32; 32];
+        let mut n = 0;
+        let mut left = self.runnable();
+        while left != 0 {
+            let first = left.trailing_zeros() as usize;
+            let (pc, cid) = (self.pc[first], self.cid[first]);
+            let g = lanes(left)
+                .filter(|&l| self.pc[l] == pc && self.cid[l] == cid)
+                .fold(0u32, |m, l| m | 1 << l);
+            groups[n] = g;
+            n += 1;
+            left &= !g;
+        }
+        self.parked_min = u32::MAX;
+        if n == 0 {
+            return;
+        }
+        let k = if n == 1 { 0 } else { self.its_below(n) };
+        self.group = groups[k];
+        self.group_pc = self.pc[self.group.trailing_zeros() as usize];
+        if n > 1 {
+            self.parked_min = self.group_pc + 1 + self.its_below(16) as u32;
+        }
+    }
+
+    /// A random index in `0..n` from the warp's own stream.
+    fn its_below(&mut self, n: usize) -> usize {
+        let s = self.its.as_mut().expect("independent thread scheduling");
+        *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        (((super::schedule::finalise(*s) >> 32) * n as u64) >> 32) as usize
+    }
+
+    /// Lanes `split` leave the convergence set of the rest of the group
+    /// (a branch or a wait sent them elsewhere): under independent thread
+    /// scheduling they meet again only where the program reconverges them.
+    pub(crate) fn diverge(&mut self, split: u32) {
+        if self.its.is_some() && split != 0 {
+            let cid = self.fresh_cid();
+            for l in lanes(split) {
+                self.cid[l] = cid;
+            }
+        }
+    }
+
+    /// Lanes `mask` reconverge (one convergence set).
+    pub(crate) fn converge(&mut self, mask: u32) {
+        self.diverge(mask);
+    }
+
+    /// A convergence set no live lane is in.
+    fn fresh_cid(&self) -> u8 {
+        let used = lanes(self.exists & !self.exited).fold(0u64, |m, l| m | 1 << self.cid[l]);
+        (!used).trailing_zeros() as u8
     }
 }
 

@@ -1749,3 +1749,70 @@ fn stats_count_threads_and_instructions() {
     assert_eq!(stats.warp_instructions, 13 * 2);
     assert_eq!((stats.blocks, stats.threads), (1, 40));
 }
+
+#[test]
+fn warp_collectives_under_independent_thread_scheduling() {
+    let its = |seed| Options::adversarial(seed).with_independent_threads();
+    // Each half of the warp shuffles at its own instruction: the hardware
+    // may pair them, the emulator runs a collective at one instruction.
+    let body = "
+\tmov.u32 %r11, 0;
+\tmov.u32 %r16, %laneid;
+\tsetp.lt.u32 %p1, %r16, 16;
+\t@%p1 bra $L_low;
+\tshfl.sync.bfly.b32 %r10, %r1, 16, 0x1f, -1;
+\tbra $L_join;
+$L_low:
+\tshfl.sync.bfly.b32 %r10, %r1, 16, 0x1f, -1;
+$L_join:
+";
+    for seed in 0..4 {
+        let e = try_run_with(body, &inputs(32, 31, &[]), &its(seed)).unwrap_err();
+        assert!(e.message().contains("waits at another warp collective"), "{e}");
+    }
+    // Lane 5 branches past the vote and exits: the vote waits only for
+    // lanes that have not exited, whichever side runs first.
+    let body = "
+\tmov.u32 %r10, 0;
+\tmov.u32 %r11, 0;
+\tmov.u32 %r16, %laneid;
+\tsetp.eq.u32 %p1, %r16, 5;
+\tsetp.ne.u32 %p2, %r16, 9;
+\t@%p1 bra $L_skip;
+\tvote.sync.ballot.b32 %r10, %p2, -1;
+$L_skip:
+";
+    for seed in 0..8 {
+        let (got, _) = try_run_with(body, &inputs(32, 32, &[]), &its(seed)).unwrap();
+        for (t, g) in got.iter().enumerate() {
+            let want = if t == 5 { 0 } else { !(1u32 << 5 | 1 << 9) };
+            assert_eq!(g[0], want, "seed {seed}, thread {t}");
+        }
+    }
+    // Reconverged by bar.warp.sync on both sides: the same results.
+    let body = "
+\tmov.u32 %r13, sm;
+\tshl.b32 %r14, %r30, 2;
+\tadd.u32 %r15, %r13, %r14;
+\tst.shared.u32 [%r15], %r1;
+\tmov.u32 %r16, %laneid;
+\tsetp.lt.u32 %p1, %r16, 16;
+\t@%p1 bra $L_low;
+\tbar.warp.sync -1;
+\tbra $L_join;
+$L_low:
+\tbar.warp.sync -1;
+$L_join:
+\txor.b32 %r17, %r14, 64;
+\tadd.u32 %r18, %r13, %r17;
+\tld.shared.u32 %r10, [%r18];
+\tvote.sync.ballot.b32 %r11, %p1, -1;
+";
+    let ins = inputs(64, 33, &[]);
+    for seed in 0..4 {
+        let (got, _) = try_run_with(body, &ins, &its(seed)).unwrap();
+        for (t, g) in got.iter().enumerate() {
+            assert_eq!(*g, [ins[t ^ 16][0], 0xffff], "thread {t}");
+        }
+    }
+}

@@ -81,6 +81,10 @@ pub fn gemm_nvfp4<const BN: u32, const STAGES: u32>(
         fence_mbarrier_init();
     }
     if warp == 0 {
+        // Lane 0 alone initialised the barriers: the warp is reconverged
+        // before the `.aligned` alloc (a branch leaves a warp diverged
+        // until the program reconverges it).
+        sync_warp();
         tcgen05_alloc(tmem_slot, 0u32, columns);
         tcgen05_relinquish_alloc_permit();
     }

@@ -11,7 +11,7 @@ use super::memory::View;
 use super::pending::{AsyncOp, Work};
 use super::race::Clocks;
 use super::schedule::Sched;
-use super::state::{Block, Cluster, Env, Warp, lanes};
+use super::state::{Block, COLLECTIVE_WAIT, Cluster, Env, Warp, lanes};
 
 mod access;
 
@@ -401,6 +401,7 @@ impl Ctx<'_> {
         for l in lanes(w.group) {
             w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
         }
+        w.diverge(w.group & !taken);
         w.group = 0;
     }
 
@@ -438,6 +439,14 @@ impl Ctx<'_> {
             w.pc[l] = next;
         }
         w.group = 0;
+        // A `.sync` warp collective waits only for lanes that have not
+        // exited: the lanes waiting at one run it again.
+        if w.its.is_some() {
+            let collective = lanes(w.waiting)
+                .filter(|&l| w.bar_of[l] == COLLECTIVE_WAIT)
+                .fold(0u32, |m, l| m | 1 << l);
+            w.waiting &= !collective;
+        }
     }
 
     /// Parks the executing lanes at this instruction, waiting on barrier
@@ -460,6 +469,7 @@ impl Ctx<'_> {
             }
         }
         w.waiting |= mask;
+        w.diverge(w.group & !mask);
         w.group = 0;
     }
 

@@ -227,8 +227,10 @@ fn exec_warp_sync(c: &mut Ctx<'_>, i: &Inst) -> X {
     Ok(Flow::Jump)
 }
 
-/// The lanes `mask` of the executing warp synchronise with each other.
-fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
+/// The lanes `mask` of the executing warp synchronise with each other
+/// (and reconverge).
+pub(super) fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
+    c.w.converge(mask);
     let (rank, threads, w) = (c.b.rank, c.b.threads, c.w.index);
     let threads: Vec<u32> = lanes(mask).map(|l| rank * threads + w * 32 + l as u32).collect();
     c.cl.clocks.sync_group(&threads);

@@ -2,22 +2,26 @@
 //! `redux.sync`, `activemask`.
 //!
 //! The `.sync` forms require every non-exited lane of the member mask to
-//! execute the instruction together with the same mask (the scheduler runs
-//! the lanes at the lowest PC together, so converged code always does);
-//! anything else is reported as an inconsistent mask instead of waiting.
+//! execute the instruction with the same mask. By default the scheduler
+//! runs the lanes at the lowest PC together, so converged code always
+//! does, and anything else is reported as an inconsistent mask instead of
+//! waiting. Under independent thread scheduling the executing lanes wait
+//! for the other lanes of the mask, as the hardware's do, and the last to
+//! arrive runs the instruction for all of them (which reconverges them).
 
 use super::sx;
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::Arg;
-use crate::emu::state::lanes;
+use crate::emu::state::{COLLECTIVE_WAIT, lanes};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
 
-/// Checks the member mask against the executing lanes.
-fn members(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u32, Fault> {
+/// Checks the member mask against the executing lanes; under independent
+/// thread scheduling `None` when they wait for others of the mask.
+fn members(c: &mut Ctx<'_>, op: &Operand, what: &str) -> Result<Option<u32>, Fault> {
     let v = c.src(op)?;
     let first = c.exec.trailing_zeros() as usize;
     let mask = v[first] as u32;
@@ -44,6 +48,9 @@ fn members(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u32, Fault> {
         ));
     }
     let missing = mask & c.live() & !c.exec;
+    if missing != 0 && c.w.its.is_some() {
+        return gather(c, mask, missing, what);
+    }
     if missing != 0 {
         let l = missing.trailing_zeros() as usize;
         return Err(Fault::lane(
@@ -55,7 +62,51 @@ fn members(c: &Ctx<'_>, op: &Operand, what: &str) -> Result<u32, Fault> {
             ),
         ));
     }
-    Ok(mask)
+    Ok(Some(mask))
+}
+
+/// Independent thread scheduling: the executing lanes of a `.sync`
+/// collective whose member mask has `missing` lanes elsewhere. If those
+/// all wait at this instruction they join the group, which runs it;
+/// otherwise the executing lanes wait for them.
+fn gather(c: &mut Ctx<'_>, mask: u32, missing: u32, what: &str) -> Result<Option<u32>, Fault> {
+    let pc = c.w.group_pc;
+    let w = &mut *c.w;
+    let waiting = lanes(w.waiting & missing)
+        .filter(|&l| w.bar_of[l] == COLLECTIVE_WAIT)
+        .fold(0u32, |m, l| m | 1 << l);
+    for l in lanes(waiting) {
+        if w.pc[l] != pc {
+            return Err(Fault::lane(
+                l,
+                format!(
+                    "lane {l} of the {what} member mask {mask:#010x} waits at another warp collective (line {}); the emulator runs a .sync collective only when every lane of its mask reaches the same instruction",
+                    c.env.entry.lines[w.pc[l] as usize]
+                ),
+            ));
+        }
+        if w.wsync_mask[l] != mask {
+            return Err(Fault::lane(
+                l,
+                format!(
+                    "inconsistent {what} mask: lane {l} waits with {:#010x}, lanes {:#010x} execute it with {mask:#010x}",
+                    w.wsync_mask[l], c.exec
+                ),
+            ));
+        }
+    }
+    if waiting != missing {
+        for l in lanes(c.exec) {
+            c.w.wsync_mask[l] = mask;
+        }
+        c.wait(COLLECTIVE_WAIT);
+        return Ok(None);
+    }
+    w.waiting &= !waiting;
+    w.group |= waiting;
+    c.exec |= waiting;
+    super::control::sync_lanes(c, mask & c.live());
+    Ok(Some(mask))
 }
 
 const UP: u8 = 0;
@@ -90,7 +141,9 @@ pub(super) fn shfl(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
-    members(c, &i.s[3], "shuffle")?;
+    if members(c, &i.s[3], "shuffle")?.is_none() {
+        return Ok(Flow::Jump);
+    }
     let a = c.src(&i.s[0])?;
     let b = c.src(&i.s[1])?;
     let cc = c.src(&i.s[2])?;
@@ -149,7 +202,9 @@ pub(super) fn elect(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 /// The leader is the lowest executing lane.
 fn exec_elect(c: &mut Ctx<'_>, i: &Inst) -> X {
-    members(c, &i.s[0], "elect.sync")?;
+    if members(c, &i.s[0], "elect.sync")?.is_none() {
+        return Ok(Flow::Jump);
+    }
     let leader = c.exec.trailing_zeros();
     c.write(&i.d[0], &[u64::from(leader); 32], Ext::Zero)?;
     c.write_pred(&i.d[1], 1 << leader);
@@ -186,7 +241,9 @@ pub(super) fn vote(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 fn exec_vote(c: &mut Ctx<'_>, i: &Inst) -> X {
-    members(c, &i.s[1], "vote.sync")?;
+    if members(c, &i.s[1], "vote.sync")?.is_none() {
+        return Ok(Flow::Jump);
+    }
     let p = c.pred(&i.s[0])? & c.exec;
     let e = c.exec;
     match i.sub {
@@ -243,7 +300,9 @@ pub(super) fn redux(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 fn exec_redux(c: &mut Ctx<'_>, i: &Inst) -> X {
-    members(c, &i.s[1], "redux.sync")?;
+    if members(c, &i.s[1], "redux.sync")?.is_none() {
+        return Ok(Flow::Jump);
+    }
     let a = c.src(&i.s[0])?;
     let signed = i.ty.is_signed();
     let mut acc: Option<u64> = None;
