@@ -13,7 +13,7 @@ const SOURCE: &str = include_str!("emu_errors.rs");
 fn at_in(function: &str, statement: &str) -> Vec<String> {
     let start = SOURCE
         .lines()
-        .position(|l| l.contains(&format!("fn {function}(")))
+        .position(|l| l.contains(&format!("fn {function}(")) || l.contains(&format!("fn {function}<")))
         .expect("the function is in this file");
     SOURCE
         .lines()
@@ -338,6 +338,132 @@ fn a_read_past_a_sub_slice_of_a_view_is_an_error_naming_the_parameter() {
     );
     assert!(
         text.contains(&format!("at {}, line", at("reads_a_tail", "out[t] = tail[t];"))),
+        "{text}"
+    );
+}
+
+// Item 5 of issue 24: programmatic dependent launch, relaxed cluster arrives.
+
+/// Reads `x[t]` before waiting for the kernel before it in the stream.
+#[kernel(targets(sm_90))]
+pub fn reads_before_its_wait(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    let v = x[t];
+    grid_dependency_wait();
+    out[t] = v + 1;
+}
+
+/// Reads `x[t]` after waiting for the kernel before it in the stream.
+#[kernel(targets(sm_90))]
+pub fn reads_after_its_wait(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    grid_dependency_wait();
+    out[t] = x[t] + 1;
+}
+
+/// Writes `x[t]` before waiting for the kernel before it in the stream.
+#[kernel(targets(sm_90))]
+pub fn writes_before_its_wait(x: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    x[t] = 7;
+    grid_dependency_wait();
+}
+
+#[test]
+fn a_dependent_launch_touching_its_predecessors_memory_before_its_wait_is_an_error() {
+    let device = Device::emulator(Target::Sm90);
+    let mut x = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let config = LaunchConfig::linear(1, 64);
+    // SAFETY (every launch below): 64 threads, each touches element t of
+    // 64-element buffers.
+    let fill = |x: &mut nvfp4_dsl::DeviceBuffer<u32>| {
+        unsafe { writes_below::Kernel::launch(&device, config, x, 64) }.expect("fills x");
+    };
+    // The first launch on a device has no predecessor.
+    unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("no predecessor");
+    fill(&mut x);
+    let e = failure(unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) });
+    let text = e.to_string();
+    assert!(
+        text.contains("which the kernel before it in the stream (`writes_below`) writes, before this thread's `griddepcontrol.wait`")
+            && text.contains("call `grid_dependency_wait()` before this access"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("at {}, line", at("reads_before_its_wait", "let v = x[t];"))),
+        "{text}"
+    );
+    // After the wait, or with the predecessor complete (a copy between
+    // them), the read is fine.
+    fill(&mut x);
+    unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
+    assert_eq!(device.download(&out).expect("download"), (1..65).collect::<Vec<u32>>());
+    fill(&mut x);
+    device.download(&x).expect("download");
+    unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("a copy in between");
+    // Writing what the predecessor reads races too.
+    unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
+    let e = failure(unsafe { writes_before_its_wait::Kernel::launch(&device, config, &mut x) });
+    let text = e.to_string();
+    assert!(
+        text.contains("which the kernel before it in the stream (`reads_after_its_wait`) reads"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("at {}, line", at("writes_before_its_wait", "x[t] = 7;"))),
+        "{text}"
+    );
+}
+
+/// Each block of a cluster of two writes its shared array, arrives at the
+/// cluster barrier (`ORDER` 0: release; 1: relaxed after `fence.acq_rel`;
+/// 2: relaxed), waits and reads the other block's array.
+#[kernel(targets(sm_90), specialize(ORDER = [0, 1, 2]))]
+pub fn swaps_through_the_cluster<const ORDER: u32>(out: &mut [u32]) {
+    let s = shared_array::<u32, 64>();
+    let t = thread_idx_x();
+    let rank = cluster_cta_rank();
+    s[t] = 100 * rank + t;
+    if ORDER == 0 {
+        cluster_arrive();
+    } else {
+        if ORDER == 1 {
+            fence_acq_rel_gpu();
+        }
+        cluster_arrive_relaxed();
+    }
+    cluster_wait();
+    let v = load_cluster(s, t, 1 - rank);
+    out[(64 * rank + t) as usize] = v;
+    // The other block reads this one's array until here.
+    cluster_sync();
+}
+
+#[test]
+fn a_relaxed_cluster_arrive_releases_nothing() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(128).expect("alloc");
+    let config = LaunchConfig::new((2, 1, 1), (64, 1, 1)).with_cluster((2, 1, 1));
+    let want: Vec<u32> = (0..128).map(|i| 100 * (1 - i / 64) + i % 64).collect();
+    // SAFETY (every launch): one cluster of two blocks of 64 threads, each
+    // writes out[64 rank + t].
+    unsafe { swaps_through_the_cluster::Kernel::<0>::launch(&device, config, &mut out) }.expect("release");
+    assert_eq!(device.download(&out).expect("download"), want);
+    unsafe { swaps_through_the_cluster::Kernel::<1>::launch(&device, config, &mut out) }.expect("fence, relaxed");
+    assert_eq!(device.download(&out).expect("download"), want);
+    let e = failure(unsafe { swaps_through_the_cluster::Kernel::<2>::launch(&device, config, &mut out) });
+    let text = e.to_string();
+    assert!(
+        text.contains("shared-memory data race")
+            && text.contains("`barrier.cluster.arrive.relaxed` alone releases nothing"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "at {}, line",
+            at("swaps_through_the_cluster", "let v = load_cluster(s, t, 1 - rank);")
+        )),
         "{text}"
     );
 }
