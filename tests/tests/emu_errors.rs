@@ -361,6 +361,18 @@ pub fn reads_after_its_wait(x: &[u32], out: &mut [u32]) {
     out[t] = x[t] + 1;
 }
 
+/// Thread 0 waits for the kernel before it in the stream; every thread
+/// reads `x[t]` after a barrier with it.
+#[kernel(targets(sm_90))]
+pub fn reads_after_a_barrier_with_the_waiting_thread(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    if t == 0 {
+        grid_dependency_wait();
+    }
+    sync_threads();
+    out[t] = x[t] + 1;
+}
+
 /// Writes `x[t]` before waiting for the kernel before it in the stream.
 #[kernel(targets(sm_90))]
 pub fn writes_before_its_wait(x: &mut [u32]) {
@@ -399,6 +411,9 @@ fn a_dependent_launch_touching_its_predecessors_memory_before_its_wait_is_an_err
     fill(&mut x);
     unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
     assert_eq!(device.download(&out).expect("download"), (1..65).collect::<Vec<u32>>());
+    fill(&mut x);
+    unsafe { reads_after_a_barrier_with_the_waiting_thread::Kernel::launch(&device, config, &x, &mut out) }
+        .expect("ordered after a wait");
     fill(&mut x);
     device.download(&x).expect("download");
     unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("a copy in between");

@@ -181,7 +181,8 @@ impl Memory {
     pub(crate) fn view(&mut self) -> View {
         let pdl = match &self.predecessor {
             Some(f) => Tracker {
-                before: self.allocs.iter().map(|a| f.of(a.base).cloned()).collect(),
+                on: false,
+                before: Arc::new(self.allocs.iter().map(|a| f.of(a.base).cloned()).collect()),
                 entries: Arc::new(f.entries.clone()),
                 now: Vec::new(),
             },
@@ -282,6 +283,9 @@ impl View {
     /// `check`: the first common byte's address and whether they wrote it.
     #[inline]
     pub(crate) fn touch(&mut self, i: usize, addr: u64, len: usize, write: bool, check: bool) -> Option<(u64, bool)> {
+        if !self.pdl.on {
+            return None;
+        }
         let a = &self.spans[i];
         let (size, lo) = (a.len as usize, (addr - a.base) as usize);
         let hi = lo + len;

@@ -8,8 +8,10 @@
 //! The emulator runs launches one after another, so it keeps what the
 //! last launch of a stream read and wrote of global memory, a bit per
 //! byte (its `Footprint`), and checks a dependent's global accesses made
-//! by a thread before that thread's `griddepcontrol.wait` against it: the
-//! same bytes, one of the two a write, is an error. All of the
+//! by a thread not ordered after a `griddepcontrol.wait` (its own, or
+//! another thread's through the race check's vector clocks) against it:
+//! the same bytes, one of the two a write, is an error. The checked mode
+//! only. All of the
 //! predecessor's accesses count, wherever its `launch_dependents` is: the
 //! trigger only lets the dependent be scheduled and orders no memory.
 //!
@@ -125,8 +127,13 @@ impl Footprint {
 /// programmatic launch), and what this launch touched so far.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tracker {
-    /// What the predecessors touched, by the view's allocation index.
-    pub before: Vec<Option<Touched>>,
+    /// Accesses are recorded and checked (set by the launch: the checked
+    /// mode; the fast mode has no vector clocks to tell which threads are
+    /// ordered after a wait).
+    pub on: bool,
+    /// What the predecessors touched, by the view's allocation index
+    /// (shared by the copies).
+    pub before: Arc<Vec<Option<Touched>>>,
     /// The predecessors' kernels, for messages.
     pub entries: Arc<Vec<String>>,
     /// This launch's accesses, by the view's allocation index.

@@ -4,7 +4,9 @@
 //!
 //! Every thread has a vector clock over the threads of the running
 //! cluster. Its own entry goes up after each release: arriving at a CTA
-//! barrier, at the cluster barrier or on an mbarrier, `bar.warp.sync`. A
+//! barrier, at the cluster barrier (not `.relaxed`: that releases only
+//! what the thread's last `fence.acq_rel`/`fence.sc` released) or on an
+//! mbarrier, `bar.warp.sync`, a `fence.acq_rel`/`fence.sc`. A
 //! barrier or mbarrier phase collects the clocks of the threads that
 //! arrive (and of the asynchronous operations that complete on it); a
 //! thread that gets past it (the barrier completes, an mbarrier wait

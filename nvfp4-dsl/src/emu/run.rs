@@ -73,7 +73,8 @@ pub(crate) fn launch(
         next: AtomicUsize::new(0),
         failed: AtomicUsize::new(usize::MAX),
     };
-    let view = mem.view();
+    let mut view = mem.view();
+    view.pdl.on = options.race_check;
     let done: Vec<Done> = if threads == 1 {
         vec![Worker::new(&env, view).run(&queue, options)]
     } else {

@@ -413,6 +413,9 @@ pub(crate) struct Cluster {
     /// What a thread past the barrier acquires: every completed phase's
     /// arrivals.
     pub done: Vec<u32>,
+    /// Each `griddepcontrol.wait` so far: the thread and its own clock
+    /// there (a thread whose clock holds that is ordered after the wait).
+    pub pdl_waits: Vec<(u32, u32)>,
 }
 
 impl Cluster {
@@ -431,6 +434,16 @@ impl Cluster {
         self.exited.clear();
         self.exits.clear();
         self.done.clear();
+        self.pdl_waits.clear();
+    }
+
+    /// Whether thread `t` is ordered after a `griddepcontrol.wait` of the
+    /// cluster (its own, or another thread's it synchronised with since).
+    pub fn after_pdl_wait(&self, t: u32) -> bool {
+        let row = self.clocks.row(t);
+        self.pdl_waits
+            .iter()
+            .any(|&(p, c)| row.get(p as usize).is_some_and(|&r| r >= c))
     }
 
     /// Completes the phase if every thread that has not exited arrived.

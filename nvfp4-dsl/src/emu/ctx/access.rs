@@ -174,9 +174,11 @@ impl Ctx<'_> {
 
     /// Records `lane`'s access of `len` bytes of global memory at `addr`
     /// (in allocation `i`) for the next launch, and fails if the launch is
-    /// a programmatic dependent, the lane has not executed
-    /// `griddepcontrol.wait`, and the bytes conflict with its
-    /// predecessor's accesses (see `pdl`).
+    /// a programmatic dependent, the lane is not ordered after a
+    /// `griddepcontrol.wait` (its own, or one of a thread it synchronised
+    /// with since: the vector clocks tell), and the bytes conflict with
+    /// its predecessor's accesses (see `pdl`). The fast mode, which keeps
+    /// no clocks, neither records nor checks.
     #[inline]
     pub fn touch(
         &mut self,
@@ -188,13 +190,17 @@ impl Ctx<'_> {
         what: &str,
     ) -> Result<(), Fault> {
         let check = self.mem.pdl.dependent() && self.w.pdl_waited & (1 << lane) == 0;
-        match self.mem.touch(i, addr, len, write, check) {
-            None => Ok(()),
-            Some((at, wrote)) => Err(Fault::lane(
-                lane,
-                pdl_message(what, addr, len, write, at, wrote, &self.mem.pdl.entries),
-            )),
+        let Some((at, wrote)) = self.mem.touch(i, addr, len, write, check) else {
+            return Ok(());
+        };
+        if self.cl.after_pdl_wait(self.thread_index(lane)) {
+            self.w.pdl_waited |= 1 << lane;
+            return Ok(());
         }
+        Err(Fault::lane(
+            lane,
+            pdl_message(what, addr, len, write, at, wrote, &self.mem.pdl.entries),
+        ))
     }
 
     /// [`touch`](Ctx::touch) for every executing lane's `len` bytes at

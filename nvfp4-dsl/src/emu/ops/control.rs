@@ -293,6 +293,13 @@ pub(super) fn griddepcontrol(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 fn exec_griddep_wait(c: &mut Ctx<'_>, _: &Inst) -> X {
     c.w.pdl_waited |= c.exec;
     c.b.trigger.waited = true;
+    if c.cl.clocks.on() {
+        for l in lanes(c.exec) {
+            let t = c.thread_index(l);
+            let own = c.cl.clocks.own(t);
+            c.cl.pdl_waits.push((t, own));
+        }
+    }
     Ok(Flow::Next)
 }
 
