@@ -7,9 +7,13 @@
 //! flipped), arrives (removed, `expect_tx` bytes off by 16 either way),
 //! `fence.proxy.async`, `tcgen05.commit` / `wait::ld` / the `tcgen05`
 //! fences, `wgmma.fence` / `commit_group` / `wait_group` (removed, or
-//! waiting for one group fewer), and the CTA, warp and cluster barriers.
+//! waiting for one group fewer), and the CTA, warp and cluster barriers;
+//! `griddepcontrol.wait` and `fence.acq_rel` removed, a release or acquire
+//! (a cluster arrive's, an atomic's) made relaxed.
 //! Each mutant runs through the kernel's own host code (its PTX swapped in
-//! with `EmuDevice::replace_ptx`) on small shapes under three seeds of
+//! with `EmuDevice::replace_ptx`; called twice in a row where the kernel's
+//! predecessor in the stream is the previous call's last kernel) on small
+//! shapes under three seeds of
 //! the adversarial schedule and one of the priority (PCT) schedule, and is
 //! killed when the emulator reports an
 //! error or the output differs from the CPU reference. Every survivor
@@ -218,6 +222,17 @@ fn subjects() -> Vec<Subject> {
             only: Some(pdl_or_order),
             ..subject(
                 "gemm sm_90a pairs",
+                Target::Sm90a,
+                "gemm_nvfp4_sm90__blocks_1_split_4",
+                |seed| gemm_check(GemmKernel::Sm90 { blocks: 1, split: 4 }, (128, 128, 1024), seed),
+            )
+        },
+        // Split 4 over a cluster of four (enough multiprocessors): the
+        // reduction in distributed shared memory of other tile shapes.
+        Subject {
+            only: Some(|text, change| text.starts_with("barrier.cluster.arrive") && change == "made relaxed"),
+            ..subject(
+                "gemm sm_90a cluster of 4",
                 Target::Sm90a,
                 "gemm_nvfp4_sm90__blocks_1_split_4",
                 |seed| gemm_check(GemmKernel::Sm90 { blocks: 1, split: 4 }, (128, 128, 1024), seed),
@@ -534,6 +549,71 @@ const SURVIVORS: &[Survivor] = &[
         occurrences: &[0..2],
         change: "removed",
         why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+    // Item 5 of issue 24: programmatic dependent launch, memory order.
+    Survivor {
+        subjects: &[
+            "gemm sm_90a",
+            "gemm sm_90a global split",
+            "gemm sm_90a pairs",
+            "gemm sm_90a cluster of 4",
+        ],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[0..1],
+        change: "made relaxed",
+        why: Why::Equivalent(
+            "the producer warpgroup's arrive (not reached where the split goes through global memory): it wrote no shared memory that another block reads after the barrier (the swapped partial sums are the consumers', released by their own arrives) and every copy it issued completed on a full barrier that the consumers waited on before those arrives",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split", "gemm sm_90a cluster of 4"],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[1..2],
+        change: "made relaxed",
+        why: Why::Elsewhere(
+            "gemm sm_90a: the cluster barrier before the blocks of a cluster of two swap accumulator halves",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a pairs"],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[2..3],
+        change: "made relaxed",
+        why: Why::Elsewhere(
+            "gemm sm_90a cluster of 4: the cluster barrier before the blocks of a cluster of four sum their partial tiles",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a decode"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a decode, twice: the first call's decode kernel has no kernel before it"),
+    },
+    Survivor {
+        subjects: &["gemv"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemv, twice: a single call has no kernel before it"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a pairs"],
+        text: "fence.acq_rel.gpu;",
+        occurrences: &[0..2],
+        change: "removed",
+        why: Why::Missed(
+            "the partial sums pass between the tile's two clusters through global memory and a counter: the race check covers shared memory only, and the clusters of a kernel with global atomics run one after another, so memory order in global memory is not modelled (whether the counter's acq_rel alone still orders the sums, through the named barriers, is not checked here)",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a pairs"],
+        text: "atom.acq_rel.gpu.global.add.u32 %r2356, [%rd290], 1;",
+        occurrences: &[0..1],
+        change: "made relaxed",
+        why: Why::Missed(
+            "as for the fences around it: memory order in global memory is not modelled (whether the fences alone still order the sums, through the named barriers, is not checked here)",
+        ),
     },
 ];
 

@@ -387,14 +387,15 @@ fn a_dependent_launch_touching_its_predecessors_memory_before_its_wait_is_an_err
     let mut x = device.alloc_zeroed::<u32>(64).expect("alloc");
     let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
     let config = LaunchConfig::linear(1, 64);
-    // SAFETY (every launch below): 64 threads, each touches element t of
-    // 64-element buffers.
     let fill = |x: &mut nvfp4_dsl::DeviceBuffer<u32>| {
+        // SAFETY: 64 threads, each touches element t of 64-element buffers.
         unsafe { writes_below::Kernel::launch(&device, config, x, 64) }.expect("fills x");
     };
     // The first launch on a device has no predecessor.
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("no predecessor");
     fill(&mut x);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     let e = failure(unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) });
     let text = e.to_string();
     assert!(
@@ -409,16 +410,21 @@ fn a_dependent_launch_touching_its_predecessors_memory_before_its_wait_is_an_err
     // After the wait, or with the predecessor complete (a copy between
     // them), the read is fine.
     fill(&mut x);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
     assert_eq!(device.download(&out).expect("download"), (1..65).collect::<Vec<u32>>());
     fill(&mut x);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     unsafe { reads_after_a_barrier_with_the_waiting_thread::Kernel::launch(&device, config, &x, &mut out) }
         .expect("ordered after a wait");
     fill(&mut x);
     device.download(&x).expect("download");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("a copy in between");
     // Writing what the predecessor reads races too.
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
     let e = failure(unsafe { writes_before_its_wait::Kernel::launch(&device, config, &mut x) });
     let text = e.to_string();
     assert!(
@@ -461,12 +467,13 @@ fn a_relaxed_cluster_arrive_releases_nothing() {
     let mut out = device.alloc_zeroed::<u32>(128).expect("alloc");
     let config = LaunchConfig::new((2, 1, 1), (64, 1, 1)).with_cluster((2, 1, 1));
     let want: Vec<u32> = (0..128).map(|i| 100 * (1 - i / 64) + i % 64).collect();
-    // SAFETY (every launch): one cluster of two blocks of 64 threads, each
-    // writes out[64 rank + t].
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
     unsafe { swaps_through_the_cluster::Kernel::<0>::launch(&device, config, &mut out) }.expect("release");
     assert_eq!(device.download(&out).expect("download"), want);
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
     unsafe { swaps_through_the_cluster::Kernel::<1>::launch(&device, config, &mut out) }.expect("fence, relaxed");
     assert_eq!(device.download(&out).expect("download"), want);
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
     let e = failure(unsafe { swaps_through_the_cluster::Kernel::<2>::launch(&device, config, &mut out) });
     let text = e.to_string();
     assert!(

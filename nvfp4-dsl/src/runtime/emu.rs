@@ -330,6 +330,7 @@ impl EmuDevice {
         // Each slice parameter's accesses stay inside its view.
         memory.set_views(views);
         let result = module.launch_with(variant.entry, &launch, &params, &mut memory, &self.options);
+        memory.predecessor = None;
         if let Some(f) = memory.footprint.take() {
             lock(&self.footprints).insert(self.stream, f);
         }
