@@ -525,3 +525,151 @@ fn independent_thread_scheduling_is_deterministic_per_seed_on_any_number_of_thre
     }
     assert!(firsts.len() > 1, "every seed ran the same group first: {firsts:?}");
 }
+
+// Item 5 of issue 24: programmatic dependent launch, relaxed cluster arrives.
+
+/// Reads `x[t]` before waiting for the kernel before it in the stream.
+#[kernel(targets(sm_90))]
+pub fn reads_before_its_wait(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    let v = x[t];
+    grid_dependency_wait();
+    out[t] = v + 1;
+}
+
+/// Reads `x[t]` after waiting for the kernel before it in the stream.
+#[kernel(targets(sm_90))]
+pub fn reads_after_its_wait(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    grid_dependency_wait();
+    out[t] = x[t] + 1;
+}
+
+/// Thread 0 waits for the kernel before it in the stream; every thread
+/// reads `x[t]` after a barrier with it.
+#[kernel(targets(sm_90))]
+pub fn reads_after_a_barrier_with_the_waiting_thread(x: &[u32], out: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    if t == 0 {
+        grid_dependency_wait();
+    }
+    sync_threads();
+    out[t] = x[t] + 1;
+}
+
+/// Writes `x[t]` before waiting for the kernel before it in the stream.
+#[kernel(targets(sm_90))]
+pub fn writes_before_its_wait(x: &mut [u32]) {
+    let t = thread_idx_x() as usize;
+    x[t] = 7;
+    grid_dependency_wait();
+}
+
+#[test]
+fn a_dependent_launch_touching_its_predecessors_memory_before_its_wait_is_an_error() {
+    let device = Device::emulator(Target::Sm90);
+    let mut x = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let config = LaunchConfig::linear(1, 64);
+    let fill = |x: &mut nvfp4_dsl::DeviceBuffer<u32>| {
+        // SAFETY: 64 threads, each touches element t of 64-element buffers.
+        unsafe { writes_below::Kernel::launch(&device, config, x, 64) }.expect("fills x");
+    };
+    // The first launch on a device has no predecessor.
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("no predecessor");
+    fill(&mut x);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    let e = failure(unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) });
+    let text = e.to_string();
+    assert!(
+        text.contains("which the kernel before it in the stream (`writes_below`) writes, before this thread's `griddepcontrol.wait`")
+            && text.contains("call `grid_dependency_wait()` before this access"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("at {}, line", at("reads_before_its_wait", "let v = x[t];"))),
+        "{text}"
+    );
+    // After the wait, or with the predecessor complete (a copy between
+    // them), the read is fine.
+    fill(&mut x);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
+    assert_eq!(device.download(&out).expect("download"), (1..65).collect::<Vec<u32>>());
+    fill(&mut x);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_after_a_barrier_with_the_waiting_thread::Kernel::launch(&device, config, &x, &mut out) }
+        .expect("ordered after a wait");
+    fill(&mut x);
+    device.download(&x).expect("download");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("a copy in between");
+    // Writing what the predecessor reads races too.
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_after_its_wait::Kernel::launch(&device, config, &x, &mut out) }.expect("after the wait");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    let e = failure(unsafe { writes_before_its_wait::Kernel::launch(&device, config, &mut x) });
+    let text = e.to_string();
+    assert!(
+        text.contains("which the kernel before it in the stream (`reads_after_its_wait`) reads"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("at {}, line", at("writes_before_its_wait", "x[t] = 7;"))),
+        "{text}"
+    );
+}
+
+/// Each block of a cluster of two writes its shared array, arrives at the
+/// cluster barrier (`ORDER` 0: release; 1: relaxed after `fence.acq_rel`;
+/// 2: relaxed), waits and reads the other block's array.
+#[kernel(targets(sm_90), specialize(ORDER = [0, 1, 2]))]
+pub fn swaps_through_the_cluster<const ORDER: u32>(out: &mut [u32]) {
+    let s = shared_array::<u32, 64>();
+    let t = thread_idx_x();
+    let rank = cluster_cta_rank();
+    s[t] = 100 * rank + t;
+    if ORDER == 0 {
+        cluster_arrive();
+    } else {
+        if ORDER == 1 {
+            fence_acq_rel_gpu();
+        }
+        cluster_arrive_relaxed();
+    }
+    cluster_wait();
+    let v = load_cluster(s, t, 1 - rank);
+    out[(64 * rank + t) as usize] = v;
+    // The other block reads this one's array until here.
+    cluster_sync();
+}
+
+#[test]
+fn a_relaxed_cluster_arrive_releases_nothing() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(128).expect("alloc");
+    let config = LaunchConfig::new((2, 1, 1), (64, 1, 1)).with_cluster((2, 1, 1));
+    let want: Vec<u32> = (0..128).map(|i| 100 * (1 - i / 64) + i % 64).collect();
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
+    unsafe { swaps_through_the_cluster::Kernel::<0>::launch(&device, config, &mut out) }.expect("release");
+    assert_eq!(device.download(&out).expect("download"), want);
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
+    unsafe { swaps_through_the_cluster::Kernel::<1>::launch(&device, config, &mut out) }.expect("fence, relaxed");
+    assert_eq!(device.download(&out).expect("download"), want);
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
+    let e = failure(unsafe { swaps_through_the_cluster::Kernel::<2>::launch(&device, config, &mut out) });
+    let text = e.to_string();
+    assert!(
+        text.contains("shared-memory data race")
+            && text.contains("`barrier.cluster.arrive.relaxed` alone releases nothing"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "at {}, line",
+            at("swaps_through_the_cluster", "let v = load_cluster(s, t, 1 - rank);")
+        )),
+        "{text}"
+    );
+}

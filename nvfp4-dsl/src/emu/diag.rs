@@ -183,11 +183,18 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
             } else {
                 format!("that {} {verb} at {}", who(earlier.thread()), at(earlier.pc))
             };
+            let per_block = threads / env.cluster_size;
+            let other_block = earlier.thread() < threads && earlier.thread() / per_block != me;
             format!(
-                "shared-memory data race: this thread {this} shared memory {:#x}{whose} {other}, and nothing orders the two accesses (no bar.sync or barrier between them, no mbarrier arrive and wait, no bar.warp.sync for threads of one warp){}",
+                "shared-memory data race: this thread {this} shared memory {:#x}{whose} {other}, and nothing orders the two accesses (no bar.sync or barrier between them, no mbarrier arrive and wait, no bar.warp.sync for threads of one warp){}{}",
                 base + off,
                 if kind == Kind::Atomic || earlier.atomic {
                     "; atomics race with plain loads and stores of their address (read it with an atomic too, e.g. `atom.or` of 0, or order the two with a barrier)"
+                } else {
+                    ""
+                },
+                if other_block {
+                    "; between blocks of a cluster only a release orders them: `barrier.cluster.arrive` (release, the default) then `barrier.cluster.wait`, or a `fence.acq_rel` of cluster scope or wider before a relaxed arrive (`barrier.cluster.arrive.relaxed` alone releases nothing)"
                 } else {
                     ""
                 }
@@ -462,5 +469,29 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
             bar.arrived,
             positions(env, warps)
         ),
+    )
+}
+
+/// A programmatic dependent launch's access, before its thread's
+/// `griddepcontrol.wait`, of bytes its predecessors (`entries`) accessed:
+/// the first common byte `at`, which they wrote (`wrote`) or read.
+pub(crate) fn pdl_message(
+    what: &str,
+    addr: u64,
+    len: usize,
+    write: bool,
+    at: u64,
+    wrote: bool,
+    entries: &[String],
+) -> String {
+    let kernels = if entries.len() == 1 {
+        format!("the kernel before it in the stream (`{}`)", entries[0])
+    } else {
+        format!("the kernels before it in the stream (`{}`)", entries.join("`, `"))
+    };
+    format!(
+        "{what} of {len} bytes at {addr:#x} {} byte {at:#x}, which {kernels} {}, before this thread's `griddepcontrol.wait`: a kernel that calls `grid_dependency_wait()` is a programmatic dependent launch and may run while its predecessor still runs; call `grid_dependency_wait()` before this access",
+        if write { "writes" } else { "reads" },
+        if wrote { "writes" } else { "reads" },
     )
 }

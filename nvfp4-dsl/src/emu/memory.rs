@@ -1,6 +1,8 @@
 //! Global memory: host-backed allocations at fake device addresses.
 
 use super::error::EmuError;
+use super::pdl::{Footprint, Tracker};
+use std::sync::Arc;
 
 /// The first device address handed out.
 const BASE: u64 = 0x7f00_0000_0000;
@@ -32,6 +34,12 @@ pub struct Memory {
     next: u64,
     /// The views of the next launch (see [`set_views`](Memory::set_views)).
     views: Vec<(u64, u64)>,
+    /// What the launches the next launch may overlap touched (it is a
+    /// programmatic dependent launch): see `pdl`.
+    pub(crate) predecessor: Option<Footprint>,
+    /// What the last launch touched (with what it may let its dependent
+    /// overlap), for the launch after it.
+    pub(crate) footprint: Option<Footprint>,
 }
 
 /// Why a kernel's access failed (turned into an [`EmuError`] by the caller).
@@ -67,6 +75,8 @@ impl Memory {
             allocs: Vec::new(),
             next: BASE,
             views: Vec::new(),
+            predecessor: None,
+            footprint: None,
         }
     }
 
@@ -169,6 +179,15 @@ impl Memory {
     /// address. The launch that takes it holds `&mut self` while copies
     /// of it run its blocks, and drops them before it returns.
     pub(crate) fn view(&mut self) -> View {
+        let pdl = match &self.predecessor {
+            Some(f) => Tracker {
+                on: false,
+                before: Arc::new(self.allocs.iter().map(|a| f.of(a.base).cloned()).collect()),
+                entries: Arc::new(f.entries.clone()),
+                now: Vec::new(),
+            },
+            None => Tracker::default(),
+        };
         View {
             spans: self
                 .allocs
@@ -182,7 +201,13 @@ impl Memory {
                 })
                 .collect(),
             views: self.views.clone(),
+            pdl,
         }
+    }
+
+    /// The base of allocation `i` of a [`View`] of this memory.
+    pub(crate) fn base_of(&self, i: usize) -> u64 {
+        self.allocs[i].base
     }
 }
 
@@ -231,6 +256,9 @@ pub(crate) struct View {
     /// The launch's views of its slice parameters
     /// ([`Memory::set_views`]).
     views: Vec<(u64, u64)>,
+    /// Programmatic dependent launch: what the predecessors touched and
+    /// what this copy's blocks touch.
+    pub(crate) pdl: Tracker,
 }
 
 // SAFETY: a view only reaches the bytes of the `Memory` that the launch
@@ -248,6 +276,40 @@ impl View {
             .copied()
             .filter(|&(s, _)| s == start)
             .max_by_key(|&(_, e)| e)
+    }
+
+    /// Records an access of `len` bytes at `addr` of allocation `i`
+    /// (located), and finds the predecessors' access it conflicts with if
+    /// `check`: the first common byte's address and whether they wrote it.
+    #[inline]
+    pub(crate) fn touch(&mut self, i: usize, addr: u64, len: usize, write: bool, check: bool) -> Option<(u64, bool)> {
+        if !self.pdl.on {
+            return None;
+        }
+        let a = &self.spans[i];
+        let (size, lo) = (a.len as usize, (addr - a.base) as usize);
+        let hi = lo + len;
+        if self.pdl.now.len() <= i {
+            self.pdl.now.resize_with(self.spans.len(), Default::default);
+        }
+        let now = &mut self.pdl.now[i];
+        if write {
+            now.write.add(size, lo, hi);
+        } else {
+            now.read.add(size, lo, hi);
+        }
+        if !check {
+            return None;
+        }
+        let before = self.pdl.before.get(i)?.as_ref()?;
+        let at = |o: usize| a.base + o as u64;
+        if let Some(o) = before.write.first(lo, hi) {
+            return Some((at(o), true));
+        }
+        if write && let Some(o) = before.read.first(lo, hi) {
+            return Some((at(o), false));
+        }
+        None
     }
 
     /// Finds the allocation for a kernel access, trying `hint` first.

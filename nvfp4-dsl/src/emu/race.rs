@@ -4,7 +4,9 @@
 //!
 //! Every thread has a vector clock over the threads of the running
 //! cluster. Its own entry goes up after each release: arriving at a CTA
-//! barrier, at the cluster barrier or on an mbarrier, `bar.warp.sync`. A
+//! barrier, at the cluster barrier (not `.relaxed`: that releases only
+//! what the thread's last `fence.acq_rel`/`fence.sc` released) or on an
+//! mbarrier, `bar.warp.sync`, a `fence.acq_rel`/`fence.sc`. A
 //! barrier or mbarrier phase collects the clocks of the threads that
 //! arrive (and of the asynchronous operations that complete on it); a
 //! thread that gets past it (the barrier completes, an mbarrier wait
@@ -157,6 +159,9 @@ pub(crate) struct Clocks {
     /// Per thread: its own clock and the instruction at each of its
     /// `fence.proxy.async`, in order.
     fences: Vec<Vec<(u32, u32)>>,
+    /// Per thread: its clock at its last `fence.acq_rel` or `fence.sc`
+    /// (empty before one), which a later relaxed release hands on.
+    fenced: Vec<Vec<u32>>,
 }
 
 /// `into = max(into, from)` entry by entry (`into` grows to `from`'s length).
@@ -198,6 +203,10 @@ impl Clocks {
         for f in &mut self.fences {
             f.clear();
         }
+        self.fenced.resize_with(n, Vec::new);
+        for f in &mut self.fenced {
+            f.clear();
+        }
     }
 
     /// Whether the clocks are kept (the checked mode).
@@ -235,6 +244,24 @@ impl Clocks {
     pub fn release(&mut self, t: u32, into: &mut Vec<u32>) {
         join(into, self.row(t));
         self.tick(t);
+    }
+
+    /// Thread `t` executes `fence.acq_rel` or `fence.sc`: what it knows now
+    /// is what a later relaxed release of it hands on (its accesses after
+    /// the fence are not).
+    pub fn release_fence(&mut self, t: u32) {
+        if self.on() {
+            self.fenced[t as usize] = self.row(t).to_vec();
+            self.tick(t);
+        }
+    }
+
+    /// A relaxed release by thread `t` (`barrier.cluster.arrive.relaxed`):
+    /// `into` takes only what its last release fence released.
+    pub fn release_fenced(&mut self, t: u32, into: &mut Vec<u32>) {
+        if let Some(f) = self.fenced.get(t as usize) {
+            join(into, f);
+        }
     }
 
     /// Thread `t`'s own entry goes up (after it released its clock by

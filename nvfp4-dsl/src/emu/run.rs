@@ -32,6 +32,7 @@ use super::error::EmuError;
 use super::inst::{Flow, Inst, NO_GUARD};
 use super::launch::{Launch, LaunchStats, ParamValue};
 use super::memory::{Memory, View};
+use super::pdl::{Footprint, Touched};
 use super::pending::AsyncOp;
 use super::prepare::prepare;
 use super::race::Clocks;
@@ -72,7 +73,8 @@ pub(crate) fn launch(
         next: AtomicUsize::new(0),
         failed: AtomicUsize::new(usize::MAX),
     };
-    let view = mem.view();
+    let mut view = mem.view();
+    view.pdl.on = options.race_check;
     let done: Vec<Done> = if threads == 1 {
         vec![Worker::new(&env, view).run(&queue, options)]
     } else {
@@ -92,6 +94,22 @@ pub(crate) fn launch(
     };
     let mut stats = LaunchStats::default();
     let mut first: Option<(usize, EmuError)> = None;
+    let mut footprint = Footprint::new(&entry.name);
+    let mut early = true;
+    for d in &done {
+        early &= d.early;
+        for (i, t) in d.touched.iter().enumerate() {
+            footprint.add(mem.base_of(i), t);
+        }
+    }
+    // A dependent whose blocks all let its own dependents start before
+    // its predecessor was complete passes the predecessor on.
+    if let Some(before) = mem.predecessor.take()
+        && early
+    {
+        footprint.union(&before);
+    }
+    mem.footprint = Some(footprint);
     for d in done {
         stats.thread_instructions += d.stats.thread_instructions;
         stats.warp_instructions += d.stats.warp_instructions;
@@ -127,10 +145,15 @@ struct Queue {
 }
 
 /// What one thread of a launch did: the stats of the clusters it ran, and
-/// the cluster (its index in grid order) that failed, if one did.
+/// the cluster (its index in grid order) that failed, if one did; the
+/// global memory its blocks touched, by allocation, and whether each of
+/// them may have let the launch's dependents start before its predecessor
+/// was complete (see `pdl`).
 struct Done {
     stats: LaunchStats,
     error: Option<(usize, EmuError)>,
+    touched: Vec<Touched>,
+    early: bool,
 }
 
 /// The state of one thread that runs clusters: a cluster's blocks and
@@ -165,10 +188,16 @@ impl<'a, 'e> Worker<'a, 'e> {
         let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
         let mut stats = LaunchStats::default();
         let mut hint = 0;
+        let mut early = true;
         loop {
             let c = queue.next.fetch_add(1, Ordering::Relaxed);
             if c >= queue.origins.len() || c > queue.failed.load(Ordering::Relaxed) {
-                return Done { stats, error: None };
+                return Done {
+                    stats,
+                    error: None,
+                    touched: std::mem::take(&mut self.mem.pdl.now),
+                    early,
+                };
             }
             let [x, y, z] = queue.origins[c];
             for (b, r) in self.blocks.iter_mut().zip(0u32..) {
@@ -199,8 +228,11 @@ impl<'a, 'e> Worker<'a, 'e> {
                 return Done {
                     stats,
                     error: Some((c, e)),
+                    touched: Vec::new(),
+                    early,
                 };
             }
+            early &= self.blocks.iter().all(|b| b.trigger.early());
             stats.blocks += u64::from(size);
         }
     }

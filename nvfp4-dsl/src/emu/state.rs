@@ -6,6 +6,7 @@
 use super::decode::Entry;
 use super::layout::SHARED_BASE;
 use super::mbar::{Mbar, MbarWait};
+use super::pdl::BlockTrigger;
 use super::pending::{AsyncOp, AsyncRegs, InflightShared};
 use super::race::{Clocks, Shadow, join};
 use super::tmem::Tmem;
@@ -77,6 +78,8 @@ pub(crate) struct Warp {
     pub cl_armed: u32,
     /// The cluster-barrier phase each armed lane arrived in.
     pub cl_phase: [u32; 32],
+    /// Lanes that have executed `griddepcontrol.wait` (see `pdl`).
+    pub pdl_waited: u32,
     /// Registers held by `wgmma.mma_async` and `tcgen05.ld`, from the
     /// warp's first such instruction on.
     pub held: Option<Box<AsyncRegs>>,
@@ -115,6 +118,7 @@ impl Warp {
             index,
             cl_armed: 0,
             cl_phase: [0; 32],
+            pdl_waited: 0,
             held: None,
             tc_synced: [0; 32],
             tc_unfenced: [0; 32],
@@ -135,6 +139,7 @@ impl Warp {
         self.timeout = 0;
         self.exists = 0;
         self.cl_armed = 0;
+        self.pdl_waited = 0;
         self.held = None;
         self.tc_synced = [0; 32];
         self.tc_unfenced = [0; 32];
@@ -313,6 +318,8 @@ pub(crate) struct Block {
     pub exits: Vec<u32>,
     /// Numbers the async-groups of bulk copies to global memory.
     pub next_group: u64,
+    /// When the block lets the launch's dependents start (see `pdl`).
+    pub trigger: BlockTrigger,
     /// Numbers asynchronous operations.
     op_ids: u64,
 }
@@ -342,6 +349,7 @@ impl Block {
             exited_clocks: Vec::new(),
             exits: Vec::new(),
             next_group: 0,
+            trigger: BlockTrigger::default(),
             op_ids: 0,
         }
     }
@@ -369,6 +377,7 @@ impl Block {
         self.exited_clocks.clear();
         self.exits.clear();
         self.next_group = 0;
+        self.trigger = BlockTrigger::default();
     }
 
     /// The block index, for messages: `(x,y,z)`.
@@ -491,6 +500,9 @@ pub(crate) struct Cluster {
     /// What a thread past the barrier acquires: every completed phase's
     /// arrivals.
     pub done: Vec<u32>,
+    /// Each `griddepcontrol.wait` so far: the thread and its own clock
+    /// there (a thread whose clock holds that is ordered after the wait).
+    pub pdl_waits: Vec<(u32, u32)>,
 }
 
 impl Cluster {
@@ -509,6 +521,16 @@ impl Cluster {
         self.exited.clear();
         self.exits.clear();
         self.done.clear();
+        self.pdl_waits.clear();
+    }
+
+    /// Whether thread `t` is ordered after a `griddepcontrol.wait` of the
+    /// cluster (its own, or another thread's it synchronised with since).
+    pub fn after_pdl_wait(&self, t: u32) -> bool {
+        let row = self.clocks.row(t);
+        self.pdl_waits
+            .iter()
+            .any(|&(p, c)| row.get(p as usize).is_some_and(|&r| r >= c))
     }
 
     /// Completes the phase if every thread that has not exited arrived.

@@ -84,7 +84,9 @@ pub fn launch_dependents() {
 /// stream serialization (it may start while the previous kernel finishes),
 /// so it must call it before reading anything the previous kernel may
 /// write, and before writing anything that kernel reads. Without an
-/// overlapping launch it returns at once. Needs sm_90 or newer.
+/// overlapping launch it returns at once. Needs sm_90 or newer. The
+/// emulator reports a thread's global access, before its call, of bytes
+/// the previous kernel read or wrote (one of the two a write).
 ///
 /// PTX: `griddepcontrol.wait;`
 #[inline(always)]
@@ -267,8 +269,12 @@ pub fn cluster_arrive() {
 /// Arrives at the cluster barrier without ordering memory: for a barrier
 /// that only keeps blocks alive (a block whose shared memory the others
 /// read must not exit before they are done), where every access it must
-/// cover has completed (its value used) before the arrive. Pair with
-/// [`cluster_wait`]; the warp must be converged.
+/// cover has completed (its value used) before the arrive. It releases
+/// nothing: a [`cluster_wait`] after it makes no earlier write visible
+/// (the emulator reports the race), unless a
+/// [`fence_acq_rel_gpu`](super::fence_acq_rel_gpu) before it released
+/// what came before that fence. Pair with [`cluster_wait`]; the warp must
+/// be converged.
 ///
 /// PTX (ISA 8.0): `barrier.cluster.arrive.relaxed.aligned;`
 #[inline(always)]

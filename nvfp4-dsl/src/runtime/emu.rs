@@ -3,7 +3,7 @@
 
 use super::view::{BufferArg, Memory as View, MemoryMut as ViewMut};
 use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage, Workspaces};
-use crate::emu::{self, EmuError, Memory, Module, Options, ParamValue, TensorMap2d};
+use crate::emu::{self, EmuError, Footprint, Memory, Module, Options, ParamValue, TensorMap2d};
 use crate::target::{Target, Variant};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -26,6 +26,10 @@ pub struct EmuDevice {
     /// ([`replace_ptx`](EmuDevice::replace_ptx)), by entry name.
     replaced: Arc<Mutex<HashMap<String, Arc<Module>>>>,
     last_writes: Arc<LastWrites>,
+    /// Per stream, what its last launch touched of global memory (with
+    /// what that launch may overlap), while the next operation on the
+    /// stream could be a programmatic dependent launch of it.
+    footprints: Arc<Mutex<HashMap<u64, Footprint>>>,
     workspaces: Arc<Workspaces>,
     /// This handle's stream, and the last stream number given out.
     stream: u64,
@@ -84,6 +88,7 @@ impl EmuDevice {
             loads: Arc::default(),
             replaced: Arc::default(),
             last_writes: Arc::default(),
+            footprints: Arc::default(),
             workspaces: Arc::default(),
             stream: 0,
             streams: Arc::default(),
@@ -181,11 +186,19 @@ impl EmuDevice {
     }
 
     pub(super) fn download(&self, a: &EmuAlloc) -> Result<Vec<u8>> {
+        self.synchronize();
         Ok(lock(&self.memory).read(a.addr, a.bytes).map_err(emulator)?.to_vec())
     }
 
     pub(super) fn write(&self, a: &mut EmuAlloc, bytes: &[u8]) -> Result<()> {
+        self.synchronize();
         lock(&self.memory).write(a.addr, bytes).map_err(emulator)
+    }
+
+    /// The stream's work is complete: a launch after this (or after a
+    /// copy) overlaps no kernel.
+    pub(super) fn synchronize(&self) {
+        lock(&self.footprints).remove(&self.stream);
     }
 
     pub(super) fn written_by_last_launch(&self, range: (u64, u64)) -> bool {
@@ -307,12 +320,20 @@ impl EmuDevice {
         // buffer). The borrow rules keep a buffer from being passed both as
         // `&` and as `&mut`.
         let mut memory = lock(&self.memory);
+        // A programmatic dependent launch may overlap the stream's last
+        // launch (see `emu::pdl`); another starts after it is complete.
+        let before = lock(&self.footprints).remove(&self.stream);
+        memory.predecessor = before.filter(|_| variant.programmatic);
         for &addr in &read_only {
             memory.set_writable(addr, false).map_err(emulator)?;
         }
         // Each slice parameter's accesses stay inside its view.
         memory.set_views(views);
         let result = module.launch_with(variant.entry, &launch, &params, &mut memory, &self.options);
+        memory.predecessor = None;
+        if let Some(f) = memory.footprint.take() {
+            lock(&self.footprints).insert(self.stream, f);
+        }
         memory.set_views(Vec::new());
         for &addr in &read_only {
             memory.set_writable(addr, true).map_err(emulator)?;

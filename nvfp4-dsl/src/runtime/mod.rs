@@ -628,7 +628,10 @@ impl Device {
     pub fn synchronize(&self) -> Result<()> {
         match self {
             Device::Cuda(d) => d.synchronize(),
-            Device::Emulator(_) => Ok(()),
+            Device::Emulator(d) => {
+                d.synchronize();
+                Ok(())
+            }
         }
     }
 }

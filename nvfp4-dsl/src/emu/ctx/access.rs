@@ -3,12 +3,12 @@
 //! asynchronous operations in flight and for races, and global memory.
 
 use super::{Ctx, Peers};
-use crate::emu::diag::{busy_message, describe_regions, hazard_message};
+use crate::emu::diag::{busy_message, describe_regions, hazard_message, pdl_message};
 use crate::emu::inst::Fault;
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::origin::Origin;
 use crate::emu::race::{Check, Kind};
-use crate::emu::state::Block;
+use crate::emu::state::{Block, lanes};
 
 impl Ctx<'_> {
     /// Checks a generic access of bytes `off..off + len` by `lane` of the
@@ -131,6 +131,7 @@ impl Ctx<'_> {
         let n = buf.len();
         match self.mem.locate(addr, n as u64, &mut self.hint) {
             Ok(i) => {
+                self.touch(lane, i, addr, n, false, what)?;
                 buf.copy_from_slice(self.mem.bytes(i, addr, n));
                 Ok(())
             }
@@ -144,12 +145,13 @@ impl Ctx<'_> {
     pub fn global_check(&mut self, lane: usize, addr: u64, len: usize, write: bool, what: &str) -> Result<(), Fault> {
         let r = self.mem.locate(addr, len as u64, &mut self.hint).and_then(|i| {
             if write {
-                self.mem.bytes_mut(i, addr, len).map(drop)
+                self.mem.bytes_mut(i, addr, len).map(|_| i)
             } else {
-                Ok(())
+                Ok(i)
             }
         });
-        r.map_err(|f| Fault::lane(lane, f.describe(what, addr, len)))
+        let i = r.map_err(|f| Fault::lane(lane, f.describe(what, addr, len)))?;
+        self.touch(lane, i, addr, len, write, what)
     }
 
     /// Writes bytes of global memory for a lane.
@@ -163,10 +165,52 @@ impl Ctx<'_> {
         match r {
             Ok(dst) => {
                 dst.copy_from_slice(data);
-                Ok(())
+                let i = self.hint;
+                self.touch(lane, i, addr, n, true, what)
             }
             Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
         }
+    }
+
+    /// Records `lane`'s access of `len` bytes of global memory at `addr`
+    /// (in allocation `i`) for the next launch, and fails if the launch is
+    /// a programmatic dependent, the lane is not ordered after a
+    /// `griddepcontrol.wait` (its own, or one of a thread it synchronised
+    /// with since: the vector clocks tell), and the bytes conflict with
+    /// its predecessor's accesses (see `pdl`). The fast mode, which keeps
+    /// no clocks, neither records nor checks.
+    #[inline]
+    pub fn touch(
+        &mut self,
+        lane: usize,
+        i: usize,
+        addr: u64,
+        len: usize,
+        write: bool,
+        what: &str,
+    ) -> Result<(), Fault> {
+        let check = self.mem.pdl.dependent() && self.w.pdl_waited & (1 << lane) == 0;
+        let Some((at, wrote)) = self.mem.touch(i, addr, len, write, check) else {
+            return Ok(());
+        };
+        if self.cl.after_pdl_wait(self.thread_index(lane)) {
+            self.w.pdl_waited |= 1 << lane;
+            return Ok(());
+        }
+        Err(Fault::lane(
+            lane,
+            pdl_message(what, addr, len, write, at, wrote, &self.mem.pdl.entries),
+        ))
+    }
+
+    /// [`touch`](Ctx::touch) for every executing lane's `len` bytes at
+    /// `addr[lane]`, all in allocation `i`.
+    #[inline]
+    pub fn touch_warp(&mut self, i: usize, addr: &[u64; 32], len: usize, write: bool, what: &str) -> Result<(), Fault> {
+        for l in lanes(self.exec) {
+            self.touch(l, i, addr[l], len, write, what)?;
+        }
+        Ok(())
     }
 
     /// Checks an `ld`/`st`/`atom`/`red` of `[addr, addr + len)` against the

@@ -11,6 +11,12 @@
 //! phases to come, as for `bar.sync`); `barrier.cluster.wait` waits for the
 //! phase of the thread's last `barrier.cluster.arrive`. Arriving twice
 //! without waiting, and waiting without arriving, are errors.
+//!
+//! For the race check an arrive releases the thread's clock (the default
+//! `.release`) and the wait acquires what the phase's arrivals released;
+//! `.relaxed` releases nothing, but what the thread's last
+//! `fence.acq_rel`/`fence.sc` of cluster scope or wider released (a fence
+//! and a relaxed arrive are a release pattern in the PTX memory model).
 
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
@@ -78,14 +84,18 @@ fn exec_mapa(c: &mut Ctx<'_>, i: &Inst) -> X {
 
 const ARRIVE: u8 = 0;
 const WAIT: u8 = 1;
+const ARRIVE_RELAXED: u8 = 2;
 
 /// `barrier.cluster.arrive{.release|.relaxed}{.aligned}`,
 /// `barrier.cluster.wait{.acquire}{.aligned}`.
 pub(super) fn barrier_cluster(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let mut i = Inst::new(exec_barrier_cluster);
     if m.take("arrive") {
-        i.sub = ARRIVE;
-        m.take_any(&["release", "relaxed"]);
+        i.sub = if m.take_any(&["release", "relaxed"]) == Some(1) {
+            ARRIVE_RELAXED
+        } else {
+            ARRIVE
+        };
     } else if m.take("wait") {
         i.sub = WAIT;
         m.take("acquire");
@@ -100,7 +110,7 @@ pub(super) fn barrier_cluster(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
     let phase = c.cl.phase;
-    if i.sub == ARRIVE {
+    if i.sub != WAIT {
         if let Some(l) = lanes(c.exec & c.w.cl_armed).next() {
             return Err(Fault::lane(
                 l,
@@ -112,7 +122,11 @@ fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
             c.w.cl_phase[l] = phase;
             let t = c.thread_index(l);
             let cl = &mut *c.cl;
-            cl.clocks.release(t, &mut cl.arrivals);
+            if i.sub == ARRIVE {
+                cl.clocks.release(t, &mut cl.arrivals);
+            } else {
+                cl.clocks.release_fenced(t, &mut cl.arrivals);
+            }
         }
         c.w.cl_armed |= c.exec;
         c.cl.arrived += c.exec.count_ones();

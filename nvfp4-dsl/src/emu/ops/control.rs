@@ -241,9 +241,29 @@ pub(super) fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
 /// without a state space or with `.shared::cta`/`::cluster`) is recorded.
 pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let proxy = m.take("proxy") && m.take("async") && !m.rest().contains(&"global");
+    // A fence that a relaxed cluster arrive after it turns into a release
+    // (`.cta` scope does not reach the other blocks of the cluster).
+    let release = m.take_any(&["acq_rel", "sc"]).is_some() && m.take_any(&["cluster", "gpu", "sys"]).is_some();
     m.drop_where(|_| true);
     d.count(0)?;
-    Ok(Inst::new(if proxy { exec_proxy_fence } else { exec_nop }))
+    Ok(Inst::new(if proxy {
+        exec_proxy_fence
+    } else if release {
+        exec_release_fence
+    } else {
+        exec_nop
+    }))
+}
+
+/// `fence.acq_rel`/`fence.sc` of cluster scope or wider: what the
+/// executing threads know is released by their next relaxed cluster
+/// arrive.
+fn exec_release_fence(c: &mut Ctx<'_>, _: &Inst) -> X {
+    for l in lanes(c.exec) {
+        let t = c.thread_index(l);
+        c.cl.clocks.release_fence(t);
+    }
+    Ok(Flow::Next)
 }
 
 /// `fence.proxy.async`: the executing threads' generic writes so far may
@@ -257,15 +277,41 @@ fn exec_proxy_fence(c: &mut Ctx<'_>, _: &Inst) -> X {
     Ok(Flow::Next)
 }
 
-/// `griddepcontrol.launch_dependents` and `griddepcontrol.wait`: the
-/// emulator runs launches one after another, so a dependent launch always
-/// starts after its primary has finished.
+/// `griddepcontrol.launch_dependents` and `griddepcontrol.wait`. The
+/// emulator runs launches one after another; a programmatic dependent's
+/// global accesses before its thread's wait are checked against what its
+/// predecessor touched (see `pdl`).
 pub(super) fn griddepcontrol(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
-    if m.take_any(&["launch_dependents", "wait"]).is_none() {
-        return Err("expected `.launch_dependents` or `.wait`".into());
-    }
+    let exec = match m.take_any(&["launch_dependents", "wait"]) {
+        Some(1) => exec_griddep_wait,
+        Some(_) => exec_launch_dependents,
+        None => return Err("expected `.launch_dependents` or `.wait`".into()),
+    };
     d.count(0)?;
-    Ok(Inst::new(exec_nop))
+    Ok(Inst::new(exec))
+}
+
+/// The predecessor is complete and its memory visible to these threads.
+fn exec_griddep_wait(c: &mut Ctx<'_>, _: &Inst) -> X {
+    c.w.pdl_waited |= c.exec;
+    c.b.trigger.waited = true;
+    if c.cl.clocks.on() {
+        for l in lanes(c.exec) {
+            let t = c.thread_index(l);
+            let own = c.cl.clocks.own(t);
+            c.cl.pdl_waits.push((t, own));
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// The block lets the launch's dependents start: before its predecessor
+/// is complete if a thread that has not waited triggers.
+fn exec_launch_dependents(c: &mut Ctx<'_>, _: &Inst) -> X {
+    if c.exec & !c.w.pdl_waited != 0 {
+        c.b.trigger.early = true;
+    }
+    Ok(Flow::Next)
 }
 
 pub(super) fn nanosleep(d: &Dec<'_>, m: &mut Mods<'_>) -> R {

@@ -400,6 +400,7 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     if matches!(i.space, Space::Global | Space::Generic) {
         let addr = addresses(c, i)?;
         if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
+            c.touch_warp(k, &addr, total, false, "global load")?;
             for (e, d) in i.v.iter().enumerate() {
                 let bytes = c.mem.bytes(k, lo, len);
                 let mut v = [0u64; 32];
@@ -489,6 +490,7 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
                 let at = (addr[l] - lo) as usize;
                 dst[at..at + esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
             }
+            c.touch_warp(k, &addr, total, true, "global store")?;
             return Ok(Flow::Next);
         }
     }
