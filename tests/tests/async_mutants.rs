@@ -268,7 +268,51 @@ fn subjects() -> Vec<Subject> {
                 })
             })
         },
+        // The linear layer's Hopper path: the activations quantized into
+        // A's images by a programmatic launch that the previous forward's
+        // GEMM (which reads the images) precedes.
+        Subject {
+            only: Some(pdl_or_order),
+            ..subject(
+                "linear sm_90a, twice",
+                Target::Sm90a,
+                "quantize_image_sm90__t_f16",
+                linear_twice_check,
+            )
+        },
     ]
+}
+
+/// Two forwards in a row of a linear layer (3 tokens, N = 128, K = 512)
+/// into the same output, against the f64 product of the quantized
+/// activations and the weights.
+fn linear_twice_check(seed: u64) -> Check {
+    use nvfp4_kernels::linear::Linear;
+    use nvfp4_kernels::quantize::quantize_reference;
+    let (tokens, n, k, input_scale) = (3, 128, 512, 0.01f32);
+    let mut rng = Rng::new(seed);
+    let (_, w) = nvfp4::gemm_inputs(&mut rng, 128, n, k, 1, Inputs::Wide).expect("weights");
+    let x: Vec<f16> = (0..tokens * k).map(|_| f16::from_f32(rng.uniform(-1.0, 1.0))).collect();
+    let x32: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+    let aq = quantize_reference(&x32, tokens, k, input_scale).expect("quantize");
+    let want: Vec<f64> = nvfp4::gemm_reference(&aq, &w)
+        .iter()
+        .map(|v| v * f64::from(input_scale))
+        .collect();
+    let data: Vec<u8> = w.data.iter().map(|v| v.0).collect();
+    let scales: Vec<u8> = w.scales.iter().map(|v| v.0).collect();
+    Box::new(move |d| {
+        let layer = Linear::new(d, n, k, &data, &scales, 1.0, input_scale).map_err(err)?;
+        let dx = d.upload(&x).map_err(|e| e.to_string())?;
+        let mut workspace = layer.workspace(d, tokens).map_err(err)?;
+        let rows = layer.output_rows(d, tokens);
+        let mut y = d.upload(&vec![f16::NAN; rows * n]).map_err(|e| e.to_string())?;
+        for _ in 0..2 {
+            layer.forward_into(d, &dx, tokens, &mut workspace, &mut y).map_err(err)?;
+        }
+        let got = d.download(&y).map_err(|e| e.to_string())?;
+        nvfp4::check_close(&got[..tokens * n], &want, 1e-3, 1e-3)
+    })
 }
 
 /// The mutants of item 5 of issue 24: a `griddepcontrol.wait` removed, a
