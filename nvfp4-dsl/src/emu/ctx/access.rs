@@ -204,10 +204,31 @@ impl Ctx<'_> {
     }
 
     /// [`touch`](Ctx::touch) for every executing lane's `len` bytes at
-    /// `addr[lane]`, all in allocation `i`.
+    /// `addr[lane]`, all in allocation `i`: one range when nothing is
+    /// checked and the lanes' accesses lie back to back in lane order (a
+    /// warp's usual access).
     #[inline]
     pub fn touch_warp(&mut self, i: usize, addr: &[u64; 32], len: usize, write: bool, what: &str) -> Result<(), Fault> {
-        for l in lanes(self.exec) {
+        if !self.mem.pdl.on {
+            return Ok(());
+        }
+        let exec = self.exec;
+        if !self.mem.pdl.dependent() || exec & !self.w.pdl_waited == 0 {
+            let mut ls = lanes(exec);
+            if let Some(first) = ls.next() {
+                let mut end = addr[first] + len as u64;
+                if ls.all(|l| {
+                    let next = addr[l] == end;
+                    end += len as u64;
+                    next
+                }) {
+                    self.mem
+                        .touch(i, addr[first], (end - addr[first]) as usize, write, false);
+                    return Ok(());
+                }
+            }
+        }
+        for l in lanes(exec) {
             self.touch(l, i, addr[l], len, write, what)?;
         }
         Ok(())
