@@ -120,6 +120,32 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
         text: Some(e.texts[pc].clone()),
         source: e.source.of(pc).into(),
         message: msg,
+        cited: Box::new([]),
+    }
+}
+
+/// Instruction `pc` for a message: its Rust statements (as the error's
+/// `cited` resolves them to files) and its PTX line.
+pub(super) fn statement_of(env: &Env<'_>, pc: u32) -> String {
+    let places = env.entry.source.of(pc as usize);
+    let line = env.entry.lines[pc as usize];
+    if places.is_empty() {
+        format!("line {line}")
+    } else {
+        let names: Vec<String> = places.iter().map(ToString::to_string).collect();
+        format!("{} (line {line})", names.join(", "))
+    }
+}
+
+/// `e` with the statements of instruction `pc` (named in its message by
+/// [`statement_of`]) to resolve.
+pub(super) fn cite(env: &Env<'_>, e: EmuError, pc: Option<u32>) -> EmuError {
+    match pc {
+        Some(pc) => EmuError {
+            cited: env.entry.source.of(pc as usize).into(),
+            ..e
+        },
+        None => e,
     }
 }
 
@@ -134,6 +160,7 @@ pub(super) fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) 
         text: Some(e.texts[op.pc as usize].clone()),
         source: e.source.of(op.pc as usize).into(),
         message: msg,
+        cited: Box::new([]),
     }
 }
 
@@ -223,6 +250,7 @@ pub(super) fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
         line: Some(e.lines[pc]),
         text: Some(e.texts[pc].clone()),
         source: e.source.of(pc).into(),
+        cited: Box::new([]),
         message: format!(
             "tensor memory not freed: the block exited with columns {}..{} still allocated (allocated here; every tcgen05.alloc needs a tcgen05.dealloc before exit)",
             a.col,

@@ -26,6 +26,9 @@ pub struct EmuError {
     pub(crate) text: Option<String>,
     pub(crate) source: Box<[Place]>,
     pub(crate) message: String,
+    /// The statements of another instruction that `message` names (as
+    /// `Place`'s `Display` writes them), resolved with `source`.
+    pub(crate) cited: Box<[Place]>,
 }
 
 impl EmuError {
@@ -38,6 +41,7 @@ impl EmuError {
             text: None,
             source: Box::new([]),
             message: message.into(),
+            cited: Box::new([]),
         }
     }
 
@@ -59,6 +63,11 @@ impl EmuError {
     pub(crate) fn resolve(mut self, sources: &[SourceFn]) -> EmuError {
         for p in &mut self.source {
             p.resolve(sources);
+        }
+        for p in &mut self.cited {
+            let before = p.to_string();
+            p.resolve(sources);
+            self.message = self.message.replace(&before, &p.to_string());
         }
         self
     }
