@@ -587,3 +587,38 @@ fn tensor_copy_errors_are_reported() {
         "not an emulator tensor map",
     );
 }
+
+// Item 5 of issue 24: the fence that publishes an mbarrier init.
+#[test]
+fn an_init_is_published_to_the_async_proxy_by_a_fence_of_cluster_scope_or_a_proxy_fence() {
+    let shared = ".shared .align 8 .b8 bar[8];\n.shared .align 16 .b8 buf[64];\n";
+    let run = |fence: &str| {
+        let body = format!(
+            "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n{fence}\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];\n$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n\t@!%p1 bra $L_w;\n\tret;\n"
+        );
+        let (m, src) = module(shared, ".param .u64 in", &body);
+        let mut mem = Memory::new();
+        let inp = upload(&mut mem, &pattern(64, 1), false);
+        (m.launch("k", &threads(1, 0), &[ParamValue::U64(inp)], &mut mem), src)
+    };
+    for fence in [
+        "\tfence.mbarrier_init.release.cluster;\n",
+        "\tfence.proxy.async.shared::cta;\n",
+        "\tfence.proxy.async;\n",
+        "\tfence.acq_rel.cluster;\n",
+        "\tfence.sc.gpu;\n",
+        "\tmembar.gl;\n",
+    ] {
+        let (r, src) = run(fence);
+        r.unwrap_or_else(|e| panic!("{fence}: {e}\n{src}"));
+    }
+    for fence in ["", "\tfence.acq_rel.cta;\n", "\tfence.proxy.async.global;\n"] {
+        let (r, src) = run(fence);
+        let e = r.expect_err(fence);
+        let init = common::line_of(&src, "mbarrier.init");
+        let want = format!(
+            "mbarrier init not published to the async proxy: this cp.async.bulk completes on the mbarrier initialised at line {init},"
+        );
+        assert_error(&e, &src, "cp.async.bulk", (0, 0, 0), (0, 0, 0), &want);
+    }
+}

@@ -5,9 +5,11 @@
 //! sm_90a), the GEMV and the samples that synchronise is removed or given a
 //! wrong operand, one mutant at a time: mbarrier waits (skipped, parity
 //! flipped), arrives (removed, `expect_tx` bytes off by 16 either way),
-//! `fence.proxy.async`, `tcgen05.commit` / `wait::ld` / the `tcgen05`
-//! fences, `wgmma.fence` / `commit_group` / `wait_group` (removed, or
-//! waiting for one group fewer), and the CTA, warp and cluster barriers.
+//! `fence.proxy.async`, `fence.mbarrier_init`, `tcgen05.commit` /
+//! `wait::ld` / the `tcgen05` fences, `wgmma.fence` / `commit_group` /
+//! `wait_group` (removed, or waiting for one group fewer), and the CTA,
+//! warp and cluster barriers; and the arrives and commits on a ring's
+//! barriers are moved to the next stage's barrier.
 //! Each mutant runs through the kernel's own host code (its PTX swapped in
 //! with `EmuDevice::replace_ptx`) on small shapes under three seeds of
 //! the adversarial schedule, one of the priority (PCT) schedule and one

@@ -2,7 +2,7 @@
 //! no thread can run (deadlocks), what a block leaves behind at its end,
 //! and the instruction and thread an error is located at.
 
-use super::error::EmuError;
+use super::error::{Cited, EmuError};
 use super::layout::SHARED_BASE;
 use super::mbar::Mbar;
 use super::pending::{AsyncOp, Busy};
@@ -117,10 +117,10 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some((w.tid[0][lane], w.tid[1][lane], w.tid[2][lane])),
         line: Some(e.lines[pc]),
-        text: Some(e.texts[pc].clone()),
+        text: Some(e.texts[pc].as_str().into()),
         source: e.source.of(pc).into(),
         message: msg,
-        cited: Box::new([]),
+        cited: None,
     }
 }
 
@@ -142,7 +142,7 @@ pub(super) fn statement_of(env: &Env<'_>, pc: u32) -> String {
 pub(super) fn cite(env: &Env<'_>, e: EmuError, pc: Option<u32>) -> EmuError {
     match pc {
         Some(pc) => EmuError {
-            cited: env.entry.source.of(pc as usize).into(),
+            cited: Some(Box::new(Cited(env.entry.source.of(pc as usize).to_vec()))),
             ..e
         },
         None => e,
@@ -157,10 +157,10 @@ pub(super) fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) 
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some(op.thread),
         line: Some(e.lines[op.pc as usize]),
-        text: Some(e.texts[op.pc as usize].clone()),
+        text: Some(e.texts[op.pc as usize].as_str().into()),
         source: e.source.of(op.pc as usize).into(),
         message: msg,
-        cited: Box::new([]),
+        cited: None,
     }
 }
 
@@ -248,9 +248,9 @@ pub(super) fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some(a.thread),
         line: Some(e.lines[pc]),
-        text: Some(e.texts[pc].clone()),
+        text: Some(e.texts[pc].as_str().into()),
         source: e.source.of(pc).into(),
-        cited: Box::new([]),
+        cited: None,
         message: format!(
             "tensor memory not freed: the block exited with columns {}..{} still allocated (allocated here; every tcgen05.alloc needs a tcgen05.dealloc before exit)",
             a.col,
