@@ -115,6 +115,7 @@ fn mbarrier_phases_parity_and_transaction_bytes() {
     let body = "\tld.param.u64 %rd1, [out];
 \tld.param.u64 %rd2, [in];
 \tmbarrier.init.shared::cta.b64 [bar], 2;
+\tfence.mbarrier_init.release.cluster;
 \tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 1;
 \tselp.u32 %r0, 1, 0, %p1;
 \tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
@@ -177,6 +178,7 @@ fn mbarrier_ping_pong_between_warps() {
 \tsetp.eq.u32 %p1, %r1, 0;
 \t@%p1 mbarrier.init.shared::cta.b64 [bars], 32;
 \t@%p1 mbarrier.init.shared::cta.b64 [bars+8], 32;
+\t@%p1 fence.mbarrier_init.release.cluster;
 \tbar.sync 0;
 \tmov.u32 %r3, 0;
 $L_round:
@@ -261,7 +263,7 @@ fn mbarrier_errors_are_reported() {
     // More transaction bytes than expected: 32 bytes complete, 16 expected
     // (every arrival is in).
     let (e, src) = run(
-        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 32, [%r2];\n$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n\t@!%p1 bra $L_w;\n\tret;\n",
+        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tfence.mbarrier_init.release.cluster;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 32, [%r2];\n$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n\t@!%p1 bra $L_w;\n\tret;\n",
         1,
     );
     assert_error(
@@ -274,13 +276,13 @@ fn mbarrier_errors_are_reported() {
     );
     // A copy that nobody waits for is still in flight when the block ends.
     let (e, src) = run(
-        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];\n\tret;\n",
+        "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tfence.mbarrier_init.release.cluster;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];\n\tret;\n",
         1,
     );
     assert_error(&e, &src, "cp.async.bulk", (0, 0, 0), (0, 0, 0), "still in flight");
     // More arrivals than pending (the phase waits for 16 bytes).
     let (e, src) = run(
-        "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 3;\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t@%p1 mbarrier.expect_tx.shared::cta.b64 [bar], 16;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t@%p1 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];\n\tret;\n",
+        "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 3;\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t@%p1 fence.mbarrier_init.release.cluster;\n\t@%p1 mbarrier.expect_tx.shared::cta.b64 [bar], 16;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t@%p1 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];\n\tret;\n",
         4,
     );
     assert_error(
@@ -292,12 +294,15 @@ fn mbarrier_errors_are_reported() {
         "more than are pending",
     );
     // Misaligned mbarrier.
-    let (e, src) = run("\tmbarrier.init.shared::cta.b64 [bar+4], 1;\n\tret;\n", 1);
+    let (e, src) = run(
+        "\tmbarrier.init.shared::cta.b64 [bar+4], 1;\n\tfence.mbarrier_init.release.cluster;\n\tret;\n",
+        1,
+    );
     assert_error(&e, &src, "mbarrier.init", (0, 0, 0), (0, 0, 0), "8-byte aligned");
     // A wait no thread can complete: warp 1 spins, warp 0 sits at a
     // barrier it alone can never pass (warp 1 never gets there).
     let (e, src) = run(
-        "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 2;\n\tbar.sync 0;\n\tsetp.lt.u32 %p2, %r1, 32;\n\t@%p2 bra $L_bar;\n\tmov.u32 %r2, 0;\n$L_spin:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r2;\n\t@!%p3 bra $L_spin;\n\tret;\n$L_bar:\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\tbar.sync 1;\n\tret;\n",
+        "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 2;\n\t@%p1 fence.mbarrier_init.release.cluster;\n\tbar.sync 0;\n\tsetp.lt.u32 %p2, %r1, 32;\n\t@%p2 bra $L_bar;\n\tmov.u32 %r2, 0;\n$L_spin:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r2;\n\t@!%p3 bra $L_spin;\n\tret;\n$L_bar:\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\tbar.sync 1;\n\tret;\n",
         64,
     );
     assert_error(
@@ -314,7 +319,7 @@ fn mbarrier_errors_are_reported() {
     );
     // A spin with nothing pending on a single-thread block.
     let (e, src) = run(
-        "\tmbarrier.init.shared::cta.b64 [bar], 1;\n$L_spin:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;\n\t@!%p3 bra $L_spin;\n\tret;\n",
+        "\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tfence.mbarrier_init.release.cluster;\n$L_spin:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;\n\t@!%p3 bra $L_spin;\n\tret;\n",
         1,
     );
     assert_error(
@@ -340,6 +345,7 @@ fn bulk_copies_both_ways_and_their_errors() {
 \tcvt.u64.u32 %rd3, %r5;
 \tadd.s64 %rd1, %rd1, %rd3;
 \tmbarrier.init.shared::cta.b64 [bar], 1;
+\tfence.mbarrier_init.release.cluster;
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], %r1;
 \tmov.u32 %r2, buf;
 \tmov.u32 %r3, bar;
@@ -434,6 +440,7 @@ fn tensor_copy(
 \tmov.u32 %r1, %tid.x;
 \tsetp.eq.u32 %p1, %r1, 0;
 \t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+\t@%p1 fence.mbarrier_init.release.cluster;
 \tbar.sync 0;
 \t@!%p1 bra $L_wait;
 \tld.param.u32 %r2, [bytes];
@@ -565,7 +572,7 @@ fn tensor_copy_errors_are_reported() {
     );
     // Bytes that are not an emulator tensor map.
     let shared = ".shared .align 8 .b8 bar[8];\n.shared .align 1024 .b8 buf[1024];\n";
-    let body = "\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tmov.b64 %rd7, pmap;\n\tcvta.param.u64 %rd8, %rd7;\n\tmov.u32 %r7, buf;\n\tmov.u32 %r8, bar;\n\tmov.u32 %r3, 0;\n\tcp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%r7], [%rd8, {%r3, %r3}], [%r8];\n\tret;\n";
+    let body = "\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tfence.mbarrier_init.release.cluster;\n\tmov.b64 %rd7, pmap;\n\tcvta.param.u64 %rd8, %rd7;\n\tmov.u32 %r7, buf;\n\tmov.u32 %r8, bar;\n\tmov.u32 %r3, 0;\n\tcp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%r7], [%rd8, {%r3, %r3}], [%r8];\n\tret;\n";
     let (m, src) = module(shared, ".param .align 64 .b8 pmap[128]", body);
     let mut mem = Memory::new();
     let e = m
@@ -579,4 +586,39 @@ fn tensor_copy_errors_are_reported() {
         (0, 0, 0),
         "not an emulator tensor map",
     );
+}
+
+// Item 5 of issue 24: the fence that publishes an mbarrier init.
+#[test]
+fn an_init_is_published_to_the_async_proxy_by_a_fence_of_cluster_scope_or_a_proxy_fence() {
+    let shared = ".shared .align 8 .b8 bar[8];\n.shared .align 16 .b8 buf[64];\n";
+    let run = |fence: &str| {
+        let body = format!(
+            "\tld.param.u64 %rd1, [in];\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n{fence}\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 16;\n\tmov.u32 %r1, buf;\n\tmov.u32 %r2, bar;\n\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];\n$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;\n\t@!%p1 bra $L_w;\n\tret;\n"
+        );
+        let (m, src) = module(shared, ".param .u64 in", &body);
+        let mut mem = Memory::new();
+        let inp = upload(&mut mem, &pattern(64, 1), false);
+        (m.launch("k", &threads(1, 0), &[ParamValue::U64(inp)], &mut mem), src)
+    };
+    for fence in [
+        "\tfence.mbarrier_init.release.cluster;\n",
+        "\tfence.proxy.async.shared::cta;\n",
+        "\tfence.proxy.async;\n",
+        "\tfence.acq_rel.cluster;\n",
+        "\tfence.sc.gpu;\n",
+        "\tmembar.gl;\n",
+    ] {
+        let (r, src) = run(fence);
+        r.unwrap_or_else(|e| panic!("{fence}: {e}\n{src}"));
+    }
+    for fence in ["", "\tfence.acq_rel.cta;\n", "\tfence.proxy.async.global;\n"] {
+        let (r, src) = run(fence);
+        let e = r.expect_err(fence);
+        let init = common::line_of(&src, "mbarrier.init");
+        let want = format!(
+            "mbarrier init not published to the async proxy: this cp.async.bulk completes on the mbarrier initialised at line {init},"
+        );
+        assert_error(&e, &src, "cp.async.bulk", (0, 0, 0), (0, 0, 0), &want);
+    }
 }

@@ -103,6 +103,7 @@ const COPY_SHARED: &str = ".shared .align 8 .b8 bar[24];\n.shared .align 128 .b8
 /// Thread 0 copies 64 words into `buf`; then 32 threads each store one
 /// word of it to `out`.
 const COPY: &str = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+\t@%p1 fence.mbarrier_init.release.cluster;
 \tbar.sync 0;
 \tmov.u32 %r2, buf;
 \tmov.u32 %r3, bar;
@@ -133,6 +134,7 @@ fn reading_a_copy_before_its_mbarrier_wait_is_reported() {
 const REFILL: &str = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
 \t@%p1 mbarrier.init.shared::cta.b64 [bar+8], 1;
 \t@%p1 mbarrier.init.shared::cta.b64 [bar+16], 32;
+\t@%p1 fence.mbarrier_init.release.cluster;
 \tbar.sync 0;
 \tmov.u32 %r2, buf;
 \tmov.u32 %r3, bar;
@@ -220,7 +222,7 @@ fn an_async_read_of_generic_stores_needs_an_ordered_proxy_fence() {
 fn mbarrier_misuse_is_reported() {
     // More arrivals than the phase expects: thread 0 arrives twice while
     // the phase still waits for 16 bytes.
-    let over = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t@%p1 mbarrier.expect_tx.shared::cta.b64 [bar], 16;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t// @second\n";
+    let over = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t@%p1 fence.mbarrier_init.release.cluster;\n\t@%p1 mbarrier.expect_tx.shared::cta.b64 [bar], 16;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t// @second\n";
     let second = "\t@%p1 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];\n";
     fails(
         &kernel(COPY_SHARED, &with(over, "second", second)),
@@ -254,7 +256,7 @@ fn mbarrier_misuse_is_reported() {
         ],
     );
     // Invalidated in the middle of a phase; initialised twice.
-    let inval = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 2;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t// @second\n\t@%p1 mbarrier.inval.shared::cta.b64 [bar];\n";
+    let inval = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 2;\n\t@%p1 fence.mbarrier_init.release.cluster;\n\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n\t// @second\n\t@%p1 mbarrier.inval.shared::cta.b64 [bar];\n";
     fails(
         &kernel(COPY_SHARED, &with(inval, "second", "")),
         32,
@@ -263,8 +265,7 @@ fn mbarrier_misuse_is_reported() {
     );
     let second = "\t@%p1 mbarrier.arrive.shared::cta.b64 _, [bar];\n";
     passes(&kernel(COPY_SHARED, &with(inval, "second", second)), 32, |_| None);
-    let twice =
-        "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t// @inval\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 3;\n";
+    let twice = "\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\t@%p1 fence.mbarrier_init.release.cluster;\n\t// @inval\n\t@%p1 mbarrier.init.shared::cta.b64 [bar], 3;\n\t@%p1 fence.mbarrier_init.release.cluster;\n";
     fails(
         &kernel(COPY_SHARED, &with(twice, "inval", "")),
         32,
@@ -318,6 +319,7 @@ const TC_SHARED: &str =
 const MMA: &str = "\tshr.u32 %r2, %r1, 5;
 \tsetp.eq.u32 %p2, %r2, 0;
 \t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+\t@%p1 fence.mbarrier_init.release.cluster;
 \t@%p2 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
 \t@%p2 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
 \tfence.mbarrier_init.release.cluster;

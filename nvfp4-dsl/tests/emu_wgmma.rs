@@ -816,7 +816,7 @@ fn shared_memory_overwritten_while_read_is_reported() {
         ),
     );
     // A bulk copy into B's second step (32 bytes in).
-    let copy = "\tsetp.eq.u32 %p7, %r2, 0;\n\t@%p7 mbarrier.init.shared::cta.b64 [mbar], 1;\n\t@%p7 mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], 16;\n\tadd.u32 %r40, %r21, 32;\n\tmov.u32 %r41, mbar;\n\t@%p7 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r40], [%rd1], 16, [%r41];\n";
+    let copy = "\tsetp.eq.u32 %p7, %r2, 0;\n\t@%p7 mbarrier.init.shared::cta.b64 [mbar], 1;\n\t@%p7 fence.mbarrier_init.release.cluster;\n\t@%p7 mbarrier.arrive.expect_tx.shared::cta.b64 _, [mbar], 16;\n\tadd.u32 %r40, %r21, 32;\n\tmov.u32 %r41, mbar;\n\t@%p7 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r40], [%rd1], 16, [%r41];\n";
     let (e, src) = fail_at(&c, "before_wait", copy);
     assert_error(
         &e,

@@ -5,17 +5,19 @@
 //! sm_90a), the GEMV and the samples that synchronise is removed or given a
 //! wrong operand, one mutant at a time: mbarrier waits (skipped, parity
 //! flipped), arrives (removed, `expect_tx` bytes off by 16 either way),
-//! `fence.proxy.async`, `tcgen05.commit` / `wait::ld` / the `tcgen05`
-//! fences, `wgmma.fence` / `commit_group` / `wait_group` (removed, or
-//! waiting for one group fewer), and the CTA, warp and cluster barriers;
-//! `griddepcontrol.wait` and `fence.acq_rel` removed, a release or acquire
-//! (a cluster arrive's, an atomic's) made relaxed.
+//! `fence.proxy.async`, `fence.mbarrier_init`, `tcgen05.commit` /
+//! `wait::ld` / the `tcgen05` fences, `wgmma.fence` / `commit_group` /
+//! `wait_group` (removed, or waiting for one group fewer), and the CTA,
+//! warp and cluster barriers; `griddepcontrol.wait` and `fence.acq_rel`
+//! removed, a release or acquire (a cluster arrive's, an atomic's) made
+//! relaxed; and the arrives and commits on a ring's barriers are moved to
+//! the next stage's barrier.
 //! Each mutant runs through the kernel's own host code (its PTX swapped in
 //! with `EmuDevice::replace_ptx`; called twice in a row where the kernel's
 //! predecessor in the stream is the previous call's last kernel) on small
 //! shapes under three seeds of the adversarial schedule (one with
-//! independent thread scheduling) and one of the priority (PCT) schedule,
-//! and is
+//! independent thread scheduling), one of the priority (PCT) schedule and
+//! one of the adversarial schedule with starvation, and is
 //! killed when the emulator reports an
 //! error or the output differs from the CPU reference. Every survivor
 //! must be listed in [`SURVIVORS`] with the reason it is benign (or the
@@ -38,14 +40,18 @@ use nvfp4_kernels::samples;
 /// The schedules each mutant runs under (until one kills it): three
 /// seeds of the adversarial schedule, the third with independent thread
 /// scheduling (a diverged warp stays diverged until the program
-/// reconverges it), and one of the priority schedule, which runs a warp
-/// or block as far ahead as the synchronisation allows.
-fn schedules() -> [Options; 4] {
+/// reconverges it), one of the priority schedule, which runs a warp or
+/// block as far ahead as the synchronisation allows, and (item 5 of issue
+/// 24) one of the adversarial schedule with starvation, where
+/// asynchronous operations complete at once while one warp at a time
+/// waits its turn.
+fn schedules() -> [Options; 5] {
     [
         Options::adversarial(1),
         Options::adversarial(2),
         Options::adversarial(3).with_independent_threads(),
         Options::priority(4),
+        Options::adversarial(5).with_starvation(),
     ]
 }
 
@@ -59,13 +65,18 @@ fn seed(options: &Options) -> u64 {
 
 /// A schedule as the report names it.
 fn label(options: &Options) -> String {
-    match options.schedule {
+    let schedule = match options.schedule {
         Schedule::Adversarial { seed } if options.independent_threads => {
             format!("seed {seed}, independent threads")
         }
         Schedule::Adversarial { seed } => format!("seed {seed}"),
         Schedule::Priority { seed } => format!("priority seed {seed}"),
         Schedule::Sequential => "sequential".into(),
+    };
+    if options.starve {
+        format!("{schedule} starving")
+    } else {
+        schedule
     }
 }
 
@@ -143,10 +154,12 @@ fn gemm_check(kernel: GemmKernel, (m, n, k): (usize, usize, usize), seed: u64) -
 
 fn subjects() -> Vec<Subject> {
     vec![
-        // One 128 x 128 tile, 5 K tiles: the 4-stage ring wraps, so every
-        // parity is used both ways.
+        // One 128 x 128 tile, 8 K tiles: the 4-stage ring wraps, so every
+        // parity is used both ways, and a commit on the wrong stage's
+        // barrier lets a stage's barrier run two phases ahead of its
+        // producer's wait (the ring's second round).
         subject("gemm sm_100a", Target::Sm100a, "gemm_nvfp4__bn_128_stages_4", |seed| {
-            gemm_check(GemmKernel::Sm100 { bn: 128 }, (128, 128, 1280), seed)
+            gemm_check(GemmKernel::Sm100 { bn: 128 }, (128, 128, 2048), seed)
         }),
         // K split over a cluster of 2: 9 stages per block, two wgmma
         // chains of 4 stages and one of 1 (the ring wraps twice, each of the
@@ -308,7 +321,9 @@ fn linear_twice_check(seed: u64) -> Check {
         let rows = layer.output_rows(d, tokens);
         let mut y = d.upload(&vec![f16::NAN; rows * n]).map_err(|e| e.to_string())?;
         for _ in 0..2 {
-            layer.forward_into(d, &dx, tokens, &mut workspace, &mut y).map_err(err)?;
+            layer
+                .forward_into(d, &dx, tokens, &mut workspace, &mut y)
+                .map_err(err)?;
         }
         let got = d.download(&y).map_err(|e| e.to_string())?;
         nvfp4::check_close(&got[..tokens * n], &want, 1e-3, 1e-3)
@@ -371,10 +386,11 @@ fn mutants(ptx: &str) -> Vec<Mutant> {
             .split(',')
             .map(str::trim)
             .collect();
-        let mut changes: Vec<(&'static str, Vec<String>)> = Vec::new();
+        // (change, the line it replaces, its replacement)
+        let mut changes: Vec<(&'static str, usize, Vec<String>)> = Vec::new();
         let removed = vec![format!("// mutant: removed `{t}`")];
         if op.starts_with("mbarrier.try_wait.parity") {
-            changes.push(("wait skipped", vec![format!("{guard}mov.pred {}, 1;", operands[0])]));
+            changes.push(("wait skipped", k, vec![format!("{guard}mov.pred {}, 1;", operands[0])]));
             let parity = operands[2];
             let flipped = match parity {
                 "0" => vec![t.replacen(", 0;", ", 1;", 1)],
@@ -384,7 +400,7 @@ fn mutants(ptx: &str) -> Vec<Mutant> {
                     t.replacen(&format!("], {reg};"), &format!("], {SCRATCH};"), 1),
                 ],
             };
-            changes.push(("parity flipped", flipped));
+            changes.push(("parity flipped", k, flipped));
         } else if op.starts_with("mbarrier.arrive") {
             let dest = operands[0];
             let gone = if dest == "_" {
@@ -392,7 +408,7 @@ fn mutants(ptx: &str) -> Vec<Mutant> {
             } else {
                 vec![format!("{guard}mov.b64 {dest}, 0;")]
             };
-            changes.push(("arrive removed", gone));
+            changes.push(("arrive removed", k, gone));
             if op.contains("expect_tx")
                 && let Ok(bytes) = operands[2].parse::<u32>()
             {
@@ -400,16 +416,21 @@ fn mutants(ptx: &str) -> Vec<Mutant> {
                     ("expect_tx 16 bytes short", bytes - 16),
                     ("expect_tx 16 bytes over", bytes + 16),
                 ] {
-                    changes.push((change, vec![t.replacen(&format!(", {bytes};"), &format!(", {b};"), 1)]));
+                    changes.push((
+                        change,
+                        k,
+                        vec![t.replacen(&format!(", {bytes};"), &format!(", {b};"), 1)],
+                    ));
                 }
             }
         } else if op.starts_with("wgmma.wait_group") || op.starts_with("cp.async.bulk.wait_group") {
-            changes.push(("removed", removed.clone()));
+            changes.push(("removed", k, removed.clone()));
             if let Ok(n) = operands[0].parse::<u32>()
                 && n < 7
             {
                 changes.push((
                     "waits for one group fewer",
+                    k,
                     vec![t.replacen(&format!(" {n};"), &format!(" {};", n + 1), 1)],
                 ));
             }
@@ -428,33 +449,45 @@ fn mutants(ptx: &str) -> Vec<Mutant> {
             // Item 5 of issue 24.
             "griddepcontrol.wait",
             "fence.acq_rel",
+            "fence.mbarrier_init",
         ]
         .iter()
         .any(|p| op.starts_with(p))
         {
-            changes.push(("removed", removed.clone()));
+            changes.push(("removed", k, removed.clone()));
+        }
+        // Item 5 of issue 24 (mbarrier phase overrun): an arrive or commit
+        // on the next stage's barrier of a ring.
+        if (op.starts_with("mbarrier.arrive") && !op.contains("expect_tx")) || op.starts_with("tcgen05.commit") {
+            let bar = inst
+                .split_once('[')
+                .and_then(|(_, r)| r.split_once(']'))
+                .map(|(b, _)| b);
+            if let Some((at, next)) = bar.and_then(|b| next_stage(&lines, k, b)) {
+                changes.push(("arrives on the next stage's barrier", at, next));
+            }
         }
         // Item 5 of issue 24: a cluster arrive's release, an atomic's or a
         // strong load's or store's release or acquire, made relaxed.
         if op.starts_with("barrier.cluster.arrive") && !op.contains(".relaxed") {
             let relaxed = op.replacen(".release", "", 1).replacen("arrive", "arrive.relaxed", 1);
-            changes.push(("made relaxed", vec![t.replacen(op, &relaxed, 1)]));
+            changes.push(("made relaxed", k, vec![t.replacen(op, &relaxed, 1)]));
         }
         if ["atom.", "red.", "ld.", "st."].iter().any(|p| op.starts_with(p))
             && let Some(order) = [".acq_rel", ".release", ".acquire"]
                 .into_iter()
                 .find(|o| op.contains(o))
         {
-            changes.push(("made relaxed", vec![t.replacen(order, ".relaxed", 1)]));
+            changes.push(("made relaxed", k, vec![t.replacen(order, ".relaxed", 1)]));
         }
         if changes.is_empty() {
             continue;
         }
         let occurrence = seen.iter().filter(|s| *s == t).count();
         seen.push(t.to_string());
-        for (change, replacement) in changes {
+        for (change, at, replacement) in changes {
             let mut new_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-            new_lines[k] = replacement.join("\n\t");
+            new_lines[at] = replacement.join("\n\t");
             let mut ptx = new_lines.join("\n");
             if ptx.contains(SCRATCH) {
                 // Declared with the entry's first registers.
@@ -470,6 +503,48 @@ fn mutants(ptx: &str) -> Vec<Mutant> {
         }
     }
     out
+}
+
+/// The mutation that moves the barrier address `bar` of the arrive or
+/// commit at line index `k` to the next barrier of its ring: the address
+/// is `base + ((N + s) << 3)` for a ring of N (a power of two) barriers
+/// from index N (the `empty` barriers after N `full` ones), computed by
+/// `add.u32 %i, N, %s; shl.b32 %o, %i, 3; add.s32 bar, base, %o;` just
+/// before; `s` becomes `(s + 1) % N`. The line index to replace and its
+/// replacement.
+fn next_stage(lines: &[&str], k: usize, bar: &str) -> Option<(usize, Vec<String>)> {
+    // The last definition of `reg` in the few lines before line `k`, as
+    // (line index, opcode, operands).
+    let def = |reg: &str| {
+        (k.saturating_sub(8)..k).rev().find_map(|j| {
+            let t = lines[j].trim().trim_end_matches(';');
+            let (op, rest) = t.split_once(' ')?;
+            let ops: Vec<String> = rest.split(',').map(|o| o.trim().to_string()).collect();
+            (ops.first().map(String::as_str) == Some(reg)).then(|| (j, op.to_string(), ops))
+        })
+    };
+    let (_, op, ops) = def(bar)?;
+    if op != "add.s32" || ops.len() != 3 {
+        return None;
+    }
+    let (_, op, shl) = def(&ops[2])?;
+    if op != "shl.b32" || shl.get(2).map(String::as_str) != Some("3") {
+        return None;
+    }
+    let (at, op, add) = def(&shl[1])?;
+    let n: u32 = add.get(1)?.parse().ok()?;
+    if op != "add.u32" || !n.is_power_of_two() || n < 2 {
+        return None;
+    }
+    let (i, s) = (&add[0], &add[2]);
+    Some((
+        at,
+        vec![
+            format!("add.u32 {SCRATCH}, {s}, 1;"),
+            format!("and.b32 {SCRATCH}, {SCRATCH}, {};", n - 1),
+            format!("add.u32 {i}, {n}, {SCRATCH};"),
+        ],
+    ))
 }
 
 /// Why a mutant survives.

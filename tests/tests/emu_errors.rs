@@ -472,6 +472,72 @@ fn a_shuffle_waits_for_the_lanes_of_its_mask_under_independent_thread_scheduling
     }
 }
 
+// Item 5 of issue 24: mbarrier init fences and phase overruns.
+
+/// Thread 0 initialises the mbarrier; thread 32 starts a bulk copy that
+/// completes on it. `fence`: 0 no `fence_mbarrier_init`, 1 the fence
+/// before the barrier that orders the init before the copy, 2 after it.
+#[kernel(targets(sm_90))]
+pub fn copy_on_a_fresh_mbarrier(src: &[u32], out: &mut [u32], fence: u32) {
+    let bars = shared_array::<u64, 1>();
+    let tile = shared_array::<u32, 64>();
+    let t = thread_idx_x();
+    if t == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        if fence == 1 {
+            fence_mbarrier_init();
+        }
+    }
+    sync_threads();
+    if t == 0 && fence == 2 {
+        fence_mbarrier_init();
+    }
+    if t == 32 {
+        mbarrier_arrive_expect_tx(bars, 0u32, 256);
+        cp_async_bulk_global_to_shared(tile, 0u32, src, 0u32, 256, bars, 0u32);
+    }
+    mbarrier_wait_parity(bars, 0u32, 0u32);
+    out[t as usize] = tile[t as usize];
+}
+
+#[test]
+fn an_mbarrier_init_not_fenced_before_an_async_copy_is_an_error_naming_both_lines() {
+    for options in [
+        nvfp4_dsl::emu::Options::sequential(),
+        nvfp4_dsl::emu::Options::adversarial(1),
+        nvfp4_dsl::emu::Options::priority(2),
+    ] {
+        let device = Device::emulator_with(Target::Sm90, options);
+        let data: Vec<u32> = (0..64).map(|i| i * 7 + 3).collect();
+        let src = device.upload(&data).expect("upload");
+        for fence in [0u32, 1, 2] {
+            let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+            // SAFETY: one block of 64 threads, each writes out[t]; the emulator checks the rest.
+            let result = unsafe {
+                copy_on_a_fresh_mbarrier::Kernel::launch(&device, LaunchConfig::linear(1, 64), &src, &mut out, fence)
+            };
+            if fence == 1 {
+                result.expect("the fenced init");
+                assert_eq!(device.download(&out).expect("download"), data);
+                continue;
+            }
+            let e = failure(result);
+            let text = e.to_string();
+            assert!(
+                e.message().contains("mbarrier init not published to the async proxy"),
+                "{text}"
+            );
+            let copy = at(
+                "copy_on_a_fresh_mbarrier",
+                "cp_async_bulk_global_to_shared(tile, 0u32, src, 0u32, 256, bars, 0u32);",
+            );
+            assert!(text.contains(&format!("at {copy}, line")), "{text}");
+            let init = at("copy_on_a_fresh_mbarrier", "mbarrier_init(bars, 0u32, 1);");
+            assert!(e.message().contains(&format!("initialised at {init} (line ")), "{text}");
+        }
+    }
+}
+
 /// Thread 0 writes a shared slot, then the block meets at `sync_threads()`
 /// (`bar.sync 0`, `.aligned`) after the divergent `if`, and every thread
 /// reads the slot.
@@ -672,4 +738,58 @@ fn a_relaxed_cluster_arrive_releases_nothing() {
         )),
         "{text}"
     );
+}
+
+/// Thread 32 arrives on stage 0's mbarrier, then on stage `second`'s;
+/// thread 0 waits for the first phase of each. With `second` 0 the
+/// second arrive lands on the wrong stage: stage 0's barrier completes
+/// two phases before thread 0 waits for the first.
+#[kernel(targets(sm_90))]
+pub fn two_stage_arrives(out: &mut [u32], second: u32) {
+    let bars = shared_array::<u64, 2>();
+    let t = thread_idx_x();
+    if t == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        mbarrier_init(bars, 1u32, 1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if t == 32 {
+        mbarrier_arrive(bars, 0u32);
+        mbarrier_arrive(bars, second);
+    }
+    sync_threads();
+    if t == 0 {
+        mbarrier_wait_parity(bars, 0u32, 0u32);
+        mbarrier_wait_parity(bars, 1u32, 0u32);
+    }
+    out[t as usize] = t;
+}
+
+#[test]
+fn an_arrive_on_the_wrong_stage_that_overruns_a_phase_is_an_error_naming_the_rust_lines() {
+    for options in [
+        nvfp4_dsl::emu::Options::sequential(),
+        nvfp4_dsl::emu::Options::adversarial(1),
+        nvfp4_dsl::emu::Options::priority(2),
+    ] {
+        let device = Device::emulator_with(Target::Sm90, options);
+        let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+        // SAFETY: one block of 64 threads, each writes out[t].
+        unsafe { two_stage_arrives::Kernel::launch(&device, LaunchConfig::linear(1, 64), &mut out, 1) }
+            .expect("arrives on both stages");
+        // SAFETY: as above; the emulator reports the overrun.
+        let e =
+            failure(unsafe { two_stage_arrives::Kernel::launch(&device, LaunchConfig::linear(1, 64), &mut out, 0) });
+        let text = e.to_string();
+        assert!(e.message().contains("mbarrier phase overrun"), "{text}");
+        assert!(
+            e.message().contains("completed phases 0 to 1 since its initialisation"),
+            "{text}"
+        );
+        let wait = at("two_stage_arrives", "mbarrier_wait_parity(bars, 0u32, 0u32);");
+        assert!(text.contains(&format!("at {wait}, line")), "{text}");
+        let init = at("two_stage_arrives", "mbarrier_init(bars, 0u32, 1);");
+        assert!(e.message().contains(&format!("initialised at {init} (line ")), "{text}");
+    }
 }

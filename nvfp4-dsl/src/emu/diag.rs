@@ -2,7 +2,7 @@
 //! no thread can run (deadlocks), what a block leaves behind at its end,
 //! and the instruction and thread an error is located at.
 
-use super::error::EmuError;
+use super::error::{Cited, EmuError};
 use super::layout::SHARED_BASE;
 use super::mbar::Mbar;
 use super::pending::{AsyncOp, Busy};
@@ -119,9 +119,35 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some((w.tid[0][lane], w.tid[1][lane], w.tid[2][lane])),
         line: Some(e.lines[pc]),
-        text: Some(e.texts[pc].clone()),
+        text: Some(e.texts[pc].as_str().into()),
         source: e.source.of(pc).into(),
         message: msg,
+        cited: None,
+    }
+}
+
+/// Instruction `pc` for a message: its Rust statements (as the error's
+/// `cited` resolves them to files) and its PTX line.
+pub(super) fn statement_of(env: &Env<'_>, pc: u32) -> String {
+    let places = env.entry.source.of(pc as usize);
+    let line = env.entry.lines[pc as usize];
+    if places.is_empty() {
+        format!("line {line}")
+    } else {
+        let names: Vec<String> = places.iter().map(ToString::to_string).collect();
+        format!("{} (line {line})", names.join(", "))
+    }
+}
+
+/// `e` with the statements of instruction `pc` (named in its message by
+/// [`statement_of`]) to resolve.
+pub(super) fn cite(env: &Env<'_>, e: EmuError, pc: Option<u32>) -> EmuError {
+    match pc {
+        Some(pc) => EmuError {
+            cited: Some(Box::new(Cited(env.entry.source.of(pc as usize).to_vec()))),
+            ..e
+        },
+        None => e,
     }
 }
 
@@ -133,9 +159,10 @@ pub(super) fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) 
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some(op.thread),
         line: Some(e.lines[op.pc as usize]),
-        text: Some(e.texts[op.pc as usize].clone()),
+        text: Some(e.texts[op.pc as usize].as_str().into()),
         source: e.source.of(op.pc as usize).into(),
         message: msg,
+        cited: None,
     }
 }
 
@@ -230,8 +257,9 @@ pub(super) fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some(a.thread),
         line: Some(e.lines[pc]),
-        text: Some(e.texts[pc].clone()),
+        text: Some(e.texts[pc].as_str().into()),
         source: e.source.of(pc).into(),
+        cited: None,
         message: format!(
             "tensor memory not freed: the block exited with columns {}..{} still allocated (allocated here; every tcgen05.alloc needs a tcgen05.dealloc before exit)",
             a.col,

@@ -23,10 +23,17 @@ pub struct EmuError {
     pub(crate) block: Option<(u32, u32, u32)>,
     pub(crate) thread: Option<(u32, u32, u32)>,
     pub(crate) line: Option<u32>,
-    pub(crate) text: Option<String>,
+    pub(crate) text: Option<Box<str>>,
     pub(crate) source: Box<[Place]>,
     pub(crate) message: String,
+    /// The statements of another instruction that `message` names (as
+    /// `Place`'s `Display` writes them), resolved with `source`.
+    pub(crate) cited: Option<Box<Cited>>,
 }
+
+/// The statements an error's message cites (boxed: errors stay small).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Cited(pub(crate) Vec<Place>);
 
 impl EmuError {
     pub(crate) fn new(message: impl Into<String>) -> EmuError {
@@ -38,13 +45,14 @@ impl EmuError {
             text: None,
             source: Box::new([]),
             message: message.into(),
+            cited: None,
         }
     }
 
     pub(crate) fn at_line(line: u32, text: &str, message: impl Into<String>) -> EmuError {
         EmuError {
             line: Some(line),
-            text: Some(text.trim().to_string()),
+            text: Some(text.trim().into()),
             ..EmuError::new(message)
         }
     }
@@ -59,6 +67,11 @@ impl EmuError {
     pub(crate) fn resolve(mut self, sources: &[SourceFn]) -> EmuError {
         for p in &mut self.source {
             p.resolve(sources);
+        }
+        for p in self.cited.iter_mut().flat_map(|c| &mut c.0) {
+            let before = p.to_string();
+            p.resolve(sources);
+            self.message = self.message.replace(&before, &p.to_string());
         }
         self
     }

@@ -291,6 +291,9 @@ pub(crate) enum Flow {
 pub(crate) struct Fault {
     pub msg: String,
     pub lane: Option<u32>,
+    /// Another instruction whose Rust statements `msg` names (see
+    /// `diag::cite`), resolved to files with the error's own.
+    pub cite: Option<u32>,
 }
 
 impl Fault {
@@ -298,13 +301,20 @@ impl Fault {
         Fault {
             msg: msg.into(),
             lane: None,
+            cite: None,
         }
     }
     pub fn lane(lane: usize, msg: impl Into<String>) -> Fault {
         Fault {
             msg: msg.into(),
             lane: Some(lane as u32),
+            cite: None,
         }
+    }
+
+    /// The same fault, its message naming instruction `pc`'s statements.
+    pub fn citing(self, pc: u32) -> Fault {
+        Fault { cite: Some(pc), ..self }
     }
 }
 

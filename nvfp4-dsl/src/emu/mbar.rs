@@ -13,6 +13,15 @@
 //! For the race check each mbarrier collects the vector clocks of what
 //! arrives in the current phase (threads, and the operations that complete
 //! on it); a completed phase adds them to what a successful wait acquires.
+//!
+//! Two checks of the PTX ISA's rules for mbarriers live here too. A phase
+//! overrun: `mbarrier.try_wait.parity` tells only the parity of the last
+//! completed phase, so a thread whose barrier completed two phases since it
+//! last saw one complete waits for the wrong phase (on the GPU it hangs);
+//! each barrier keeps, per thread, the phase it was in at the thread's last
+//! successful wait. And the initialisation fence: the
+//! `fence.mbarrier_init` (or a stronger fence) that publishes the init to
+//! the asynchronous proxy (see `ops::bulk::check_published`).
 
 use super::race::join;
 
@@ -40,6 +49,16 @@ pub(crate) struct Mbar {
     arrivals: Vec<u32>,
     /// The clocks of everything that arrived in completed phases.
     pub released: Vec<u32>,
+    /// The thread (index in the cluster) that initialised it.
+    pub init_thread: u32,
+    /// The first fence that thread executed after the init which publishes
+    /// it (`fence.mbarrier_init`, `fence.proxy.async`, a release fence of
+    /// cluster scope or wider): its own clock entry then, and the fence's
+    /// instruction.
+    pub published: Option<(u32, u32)>,
+    /// Per thread of the block (index in the block): the phase the
+    /// barrier was in at the thread's last successful wait on it.
+    seen: Vec<u32>,
 }
 
 /// What a lane blocked in `mbarrier.try_wait` waits for.
@@ -52,7 +71,7 @@ pub(crate) struct MbarWait {
 }
 
 impl Mbar {
-    pub fn new(addr: u32, count: u32, init_pc: u32) -> Mbar {
+    pub fn new(addr: u32, count: u32, init_pc: u32, init_thread: u32) -> Mbar {
         Mbar {
             addr,
             init_pc,
@@ -62,7 +81,30 @@ impl Mbar {
             phase: 0,
             arrivals: Vec::new(),
             released: Vec::new(),
+            init_thread,
+            published: None,
+            seen: Vec::new(),
         }
+    }
+
+    /// Thread `t` of the block waited successfully: it has seen the
+    /// phases so far complete.
+    pub fn observed(&mut self, t: usize) {
+        if self.seen.len() <= t {
+            self.seen.resize(t + 1, 0);
+        }
+        self.seen[t] = self.phase;
+    }
+
+    /// For a parity wait of thread `t` of the block that fails: the phase
+    /// the barrier was in when the thread last saw a phase complete (0:
+    /// never), if two or more phases completed since. The thread then
+    /// waits for a phase of the parity of one it never saw complete: it
+    /// meant that one (and on the GPU waits forever), or skipped phases
+    /// it cannot know are over.
+    pub fn overrun(&self, t: usize) -> Option<u32> {
+        let seen = self.seen.get(t).copied().unwrap_or(0);
+        (self.phase.wrapping_sub(seen) >= 2).then_some(seen)
     }
 
     /// Whether the phase a waiter names has completed: for a parity, the
@@ -174,7 +216,7 @@ mod tests {
 
     #[test]
     fn phases_parity_and_transaction_bytes() {
-        let mut b = Mbar::new(0x400, 2, 0);
+        let mut b = Mbar::new(0x400, 2, 0, 0);
         // A fresh barrier is in phase 0: "the phase of parity 1" (the one
         // before it) counts as complete, parity 0 does not.
         assert!(b.done(1, true) && !b.done(0, true));
@@ -203,7 +245,7 @@ mod tests {
                 .unwrap_err()
                 .contains("1 more transaction bytes than expected")
         );
-        let mut b = Mbar::new(0x400, 2, 0);
+        let mut b = Mbar::new(0x400, 2, 0, 0);
         b.expect_tx(16).unwrap();
         assert!(!b.arrive(2).unwrap());
         assert!(b.complete_tx(1 << 21).unwrap_err().contains("underflow"));
@@ -213,5 +255,21 @@ mod tests {
         assert!(!b.arrive_drop().unwrap());
         assert!(b.arrive(1).unwrap());
         assert_eq!((b.count, b.pending, b.phase), (1, 1, 2));
+    }
+
+    #[test]
+    fn a_wait_two_phases_behind_is_an_overrun() {
+        let mut b = Mbar::new(0x400, 1, 0, 0);
+        // Thread 3 never waited: phases since the init count.
+        assert!(b.arrive(1).unwrap());
+        assert_eq!(b.overrun(3), None);
+        b.observed(3);
+        assert!(b.arrive(1).unwrap());
+        assert_eq!(b.overrun(3), None, "one phase since its last wait");
+        assert!(b.arrive(1).unwrap());
+        assert_eq!(b.overrun(3), Some(1), "phases 1 and 2 unseen");
+        assert_eq!(b.overrun(0), Some(0));
+        b.observed(3);
+        assert_eq!(b.overrun(3), None);
     }
 }

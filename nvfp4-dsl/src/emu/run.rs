@@ -27,7 +27,7 @@
 
 use super::ctx::{Ctx, Peers, Side};
 use super::decode::Entry;
-use super::diag::{completed_by, deadlock, err_at, mbar_deadlock, op_error, op_name, tmem_freed};
+use super::diag::{cite, completed_by, deadlock, err_at, mbar_deadlock, op_error, op_name, tmem_freed};
 use super::error::EmuError;
 use super::inst::{Flow, Inst, NO_GUARD};
 use super::launch::{Launch, LaunchStats, ParamValue};
@@ -306,7 +306,11 @@ impl Run<'_, '_> {
     /// Warp `wi` of block `bi` takes a turn; then whatever it completed is
     /// released, and the block ends if that was its last thread.
     fn turn(&mut self, bi: usize, wi: usize) -> Result<(), EmuError> {
-        let slice = self.sched.slice();
+        let slice = if self.sched.starved(bi, wi, self.warps[bi].len()) {
+            1
+        } else {
+            self.sched.slice()
+        };
         let (before, rest) = self.blocks.split_at_mut(bi);
         let (block, after) = rest.split_first_mut().expect("a block");
         let peers = Peers { before, after };
@@ -564,6 +568,7 @@ fn run_warp(
     // (a barrier or mbarrier phase completes), so the highest-priority
     // warp that can run is the next to.
     let preemptive = ctx.sched.prioritised();
+    let (starving, ops) = (ctx.sched.starving(), ctx.b.ops.len());
     let mut thread_insts = 0u64;
     let mut warp_insts = 0u64;
     // Under independent thread scheduling each turn may start with
@@ -621,11 +626,14 @@ fn run_warp(
             }
             Err(f) => {
                 let lane = f.lane.map_or(exec.trailing_zeros() as usize, |l| l as usize);
-                break Err(err_at(env, ctx.b, ctx.w, pc, lane, f.msg));
+                break Err(cite(env, err_at(env, ctx.b, ctx.w, pc, lane, f.msg), f.cite));
             }
         }
         budget -= 1;
-        if budget == 0 || (preemptive && (ctx.b.release != 0 || ctx.b.mbar_done || ctx.cl.release)) {
+        if budget == 0
+            || (preemptive && (ctx.b.release != 0 || ctx.b.mbar_done || ctx.cl.release))
+            || (starving && ctx.b.ops.len() > ops)
+        {
             break Ok(());
         }
     };

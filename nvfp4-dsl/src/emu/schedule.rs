@@ -40,6 +40,22 @@ pub struct Options {
     /// a warp then run in groups of the lowest PC, reconverging wherever
     /// they meet. See [`Options::with_independent_threads`].
     pub independent_threads: bool,
+    /// Starvation (with the adversarial and priority schedules; the
+    /// sequential one ignores it): one warp of the cluster at a time, the
+    /// seed picks which, runs only when no other warp can, one
+    /// instruction at a time, and every asynchronous operation completes
+    /// as early as it legally may (at the end of the turn that issued
+    /// it; a warp's turn ends when it issues one, so that the warps it
+    /// lets through run before it goes on). A stretch lasts until a
+    /// warp's wait completes (a new round of a pipeline) or for 256 turns;
+    /// then the seed picks the next starved warp among the ready ones. So a
+    /// starved thread looks at an mbarrier only after the others and the
+    /// asynchronous units made every phase they could complete: an
+    /// arrive or `tcgen05.commit` on the wrong stage's barrier runs the
+    /// barrier two phases ahead of the starved waiter (the phase-overrun
+    /// check reports it), a producer's slot is refilled the moment its
+    /// consumers release it.
+    pub starve: bool,
 }
 
 /// The order in which warps run and asynchronous operations complete.
@@ -91,6 +107,7 @@ impl Options {
             multiprocessors: None,
             threads: None,
             independent_threads: false,
+            starve: false,
         }
     }
 
@@ -103,6 +120,7 @@ impl Options {
             multiprocessors: None,
             threads: None,
             independent_threads: false,
+            starve: false,
         }
     }
 
@@ -125,6 +143,7 @@ impl Options {
             multiprocessors: None,
             threads: None,
             independent_threads: false,
+            starve: false,
         }
     }
 
@@ -134,6 +153,11 @@ impl Options {
             max_warp_instructions: Some(n),
             ..self
         }
+    }
+
+    /// The same options with starvation (see [`Options::starve`]).
+    pub fn with_starvation(self) -> Options {
+        Options { starve: true, ..self }
     }
 
     /// The same options with the clusters run by `n` threads (at least 1).
@@ -179,6 +203,9 @@ const SLICE: u32 = 4096;
 /// priority after one turn in this many, on average.
 const CHANGE_POINT: u64 = 2048;
 
+/// Most turns a warp is starved for (with [`Options::starve`]).
+const STRETCH: u64 = 256;
+
 /// The scheduler's state for one cluster.
 #[derive(Debug)]
 pub(crate) struct Sched {
@@ -187,6 +214,11 @@ pub(crate) struct Sched {
     /// In the priority schedule, the running cluster's warps' priorities
     /// (block-major) and how many warps were dropped so far.
     priorities: Option<(Vec<i64>, i64)>,
+    /// With starvation: the starved warp (block-major) and the turn its
+    /// stretch ends at the latest.
+    starve: Option<(usize, u64)>,
+    /// With starvation: the warps ready at the last pick (block-major).
+    ready_before: Vec<usize>,
     /// Turns taken so far (the clock that random completions are due on).
     pub turn: u64,
     /// Under independent thread scheduling, the stream the warps' seeds
@@ -211,6 +243,8 @@ impl Sched {
             .independent_threads
             .then(|| finalise(rng.unwrap_or(cluster) ^ 0x1D5_7EAD_5CED));
         Sched {
+            starve: (o.starve && rng.is_some()).then_some((0, 0)),
+            ready_before: Vec::new(),
             rng,
             priorities,
             turn: 0,
@@ -227,14 +261,25 @@ impl Sched {
         Some(finalise(*s))
     }
 
+    /// Whether starvation is on (a warp's turn ends at its first
+    /// asynchronous operation).
+    pub fn starving(&self) -> bool {
+        self.starve.is_some()
+    }
+
     /// Whether this is the priority schedule.
     pub fn prioritised(&self) -> bool {
         self.priorities.is_some()
     }
 
     /// A new cluster of `warps` warps starts: in the priority schedule
-    /// they get fresh random priorities.
+    /// they get fresh random priorities; with starvation a new stretch
+    /// starts at the next pick.
     pub fn start_cluster(&mut self, warps: usize) {
+        if let Some(s) = &mut self.starve {
+            *s = (0, 0);
+            self.ready_before.clear();
+        }
         if let Some((mut of, _)) = self.priorities.take() {
             of.clear();
             // Below 2^62: a dropped warp's negative priority is below all.
@@ -247,6 +292,33 @@ impl Sched {
     /// blocks of `per_block` warps: the highest-priority one in the
     /// priority schedule, a random one in the adversarial schedule.
     pub fn pick(&mut self, ready: &[(usize, usize)], per_block: usize) -> (usize, usize) {
+        if let Some((starved, until)) = self.starve {
+            let now: Vec<usize> = ready.iter().map(|(b, w)| b * per_block + w).collect();
+            // A stretch ends when a warp's wait completed (a new round of
+            // a pipeline), or after STRETCH turns, at a choice between
+            // warps.
+            let woke = now.iter().any(|x| !self.ready_before.contains(x));
+            let starved = if (woke || self.turn >= until) && now.len() > 1 {
+                let starved = now[self.below(now.len())];
+                self.starve = Some((starved, self.turn + STRETCH));
+                starved
+            } else {
+                starved
+            };
+            self.ready_before = now;
+            let fed: Vec<(usize, usize)> = ready
+                .iter()
+                .copied()
+                .filter(|(b, w)| b * per_block + w != starved)
+                .collect();
+            if !fed.is_empty() {
+                return self.pick_among(&fed, per_block);
+            }
+        }
+        self.pick_among(ready, per_block)
+    }
+
+    fn pick_among(&mut self, ready: &[(usize, usize)], per_block: usize) -> (usize, usize) {
         match &self.priorities {
             Some((of, _)) => *ready
                 .iter()
@@ -268,6 +340,14 @@ impl Sched {
 
     pub fn adversarial(&self) -> bool {
         self.rng.is_some()
+    }
+
+    /// Whether warp `w` of block `b` (blocks of `per_block` warps) is the
+    /// starved one: it runs one instruction per turn, so that the others
+    /// take over as soon as it lets them (its copy lands, its arrive
+    /// completes a phase).
+    pub fn starved(&self, b: usize, w: usize, per_block: usize) -> bool {
+        self.starve.is_some_and(|(s, _)| s == b * per_block + w)
     }
 
     /// The next 64 random bits (SplitMix64).
@@ -296,9 +376,12 @@ impl Sched {
 
     /// The turn at which an asynchronous operation issued now completes
     /// by itself: `None` for the latest legal point (a wait that needs it,
-    /// or nothing else able to run), else a random turn soon after.
+    /// or nothing else able to run), else a random turn soon after; with
+    /// starvation, this turn (the earliest).
     pub fn due(&mut self) -> Option<u64> {
-        if self.next() & 1 == 0 {
+        if self.starve.is_some() {
+            Some(self.turn)
+        } else if self.next() & 1 == 0 {
             None
         } else {
             Some(self.turn + self.below(64) as u64)
@@ -331,6 +414,36 @@ mod tests {
         let mut seq = Sched::new(&Options::sequential(), 0);
         assert!(!seq.adversarial());
         assert_eq!(seq.slice(), SLICE);
+    }
+
+    #[test]
+    fn starvation_passes_one_warp_over_for_a_stretch_and_completes_at_once() {
+        let ready: Vec<(usize, usize)> = (0..2).flat_map(|b| (0..2).map(move |w| (b, w))).collect();
+        let mut s = Sched::new(&Options::adversarial(7).with_starvation(), 0);
+        s.start_cluster(4);
+        let mut starved = Vec::new();
+        for _ in 0..8 {
+            let mut picked = std::collections::HashSet::new();
+            for _ in 0..STRETCH {
+                picked.insert(s.pick(&ready, 2));
+                assert_eq!(s.due(), Some(s.turn));
+                s.turn += 1;
+            }
+            assert_eq!(picked.len(), 3, "all but the starved warp run: {picked:?}");
+            let (b, w) = *ready.iter().find(|r| !picked.contains(r)).expect("a starved warp");
+            assert!(s.starved(b, w, 2));
+            starved.push((b, w));
+        }
+        assert!(
+            starved.iter().collect::<std::collections::HashSet<_>>().len() > 1,
+            "{starved:?}"
+        );
+        // The starved warp runs when it is the only one ready.
+        let (b, w) = *starved.last().expect("a starved warp");
+        assert_eq!(s.pick(&[(b, w)], 2), (b, w));
+        // The sequential schedule ignores the option.
+        let seq = Sched::new(&Options::sequential().with_starvation(), 0);
+        assert!(seq.starve.is_none());
     }
 
     #[test]

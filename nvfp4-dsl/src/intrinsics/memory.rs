@@ -90,7 +90,9 @@ pub fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, inde
 }
 
 /// Makes initialised mbarriers visible to the asynchronous units (call once
-/// after the inits, before the barrier that publishes them).
+/// after the inits, before the barrier that publishes them). The emulator
+/// reports a bulk copy or `tcgen05.commit` that completes on an mbarrier
+/// whose init no such fence, ordered before the issue, published.
 ///
 /// PTX (ISA 8.0): `fence.mbarrier_init.release.cluster;`
 #[inline(always)]

@@ -20,12 +20,13 @@
 
 use crate::emu::ctx::{Ctx, Side};
 use crate::emu::decode::Dec;
+use crate::emu::diag::statement_of;
 use crate::emu::inst::{Addr, Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{POISON, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
 use crate::emu::pending::{AsyncOp, Chunk, Copy, Store, Work};
 use crate::emu::race::Check;
-use crate::emu::state::{MBAR_WAIT, lanes};
+use crate::emu::state::{Env, MBAR_WAIT, lanes};
 use crate::emu::tensormap::{TensorMap2d, swizzle};
 
 use super::mem::address_values;
@@ -192,6 +193,45 @@ fn release_into(c: &mut Ctx<'_>, lane: usize, addr: u32) -> Result<(), Fault> {
     Ok(())
 }
 
+/// Fails unless the mbarrier at `addr`, which an asynchronous operation
+/// that lane `lane` issues now completes on, was published to the async
+/// proxy: the PTX ISA orders an `mbarrier.init` (a generic-proxy write)
+/// before the async proxy's updates of the barrier (a bulk copy's
+/// `complete_tx`, the arrive of a `tcgen05.commit`) only through a fence
+/// (`fence.mbarrier_init.release.cluster`, or `fence.proxy.async`, or a
+/// release fence of cluster scope) after the init and a synchronisation
+/// that orders that fence before the issue. Needs the clocks (checked
+/// mode).
+pub(super) fn check_published(c: &mut Ctx<'_>, lane: usize, addr: u32) -> Result<(), Fault> {
+    let t = c.thread_index(lane);
+    let b = c.b.mbar(addr).map_err(|m| Fault::lane(lane, m))?;
+    let clocks = &c.cl.clocks;
+    if !clocks.on() {
+        return Ok(());
+    }
+    let (init_pc, by) = (b.init_pc, b.init_thread);
+    let why = match b.published {
+        Some((k, _)) if by == t || clocks.row(t)[by as usize] >= k => return Ok(()),
+        Some((_, fence)) => format!(
+            "the fence at line {} `{}` that publishes it is not ordered before this issue (no barrier, such as sync_threads() or cluster_sync(), between the fence and it)",
+            c.env.entry.lines[fence as usize], c.env.entry.texts[fence as usize]
+        ),
+        None => {
+            "and the thread that initialised it executed no fence.mbarrier_init (or stronger fence) since".to_string()
+        }
+    };
+    let pc = c.w.group_pc;
+    Err(Fault::lane(
+        lane,
+        format!(
+            "mbarrier init not published to the async proxy: this {} completes on the mbarrier initialised at {}, {why}; the initialising thread must execute fence_mbarrier_init() (`fence.mbarrier_init.release.cluster`) after its mbarrier inits and before the barrier that orders them before the barrier's first use",
+            crate::emu::diag::op_name(&c.env.entry.texts[pc as usize]),
+            statement_of(c.env, init_pc),
+        ),
+    )
+    .citing(init_pc))
+}
+
 /// What a lane's `mbarrier.inval` would cut short: an operation in
 /// flight that completes on the mbarrier, or a phase under way.
 fn in_use(c: &Ctx<'_>, addr: u32) -> Option<String> {
@@ -244,8 +284,9 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                         ),
                     ));
                 }
+                let t = c.thread_index(l);
                 let b = &mut *c.b;
-                b.mbars.push(Mbar::new(a, n as u32, pc));
+                b.mbars.push(Mbar::new(a, n as u32, pc, t));
                 b.epoch += 1;
             }
             Ok(Flow::Next)
@@ -336,12 +377,19 @@ fn exec_wait(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], want: &[u64; 32]) -> X
             want[l] as u32
         };
         let t = c.thread_index(l);
+        let local = c.w.index as usize * 32 + l;
         let b = c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
         if b.done(w, parity) {
             ok |= 1 << l;
+            b.observed(local);
             c.cl.clocks.acquire(t, &b.released);
             c.w.tc_synced[l] = pc + 1;
         } else {
+            if let Some(seen) = b.overrun(local).filter(|_| parity) {
+                let (init_pc, phase) = (b.init_pc, b.phase);
+                let msg = overrun_message(c.env, init_pc, phase, seen, w);
+                return Err(Fault::lane(l, msg).citing(init_pc));
+            }
             fail |= 1 << l;
             c.w.mwait[l] = MbarWait {
                 addr: a,
@@ -362,6 +410,24 @@ fn exec_wait(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], want: &[u64; 32]) -> X
     }
     c.park(block, MBAR_WAIT);
     Ok(Flow::Jump)
+}
+
+/// A parity wait for parity `want` of the mbarrier initialised at
+/// `init_pc`, which completed phases `seen..phase` since the thread last
+/// saw one complete.
+#[cold]
+fn overrun_message(env: &Env<'_>, init_pc: u32, phase: u32, seen: u32, want: u32) -> String {
+    let last = if seen == 0 {
+        "since its initialisation".to_string()
+    } else {
+        format!("since it last saw one complete (phase {})", seen - 1)
+    };
+    format!(
+        "mbarrier phase overrun: the mbarrier initialised at {} completed phases {seen} to {} {last}, without this thread seeing phase {seen} complete; this wait for parity {want} now waits for phase {} instead (on the GPU, forever, if it meant phase {seen}): an arrive or tcgen05.commit on the wrong stage's barrier? (a parity wait tells only the parity of the last completed phase: a thread waiting on an mbarrier may let at most one of its phases complete unseen)",
+        statement_of(env, init_pc),
+        phase - 1,
+        phase,
+    )
 }
 
 // ----- cp.async.bulk -----
@@ -538,7 +604,7 @@ fn values(c: &Ctx<'_>, a: &Addr) -> Result<[u64; 32], Fault> {
 /// is checked (nothing in flight touches it, the issuing thread is
 /// ordered after its earlier accesses) and poisoned.
 fn copy_in(c: &mut Ctx<'_>, lane: usize, chunks: Vec<Chunk>, mbar: u32, bytes: u64) -> Result<(), Fault> {
-    c.b.mbar(mbar).map_err(|m| Fault::lane(lane, m))?;
+    check_published(c, lane, mbar)?;
     let offs: Vec<u32> = chunks.iter().map(|ch| ch.off).collect();
     c.check_async(lane, &offs, true)?;
     for &off in &offs {

@@ -238,41 +238,64 @@ pub(super) fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
 
 /// `fence.*` and `membar.*`: an emulator that runs one instruction at a
 /// time is always ordered, but `fence.proxy.async` (over shared memory:
-/// without a state space or with `.shared::cta`/`::cluster`) is recorded.
+/// without a state space or with `.shared::cta`/`::cluster`) is recorded,
+/// and so is a fence that publishes the executing thread's mbarrier inits
+/// (`fence.mbarrier_init`, that `fence.proxy.async`, or a thread fence of
+/// cluster scope or wider; see `bulk::check_published`).
 pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
-    let proxy = m.take("proxy") && m.take("async") && !m.rest().contains(&"global");
+    let init = m.take("mbarrier_init");
+    let is_proxy = m.take("proxy");
+    let proxy = is_proxy && m.take("async") && !m.rest().contains(&"global");
+    let wide = !is_proxy && m.rest().iter().any(|p| matches!(*p, "cluster" | "gpu" | "sys" | "gl"));
     // A fence that a relaxed cluster arrive after it turns into a release
     // (`.cta` scope does not reach the other blocks of the cluster).
     let release = m.take_any(&["acq_rel", "sc"]).is_some() && m.take_any(&["cluster", "gpu", "sys"]).is_some();
     m.drop_where(|_| true);
     d.count(0)?;
-    Ok(Inst::new(if proxy {
-        exec_proxy_fence
-    } else if release {
-        exec_release_fence
-    } else {
-        exec_nop
-    }))
-}
-
-/// `fence.acq_rel`/`fence.sc` of cluster scope or wider: what the
-/// executing threads know is released by their next relaxed cluster
-/// arrive.
-fn exec_release_fence(c: &mut Ctx<'_>, _: &Inst) -> X {
-    for l in lanes(c.exec) {
-        let t = c.thread_index(l);
-        c.cl.clocks.release_fence(t);
+    if !(init || proxy || wide) {
+        return Ok(Inst::new(exec_nop));
     }
-    Ok(Flow::Next)
+    let mut i = Inst::new(exec_fence);
+    if proxy {
+        i.flags |= F_PROXY;
+    }
+    if release {
+        i.flags |= F_RELEASE;
+    }
+    Ok(i)
 }
 
-/// `fence.proxy.async`: the executing threads' generic writes so far may
-/// be read by the async proxy (once this fence is ordered before it).
-fn exec_proxy_fence(c: &mut Ctx<'_>, _: &Inst) -> X {
+/// `flags` bit of a fence: `fence.proxy.async` over shared memory.
+const F_PROXY: u32 = 1;
+
+/// `flags` bit of a fence: `fence.acq_rel`/`fence.sc` of cluster scope or
+/// wider, whose release the executing threads' next relaxed cluster
+/// arrive carries.
+const F_RELEASE: u32 = 2;
+
+/// A fence that publishes the executing threads' mbarrier inits; for
+/// `fence.proxy.async`, their generic writes so far may also be read by
+/// the async proxy (once this fence is ordered before it); for a release
+/// fence of cluster scope or wider, what they know is released by their
+/// next relaxed cluster arrive.
+fn exec_fence(c: &mut Ctx<'_>, i: &Inst) -> X {
     let pc = c.w.group_pc;
     for l in lanes(c.exec) {
         let t = c.thread_index(l);
-        c.cl.clocks.proxy_fence(t, pc);
+        if i.flags & F_PROXY != 0 {
+            c.cl.clocks.proxy_fence(t, pc);
+        }
+        if i.flags & F_RELEASE != 0 {
+            c.cl.clocks.release_fence(t);
+        }
+        let own = c.cl.clocks.own(t);
+        for b in
+            c.b.mbars
+                .iter_mut()
+                .filter(|b| b.init_thread == t && b.published.is_none())
+        {
+            b.published = Some((own, pc));
+        }
     }
     Ok(Flow::Next)
 }

@@ -39,7 +39,7 @@
 //! `0xFF`: the sign bit of a UE4M3 scale is ignored) or a NaN D makes the
 //! result the canonical NaN `0x7FFFFFFF`; an infinite D stays infinite.
 
-use super::bulk::shared_operand;
+use super::bulk::{check_published, shared_operand};
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::mem::address_values;
@@ -257,7 +257,7 @@ fn exec_commit(c: &mut Ctx<'_>, i: &Inst) -> X {
     let bar = address_values(c, &i.addr)?;
     for l in lanes(c.exec) {
         let (a, _) = shared_operand(c, l, bar[l], i.space, 8, 8, "tcgen05.commit mbarrier")?;
-        c.b.mbar(a).map_err(|m| Fault::lane(l, m))?;
+        check_published(c, l, a)?;
         c.w.tc_uncommitted[l] = 0;
         let id = c.b.next_op();
         c.issue(l, id, Vec::new(), Work::Tc(TcOp::Arrive { mbar: a }), true)?;
