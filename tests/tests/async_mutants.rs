@@ -718,8 +718,8 @@ const SURVIVORS: &[Survivor] = &[
         text: "fence.acq_rel.gpu;",
         occurrences: &[0..2],
         change: "removed",
-        why: Why::Missed(
-            "the partial sums pass between the tile's two clusters through global memory and a counter: the race check covers shared memory only, and the clusters of a kernel with global atomics run one after another, so memory order in global memory is not modelled (whether the counter's acq_rel alone still orders the sums, through the named barriers, is not checked here)",
+        why: Why::Equivalent(
+            "either fence around the counter: the sums' stores precede the named barrier before thread 0's atom.acq_rel.gpu, and a release is cumulative over what happens before it (the barrier's CTA-scope order), as is its acquire over the loads after the barrier that follows it (CUTLASS's split-K semaphore: a barrier, then one thread's release); the atom made relaxed instead is a miss, below",
         ),
     },
     Survivor {
@@ -728,7 +728,7 @@ const SURVIVORS: &[Survivor] = &[
         occurrences: &[0..1],
         change: "made relaxed",
         why: Why::Missed(
-            "as for the fences around it: memory order in global memory is not modelled (whether the fences alone still order the sums, through the named barriers, is not checked here)",
+            "the counter made relaxed: the fences before it are each thread's own, before the barrier, so no release pattern covers the other threads' sums (a real bug on a GPU); the sums pass through global memory, whose memory order the race check does not model (clusters of a kernel with global atomics run one after another)",
         ),
     },
 ];
