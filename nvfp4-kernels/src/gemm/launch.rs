@@ -7,8 +7,8 @@ use super::{
 };
 use crate::Error;
 use crate::quantize::{Activations, global_scales, quantize_image};
-use nvfp4_dsl::DeviceViewMut;
 use nvfp4_dsl::prelude::*;
+use nvfp4_dsl::{DeviceView, DeviceViewMut};
 
 /// Launches the sm_100a kernel with `bn`-column tiles (shapes checked by
 /// the caller).
@@ -112,27 +112,7 @@ pub(crate) fn sm90(
             k / sm90::BK
         )));
     }
-    let quantize_scales = match &a {
-        Sm90A::Activations {
-            x,
-            rows,
-            rows_out,
-            input_scale,
-        } => {
-            if x.len() != rows * k || rows > rows_out || !rows_out.is_multiple_of(BM) || !k.is_multiple_of(256) {
-                return Err(Error::Shape(format!(
-                    "{} activations for {rows} rows of K = {k} into {rows_out} rows of A (a multiple of 128, K of 256)",
-                    x.len()
-                )));
-            }
-            global_scales(*input_scale)?
-        }
-        Sm90A::Operand(_) => (0.0, 0.0),
-    };
-    let map_a = match &a {
-        Sm90A::Operand(a) => Some(a.map(MapTile::Sm90A, "a")?),
-        Sm90A::Activations { .. } => None,
-    };
+    let a_kernel = a_kernel(&a, k)?;
     let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
     let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
     let mut launch = LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
@@ -192,38 +172,7 @@ pub(crate) fn sm90(
             launch_prearrange(device, b, scratch_weights.reborrow())?;
         }
         let weights = b.prearranged.unwrap_or(scratch_weights.as_view());
-        match (&a, map_a) {
-            (Sm90A::Operand(a), Some(map_a)) => {
-                let decode =
-                    LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
-                        .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
-                // SAFETY: every (128 rows, 128 K) tile of A is inside a
-                // (rows a multiple of 128, K of 256), its scale blocks
-                // exist, and images holds one 32 KiB image per tile.
-                unsafe {
-                    gemm_sm90_decode_a::Kernel::launch(
-                        device,
-                        decode,
-                        map_a,
-                        a.scales,
-                        images.reborrow(),
-                        counters.reborrow(),
-                        kk,
-                    )?
-                };
-            }
-            (Sm90A::Activations { x, rows, .. }, _) => {
-                quantize_image(
-                    device,
-                    *x,
-                    (*rows, m, k),
-                    quantize_scales,
-                    images.reborrow(),
-                    counters.reborrow(),
-                )?;
-            }
-            (Sm90A::Operand(_), None) => unreachable!("an operand has its tensor map"),
-        }
+        launch_a(device, &a_kernel, (m, k, l), images.reborrow(), counters.reborrow())?;
         // SAFETY: shapes checked above and by the maps: every tile is
         // inside a and b (rows are multiples of 128 and of the tile, K
         // of 256), the scale blocks exist for every (128 rows, 64 K)
@@ -268,6 +217,57 @@ pub(crate) fn sm90(
         Ok(())
     })?;
     Ok(())
+}
+
+/// The kernel that makes A's images for the sm_90a GEMM, with what it
+/// needs: the decode kernel's tensor map and scales, or the quantization's
+/// activations, their rows and global scales.
+enum AKernel<'a> {
+    Decode(TensorMap, DeviceView<'a, E4m3>),
+    Quantize(Activations<'a>, usize, (f32, f32)),
+}
+
+/// [`AKernel`] of `a` (K = `k`), its shapes checked.
+fn a_kernel<'a>(a: &Sm90A<'_, 'a>, k: usize) -> Result<AKernel<'a>, Error> {
+    match a {
+        Sm90A::Operand(a) => Ok(AKernel::Decode(a.map(MapTile::Sm90A, "a")?, a.scales)),
+        Sm90A::Activations {
+            x,
+            rows,
+            rows_out,
+            input_scale,
+        } => {
+            if x.len() != rows * k || rows > rows_out || !rows_out.is_multiple_of(BM) || !k.is_multiple_of(256) {
+                return Err(Error::Shape(format!(
+                    "{} activations for {rows} rows of K = {k} into {rows_out} rows of A (a multiple of 128, K of 256)",
+                    x.len()
+                )));
+            }
+            Ok(AKernel::Quantize(*x, *rows, global_scales(*input_scale)?))
+        }
+    }
+}
+
+/// Launches `a`'s kernel: A's images of `(m, k, l)` (rows, K, batches)
+/// into `images`, the GEMM's `counters` zeroed.
+fn launch_a(
+    device: &Device,
+    a: &AKernel<'_>,
+    (m, k, l): (usize, usize, usize),
+    images: DeviceViewMut<'_, u32>,
+    counters: DeviceViewMut<'_, u32>,
+) -> nvfp4_dsl::Result<()> {
+    match a {
+        AKernel::Decode(map_a, scales) => {
+            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
+                .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
+            // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
+            // multiple of 128, K of 256), its scale blocks exist, and
+            // images holds one 32 KiB image per tile.
+            unsafe { gemm_sm90_decode_a::Kernel::launch(device, decode, *map_a, *scales, images, counters, k as u32) }
+        }
+        AKernel::Quantize(x, rows, scales) => quantize_image(device, *x, (*rows, m, k), *scales, images, counters),
+    }
 }
 
 /// Launches [`gemm_sm90_reduce`]: C from the `split` f32 partial sums of
