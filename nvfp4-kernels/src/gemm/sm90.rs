@@ -467,6 +467,27 @@ fn stage_partial_tile<const BLOCKS: u32>(partial: &mut SharedSlice<f32>, acc0: &
     }
 }
 
+/// The hand-off between a tile's two clusters of pairs (`SPLIT = 4`):
+/// every consumer thread's stores to `partials` so far are released by
+/// the block's increment of `counters[counter]`, whose old value says
+/// whether the tile's other cluster has released its own. True for the
+/// block that arrives second, which has then acquired the other
+/// cluster's partial sums.
+#[device]
+fn second_to_arrive(arrival: &mut SharedArray<u32, 1>, counters: &mut [u32], counter: u32, ct: u32) -> bool {
+    fence_acq_rel_gpu();
+    named_barrier_sync(1, THREADS);
+    if ct == 0 {
+        arrival[0u32] = atomic_add(counters, counter, 1, Order::AcqRel, Scope::Gpu);
+    }
+    named_barrier_sync(1, THREADS);
+    let second = arrival[0u32] == 1;
+    if second {
+        fence_acq_rel_gpu();
+    }
+    second
+}
+
 /// The epilogue of 128-row tiles with K split over a cluster of two (and,
 /// `SPLIT = 4`, over pairs of such clusters): the blocks swap halves of
 /// their accumulators through distributed shared memory, then store C.
@@ -546,18 +567,8 @@ fn swap_epilogue<const SPLIT: u32>(
             );
             store_v4(partials, (mine + 1024 * j as u32) as usize, sum, Cache::Global);
         }
-        // This block's sums are released by its counter increment;
-        // the counter's old value says whether the tile's other
-        // cluster has released its own.
-        fence_acq_rel_gpu();
-        named_barrier_sync(1, THREADS);
-        if ct == 0 {
-            arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
-        }
-        named_barrier_sync(1, THREADS);
-        stores_c = arrival[0u32] == 1;
+        stores_c = second_to_arrive(arrival, counters, 2 * tile + cr, ct);
         if stores_c {
-            fence_acq_rel_gpu();
             #[unroll]
             for j in 0..8usize {
                 let other = load_v4(partials, (theirs + 1024 * j as u32) as usize, Cache::Global);
@@ -667,18 +678,8 @@ fn pairs_epilogue(
             Cache::Global,
         );
     }
-    // This block's partial sums are released by its counter
-    // increment; the counter's old value says whether the tile's
-    // other cluster has released its own.
-    fence_acq_rel_gpu();
-    named_barrier_sync(1, THREADS);
-    if ct == 0 {
-        let tile = block_idx_z() * grid_dim_y() + block_idx_y();
-        arrival[0u32] = atomic_add(counters, 2 * tile + cr, 1, Order::AcqRel, Scope::Gpu);
-    }
-    named_barrier_sync(1, THREADS);
-    if arrival[0u32] == 1 {
-        fence_acq_rel_gpu();
+    let tile = block_idx_z() * grid_dim_y() + block_idx_y();
+    if second_to_arrive(arrival, counters, 2 * tile + cr, ct) {
         #[unroll]
         for it in 0..4 * BLOCKS {
             let item = ct + THREADS * it;
