@@ -740,6 +740,50 @@ fn a_relaxed_cluster_arrive_releases_nothing() {
     );
 }
 
+/// Each block of a cluster of two pushes its values into the other
+/// block's shared array (`store_cluster`, once both have started), then
+/// reads its own array: after a cluster barrier (`SYNC` 1) or before it
+/// (`SYNC` 0: a race with the other block's push).
+#[kernel(targets(sm_90), specialize(SYNC = [0, 1]))]
+pub fn pushes_through_the_cluster<const SYNC: u32>(out: &mut [u32]) {
+    let s = shared_array::<u32, 64>();
+    let t = thread_idx_x();
+    let rank = cluster_cta_rank();
+    cluster_arrive_relaxed();
+    cluster_wait();
+    store_cluster(s, t, 100 * rank + t, 1 - rank);
+    if SYNC == 1 {
+        cluster_sync();
+    }
+    out[(64 * rank + t) as usize] = s[t];
+    if SYNC == 0 {
+        // Neither block exits while the other may still push.
+        cluster_sync();
+    }
+}
+
+#[test]
+fn a_push_into_another_block_is_read_after_a_cluster_barrier() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(128).expect("alloc");
+    let config = LaunchConfig::new((2, 1, 1), (64, 1, 1)).with_cluster((2, 1, 1));
+    let want: Vec<u32> = (0..128).map(|i| 100 * (1 - i / 64) + i % 64).collect();
+    // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
+    unsafe { pushes_through_the_cluster::Kernel::<1>::launch(&device, config, &mut out) }.expect("barrier");
+    assert_eq!(device.download(&out).expect("download"), want);
+    // SAFETY: as above.
+    let e = failure(unsafe { pushes_through_the_cluster::Kernel::<0>::launch(&device, config, &mut out) });
+    let text = e.to_string();
+    assert!(text.contains("shared-memory data race"), "{text}");
+    // The error names the Rust line of whichever access comes second.
+    let push = at("pushes_through_the_cluster", "store_cluster(s, t, 100 * rank + t, 1 - rank);");
+    let read = at("pushes_through_the_cluster", "out[(64 * rank + t) as usize] = s[t];");
+    assert!(
+        text.contains(&format!("at {push}, line")) || text.contains(&format!("at {read}, line")),
+        "{text}"
+    );
+}
+
 /// Thread 32 arrives on stage 0's mbarrier, then on stage `second`'s;
 /// thread 0 waits for the first phase of each. With `second` 0 the
 /// second arrive lands on the wrong stage: stage 0's barrier completes

@@ -221,3 +221,20 @@ pub fn load_cluster<M: SharedMemory, I: DeviceIndex>(src: &M, index: I, cta_rank
     let _ = (src, index, cta_rank);
     device_only("load_cluster")
 }
+
+/// Writes `value` to `dst[index]` of block `cta_rank`'s shared memory, a
+/// block of this thread's cluster (distributed shared memory): a push,
+/// which costs the writer no round trip, where [`load_cluster`] pulls.
+/// That block must have started (it arrived at a cluster barrier this
+/// thread has since waited on: [`cluster_arrive_relaxed`](super::cluster_arrive_relaxed)
+/// at its start and [`cluster_wait`](super::cluster_wait) before the first
+/// push) and must not have exited; it reads the value after a cluster
+/// barrier that this thread arrived at after the write
+/// ([`cluster_sync`](super::cluster_sync)).
+///
+/// PTX: `mapa.shared::cluster.u32 a, addr, rank; st.shared::cluster.T [a], v;` (`.v4.u32` for `u32x4`)
+#[inline(always)]
+pub fn store_cluster<M: SharedMemory, I: DeviceIndex>(dst: &M, index: I, value: M::Elem, cta_rank: u32) {
+    let _ = (dst, index, value, cta_rank);
+    device_only("store_cluster")
+}

@@ -513,13 +513,17 @@ fn swap_epilogue<const SPLIT: u32>(
     let t = ct % 4;
     // Block `cr` of the cluster sums C's A rows 64 cr .. 64 cr + 64,
     // accumulators 32 cr .. 32 cr + 32 of every thread (A row 8 (i /
-    // 4) + 2 t + i % 2). Each thread puts the other 32 in `SWAP_BASE`
-    // (past the ring: the other warpgroup may still be reading it),
-    // chunk j at 16-byte word j * 256 + thread; after the cluster
-    // barrier it adds the same thread's chunks of the other block
-    // (p0 + p1 in either block: f32 addition commutes).
+    // 4) + 2 t + i % 2). Each thread pushes the other 32 into the other
+    // block's `SWAP_BASE` (past the ring: the other block's warpgroups
+    // may still be reading theirs), chunk j at 16-byte word j * 256 +
+    // thread; after the cluster barrier it adds the same thread's chunks
+    // pushed by the other block (p0 + p1 in either block: f32 addition
+    // commutes). A push costs no round trip, where reading the other
+    // block's half would wait for one per chunk.
     let cr = rank % 2;
     let mut kept = [0.0f32; 32];
+    // Both blocks have started (the kernel's first cluster arrive).
+    cluster_wait();
     #[unroll]
     for j in 0..8usize {
         let mut given = [0u32; 4];
@@ -529,21 +533,26 @@ fn swap_epilogue<const SPLIT: u32>(
             kept[4 * j + e] = if cr == 0 { lo } else { hi };
             given[e] = if cr == 0 { hi.to_bits() } else { lo.to_bits() };
         }
-        words[SWAP_BASE / 16 + j as u32 * THREADS + ct] = u32x4::new(given[0], given[1], given[2], given[3]);
+        store_cluster(
+            words,
+            SWAP_BASE / 16 + j as u32 * THREADS + ct,
+            u32x4::new(given[0], given[1], given[2], given[3]),
+            1 - cr,
+        );
     }
+    // Releases this block's pushes, acquires the other's; neither block
+    // touches the other's shared memory after it.
     cluster_sync();
     let mut sums = [0.0f32; 32];
     #[unroll]
     for j in 0..8usize {
-        let other = load_cluster(words, SWAP_BASE / 16 + j as u32 * THREADS + ct, 1 - cr);
+        let other = words[SWAP_BASE / 16 + j as u32 * THREADS + ct];
         let v = [other.x, other.y, other.z, other.w];
         #[unroll]
         for e in 0..4usize {
             sums[4 * j + e] = kept[4 * j + e] + f32::from_bits(v[e]);
         }
     }
-    // The other block read this one's half until here.
-    cluster_arrive_relaxed();
     let mut stores_c = true;
     if SPLIT == 4 {
         // Pairs of clusters: each keeps its sum over its half of K in
@@ -604,7 +613,6 @@ fn swap_epilogue<const SPLIT: u32>(
             store_v4(c, out, v, Cache::Default);
         }
     }
-    cluster_wait();
 }
 
 /// The sum, in rank order from 0, of the eight f32 at 16-byte words `at`
@@ -874,6 +882,15 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         rows0[1u32] = batch * n + n0;
     }
     sync_threads();
+    // K split over clusters of two with 128-row tiles (split 2 in one
+    // cluster, split 4 in pairs of them): the blocks of a cluster swap
+    // halves of their accumulators instead of whole partial tiles, each
+    // pushing its half into the other's shared memory once the other has
+    // started: every thread's first cluster arrive says so.
+    let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
+    if swap {
+        cluster_arrive_relaxed();
+    }
 
     if warp >= THREADS / 32 {
         // The producer warpgroup keeps 40 registers a thread and gives the
@@ -895,8 +912,12 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         }
         sync_warp();
         // The consumers' epilogues sum a split K through two phases of the
-        // cluster barrier, which every thread of the cluster takes part in.
-        if SPLIT > 1 && clustered != 0 {
+        // cluster barrier, which every thread of the cluster takes part in
+        // (when swapping, the first began at the start).
+        if swap {
+            cluster_wait();
+            cluster_sync();
+        } else if SPLIT > 1 && clustered != 0 {
             cluster_sync();
             cluster_arrive_relaxed();
             cluster_wait();
@@ -908,10 +929,6 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         let mut acc0 = [0.0f32; 64];
         let mut acc1 = [0.0f32; 64];
         consume::<BLOCKS>(smem, words, scale_words, bars, &mut acc0, &mut acc1, stages, ct);
-        // K split over clusters of two with 128-row tiles (split 2 in one
-        // cluster, split 4 in pairs of them): the blocks of a cluster swap
-        // halves of their accumulators instead of whole partial tiles.
-        let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
         if !swap {
             stage_partial_tile::<BLOCKS>(partial, &acc0, &acc1, ct);
         }

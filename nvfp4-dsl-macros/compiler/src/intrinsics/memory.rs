@@ -105,6 +105,27 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
+        "fn store_cluster<M: SharedMemory, I: DeviceIndex>(dst: &M, index: I, value: M::Elem, cta_rank: u32)",
+        params: [ArgTy::Shared, ArgTy::Index, ArgTy::Elem, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
+            let local = shared_address_reg(l, c, 0, 1)?;
+            let rank = l.operand(&arg(c, 3), Scalar::U32);
+            let remote = l.reg(RegClass::B32);
+            l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
+            let m = MemRef {
+                space: Space::SharedCluster,
+                base: Operand::Reg(remote),
+                offset: 0,
+                len: None,
+                ..mem(c, 0)
+            };
+            l.store(&m, (Operand::Reg(remote), 0), arg(c, 2), CacheHint::Default, c.span)?;
+            Ok(Val::Unit)
+        },
+    ),
+    row!(
         "fn mbarrier_init<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, count: u32)",
         params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
         ret: RetTy::Unit,
