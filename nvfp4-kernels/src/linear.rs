@@ -190,10 +190,16 @@ impl Linear {
         }
     }
 
-    /// Scratch memory for forwards of up to `tokens` tokens: their
-    /// quantized codes and scales.
+    /// Scratch memory for forwards of up to `tokens` tokens: the quantized
+    /// codes and scales of the forwards that quantize into it (the GEMV's,
+    /// and the sm_100a GEMM's; Hopper's GEMM quantizes straight into its
+    /// own A images).
     pub fn workspace(&self, device: &Device, tokens: usize) -> Result<Workspace, Error> {
-        let rows = (1..=tokens).map(|t| self.output_rows(device, t)).max().unwrap_or(0);
+        let rows = (1..=tokens)
+            .filter(|&t| !matches!(self.gemm_kernel(device, t), Some(GemmKernel::Sm90 { .. })))
+            .map(|t| self.output_rows(device, t))
+            .max()
+            .unwrap_or(0);
         let k = self.k;
         Ok(Workspace {
             tokens,
@@ -343,4 +349,25 @@ pub fn error_bound(
         }
     }
     bound
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nvfp4_dsl::Target;
+
+    #[test]
+    fn the_hopper_workspace_holds_only_what_the_gemv_quantizes() {
+        let (n, k) = (128, 256);
+        let weight: Vec<u8> = (0..n * k / 2).map(|i| (i * 37 % 251) as u8).collect();
+        let scales: Vec<u8> = (0..n * k / 16).map(|i| 0x30 + (i % 16) as u8).collect();
+        // Sm90a: one token's codes (the GEMV), Sm100a: 256 rows (the GEMM's
+        // 130 tokens rounded up to its tiles).
+        for (target, rows) in [(Target::Sm90a, 1), (Target::Sm100a, 256)] {
+            let device = Device::emulator(target);
+            let linear = Linear::new(&device, n, k, &weight, &scales, 0.5, 0.25).expect("layer");
+            let workspace = linear.workspace(&device, 130).expect("workspace");
+            assert_eq!(workspace.codes.len(), rows * k / 2, "{target:?}");
+        }
+    }
 }

@@ -776,7 +776,10 @@ fn a_push_into_another_block_is_read_after_a_cluster_barrier() {
     let text = e.to_string();
     assert!(text.contains("shared-memory data race"), "{text}");
     // The error names the Rust line of whichever access comes second.
-    let push = at("pushes_through_the_cluster", "store_cluster(s, t, 100 * rank + t, 1 - rank);");
+    let push = at(
+        "pushes_through_the_cluster",
+        "store_cluster(s, t, 100 * rank + t, 1 - rank);",
+    );
     let read = at("pushes_through_the_cluster", "out[(64 * rank + t) as usize] = s[t];");
     assert!(
         text.contains(&format!("at {push}, line")) || text.contains(&format!("at {read}, line")),
