@@ -487,35 +487,38 @@ fn bad_cluster_addresses_are_reported() {
         (0, 0, 0),
         "mapa to rank 2: the cluster has 2 blocks",
     );
-    let (e, src) =
-        fail("\tmapa.shared::cluster.u32 %r5, %r2, %r4;\n\tld.shared::cluster.u32 %r6, [%r5+4096];\n\tret;\n");
+    let (e, src) = fail(
+        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmapa.shared::cluster.u32 %r5, %r2, %r4;\n\tld.shared::cluster.u32 %r6, [%r5+4096];\n\tret;\n",
+    );
     assert_error(
         &e,
         &src,
         "ld.shared::cluster",
+        (1, 0, 0),
         (0, 0, 0),
-        (0, 0, 0),
-        "at shared address 0x2001400 (offset 0x1400 in block (1,0,0) of the cluster) is out of bounds",
+        "at shared address 0x1001400 (offset 0x1400 in block (0,0,0) of the cluster) is out of bounds",
     );
     // A .shared::cta access reaches only the executing block.
-    let (e, src) = fail("\tmapa.shared::cluster.u32 %r5, %r2, %r4;\n\tld.shared.u32 %r6, [%r5];\n\tret;\n");
+    let (e, src) = fail(
+        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmapa.shared::cluster.u32 %r5, %r2, %r4;\n\tld.shared.u32 %r6, [%r5];\n\tret;\n",
+    );
     assert_error(
         &e,
         &src,
         "ld.shared.u32",
+        (1, 0, 0),
         (0, 0, 0),
-        (0, 0, 0),
-        "is in block (1,0,0) of the cluster",
+        "is in block (0,0,0) of the cluster",
     );
     // Remote mbarriers are not modelled.
     let (e, src) = fail(
-        "\tmov.u32 %r7, bar;\n\tmapa.shared::cluster.u32 %r5, %r7, %r4;\n\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];\n\tret;\n",
+        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmov.u32 %r7, bar;\n\tmapa.shared::cluster.u32 %r5, %r7, %r4;\n\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];\n\tret;\n",
     );
     assert_error(
         &e,
         &src,
         "mbarrier.arrive",
-        (0, 0, 0),
+        (1, 0, 0),
         (0, 0, 0),
         "only through ld, st, atom and red",
     );

@@ -741,18 +741,22 @@ fn a_relaxed_cluster_arrive_releases_nothing() {
 }
 
 /// Each block of a cluster of two pushes its values into the other
-/// block's shared array (`store_cluster`, once both have started), then
-/// reads its own array: after a cluster barrier (`SYNC` 1) or before it
-/// (`SYNC` 0: a race with the other block's push).
-#[kernel(targets(sm_90), specialize(SYNC = [0, 1]))]
+/// block's shared array (`store_cluster`), then reads its own array.
+/// `SYNC` 1: pushed once both blocks have started (a cluster barrier
+/// phase), read after a cluster barrier; 0: read before it (a race with
+/// the other block's push); 2: pushed before this thread waited on any
+/// cluster barrier (the other block may not have started).
+#[kernel(targets(sm_90), specialize(SYNC = [0, 1, 2]))]
 pub fn pushes_through_the_cluster<const SYNC: u32>(out: &mut [u32]) {
     let s = shared_array::<u32, 64>();
     let t = thread_idx_x();
     let rank = cluster_cta_rank();
-    cluster_arrive_relaxed();
-    cluster_wait();
+    if SYNC != 2 {
+        cluster_arrive_relaxed();
+        cluster_wait();
+    }
     store_cluster(s, t, 100 * rank + t, 1 - rank);
-    if SYNC == 1 {
+    if SYNC != 0 {
         cluster_sync();
     }
     out[(64 * rank + t) as usize] = s[t];
@@ -771,18 +775,27 @@ fn a_push_into_another_block_is_read_after_a_cluster_barrier() {
     // SAFETY: one cluster of two blocks of 64 threads, each writes out[64 rank + t].
     unsafe { pushes_through_the_cluster::Kernel::<1>::launch(&device, config, &mut out) }.expect("barrier");
     assert_eq!(device.download(&out).expect("download"), want);
+    let push = at(
+        "pushes_through_the_cluster",
+        "store_cluster(s, t, 100 * rank + t, 1 - rank);",
+    );
     // SAFETY: as above.
     let e = failure(unsafe { pushes_through_the_cluster::Kernel::<0>::launch(&device, config, &mut out) });
     let text = e.to_string();
     assert!(text.contains("shared-memory data race"), "{text}");
     // The error names the Rust line of whichever access comes second.
-    let push = at(
-        "pushes_through_the_cluster",
-        "store_cluster(s, t, 100 * rank + t, 1 - rank);",
-    );
     let read = at("pushes_through_the_cluster", "out[(64 * rank + t) as usize] = s[t];");
     assert!(
         text.contains(&format!("at {push}, line")) || text.contains(&format!("at {read}, line")),
+        "{text}"
+    );
+    // SAFETY: as above.
+    let e = failure(unsafe { pushes_through_the_cluster::Kernel::<2>::launch(&device, config, &mut out) });
+    let text = e.to_string();
+    assert!(
+        text.contains("before this thread has waited on a cluster barrier")
+            && text.contains("may not have started")
+            && text.contains(&format!("at {push}, line")),
         "{text}"
     );
 }

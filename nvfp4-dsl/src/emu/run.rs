@@ -530,6 +530,7 @@ fn release_cluster(cl: &mut Cluster, warps: &mut [Vec<Warp>]) {
             }
             w.waiting &= !done;
             w.cl_armed &= !done;
+            w.cl_waited |= done;
             w.reschedule();
         }
     }

@@ -78,6 +78,10 @@ pub(crate) struct Warp {
     pub cl_armed: u32,
     /// The cluster-barrier phase each armed lane arrived in.
     pub cl_phase: [u32; 32],
+    /// Lanes that have come out of a `barrier.cluster.wait`: every block
+    /// of the cluster had started by then, so they may reach another
+    /// block's shared memory.
+    pub cl_waited: u32,
     /// Lanes that have executed `griddepcontrol.wait` (see `pdl`).
     pub pdl_waited: u32,
     /// Registers held by `wgmma.mma_async` and `tcgen05.ld`, from the
@@ -118,6 +122,7 @@ impl Warp {
             index,
             cl_armed: 0,
             cl_phase: [0; 32],
+            cl_waited: 0,
             pdl_waited: 0,
             held: None,
             tc_synced: [0; 32],
@@ -139,6 +144,7 @@ impl Warp {
         self.timeout = 0;
         self.exists = 0;
         self.cl_armed = 0;
+        self.cl_waited = 0;
         self.pdl_waited = 0;
         self.held = None;
         self.tc_synced = [0; 32];

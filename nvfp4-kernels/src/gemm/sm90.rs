@@ -886,9 +886,12 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     // cluster, split 4 in pairs of them): the blocks of a cluster swap
     // halves of their accumulators instead of whole partial tiles, each
     // pushing its half into the other's shared memory once the other has
-    // started: every thread's first cluster arrive says so.
+    // started, which the first phase of the cluster barrier says: every
+    // thread arrives at it here. The other reductions' first phase is
+    // their consumers' partial tiles staged; the producer warpgroup,
+    // which writes none, arrives at it here too.
     let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
-    if swap {
+    if SPLIT > 1 && clustered != 0 && (swap || warp >= THREADS / 32) {
         cluster_arrive_relaxed();
     }
 
@@ -913,12 +916,9 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         sync_warp();
         // The consumers' epilogues sum a split K through two phases of the
         // cluster barrier, which every thread of the cluster takes part in
-        // (when swapping, the first began at the start).
-        if swap {
+        // (this warpgroup arrived at the first at the start).
+        if SPLIT > 1 && clustered != 0 {
             cluster_wait();
-            cluster_sync();
-        } else if SPLIT > 1 && clustered != 0 {
-            cluster_sync();
             cluster_arrive_relaxed();
             cluster_wait();
         }

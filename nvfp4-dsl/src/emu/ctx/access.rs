@@ -363,6 +363,15 @@ impl Ctx<'_> {
             if r == self.b.rank {
                 (None, a)
             } else {
+                if self.w.cl_waited & (1 << lane) == 0 {
+                    return Err(Fault::lane(
+                        lane,
+                        format!(
+                            "{what} of {len} bytes at shared::cluster address {addr:#x} reaches block {} of the cluster before this thread has waited on a cluster barrier, so that block may not have started yet (its shared memory is there only once every block of the cluster has arrived at the barrier once); call `cluster_sync()` first, or `cluster_arrive_relaxed()` at the kernel's start and `cluster_wait()` before the first access",
+                            self.peer(r).id()
+                        ),
+                    ));
+                }
                 let p = self.peer(r);
                 if p.exited {
                     return Err(Fault::lane(

@@ -150,6 +150,7 @@ fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
         c.w.tc_synced[l] = pc + 1;
     }
     c.w.cl_armed &= !(c.exec & !blocked);
+    c.w.cl_waited |= c.exec & !blocked;
     if blocked == 0 {
         return Ok(Flow::Next);
     }
