@@ -259,8 +259,11 @@ fn launch_a(
 ) -> nvfp4_dsl::Result<()> {
     match a {
         AKernel::Decode(map_a, scales) => {
-            let decode = LaunchConfig::new(((k / sm90::BK) as u32, ((m / BM) * l) as u32, 8), (sm90::THREADS, 1, 1))
-                .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
+            let decode = LaunchConfig::new(
+                ((k / sm90::BK) as u32, ((m / BM) * l) as u32, sm90::DECODE_PARTS),
+                (sm90::THREADS, 1, 1),
+            )
+            .with_shared_bytes(sm90::DECODE_SHARED_BYTES);
             // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
             // multiple of 128, K of 256), its scale blocks exist, and
             // images holds one 32 KiB image per tile.
