@@ -553,8 +553,6 @@ enum Why {
     /// The mutant is still a correct program (an equivalent mutant, left
     /// out of the killed share).
     Equivalent(&'static str),
-    /// A bug on a GPU that the emulator cannot see.
-    Missed(&'static str),
     /// Code this subject's run does not reach; the named subject's run
     /// reaches it and kills the same mutant there.
     Elsewhere(&'static str),
@@ -792,7 +790,6 @@ fn the_emulator_kills_the_mutants_of_every_synchronising_instruction() {
                     equivalent += 1;
                     println!("survived  {what}: equivalent: {reason}");
                 }
-                (None, Some((_, Why::Missed(reason)))) => println!("survived  {what}: missed: {reason}"),
                 (None, Some((_, Why::Elsewhere(reason)))) => {
                     elsewhere += 1;
                     println!("survived  {what}: not reached here; killed in {reason}");
