@@ -853,3 +853,89 @@ fn an_arrive_on_the_wrong_stage_that_overruns_a_phase_is_an_error_naming_the_rus
         assert!(e.message().contains(&format!("initialised at {init} (line ")), "{text}");
     }
 }
+
+/// Block 0 writes `data`, then its thread 0 sets `flag`; block 1's thread
+/// 0 reads the flag and, if it is set, block 1 reads the data (on a GPU
+/// block 1 may run first and read nothing; the emulator runs block 0
+/// first). `ORDER` 0: relaxed atomics; 1: release, then acquire; 2:
+/// relaxed atomics after a fence (the writer's after the barrier) and
+/// before one (the reader's); 3: as 2, but every writer thread fences
+/// before the barrier, so thread 0's relaxed atomic releases only its own
+/// write.
+#[kernel(targets(sm_90), specialize(ORDER = [0, 1, 2, 3]))]
+pub fn publishes_through_a_flag<const ORDER: u32>(data: &mut [u32], flag: &mut [u32], out: &mut [u32]) {
+    let seen = shared_array::<u32, 1>();
+    let t = thread_idx_x();
+    if block_idx_x() == 0 {
+        data[t as usize] = 7 * t + 1;
+        if ORDER == 3 {
+            fence_acq_rel_gpu();
+        }
+        sync_threads();
+        if t == 0 {
+            if ORDER == 1 {
+                atomic_exch(flag, 0u32, 1, Order::Release, Scope::Gpu);
+            } else {
+                if ORDER == 2 {
+                    fence_acq_rel_gpu();
+                }
+                atomic_exch(flag, 0u32, 1, Order::Relaxed, Scope::Gpu);
+            }
+        }
+    } else {
+        if t == 0 {
+            if ORDER == 1 {
+                seen[0u32] = atomic_or(flag, 0u32, 0, Order::Acquire, Scope::Gpu);
+            } else {
+                seen[0u32] = atomic_or(flag, 0u32, 0, Order::Relaxed, Scope::Gpu);
+                if ORDER >= 2 {
+                    fence_acq_rel_gpu();
+                }
+            }
+        }
+        sync_threads();
+        if seen[0u32] == 1 {
+            out[t as usize] = data[t as usize];
+        }
+    }
+}
+
+#[test]
+fn blocks_order_global_memory_only_by_a_release_and_an_acquire() {
+    let device = Device::emulator(Target::Sm90);
+    let want: Vec<u32> = (0..64).map(|t| 7 * t + 1).collect();
+    let run = |order: u32| {
+        let mut data = device.alloc_zeroed::<u32>(64).expect("alloc");
+        let mut flag = device.alloc_zeroed::<u32>(1).expect("alloc");
+        let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+        let config = LaunchConfig::linear(2, 64);
+        // SAFETY: two blocks of 64 threads; block 1 reads data[t] and writes out[t].
+        let r = unsafe {
+            match order {
+                0 => publishes_through_a_flag::Kernel::<0>::launch(&device, config, &mut data, &mut flag, &mut out),
+                1 => publishes_through_a_flag::Kernel::<1>::launch(&device, config, &mut data, &mut flag, &mut out),
+                2 => publishes_through_a_flag::Kernel::<2>::launch(&device, config, &mut data, &mut flag, &mut out),
+                _ => publishes_through_a_flag::Kernel::<3>::launch(&device, config, &mut data, &mut flag, &mut out),
+            }
+        };
+        r.map(|()| device.download(&out).expect("download"))
+    };
+    assert_eq!(run(1).expect("release, acquire"), want);
+    assert_eq!(run(2).expect("fences around relaxed atomics"), want);
+    for order in [0, 3] {
+        let e = failure(run(order).map(drop));
+        let text = e.to_string();
+        assert!(
+            text.contains("global-memory data race")
+                && text.contains("of block (0,0,0)")
+                && text.contains("Order::Release or Order::AcqRel"),
+            "{text}"
+        );
+        for statement in ["out[t as usize] = data[t as usize];", "data[t as usize] = 7 * t + 1;"] {
+            let at = at("publishes_through_a_flag", statement);
+            assert!(text.contains(&at), "{text}\nwants {at}");
+        }
+        // Under ORDER 3 thread 0's own write is released: thread 1 races.
+        assert_eq!(e.thread(), Some((order / 3, 0, 0)), "{text}");
+    }
+}

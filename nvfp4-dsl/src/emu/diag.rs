@@ -3,6 +3,7 @@
 //! and the instruction and thread an error is located at.
 
 use super::error::{Cited, EmuError};
+use super::gorder::{self, GlobalOrder, Race};
 use super::layout::SHARED_BASE;
 use super::mbar::Mbar;
 use super::pending::{AsyncOp, Busy};
@@ -497,6 +498,53 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
             bar.arrived,
             positions(env, warps)
         ),
+    )
+}
+
+/// Explains a race of global memory between this access, of `kind`, and
+/// an earlier one of another thread of the launch (`gorder`).
+#[cold]
+pub(crate) fn global_race_message(env: &Env<'_>, order: &GlobalOrder, race: &Race, kind: gorder::Kind) -> String {
+    use gorder::Kind as K;
+    let this = match kind {
+        K::Read | K::StrongRead(_) => "reads",
+        K::Write => "writes",
+        K::Atomic(_) => "atomically updates",
+    };
+    let e = &race.earlier;
+    let verb = match race.earlier_kind {
+        K::Write => "wrote",
+        K::Read | K::StrongRead(_) => "read",
+        K::Atomic(_) => "updated atomically",
+    };
+    let [nx, ny, _] = env.ntid;
+    let per_block = env.ntid[0] * env.ntid[1] * env.ntid[2];
+    let (rank, local) = (e.thread / per_block, e.thread % per_block);
+    let [cx, cy, _] = env.cluster;
+    let [x, y, z] = order.origin(e);
+    let who = format!(
+        "thread ({},{},{}) of block ({},{},{})",
+        local % nx,
+        local / nx % ny,
+        local / (nx * ny),
+        x + rank % cx,
+        y + rank / cx % cy,
+        z + rank / (cx * cy)
+    );
+    let atomics = if matches!(kind, K::Atomic(_)) || matches!(race.earlier_kind, K::Atomic(_)) {
+        "; atomics race with plain loads and stores of their address that nothing orders with them"
+    } else {
+        ""
+    };
+    let how = if order.running(e) {
+        "within a block a barrier (sync_threads()) orders them, between the blocks of a cluster cluster_sync()"
+    } else {
+        "blocks (of different clusters) are ordered only by a release and an acquire of gpu scope: after the writes (and a barrier that orders every writing thread's before it), an atomic with Order::Release or Order::AcqRel and Scope::Gpu (a relaxed one releases only what its own thread's fence_acq_rel_gpu() before it released: a fence before the barrier covers that thread's writes alone), and the reading block's atomic with Order::Acquire or Order::AcqRel (or a relaxed one followed by fence_acq_rel_gpu()) that reads its value, before a barrier and the reads"
+    };
+    format!(
+        "global-memory data race: this thread {this} global memory {:#x}, which {who} {verb} at {}, and nothing orders the two accesses{atomics}; {how}",
+        race.addr,
+        statement_of(env, e.pc)
     )
 }
 

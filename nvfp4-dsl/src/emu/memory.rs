@@ -1,6 +1,7 @@
 //! Global memory: host-backed allocations at fake device addresses.
 
 use super::error::EmuError;
+use super::gorder::GlobalOrder;
 use super::pdl::{Footprint, Tracker};
 use std::sync::Arc;
 
@@ -202,6 +203,7 @@ impl Memory {
                 .collect(),
             views: self.views.clone(),
             pdl,
+            order: GlobalOrder::default(),
         }
     }
 
@@ -259,6 +261,9 @@ pub(crate) struct View {
     /// Programmatic dependent launch: what the predecessors touched and
     /// what this copy's blocks touch.
     pub(crate) pdl: Tracker,
+    /// The launch's global-memory race check (`gorder`; off unless it
+    /// is on for this launch).
+    pub(crate) order: GlobalOrder,
 }
 
 // SAFETY: a view only reaches the bytes of the `Memory` that the launch

@@ -347,6 +347,7 @@ mod decode;
 mod diag;
 mod error;
 mod fp;
+mod gorder;
 mod inst;
 mod launch;
 mod layout;

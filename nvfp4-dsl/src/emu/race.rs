@@ -39,11 +39,12 @@
 //! another atomic: it is kept among the word's reads, marked atomic, so
 //! that a plain read or write that no synchronisation orders with it races
 //! (and it races with such plain accesses before it), while atomics of
-//! several threads pile up side by side. Atomics order nothing here (the
-//! acquire or release an atomic asks for is not modelled), nor do
-//! volatile, relaxed, acquire and release `ld`/`st`, which are not checked
-//! (they are not data races in the PTX memory model). Global memory is not
-//! checked.
+//! several threads pile up side by side. Atomics of shared memory order
+//! nothing here (the acquire or release an atomic asks for is not
+//! modelled), nor do volatile, relaxed, acquire and release `ld`/`st`,
+//! which are not checked (they are not data races in the PTX memory
+//! model). Global memory is checked, with its memory order, by `gorder`
+//! (where the blocks may communicate through it).
 
 use std::collections::HashMap;
 
@@ -207,6 +208,11 @@ impl Clocks {
         for f in &mut self.fenced {
             f.clear();
         }
+    }
+
+    /// How many threads (and asynchronous units) the clocks are over.
+    pub fn threads(&self) -> usize {
+        self.n
     }
 
     /// Whether the clocks are kept (the checked mode).

@@ -29,6 +29,7 @@ use super::ctx::{Ctx, Peers, Side};
 use super::decode::Entry;
 use super::diag::{cite, completed_by, deadlock, err_at, mbar_deadlock, op_error, op_name, tmem_freed};
 use super::error::EmuError;
+use super::gorder::GlobalOrder;
 use super::inst::{Flow, Inst, NO_GUARD};
 use super::launch::{Launch, LaunchStats, ParamValue};
 use super::memory::{Memory, View};
@@ -75,6 +76,7 @@ pub(crate) fn launch(
     };
     let mut view = mem.view();
     view.pdl.on = options.race_check;
+    view.order = GlobalOrder::new(entry.inter_block && options.race_check);
     let done: Vec<Done> = if threads == 1 {
         vec![Worker::new(&env, view).run(&queue, options)]
     } else {
@@ -205,6 +207,7 @@ impl<'a, 'e> Worker<'a, 'e> {
             }
             let size = env.cluster_size;
             self.cl.reset(size, threads, options.race_check);
+            self.mem.order.start([x, y, z], self.cl.clocks.threads());
             let mut sched = Sched::new(options, c as u64);
             for w in self.warps.iter_mut().flatten() {
                 w.reset(env.ntid, sched.warp_seed());

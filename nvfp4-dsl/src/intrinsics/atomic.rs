@@ -24,7 +24,13 @@
 //! a block on its shared memory, `Scope::Gpu` across blocks). An atomic and
 //! a plain access (`x[i]`, `load`, `store`) of the same address race unless
 //! something orders them (a barrier, an acquire that reads a release); the
-//! emulator reports such races in shared memory.
+//! emulator reports such races in shared memory, and in global memory
+//! where a kernel's blocks may communicate through it (it has global
+//! atomics): there, between blocks, only an atomic with `Order::Release`
+//! or `Order::AcqRel` of `Scope::Gpu` (or a relaxed one after the thread's
+//! `fence_acq_rel_gpu()`) releases, and only one with `Order::Acquire` or
+//! `Order::AcqRel` (or a relaxed one followed by `fence_acq_rel_gpu()`)
+//! that reads its value acquires.
 
 use super::device_only;
 use crate::types::{AtomicAdd, AtomicInt, DeviceIndex, MemoryMut, Order, Scope};

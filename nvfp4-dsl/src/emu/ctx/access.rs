@@ -3,7 +3,8 @@
 //! asynchronous operations in flight and for races, and global memory.
 
 use super::{Ctx, Peers};
-use crate::emu::diag::{busy_message, describe_regions, hazard_message, pdl_message};
+use crate::emu::diag::{busy_message, describe_regions, global_race_message, hazard_message, pdl_message};
+use crate::emu::gorder;
 use crate::emu::inst::Fault;
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::origin::Origin;
@@ -136,6 +137,20 @@ impl Ctx<'_> {
                 Ok(())
             }
             Err(f) => Err(Fault::lane(lane, f.describe(what, addr, n))),
+        }
+    }
+
+    /// Checks `lane`'s access of `len` bytes of global memory at `addr`
+    /// for a race with another thread of the launch, and does what its
+    /// memory order asks (see `gorder`).
+    pub fn global_order(&mut self, lane: usize, addr: u64, len: usize, kind: gorder::Kind) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let pc = self.w.group_pc;
+        match self.mem.order.access(&mut self.cl.clocks, t, pc, addr, len, kind) {
+            Ok(()) => Ok(()),
+            Err(race) => Err(
+                Fault::lane(lane, global_race_message(self.env, &self.mem.order, &race, kind)).citing(race.earlier.pc),
+            ),
         }
     }
 

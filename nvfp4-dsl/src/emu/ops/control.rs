@@ -7,6 +7,7 @@
 
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
+use crate::emu::gorder::Scope;
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::state::{WARP_SYNC, lanes};
 
@@ -249,7 +250,11 @@ pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let wide = !is_proxy && m.rest().iter().any(|p| matches!(*p, "cluster" | "gpu" | "sys" | "gl"));
     // A fence that a relaxed cluster arrive after it turns into a release
     // (`.cta` scope does not reach the other blocks of the cluster).
-    let release = m.take_any(&["acq_rel", "sc"]).is_some() && m.take_any(&["cluster", "gpu", "sys"]).is_some();
+    let ordering = m.take_any(&["acq_rel", "sc"]).is_some();
+    let scope = m.take_any(&["cluster", "gpu", "sys"]);
+    let release = ordering && scope.is_some();
+    // Of gpu scope, it also orders global memory between blocks (`gorder`).
+    let gpu = ordering && scope.is_some_and(|s| s > 0);
     m.drop_where(|_| true);
     d.count(0)?;
     if !(init || proxy || wide) {
@@ -262,6 +267,9 @@ pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     if release {
         i.flags |= F_RELEASE;
     }
+    if gpu {
+        i.flags |= F_GPU;
+    }
     Ok(i)
 }
 
@@ -272,6 +280,9 @@ const F_PROXY: u32 = 1;
 /// wider, whose release the executing threads' next relaxed cluster
 /// arrive carries.
 const F_RELEASE: u32 = 2;
+
+/// `flags` bit of a fence: of gpu (or sys) scope.
+const F_GPU: u32 = 4;
 
 /// A fence that publishes the executing threads' mbarrier inits; for
 /// `fence.proxy.async`, their generic writes so far may also be read by
@@ -286,6 +297,12 @@ fn exec_fence(c: &mut Ctx<'_>, i: &Inst) -> X {
             c.cl.clocks.proxy_fence(t, pc);
         }
         if i.flags & F_RELEASE != 0 {
+            let scope = if i.flags & F_GPU != 0 {
+                Scope::Gpu
+            } else {
+                Scope::Cluster
+            };
+            c.mem.order.fence(&mut c.cl.clocks, t, scope);
             c.cl.clocks.release_fence(t);
         }
         let own = c.cl.clocks.own(t);

@@ -11,6 +11,7 @@ use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
+use crate::emu::gorder::{order_flags, order_kind};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::layout::{PARAM_WINDOW, SHARED_WINDOW, const_table};
 use crate::emu::origin::Origin;
@@ -23,6 +24,26 @@ type X = Result<Flow, Fault>;
 /// `flags` bit of `ld`/`st`: a volatile, relaxed, acquire or release
 /// access, which the race check leaves alone.
 const F_STRONG: u32 = 1;
+
+/// The global-memory race check (`gorder`) of the executing lanes'
+/// accesses of `len` bytes at `addr` that reach global memory, in lane
+/// order (`atomic`: an `atom` or `red`).
+fn check_global(
+    c: &mut Ctx<'_>,
+    i: &Inst,
+    addr: &[u64; 32],
+    len: usize,
+    write: bool,
+    atomic: bool,
+) -> Result<(), Fault> {
+    let kind = order_kind(i.flags, atomic || i.flags & F_STRONG != 0, write);
+    for l in lanes(c.exec) {
+        if i.space == Space::Global || (i.space == Space::Generic && addr[l] < SHARED_WINDOW) {
+            c.global_order(l, addr[l], len, kind)?;
+        }
+    }
+    Ok(())
+}
 
 /// Removes the qualifiers that change nothing for a single-threaded
 /// emulator (memory order, scope, cache and eviction hints) and returns
@@ -103,6 +124,7 @@ fn mem_ty(m: &mut Mods<'_>) -> Result<Ty, String> {
 }
 
 pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let order = order_flags(m);
     let (hint, strong) = drop_hints(m);
     let sp = space(m, true)?;
     let n = vec_len(m);
@@ -112,7 +134,7 @@ pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     i.space = sp;
     i.ty = ty;
     if strong {
-        i.flags |= F_STRONG;
+        i.flags |= F_STRONG | order;
     }
     i.v = if n == 1 {
         vec![d.reg_dst(0)?]
@@ -138,6 +160,7 @@ pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    let order = order_flags(m);
     let (hint, strong) = drop_hints(m);
     let sp = space(m, false)?;
     let n = vec_len(m);
@@ -147,7 +170,7 @@ pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     i.space = sp;
     i.ty = ty;
     if strong {
-        i.flags |= F_STRONG;
+        i.flags |= F_STRONG | order;
     }
     i.addr = d.addr(0, false)?;
     i.v = if n == 1 {
@@ -401,6 +424,9 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
         let addr = addresses(c, i)?;
         if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
             c.touch_warp(k, &addr, total, false, "global load")?;
+            if c.mem.order.on() {
+                check_global(c, i, &addr, total, false, false)?;
+            }
             for (e, d) in i.v.iter().enumerate() {
                 let bytes = c.mem.bytes(k, lo, len);
                 let mut v = [0u64; 32];
@@ -461,6 +487,9 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
         }
+        if c.mem.order.on() {
+            check_global(c, i, &addr, total, false, false)?;
+        }
     }
     for (k, d) in i.v.iter().enumerate() {
         c.write(d, &vals[k], i.ext)?;
@@ -491,6 +520,9 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
                 dst[at..at + esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
             }
             c.touch_warp(k, &addr, total, true, "global store")?;
+            if c.mem.order.on() {
+                check_global(c, i, &addr, total, true, false)?;
+            }
             return Ok(Flow::Next);
         }
     }
@@ -505,6 +537,9 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
             buf[k * esz..(k + 1) * esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
         }
         write(c, l, loc, &buf[..total], strength(i), what)?;
+    }
+    if c.mem.order.on() {
+        check_global(c, i, &addr, total, true, false)?;
     }
     Ok(Flow::Next)
 }
@@ -562,6 +597,7 @@ fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
     if !returns && m.rest().iter().any(|p| matches!(*p, "acquire" | "acq_rel")) {
         return Err("`red` is .relaxed or .release; an acquire needs `atom`".into());
     }
+    let order = order_flags(m);
     let (hint, _) = drop_hints(m);
     let sp = space(m, false)?;
     let op = m.take_any(OPS).ok_or("missing or unsupported atomic operation")?;
@@ -593,6 +629,7 @@ fn atomic(d: &Dec<'_>, m: &mut Mods<'_>, returns: bool) -> R {
     i.space = sp;
     i.ty = ty;
     i.sub = op as u8;
+    i.flags = order;
     if returns {
         i.d[0] = d.reg_dst(0)?;
     } else {
@@ -703,6 +740,9 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
         };
         write(c, l, loc, &new.to_le_bytes()[..esz], Check::Strong, "atomic")?;
         old[l] = o;
+    }
+    if c.mem.order.on() {
+        check_global(c, i, &addr, esz, true, true)?;
     }
     c.write(&i.d[0], &old, Ext::Zero)?;
     Ok(Flow::Next)

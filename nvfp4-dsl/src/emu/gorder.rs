@@ -1,0 +1,572 @@
+//! Happens-before over global memory, and its data races, for a launch
+//! whose blocks may communicate through global memory
+//! (`Entry::inter_block`) in the checked mode. Its clusters run one after
+//! another on one thread, so one shadow of global memory serves the whole
+//! launch and the outcome is deterministic.
+//!
+//! Within the running cluster the threads' vector clocks (`race`) order
+//! accesses. A finished cluster's accesses are ordered before a thread of
+//! the running one only by release/acquire of gpu scope (the PTX memory
+//! model's synchronisation between blocks): an atomic, `st` or `red` with
+//! `.release` or `.acq_rel` (or a relaxed one after the thread's
+//! `fence.acq_rel`/`fence.sc`, the release pattern) hands its thread's
+//! clock, and everything that thread knew of earlier clusters, to the
+//! location; an atomic or `ld` with `.acquire`/`.acq_rel` (or a relaxed
+//! one that a fence then follows, the acquire pattern) of the location
+//! takes it. A release is cumulative: it hands on what happens before it,
+//! other threads' writes ordered before it by a barrier included. A
+//! thread's acquire of earlier clusters is an event (thread, own clock,
+//! what it acquired) that every thread whose clock reaches it knows of
+//! (through barriers, or any release of the running cluster), so the
+//! barrier code needs no hook. Release and acquire of cta or cluster
+//! scope order only within the cluster (cta scope is taken as cluster
+//! scope there).
+//!
+//! The shadow keeps per 4-byte word the last plain write, one plain read
+//! and one atomic (atom, red, and strong `st`: relaxed, release or
+//! volatile), each with its cluster, thread, clock, instruction and bytes.
+//! A plain access races with an unordered earlier write or atomic (a
+//! write also with an unordered read), an atomic with an unordered plain
+//! write or read, and a strong `ld` with an unordered plain write;
+//! atomics and strong accesses never race with each other. Only one read
+//! and one atomic are kept per word (the first of several unordered
+//! ones): a race with a dropped one can go unreported, never a false one.
+//! Accesses of the async proxy (bulk copies) are not checked, nor
+//! accesses of two launches (`pdl` checks those).
+
+use super::inst::Mods;
+use super::race::{Clocks, join};
+use std::collections::HashMap;
+
+/// The scope of a memory-order operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Scope {
+    /// `.cta` or `.cluster`: within the cluster.
+    Cluster,
+    /// `.gpu` or `.sys`: every block of the launch.
+    Gpu,
+}
+
+/// The memory order of a strong access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sem {
+    pub acquire: bool,
+    pub release: bool,
+    pub scope: Scope,
+}
+
+/// `Inst::flags` bits of `ld`/`st`/`atom`/`red` (beside `ops::mem`'s bit
+/// 1, a strong `ld`/`st`): the memory order's acquire, release, and a
+/// scope narrower than `.gpu` (`.cta`, `.cluster`).
+const F_ACQUIRE: u32 = 2;
+const F_RELEASE: u32 = 4;
+const F_NARROW: u32 = 8;
+
+/// The memory-order bits of an access's qualifiers.
+pub(crate) fn order_flags(m: &Mods<'_>) -> u32 {
+    m.rest()
+        .iter()
+        .map(|p| match *p {
+            "acquire" => F_ACQUIRE,
+            "release" => F_RELEASE,
+            "acq_rel" => F_ACQUIRE | F_RELEASE,
+            "cta" | "cluster" => F_NARROW,
+            _ => 0,
+        })
+        .fold(0, |a, b| a | b)
+}
+
+/// How the race check sees an access with memory-order bits `flags`
+/// (`strong`: an atomic, or a strong `ld`/`st`).
+pub(crate) fn order_kind(flags: u32, strong: bool, write: bool) -> Kind {
+    let sem = Sem {
+        acquire: flags & F_ACQUIRE != 0,
+        release: flags & F_RELEASE != 0,
+        scope: if flags & F_NARROW != 0 {
+            Scope::Cluster
+        } else {
+            Scope::Gpu
+        },
+    };
+    match (strong, write) {
+        (false, false) => Kind::Read,
+        (false, true) => Kind::Write,
+        (true, false) => Kind::StrongRead(sem),
+        (true, true) => Kind::Atomic(sem),
+    }
+}
+
+/// What a global access is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    /// `ld.relaxed`/`.acquire`/`.volatile`.
+    StrongRead(Sem),
+    /// `atom`, `red`, `st.relaxed`/`.release`/`.volatile`.
+    Atomic(Sem),
+}
+
+/// One access of a shadow word.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Access {
+    /// 1 + the cluster's index in the launch's order; 0 for none.
+    pub cluster: u32,
+    /// The thread's index in its cluster.
+    pub thread: u32,
+    clock: u32,
+    /// The instruction's index.
+    pub pc: u32,
+    /// The bytes of the word, one bit each.
+    mask: u8,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    write: Access,
+    read: Access,
+    atomic: Access,
+}
+
+/// A race: the earlier access, what it was, and the first common byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Race {
+    pub earlier: Access,
+    pub earlier_kind: Kind,
+    pub addr: u64,
+}
+
+/// What threads of earlier clusters are known to have done: a vector
+/// clock over each such cluster's threads.
+#[derive(Clone, Debug, Default)]
+struct Know(Vec<(u32, Vec<u32>)>);
+
+impl Know {
+    fn add(&mut self, cluster: u32, row: &[u32]) {
+        match self.0.iter_mut().find(|(c, _)| *c == cluster) {
+            Some((_, r)) => join(r, row),
+            None => self.0.push((cluster, row.to_vec())),
+        }
+    }
+
+    fn add_all(&mut self, other: &Know) {
+        for (c, r) in &other.0 {
+            self.add(*c, r);
+        }
+    }
+
+    fn covers(&self, a: &Access) -> bool {
+        self.0
+            .iter()
+            .any(|(c, r)| *c == a.cluster && r.get(a.thread as usize).is_some_and(|&k| k >= a.clock))
+    }
+}
+
+/// What releases into a location handed on: the running cluster's
+/// clocks (`local`, of cluster `cluster`), and, at gpu scope, every
+/// cluster's (`gpu`).
+#[derive(Clone, Debug, Default)]
+struct Released {
+    cluster: u32,
+    local: Vec<u32>,
+    gpu: Know,
+}
+
+/// A thread's acquire of earlier clusters' accesses.
+#[derive(Clone, Debug)]
+struct Event {
+    thread: u32,
+    clock: u32,
+    know: Know,
+}
+
+/// The shadow of global memory and the release/acquire state of a launch
+/// (off, and empty, outside the checked mode or where the blocks do not
+/// communicate through global memory).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GlobalOrder {
+    on: bool,
+    /// 1 + the running cluster's index.
+    cluster: u32,
+    /// Each cluster's first block, in the order they ran.
+    origins: Vec<[u32; 3]>,
+    cells: HashMap<u64, Cell>,
+    released: HashMap<u64, Released>,
+    events: Vec<Event>,
+    /// Per thread of the running cluster: its clock at its last release
+    /// fence and the fence's scope (what a later relaxed release hands on).
+    fenced: Vec<Option<(Scope, Vec<u32>)>>,
+    /// Per thread: what its relaxed reads of released locations saw since
+    /// its last fence (the acquire pattern's fence acquires it).
+    pending: Vec<Option<Released>>,
+}
+
+impl GlobalOrder {
+    /// A launch's state, kept if `on`.
+    pub fn new(on: bool) -> GlobalOrder {
+        GlobalOrder {
+            on,
+            ..GlobalOrder::default()
+        }
+    }
+
+    /// Whether accesses are checked.
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
+    /// The next cluster, whose first block is `origin`, starts with
+    /// `threads` threads (and asynchronous units).
+    pub fn start(&mut self, origin: [u32; 3], threads: usize) {
+        if !self.on {
+            return;
+        }
+        self.origins.push(origin);
+        self.cluster = self.origins.len() as u32;
+        self.events.clear();
+        self.fenced.clear();
+        self.fenced.resize(threads, None);
+        self.pending.clear();
+        self.pending.resize(threads, None);
+    }
+
+    /// The first block of the cluster of `a`.
+    pub fn origin(&self, a: &Access) -> [u32; 3] {
+        self.origins[(a.cluster - 1) as usize]
+    }
+
+    /// Whether `a` is of the running cluster.
+    pub fn running(&self, a: &Access) -> bool {
+        a.cluster == self.cluster
+    }
+
+    /// What the thread whose clock is `row` knows of earlier clusters.
+    fn know_of(&self, row: &[u32]) -> Know {
+        let mut k = Know::default();
+        for e in self.events.iter().filter(|e| row[e.thread as usize] >= e.clock) {
+            k.add_all(&e.know);
+        }
+        k
+    }
+
+    /// Whether `a` happens before an access by thread `t`, whose clock is
+    /// `row`.
+    fn ordered(&self, a: &Access, t: u32, row: &[u32]) -> bool {
+        if a.cluster == self.cluster {
+            a.thread == t || row[a.thread as usize] >= a.clock
+        } else {
+            self.events
+                .iter()
+                .any(|e| row[e.thread as usize] >= e.clock && e.know.covers(a))
+        }
+    }
+
+    /// Checks and records the access of bytes `addr..addr + len` by thread
+    /// `t` at instruction `pc`, then does what its memory order asks:
+    /// acquire (`.acquire`, or a relaxed read noted for the next fence),
+    /// then release (`.release`, or a relaxed write after a release fence).
+    pub fn access(
+        &mut self,
+        clocks: &mut Clocks,
+        t: u32,
+        pc: u32,
+        addr: u64,
+        len: usize,
+        kind: Kind,
+    ) -> Result<(), Race> {
+        self.check(clocks.row(t), t, pc, addr, len, kind)?;
+        let (sem, writes) = match kind {
+            Kind::Read | Kind::Write => return Ok(()),
+            Kind::StrongRead(sem) => (sem, false),
+            Kind::Atomic(sem) => (sem, true),
+        };
+        let word = addr / 4;
+        if let Some(r) = self.released.get(&word) {
+            if sem.acquire {
+                let r = r.clone();
+                self.acquire(clocks, t, &r, sem.scope);
+            } else {
+                let p = self.pending[t as usize].get_or_insert_with(Released::default);
+                if r.cluster == self.cluster {
+                    join(&mut p.local, &r.local);
+                }
+                if sem.scope == Scope::Gpu {
+                    p.gpu.add_all(&r.gpu);
+                }
+            }
+        }
+        if writes {
+            if sem.release {
+                let row = clocks.row(t).to_vec();
+                self.release(word, &row, sem.scope);
+                clocks.tick(t);
+            } else if let Some((scope, row)) = self.fenced[t as usize].clone() {
+                self.release(word, &row, scope.min(sem.scope));
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread `t` executes `fence.acq_rel` or `fence.sc` of `scope`: what
+    /// it knows now is what its later relaxed writes release, and it
+    /// acquires what its relaxed reads since its last fence saw. Called
+    /// before the fence's own entry goes up.
+    pub fn fence(&mut self, clocks: &mut Clocks, t: u32, scope: Scope) {
+        if !self.on {
+            return;
+        }
+        self.fenced[t as usize] = Some((scope, clocks.row(t).to_vec()));
+        if let Some(p) = self.pending[t as usize].take() {
+            self.acquire(clocks, t, &p, scope);
+        }
+    }
+
+    fn acquire(&mut self, clocks: &mut Clocks, t: u32, r: &Released, scope: Scope) {
+        if r.cluster == self.cluster {
+            clocks.acquire(t, &r.local);
+        }
+        if scope == Scope::Gpu {
+            let mut know = Know::default();
+            for (c, row) in r.gpu.0.iter().filter(|(c, _)| *c != self.cluster) {
+                know.add(*c, row);
+            }
+            if !know.0.is_empty() {
+                self.events.push(Event {
+                    thread: t,
+                    clock: clocks.own(t),
+                    know,
+                });
+            }
+        }
+    }
+
+    fn release(&mut self, word: u64, row: &[u32], scope: Scope) {
+        let know = if scope == Scope::Gpu {
+            self.know_of(row)
+        } else {
+            Know::default()
+        };
+        let r = self.released.entry(word).or_default();
+        if r.cluster != self.cluster {
+            r.cluster = self.cluster;
+            r.local.clear();
+        }
+        join(&mut r.local, row);
+        if scope == Scope::Gpu {
+            r.gpu.add(self.cluster, row);
+            r.gpu.add_all(&know);
+        }
+    }
+
+    /// The race check and the shadow's record of an access.
+    fn check(&mut self, row: &[u32], t: u32, pc: u32, addr: u64, len: usize, kind: Kind) -> Result<(), Race> {
+        // The earlier accesses it may race with: write, read, atomic.
+        let (write, read, atomic) = match kind {
+            Kind::Read => (true, false, true),
+            Kind::Write => (true, true, true),
+            Kind::StrongRead(_) => (true, false, false),
+            Kind::Atomic(_) => (true, true, false),
+        };
+        let end = addr + len as u64;
+        for w in addr / 4..end.div_ceil(4) {
+            let lo = addr.max(4 * w) - 4 * w;
+            let hi = end.min(4 * w + 4) - 4 * w;
+            let a = Access {
+                cluster: self.cluster,
+                thread: t,
+                clock: row[t as usize],
+                pc,
+                mask: ((1u32 << hi) - (1u32 << lo)) as u8,
+            };
+            let mut cell = self.cells.get(&w).copied().unwrap_or_default();
+            let racing = |e: &Access| e.cluster != 0 && e.mask & a.mask != 0 && !self.ordered(e, t, row);
+            let found = [
+                (write, cell.write, Kind::Write),
+                (read, cell.read, Kind::Read),
+                (atomic, cell.atomic, Kind::Atomic(RELAXED)),
+            ]
+            .into_iter()
+            .find(|(on, e, _)| *on && racing(e));
+            if let Some((_, e, k)) = found {
+                return Err(Race {
+                    earlier: e,
+                    earlier_kind: k,
+                    addr: 4 * w + u64::from((e.mask & a.mask).trailing_zeros()),
+                });
+            }
+            // One read and one atomic are kept: a later one replaces one
+            // that happens before it.
+            let replaces = |e: &Access| e.cluster == 0 || self.ordered(e, t, row);
+            match kind {
+                Kind::Read if replaces(&cell.read) => cell.read = a,
+                Kind::Atomic(_) if replaces(&cell.atomic) => cell.atomic = a,
+                Kind::Write => {
+                    // A write of the whole word is ordered after every
+                    // access of it kept (or it raced).
+                    if a.mask == 0xF {
+                        cell = Cell::default();
+                    }
+                    cell.write = a;
+                }
+                _ => continue,
+            }
+            self.cells.insert(w, cell);
+        }
+        Ok(())
+    }
+}
+
+/// A relaxed atomic of gpu scope (how a race names an earlier atomic).
+const RELAXED: Sem = Sem {
+    acquire: false,
+    release: false,
+    scope: Scope::Gpu,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sem(acquire: bool, release: bool, scope: Scope) -> Kind {
+        Kind::Atomic(Sem {
+            acquire,
+            release,
+            scope,
+        })
+    }
+
+    const RELAXED_READ: Kind = Kind::StrongRead(RELAXED);
+
+    /// A cluster of 2 threads, the next one of the launch.
+    fn next(c: &mut Clocks, g: &mut GlobalOrder) {
+        c.reset(2);
+        g.start([g.origins.len() as u32, 0, 0], 2);
+    }
+
+    /// Both threads of the running cluster pass a barrier.
+    fn barrier(c: &mut Clocks) {
+        let mut b = Vec::new();
+        c.release(0, &mut b);
+        c.release(1, &mut b);
+        c.acquire(0, &b);
+        c.acquire(1, &b);
+    }
+
+    /// Cluster 0: thread 1 writes 8 bytes at 0x100, both pass a barrier,
+    /// then thread 0 does `publish` (on the flag at 0x200, after a fence
+    /// of gpu scope if `fence`, which each thread does before the
+    /// barrier if `early`).
+    fn writer(c: &mut Clocks, g: &mut GlobalOrder, publish: Kind, fence: bool, early: bool) {
+        next(c, g);
+        g.access(c, 1, 10, 0x100, 8, Kind::Write).unwrap();
+        if early {
+            g.fence(c, 0, Scope::Gpu);
+            g.fence(c, 1, Scope::Gpu);
+        }
+        barrier(c);
+        if fence {
+            g.fence(c, 0, Scope::Gpu);
+        }
+        g.access(c, 0, 11, 0x200, 4, publish).unwrap();
+    }
+
+    /// The next cluster: thread 0 reads the flag with `read` (and fences
+    /// if `fence`), both pass a barrier, thread 1 reads the data.
+    fn reader(c: &mut Clocks, g: &mut GlobalOrder, read: Kind, fence: bool) -> Result<(), Race> {
+        next(c, g);
+        g.access(c, 0, 20, 0x200, 4, read).unwrap();
+        if fence {
+            g.fence(c, 0, Scope::Gpu);
+        }
+        barrier(c);
+        g.access(c, 1, 21, 0x104, 4, Kind::Read)
+    }
+
+    fn fresh() -> (Clocks, GlobalOrder) {
+        (Clocks::default(), GlobalOrder::new(true))
+    }
+
+    #[test]
+    fn a_release_and_an_acquire_of_gpu_scope_order_blocks() {
+        let (mut c, mut g) = fresh();
+        writer(&mut c, &mut g, sem(false, true, Scope::Gpu), false, false);
+        reader(&mut c, &mut g, sem(true, false, Scope::Gpu), false).unwrap();
+        // An acq_rel RMW hands on what it acquired: a third block that
+        // acquires from the second knows the first's write.
+        let (mut c, mut g) = fresh();
+        writer(&mut c, &mut g, sem(false, true, Scope::Gpu), false, false);
+        next(&mut c, &mut g);
+        g.access(&mut c, 0, 30, 0x200, 4, sem(true, true, Scope::Gpu)).unwrap();
+        next(&mut c, &mut g);
+        g.access(&mut c, 1, 31, 0x200, 4, sem(true, false, Scope::Gpu)).unwrap();
+        g.access(&mut c, 1, 32, 0x100, 8, Kind::Write).unwrap();
+    }
+
+    #[test]
+    fn relaxed_atomics_and_narrow_scopes_order_nothing_between_blocks() {
+        for (publish, read) in [
+            (sem(false, false, Scope::Gpu), sem(true, false, Scope::Gpu)),
+            (sem(false, true, Scope::Gpu), sem(false, false, Scope::Gpu)),
+            (sem(false, true, Scope::Cluster), sem(true, false, Scope::Gpu)),
+            (sem(false, true, Scope::Gpu), sem(true, false, Scope::Cluster)),
+        ] {
+            let (mut c, mut g) = fresh();
+            writer(&mut c, &mut g, publish, false, false);
+            let e = reader(&mut c, &mut g, read, false).unwrap_err();
+            assert_eq!((e.earlier.pc, e.earlier.thread, e.addr), (10, 1, 0x104));
+            assert!(!g.running(&e.earlier) && g.origin(&e.earlier) == [0, 0, 0]);
+        }
+    }
+
+    #[test]
+    fn fences_make_relaxed_atomics_release_and_acquire() {
+        // A fence after the barrier, then the relaxed atomic: a release of
+        // both threads' writes; a relaxed read, then a fence: an acquire.
+        let (mut c, mut g) = fresh();
+        writer(&mut c, &mut g, sem(false, false, Scope::Gpu), true, false);
+        reader(&mut c, &mut g, RELAXED_READ, true).unwrap();
+        // Without the reader's fence nothing is acquired.
+        let (mut c, mut g) = fresh();
+        writer(&mut c, &mut g, sem(false, false, Scope::Gpu), true, false);
+        reader(&mut c, &mut g, RELAXED_READ, false).unwrap_err();
+        // Each thread's fence before the barrier: thread 0's relaxed
+        // atomic releases only thread 0's own writes.
+        let (mut c, mut g) = fresh();
+        writer(&mut c, &mut g, sem(false, false, Scope::Gpu), false, true);
+        let e = reader(&mut c, &mut g, sem(true, false, Scope::Gpu), false).unwrap_err();
+        assert_eq!(e.earlier.thread, 1);
+        // A release atomic after those fences is cumulative again.
+        let (mut c, mut g) = fresh();
+        writer(&mut c, &mut g, sem(false, true, Scope::Gpu), false, true);
+        reader(&mut c, &mut g, sem(true, false, Scope::Gpu), false).unwrap();
+    }
+
+    #[test]
+    fn atomics_race_with_plain_accesses_but_not_with_each_other() {
+        let (mut c, mut g) = fresh();
+        next(&mut c, &mut g);
+        g.access(&mut c, 0, 1, 0x40, 4, sem(false, false, Scope::Gpu)).unwrap();
+        g.access(&mut c, 1, 2, 0x40, 4, sem(false, false, Scope::Cluster))
+            .unwrap();
+        next(&mut c, &mut g);
+        g.access(&mut c, 0, 3, 0x40, 4, sem(false, false, Scope::Gpu)).unwrap();
+        g.access(&mut c, 1, 4, 0x40, 4, RELAXED_READ).unwrap();
+        let e = g.access(&mut c, 1, 5, 0x40, 4, Kind::Read).unwrap_err();
+        assert!(matches!(e.earlier_kind, Kind::Atomic(_)) && e.earlier.pc == 1);
+        // Within the cluster a barrier orders them; the other bytes of a
+        // word, and the thread's own accesses, are fine.
+        let (mut c, mut g) = fresh();
+        next(&mut c, &mut g);
+        g.access(&mut c, 0, 1, 0x40, 2, Kind::Write).unwrap();
+        g.access(&mut c, 1, 2, 0x42, 2, Kind::Write).unwrap();
+        g.access(&mut c, 0, 3, 0x40, 4, sem(false, false, Scope::Gpu))
+            .unwrap_err();
+        barrier(&mut c);
+        g.access(&mut c, 0, 4, 0x40, 4, sem(false, false, Scope::Gpu)).unwrap();
+        g.access(&mut c, 0, 5, 0x40, 4, Kind::Read).unwrap();
+        // Thread 1's write meets thread 0's read and atomic since.
+        let e = g.access(&mut c, 1, 6, 0x40, 4, Kind::Write).unwrap_err();
+        assert!(g.running(&e.earlier) && e.earlier.pc == 5 && e.earlier_kind == Kind::Read);
+    }
+}
