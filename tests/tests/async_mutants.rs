@@ -592,10 +592,10 @@ const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a"],
         text: "barrier.cluster.wait.acquire.aligned;",
-        occurrences: &[1..2, 3..4],
+        occurrences: &[1..2],
         change: "removed",
         why: Why::Equivalent(
-            "the last cluster wait of the producer warpgroup, or of the consumers: it only keeps the block, and the shared memory the other block reads until it arrives, alive; the other group's wait at the same phase still does, and neither reads anything after it",
+            "the producer warpgroup's last cluster wait: it reads nothing after it, and its block (whose shared memory the other block pushed into) stays alive while the consumers wait at the same phase",
         ),
     },
     Survivor {
@@ -646,7 +646,7 @@ const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a global split"],
         text: "barrier.cluster.arrive.release.aligned;",
-        occurrences: &[0..2],
+        occurrences: &[0..1],
         change: "removed",
         why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
     },
@@ -666,32 +666,18 @@ const SURVIVORS: &[Survivor] = &[
     },
     // Item 5 of issue 24: programmatic dependent launch, memory order.
     Survivor {
-        subjects: &[
-            "gemm sm_90a",
-            "gemm sm_90a global split",
-            "gemm sm_90a pairs",
-            "gemm sm_90a cluster of 4",
-        ],
+        subjects: &["gemm sm_90a global split", "gemm sm_90a cluster of 4"],
         text: "barrier.cluster.arrive.release.aligned;",
         occurrences: &[0..1],
         change: "made relaxed",
-        why: Why::Equivalent(
-            "the producer warpgroup's arrive (not reached where the split goes through global memory): it wrote no shared memory that another block reads after the barrier (the swapped partial sums are the consumers', released by their own arrives) and every copy it issued completed on a full barrier that the consumers waited on before those arrives",
-        ),
-    },
-    Survivor {
-        subjects: &["gemm sm_90a global split", "gemm sm_90a cluster of 4"],
-        text: "barrier.cluster.arrive.release.aligned;",
-        occurrences: &[1..2],
-        change: "made relaxed",
         why: Why::Elsewhere(
-            "gemm sm_90a: the cluster barrier before the blocks of a cluster of two swap accumulator halves",
+            "gemm sm_90a and gemm sm_90a pairs: the consumers' arrive after they push their halves of the sums into the other block of a cluster of two, which a split through global memory or over a cluster of four does not take",
         ),
     },
     Survivor {
         subjects: &["gemm sm_90a pairs"],
         text: "barrier.cluster.arrive.release.aligned;",
-        occurrences: &[2..3],
+        occurrences: &[1..2],
         change: "made relaxed",
         why: Why::Elsewhere(
             "gemm sm_90a cluster of 4: the cluster barrier before the blocks of a cluster of four sum their partial tiles",
