@@ -46,11 +46,39 @@ pub(crate) struct Side<'a> {
     pub clocks: &'a mut Clocks,
 }
 
+/// A source operand's values for all lanes: a register's, read where it
+/// lies (a copy of its 32 lanes cost more than most instructions), or
+/// values made for the instruction (immediates, special registers,
+/// predicates).
+pub(crate) enum Src<'a> {
+    Reg(&'a [u64; 32]),
+    Val([u64; 32]),
+}
+
+impl std::ops::Deref for Src<'_> {
+    type Target = [u64; 32];
+    #[inline(always)]
+    fn deref(&self) -> &[u64; 32] {
+        match self {
+            Src::Reg(r) => r,
+            Src::Val(v) => v,
+        }
+    }
+}
+
 impl Ctx<'_> {
     /// The values of a source operand for all lanes (inactive lanes hold
-    /// whatever the register holds).
+    /// whatever the register holds), copied; [`src_ref`](Ctx::src_ref)
+    /// reads a register in place.
     #[inline]
     pub fn src(&self, op: &Operand) -> Result<[u64; 32], Fault> {
+        self.src_ref(op).map(|v| *v)
+    }
+
+    /// The values of a source operand for all lanes, a register's read in
+    /// place.
+    #[inline(always)]
+    pub fn src_ref(&self, op: &Operand) -> Result<Src<'_>, Fault> {
         match *op {
             Operand::Reg { idx, .. } => {
                 let i = idx as usize;
@@ -58,19 +86,18 @@ impl Ctx<'_> {
                 if init & self.exec != self.exec {
                     return Err(self.uninit(false, idx, init));
                 }
-                let mut v = [0u64; 32];
-                v.copy_from_slice(&self.w.regs[i * 32..i * 32 + 32]);
-                Ok(v)
+                let regs = &self.w.regs[i * 32..i * 32 + 32];
+                Ok(Src::Reg(regs.try_into().expect("32 lanes")))
             }
-            Operand::Imm(x) => Ok([x; 32]),
-            Operand::Sreg(s) => Ok(self.sreg(s)),
+            Operand::Imm(x) => Ok(Src::Val([x; 32])),
+            Operand::Sreg(s) => Ok(Src::Val(self.sreg(s))),
             Operand::Pred { .. } => {
                 let bits = self.pred(op)?;
                 let mut v = [0u64; 32];
                 for (l, x) in v.iter_mut().enumerate() {
                     *x = u64::from(bits >> l & 1);
                 }
-                Ok(v)
+                Ok(Src::Val(v))
             }
             Operand::None | Operand::Sink => Err(Fault::new("internal error: missing source operand")),
         }
@@ -130,7 +157,7 @@ impl Ctx<'_> {
             }
             Operand::Imm(x) => Ok(if x != 0 { u32::MAX } else { 0 }),
             _ => {
-                let v = self.src(op)?;
+                let v = self.src_ref(op)?;
                 let mut m = 0;
                 for (l, x) in v.iter().enumerate() {
                     m |= u32::from(*x != 0) << l;

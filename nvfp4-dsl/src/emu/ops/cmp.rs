@@ -100,8 +100,8 @@ fn fcmp(op: u8, x: f64, y: f64) -> bool {
 }
 
 fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    let a = c.src(&i.s[0])?;
-    let b = c.src(&i.s[1])?;
+    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
+    let (a, b) = (&*a, &*b);
     let ty = i.ty;
     let op = i.sub;
     let (mut p, mut q) = (0u32, 0u32);

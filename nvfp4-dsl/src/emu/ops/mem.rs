@@ -8,7 +8,7 @@
 //! and `.shared::cta` only the executing block's.
 
 use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
-use crate::emu::ctx::Ctx;
+use crate::emu::ctx::{Ctx, Src};
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
@@ -325,13 +325,14 @@ fn addresses(c: &Ctx<'_>, i: &Inst) -> Result<[u64; 32], Fault> {
 /// Per-lane values of an address operand (`base + off`).
 #[inline]
 pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Result<[u64; 32], Fault> {
-    let mut a = match addr.base {
-        Operand::None => [0u64; 32],
-        op => c.src(&op)?,
+    let base = match addr.base {
+        Operand::None => Src::Val([0; 32]),
+        op => c.src_ref(&op)?,
     };
     let off = addr.off as u64;
-    for x in a.iter_mut() {
-        *x = x.wrapping_add(off);
+    let mut a = [0u64; 32];
+    for (x, b) in a.iter_mut().zip(&*base) {
+        *x = b.wrapping_add(off);
     }
     Ok(a)
 }
@@ -362,9 +363,14 @@ fn warp_global(c: &mut Ctx<'_>, space: Space, addr: &[u64; 32], total: usize) ->
         return None;
     }
     let (mut lo, mut hi, mut bits) = (u64::MAX, 0, 0);
+    let (mut lo_lane, mut hi_lane) = (0, 0);
     for l in lanes(c.exec) {
-        lo = lo.min(addr[l]);
-        hi = hi.max(addr[l]);
+        if addr[l] < lo {
+            (lo, lo_lane) = (addr[l], l);
+        }
+        if addr[l] >= hi {
+            (hi, hi_lane) = (addr[l], l);
+        }
         bits |= addr[l];
     }
     // `total` is a power of two; generic addresses below the shared
@@ -373,10 +379,15 @@ fn warp_global(c: &mut Ctx<'_>, space: Space, addr: &[u64; 32], total: usize) ->
         return None;
     }
     // An access outside the view its address came from goes the lane path,
-    // which reports it.
-    if c.env.entry.origins[c.w.group_pc as usize] != Origin::None
-        && lanes(c.exec).any(|l| c.check_origin(l, addr[l], total as u32, "global access").is_err())
-    {
+    // which reports it. A view is one interval: its lowest and highest
+    // lanes' accesses inside it put every lane's inside.
+    let outside = |l: usize| c.check_origin(l, addr[l], total as u32, "global access").is_err();
+    let out = match c.env.entry.origins[c.w.group_pc as usize] {
+        Origin::None => false,
+        Origin::Param(_) => outside(lo_lane) || outside(hi_lane),
+        Origin::Shared(_) => lanes(c.exec).any(outside),
+    };
+    if out {
         return None;
     }
     let len = (hi - lo) as usize + total;
