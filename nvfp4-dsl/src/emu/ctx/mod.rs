@@ -103,6 +103,7 @@ impl Ctx<'_> {
         }
     }
 
+    #[cold]
     fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
         let lane = (self.exec & !init).trailing_zeros() as usize;
         if !pred
@@ -171,26 +172,32 @@ impl Ctx<'_> {
     /// pending `wgmma.mma_async` holds the register.
     #[inline]
     pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
-        match *d {
-            Operand::Reg { idx, bits } => {
-                let pc = self.w.group_pc;
-                if let Some(held) = self.w.held.as_deref_mut() {
-                    if held.is_held(idx) {
-                        return Err(self.held_write(idx));
-                    }
-                    held.note_write(idx, pc);
+        let Operand::Reg { idx, bits } = *d else {
+            self.write_pred_lanes(d, v);
+            return Ok(());
+        };
+        if self.w.held.is_some() {
+            self.note_held_write(idx)?;
+        }
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let i = idx as usize;
+        let regs: &mut [u64; 32] = (&mut self.w.regs[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
+        let m = self.exec;
+        // One loop per extension and mask: no choice per lane.
+        match (ext, m == u32::MAX) {
+            (Ext::Zero, true) => {
+                for (r, x) in regs.iter_mut().zip(v) {
+                    *r = x & mask;
                 }
-                let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                let i = idx as usize;
-                let regs = &mut self.w.regs[i * 32..i * 32 + 32];
-                let m = self.exec;
-                let fix = |x: u64| match ext {
-                    Ext::Zero => x & mask,
-                    Ext::Sign(b) => {
-                        let sh = 64 - u32::from(b);
-                        ((((x << sh) as i64) >> sh) as u64) & mask
-                    }
-                };
+            }
+            (Ext::Zero, false) => {
+                for l in lanes(m) {
+                    regs[l] = v[l] & mask;
+                }
+            }
+            (Ext::Sign(b), _) => {
+                let sh = 64 - u32::from(b);
+                let fix = |x: u64| ((((x << sh) as i64) >> sh) as u64) & mask;
                 if m == u32::MAX {
                     for (r, x) in regs.iter_mut().zip(v) {
                         *r = fix(*x);
@@ -200,16 +207,35 @@ impl Ctx<'_> {
                         regs[l] = fix(v[l]);
                     }
                 }
-                self.w.init[i] |= m;
             }
-            Operand::Pred { idx, .. } => {
-                let mut bits = 0;
-                for (l, x) in v.iter().enumerate() {
-                    bits |= u32::from(*x != 0) << l;
-                }
-                self.set_pred(idx, bits);
+        }
+        self.w.init[i] |= m;
+        Ok(())
+    }
+
+    /// A write of a predicate destination (a sink writes nothing) from
+    /// lane values.
+    #[inline(never)]
+    fn write_pred_lanes(&mut self, d: &Operand, v: &[u64; 32]) {
+        if let Operand::Pred { idx, .. } = *d {
+            let mut bits = 0;
+            for (l, x) in v.iter().enumerate() {
+                bits |= u32::from(*x != 0) << l;
             }
-            _ => {}
+            self.set_pred(idx, bits);
+        }
+    }
+
+    /// Fails if a pending `wgmma.mma_async` or `tcgen05.ld` holds register
+    /// `idx`; notes the write otherwise.
+    #[inline(never)]
+    fn note_held_write(&mut self, idx: u32) -> Result<(), Fault> {
+        let pc = self.w.group_pc;
+        if let Some(held) = self.w.held.as_deref_mut() {
+            if held.is_held(idx) {
+                return Err(self.held_write(idx));
+            }
+            held.note_write(idx, pc);
         }
         Ok(())
     }

@@ -424,6 +424,17 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
             return Ok(Flow::Next);
         }
     }
+    ld_by_lane(c, i)
+}
+
+/// An `ld` lane by lane: every space, and the global accesses that
+/// [`warp_global`] does not take. Out of line: its 2 KiB of values, zeroed,
+/// would cost the warp-wide path as much as the load itself.
+#[inline(never)]
+fn ld_by_lane(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let n = i.v.len();
+    let esz = i.ty.bytes() as usize;
+    let total = esz * n;
     let check = strength(i);
     let what = match i.space {
         Space::Global => "global load",
@@ -497,9 +508,13 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         let exec = c.exec;
         // A read-only allocation: the lane-by-lane path reports it.
         if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
-            for l in lanes(exec) {
-                let at = (addr[l] - lo) as usize;
-                dst[at..at + esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
+            // One store per width: a constant length, not a call to memcpy.
+            let lanes = lanes(exec).map(|l| ((addr[l] - lo) as usize, v[l]));
+            match esz {
+                1 => lanes.for_each(|(at, x)| dst[at] = x as u8),
+                2 => lanes.for_each(|(at, x)| dst[at..at + 2].copy_from_slice(&(x as u16).to_le_bytes())),
+                4 => lanes.for_each(|(at, x)| dst[at..at + 4].copy_from_slice(&(x as u32).to_le_bytes())),
+                _ => lanes.for_each(|(at, x)| dst[at..at + 8].copy_from_slice(&x.to_le_bytes())),
             }
             c.touch_warp(k, &addr, total, true, "global store")?;
             return Ok(Flow::Next);
