@@ -8,6 +8,7 @@
 //! and `.shared::cta` only the executing block's.
 
 use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
+use super::span::{extent, ld_shared, outside_origin, put, st_shared};
 use crate::emu::ctx::{Ctx, Src};
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
@@ -338,7 +339,7 @@ pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Resu
 }
 
 #[inline]
-fn le(bytes: &[u8]) -> u64 {
+pub(super) fn le(bytes: &[u8]) -> u64 {
     match *bytes {
         [a] => u64::from(a),
         [a, b] => u64::from(u16::from_le_bytes([a, b])),
@@ -362,32 +363,12 @@ fn warp_global(c: &mut Ctx<'_>, space: Space, addr: &[u64; 32], total: usize) ->
     if !matches!(space, Space::Global | Space::Generic) {
         return None;
     }
-    let (mut lo, mut hi, mut bits) = (u64::MAX, 0, 0);
-    let (mut lo_lane, mut hi_lane) = (0, 0);
-    for l in lanes(c.exec) {
-        if addr[l] < lo {
-            (lo, lo_lane) = (addr[l], l);
-        }
-        if addr[l] >= hi {
-            (hi, hi_lane) = (addr[l], l);
-        }
-        bits |= addr[l];
-    }
-    // `total` is a power of two; generic addresses below the shared
-    // window are global.
-    if bits & (total as u64 - 1) != 0 || hi >= SHARED_WINDOW {
-        return None;
-    }
-    // An access outside the view its address came from goes the lane path,
-    // which reports it. A view is one interval: its lowest and highest
-    // lanes' accesses inside it put every lane's inside.
-    let outside = |l: usize| c.check_origin(l, addr[l], total as u32, "global access").is_err();
-    let out = match c.env.entry.origins[c.w.group_pc as usize] {
-        Origin::None => false,
-        Origin::Param(_) => outside(lo_lane) || outside(hi_lane),
-        Origin::Shared(_) => lanes(c.exec).any(outside),
-    };
-    if out {
+    let x = extent(c, addr, total);
+    let (lo, hi) = (x.lo, x.hi);
+    // Generic addresses below the shared window are global. An access
+    // outside the view its address came from goes the lane path, which
+    // reports it.
+    if !x.aligned || hi >= SHARED_WINDOW || outside_origin(c, addr, &x, total, false) {
         return None;
     }
     let len = (hi - lo) as usize + total;
@@ -423,6 +404,9 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
             return Ok(Flow::Next);
         }
+    }
+    if i.space == Space::Shared && ld_shared(c, i, &addresses(c, i)?, strength(i))? {
+        return Ok(Flow::Next);
     }
     ld_by_lane(c, i)
 }
@@ -508,17 +492,15 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         let exec = c.exec;
         // A read-only allocation: the lane-by-lane path reports it.
         if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
-            // One store per width: a constant length, not a call to memcpy.
-            let lanes = lanes(exec).map(|l| ((addr[l] - lo) as usize, v[l]));
-            match esz {
-                1 => lanes.for_each(|(at, x)| dst[at] = x as u8),
-                2 => lanes.for_each(|(at, x)| dst[at..at + 2].copy_from_slice(&(x as u16).to_le_bytes())),
-                4 => lanes.for_each(|(at, x)| dst[at..at + 4].copy_from_slice(&(x as u32).to_le_bytes())),
-                _ => lanes.for_each(|(at, x)| dst[at..at + 8].copy_from_slice(&x.to_le_bytes())),
+            for l in lanes(exec) {
+                put(dst, (addr[l] - lo) as usize, esz, v[l]);
             }
             c.touch_warp(k, &addr, total, true, "global store")?;
             return Ok(Flow::Next);
         }
+    }
+    if i.space == Space::Shared && st_shared(c, i, &addr, strength(i))? {
+        return Ok(Flow::Next);
     }
     let mut vals = [[0u64; 32]; 8];
     for (k, op) in i.v.iter().enumerate() {

@@ -21,6 +21,7 @@ mod float;
 mod int;
 mod mem;
 mod mov;
+mod span;
 mod tcgen05;
 mod warp;
 mod wgmma;
