@@ -347,6 +347,7 @@ mod decode;
 mod diag;
 mod error;
 mod fp;
+mod fp_rn;
 mod inst;
 mod launch;
 mod layout;

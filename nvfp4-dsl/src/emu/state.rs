@@ -186,21 +186,18 @@ impl Warp {
             self.pick_group();
             return;
         }
+        // Over all 32 lanes without branches (a non-runnable lane counts as
+        // PC u32::MAX): loops the compiler vectorises.
         let run = self.runnable();
-        let mut min = u32::MAX;
-        for l in lanes(run) {
-            min = min.min(self.pc[l]);
-        }
+        let pcs: [u32; 32] = std::array::from_fn(|l| if run >> l & 1 != 0 { self.pc[l] } else { u32::MAX });
+        let min = pcs.iter().fold(u32::MAX, |m, &p| m.min(p));
         let mut second = u32::MAX;
         let mut group = 0;
-        for l in lanes(run) {
-            if self.pc[l] == min {
-                group |= 1 << l;
-            } else {
-                second = second.min(self.pc[l]);
-            }
+        for (l, &p) in pcs.iter().enumerate() {
+            group |= u32::from(p == min) << l;
+            second = second.min(if p == min { u32::MAX } else { p });
         }
-        self.group = group;
+        self.group = group & run;
         self.group_pc = min;
         self.parked_min = second;
     }

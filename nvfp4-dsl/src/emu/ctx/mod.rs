@@ -407,39 +407,39 @@ impl Ctx<'_> {
         }
     }
 
+    /// A special register's values for all lanes: the match once, not per
+    /// lane.
     pub fn sreg(&self, s: Sreg) -> [u64; 32] {
         let cdim = self.env.cluster;
-        let mut v = [0u64; 32];
-        for (l, x) in v.iter_mut().enumerate() {
-            *x = match s {
-                Sreg::Tid(d) => u64::from(self.w.tid[d as usize][l]),
-                Sreg::Ntid(d) => u64::from(self.env.ntid[d as usize]),
-                Sreg::Ctaid(d) => u64::from(self.b.ctaid[d as usize]),
-                Sreg::Nctaid(d) => u64::from(self.env.nctaid[d as usize]),
-                Sreg::LaneId => l as u64,
-                Sreg::WarpId => u64::from(self.w.index),
-                Sreg::NwarpId => 64,
-                Sreg::SmId | Sreg::GridId => 0,
-                Sreg::NsmId => 132,
-                Sreg::LaneMaskEq => 1 << l,
-                Sreg::LaneMaskLt => (1u64 << l) - 1,
-                Sreg::LaneMaskLe => (2u64 << l) - 1,
-                Sreg::LaneMaskGt => 0xFFFF_FFFF & !((2u64 << l) - 1),
-                Sreg::LaneMaskGe => 0xFFFF_FFFF & !((1u64 << l) - 1),
-                Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
-                Sreg::Clock64 | Sreg::GlobalTimer => self.b.clock,
-                Sreg::DynSmem => u64::from(self.env.dyn_bytes),
-                Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
-                Sreg::ClusterCtaRank => u64::from(self.b.rank),
-                Sreg::ClusterNctaRank => u64::from(self.env.cluster_size),
-                Sreg::ClusterCtaid(d) => u64::from(self.b.ctaid[d as usize] % cdim[d as usize]),
-                Sreg::ClusterNctaid(d) => u64::from(cdim[d as usize]),
-                Sreg::ClusterId(d) => u64::from(self.b.ctaid[d as usize] / cdim[d as usize]),
-                Sreg::NclusterId(d) => u64::from(self.env.nctaid[d as usize] / cdim[d as usize]),
-                Sreg::IsExplicitCluster => u64::from(self.env.explicit_cluster),
-            };
-        }
-        v
+        let per_lane = |f: fn(u64) -> u64| std::array::from_fn(|l| f(l as u64));
+        let x = match s {
+            Sreg::Tid(d) => return self.w.tid[d as usize].map(u64::from),
+            Sreg::LaneId => return per_lane(|l| l),
+            Sreg::LaneMaskEq => return per_lane(|l| 1 << l),
+            Sreg::LaneMaskLt => return per_lane(|l| (1 << l) - 1),
+            Sreg::LaneMaskLe => return per_lane(|l| (2 << l) - 1),
+            Sreg::LaneMaskGt => return per_lane(|l| 0xFFFF_FFFF & !((2 << l) - 1)),
+            Sreg::LaneMaskGe => return per_lane(|l| 0xFFFF_FFFF & !((1 << l) - 1)),
+            Sreg::Ntid(d) => u64::from(self.env.ntid[d as usize]),
+            Sreg::Ctaid(d) => u64::from(self.b.ctaid[d as usize]),
+            Sreg::Nctaid(d) => u64::from(self.env.nctaid[d as usize]),
+            Sreg::WarpId => u64::from(self.w.index),
+            Sreg::NwarpId => 64,
+            Sreg::SmId | Sreg::GridId => 0,
+            Sreg::NsmId => 132,
+            Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
+            Sreg::Clock64 | Sreg::GlobalTimer => self.b.clock,
+            Sreg::DynSmem => u64::from(self.env.dyn_bytes),
+            Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
+            Sreg::ClusterCtaRank => u64::from(self.b.rank),
+            Sreg::ClusterNctaRank => u64::from(self.env.cluster_size),
+            Sreg::ClusterCtaid(d) => u64::from(self.b.ctaid[d as usize] % cdim[d as usize]),
+            Sreg::ClusterNctaid(d) => u64::from(cdim[d as usize]),
+            Sreg::ClusterId(d) => u64::from(self.b.ctaid[d as usize] / cdim[d as usize]),
+            Sreg::NclusterId(d) => u64::from(self.env.nctaid[d as usize] / cdim[d as usize]),
+            Sreg::IsExplicitCluster => u64::from(self.env.explicit_cluster),
+        };
+        [x; 32]
     }
 
     /// Moves `taken` lanes to `target` and the other group lanes to the

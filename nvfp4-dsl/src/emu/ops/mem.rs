@@ -405,15 +405,45 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
             return Ok(Flow::Next);
         }
     }
+    if i.space == Space::Param && i.addr.base == Operand::None {
+        return ld_param(c, i);
+    }
     if i.space == Space::Shared && ld_shared(c, i, &addresses(c, i)?, strength(i))? {
         return Ok(Flow::Next);
     }
     ld_by_lane(c, i)
 }
 
-/// An `ld` lane by lane: every space, and the global accesses that
-/// [`warp_global`] does not take. Out of line: its 2 KiB of values, zeroed,
-/// would cost the warp-wide path as much as the load itself.
+/// `ld.param` of a parameter by name: one value for every lane.
+fn ld_param(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let esz = i.ty.bytes() as usize;
+    let total = esz * i.v.len();
+    let what = "param load";
+    let (po, pb) = i.addr.param;
+    let off = i.addr.off as u64;
+    if off < u64::from(po) || off + total as u64 > u64::from(po + pb) {
+        return Err(Fault::new(format!(
+            "{what} of {total} bytes at offset {} is outside the parameter ({pb} bytes)",
+            off as i64 - i64::from(po)
+        )));
+    }
+    if !off.is_multiple_of(total as u64) {
+        return Err(Fault::new(format!(
+            "misaligned {what} of {total} bytes at parameter offset {off}: must be a multiple of {total}"
+        )));
+    }
+    for (k, d) in i.v.iter().enumerate() {
+        let at = off as usize + k * esz;
+        let v = le(&c.env.params[at..at + esz]);
+        c.write(d, &[v; 32], i.ext)?;
+    }
+    Ok(Flow::Next)
+}
+
+/// An `ld` lane by lane: every space but a parameter by name, and the
+/// global and shared accesses that [`warp_global`] and [`ld_shared`] do
+/// not take. Out of line: its 2 KiB of values, zeroed, would cost the
+/// warp-wide paths as much as the load itself.
 #[inline(never)]
 fn ld_by_lane(c: &mut Ctx<'_>, i: &Inst) -> X {
     let n = i.v.len();
@@ -439,24 +469,6 @@ fn ld_by_lane(c: &mut Ctx<'_>, i: &Inst) -> X {
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
-        }
-    } else if i.space == Space::Param {
-        let (po, pb) = i.addr.param;
-        let off = i.addr.off as u64;
-        if off < u64::from(po) || off + total as u64 > u64::from(po + pb) {
-            return Err(Fault::new(format!(
-                "{what} of {total} bytes at offset {} is outside the parameter ({pb} bytes)",
-                off as i64 - i64::from(po)
-            )));
-        }
-        if !off.is_multiple_of(total as u64) {
-            return Err(Fault::new(format!(
-                "misaligned {what} of {total} bytes at parameter offset {off}: must be a multiple of {total}"
-            )));
-        }
-        let bytes = &c.env.params[off as usize..off as usize + total];
-        for k in 0..n {
-            vals[k] = [le(&bytes[k * esz..(k + 1) * esz]); 32];
         }
     } else {
         let addr = addresses(c, i)?;
