@@ -72,7 +72,12 @@ impl Ctx<'_> {
     /// reads a register in place.
     #[inline]
     pub fn src(&self, op: &Operand) -> Result<[u64; 32], Fault> {
-        self.src_ref(op).map(|v| *v)
+        // Values made here go straight out, without a copy through `Src`.
+        match *op {
+            Operand::Imm(x) => Ok([x; 32]),
+            Operand::Sreg(s) => Ok(self.sreg(s)),
+            _ => self.src_ref(op).map(|v| *v),
+        }
     }
 
     /// The values of a source operand for all lanes, a register's read in

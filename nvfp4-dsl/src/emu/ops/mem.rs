@@ -318,13 +318,13 @@ pub(super) fn write(
 }
 
 /// Per-lane addresses of an instruction's address operand.
-#[inline]
+#[inline(always)]
 fn addresses(c: &Ctx<'_>, i: &Inst) -> Result<[u64; 32], Fault> {
     address_values(c, &i.addr)
 }
 
 /// Per-lane values of an address operand (`base + off`).
-#[inline]
+#[inline(always)]
 pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Result<[u64; 32], Fault> {
     let base = match addr.base {
         Operand::None => Src::Val([0; 32]),
