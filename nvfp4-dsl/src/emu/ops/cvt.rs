@@ -140,6 +140,33 @@ fn int_of(x: u64, t: Ty) -> i128 {
     }
 }
 
+/// `cvt` between integer types: the source's value, saturated to the
+/// destination's range with `.sat`, cut to its width.
+fn int_to_int(a: &[u64; 32], at: Ty, dt: Ty, sat: bool) -> [u64; 32] {
+    let mut d = [0u64; 32];
+    let (w, am, dm) = (at.bits(), at.mask(), dt.mask());
+    if sat {
+        let (lo, hi) = if dt.is_signed() {
+            (-(1i128 << (dt.bits() - 1)), (1i128 << (dt.bits() - 1)) - 1)
+        } else {
+            (0, (1i128 << dt.bits()) - 1)
+        };
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = int_of(*a, at).clamp(lo, hi) as u64 & dm;
+        }
+    } else if at.is_signed() {
+        // What `int_of`'s i128 truncates to, in u64.
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = super::sx(*a, w) as u64 & dm;
+        }
+    } else {
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = *a & am & dm;
+        }
+    }
+    d
+}
+
 fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     let a = c.src_ref(&i.s[0])?;
     let b = if i.sub == PACK {
@@ -151,33 +178,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     let (dt, at, rnd, flags) = (i.ty, i.ty2, i.rnd, i.flags);
     let mut d = [0u64; 32];
     match i.sub {
-        INT_INT if flags & SAT == 0 => {
-            // The source's value cut to the destination's width, in u64
-            // (what `int_of`'s i128 truncates to).
-            let (w, am, dm) = (at.bits(), at.mask(), dt.mask());
-            if at.is_signed() {
-                for (d, a) in d.iter_mut().zip(a) {
-                    *d = super::sx(*a, w) as u64 & dm;
-                }
-            } else {
-                for (d, a) in d.iter_mut().zip(a) {
-                    *d = *a & am & dm;
-                }
-            }
-        }
-        INT_INT => {
-            let (lo, hi) = if dt.is_signed() {
-                (-(1i128 << (dt.bits() - 1)), (1i128 << (dt.bits() - 1)) - 1)
-            } else {
-                (0, (1i128 << dt.bits()) - 1)
-            };
-            let sat = flags & SAT != 0;
-            for (d, a) in d.iter_mut().zip(a) {
-                let v = int_of(*a, at);
-                let v = if sat { v.clamp(lo, hi) } else { v };
-                *d = v as u64 & dt.mask();
-            }
-        }
+        INT_INT => d = int_to_int(a, at, dt, flags & SAT != 0),
         FLOAT_INT => {
             let af = at.fmt().expect("float");
             if at == Ty::F32 && rnd == Rnd::Rz && flags & FTZ == 0 && matches!(dt, Ty::S32 | Ty::U32) {
