@@ -49,7 +49,9 @@ pub(crate) struct Side<'a> {
 /// A source operand's values for all lanes: a register's, read where it
 /// lies (a copy of its 32 lanes cost more than most instructions), or
 /// values made for the instruction (immediates, special registers,
-/// predicates).
+/// predicates). The values are inline: boxing them would allocate for
+/// every immediate read.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Src<'a> {
     Reg(&'a [u64; 32]),
     Val([u64; 32]),
