@@ -13,6 +13,8 @@
 //! `0x7F` (and `0x7FFFFFFFFFFFFFFF` for f64, which the f64 executors
 //! replace with the hardware's NaN propagation).
 
+use super::fp_rn::{narrow_to_f64, round_rn};
+
 /// A rounding mode.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Rnd {
@@ -263,6 +265,7 @@ pub(crate) fn convert(bits: u64, from: Fmt, to: Fmt, rnd: Rnd, satfinite: bool) 
             }
         }
         Val::Zero(s) => to.zero(s),
+        Val::Fin { s, m, e } if rnd == Rnd::Rn && !satfinite && to.kind == Kind::Ieee => round_rn(s, m, e, to),
         Val::Fin { s, m, e } => round(s, m as u128, e, rnd, to, satfinite),
     }
 }
@@ -604,7 +607,7 @@ pub(crate) fn to_f64(bits: u64, f: Fmt) -> f64 {
     if f == F32 {
         return f64::from(f32::from_bits(bits as u32));
     }
-    f64::from_bits(convert(bits, f, F64, Rnd::Rn, false))
+    narrow_to_f64(bits, f)
 }
 
 /// `a + b` for f16/bf16 round to nearest: the f64 sum is exact for f16; for

@@ -347,6 +347,7 @@ mod decode;
 mod diag;
 mod error;
 mod fp;
+mod fp_rn;
 mod gorder;
 mod inst;
 mod launch;

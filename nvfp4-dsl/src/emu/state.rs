@@ -150,14 +150,22 @@ impl Warp {
         self.tc_synced = [0; 32];
         self.tc_unfenced = [0; 32];
         self.tc_uncommitted = [0; 32];
-        let total = ntid[0] * ntid[1] * ntid[2];
-        for l in 0..32 {
-            let t = self.index * 32 + l;
-            if t < total {
-                self.exists |= 1 << l;
-                self.tid[0][l as usize] = t % ntid[0];
-                self.tid[1][l as usize] = (t / ntid[0]) % ntid[1];
-                self.tid[2][l as usize] = t / (ntid[0] * ntid[1]);
+        // The lanes' thread indices counted up from the first's (a warp
+        // reset per block: divisions per lane showed in profiles).
+        let first = self.index * 32;
+        let n = (ntid[0] * ntid[1] * ntid[2]).saturating_sub(first).min(32);
+        let (mut x, mut y, mut z) = (first % ntid[0], first / ntid[0] % ntid[1], first / (ntid[0] * ntid[1]));
+        for l in 0..n as usize {
+            self.exists |= 1 << l;
+            (self.tid[0][l], self.tid[1][l], self.tid[2][l]) = (x, y, z);
+            x += 1;
+            if x == ntid[0] {
+                x = 0;
+                y += 1;
+                if y == ntid[1] {
+                    y = 0;
+                    z += 1;
+                }
             }
         }
         self.group = self.exists;
@@ -184,21 +192,18 @@ impl Warp {
             self.pick_group();
             return;
         }
+        // Over all 32 lanes without branches (a non-runnable lane counts as
+        // PC u32::MAX): loops the compiler vectorises.
         let run = self.runnable();
-        let mut min = u32::MAX;
-        for l in lanes(run) {
-            min = min.min(self.pc[l]);
-        }
+        let pcs: [u32; 32] = std::array::from_fn(|l| if run >> l & 1 != 0 { self.pc[l] } else { u32::MAX });
+        let min = pcs.iter().fold(u32::MAX, |m, &p| m.min(p));
         let mut second = u32::MAX;
         let mut group = 0;
-        for l in lanes(run) {
-            if self.pc[l] == min {
-                group |= 1 << l;
-            } else {
-                second = second.min(self.pc[l]);
-            }
+        for (l, &p) in pcs.iter().enumerate() {
+            group |= u32::from(p == min) << l;
+            second = second.min(if p == min { u32::MAX } else { p });
         }
-        self.group = group;
+        self.group = group & run;
         self.group_pc = min;
         self.parked_min = second;
     }

@@ -46,11 +46,46 @@ pub(crate) struct Side<'a> {
     pub clocks: &'a mut Clocks,
 }
 
+/// A source operand's values for all lanes: a register's, read where it
+/// lies (a copy of its 32 lanes cost more than most instructions), or
+/// values made for the instruction (immediates, special registers,
+/// predicates). The values are inline: boxing them would allocate for
+/// every immediate read.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Src<'a> {
+    Reg(&'a [u64; 32]),
+    Val([u64; 32]),
+}
+
+impl std::ops::Deref for Src<'_> {
+    type Target = [u64; 32];
+    #[inline(always)]
+    fn deref(&self) -> &[u64; 32] {
+        match self {
+            Src::Reg(r) => r,
+            Src::Val(v) => v,
+        }
+    }
+}
+
 impl Ctx<'_> {
     /// The values of a source operand for all lanes (inactive lanes hold
-    /// whatever the register holds).
+    /// whatever the register holds), copied; [`src_ref`](Ctx::src_ref)
+    /// reads a register in place.
     #[inline]
     pub fn src(&self, op: &Operand) -> Result<[u64; 32], Fault> {
+        // Values made here go straight out, without a copy through `Src`.
+        match *op {
+            Operand::Imm(x) => Ok([x; 32]),
+            Operand::Sreg(s) => Ok(self.sreg(s)),
+            _ => self.src_ref(op).map(|v| *v),
+        }
+    }
+
+    /// The values of a source operand for all lanes, a register's read in
+    /// place.
+    #[inline(always)]
+    pub fn src_ref(&self, op: &Operand) -> Result<Src<'_>, Fault> {
         match *op {
             Operand::Reg { idx, .. } => {
                 let i = idx as usize;
@@ -58,24 +93,24 @@ impl Ctx<'_> {
                 if init & self.exec != self.exec {
                     return Err(self.uninit(false, idx, init));
                 }
-                let mut v = [0u64; 32];
-                v.copy_from_slice(&self.w.regs[i * 32..i * 32 + 32]);
-                Ok(v)
+                let regs = &self.w.regs[i * 32..i * 32 + 32];
+                Ok(Src::Reg(regs.try_into().expect("32 lanes")))
             }
-            Operand::Imm(x) => Ok([x; 32]),
-            Operand::Sreg(s) => Ok(self.sreg(s)),
+            Operand::Imm(x) => Ok(Src::Val([x; 32])),
+            Operand::Sreg(s) => Ok(Src::Val(self.sreg(s))),
             Operand::Pred { .. } => {
                 let bits = self.pred(op)?;
                 let mut v = [0u64; 32];
                 for (l, x) in v.iter_mut().enumerate() {
                     *x = u64::from(bits >> l & 1);
                 }
-                Ok(v)
+                Ok(Src::Val(v))
             }
             Operand::None | Operand::Sink => Err(Fault::new("internal error: missing source operand")),
         }
     }
 
+    #[cold]
     fn uninit(&self, pred: bool, idx: u32, init: u32) -> Fault {
         let lane = (self.exec & !init).trailing_zeros() as usize;
         if !pred
@@ -130,7 +165,7 @@ impl Ctx<'_> {
             }
             Operand::Imm(x) => Ok(if x != 0 { u32::MAX } else { 0 }),
             _ => {
-                let v = self.src(op)?;
+                let v = self.src_ref(op)?;
                 let mut m = 0;
                 for (l, x) in v.iter().enumerate() {
                     m |= u32::from(*x != 0) << l;
@@ -144,26 +179,32 @@ impl Ctx<'_> {
     /// pending `wgmma.mma_async` holds the register.
     #[inline]
     pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
-        match *d {
-            Operand::Reg { idx, bits } => {
-                let pc = self.w.group_pc;
-                if let Some(held) = self.w.held.as_deref_mut() {
-                    if held.is_held(idx) {
-                        return Err(self.held_write(idx));
-                    }
-                    held.note_write(idx, pc);
+        let Operand::Reg { idx, bits } = *d else {
+            self.write_pred_lanes(d, v);
+            return Ok(());
+        };
+        if self.w.held.is_some() {
+            self.note_held_write(idx)?;
+        }
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let i = idx as usize;
+        let regs: &mut [u64; 32] = (&mut self.w.regs[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
+        let m = self.exec;
+        // One loop per extension and mask: no choice per lane.
+        match (ext, m == u32::MAX) {
+            (Ext::Zero, true) => {
+                for (r, x) in regs.iter_mut().zip(v) {
+                    *r = x & mask;
                 }
-                let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                let i = idx as usize;
-                let regs = &mut self.w.regs[i * 32..i * 32 + 32];
-                let m = self.exec;
-                let fix = |x: u64| match ext {
-                    Ext::Zero => x & mask,
-                    Ext::Sign(b) => {
-                        let sh = 64 - u32::from(b);
-                        ((((x << sh) as i64) >> sh) as u64) & mask
-                    }
-                };
+            }
+            (Ext::Zero, false) => {
+                for l in lanes(m) {
+                    regs[l] = v[l] & mask;
+                }
+            }
+            (Ext::Sign(b), _) => {
+                let sh = 64 - u32::from(b);
+                let fix = |x: u64| ((((x << sh) as i64) >> sh) as u64) & mask;
                 if m == u32::MAX {
                     for (r, x) in regs.iter_mut().zip(v) {
                         *r = fix(*x);
@@ -173,16 +214,35 @@ impl Ctx<'_> {
                         regs[l] = fix(v[l]);
                     }
                 }
-                self.w.init[i] |= m;
             }
-            Operand::Pred { idx, .. } => {
-                let mut bits = 0;
-                for (l, x) in v.iter().enumerate() {
-                    bits |= u32::from(*x != 0) << l;
-                }
-                self.set_pred(idx, bits);
+        }
+        self.w.init[i] |= m;
+        Ok(())
+    }
+
+    /// A write of a predicate destination (a sink writes nothing) from
+    /// lane values.
+    #[inline(never)]
+    fn write_pred_lanes(&mut self, d: &Operand, v: &[u64; 32]) {
+        if let Operand::Pred { idx, .. } = *d {
+            let mut bits = 0;
+            for (l, x) in v.iter().enumerate() {
+                bits |= u32::from(*x != 0) << l;
             }
-            _ => {}
+            self.set_pred(idx, bits);
+        }
+    }
+
+    /// Fails if a pending `wgmma.mma_async` or `tcgen05.ld` holds register
+    /// `idx`; notes the write otherwise.
+    #[inline(never)]
+    fn note_held_write(&mut self, idx: u32) -> Result<(), Fault> {
+        let pc = self.w.group_pc;
+        if let Some(held) = self.w.held.as_deref_mut() {
+            if held.is_held(idx) {
+                return Err(self.held_write(idx));
+            }
+            held.note_write(idx, pc);
         }
         Ok(())
     }
@@ -354,39 +414,39 @@ impl Ctx<'_> {
         }
     }
 
+    /// A special register's values for all lanes: the match once, not per
+    /// lane.
     pub fn sreg(&self, s: Sreg) -> [u64; 32] {
         let cdim = self.env.cluster;
-        let mut v = [0u64; 32];
-        for (l, x) in v.iter_mut().enumerate() {
-            *x = match s {
-                Sreg::Tid(d) => u64::from(self.w.tid[d as usize][l]),
-                Sreg::Ntid(d) => u64::from(self.env.ntid[d as usize]),
-                Sreg::Ctaid(d) => u64::from(self.b.ctaid[d as usize]),
-                Sreg::Nctaid(d) => u64::from(self.env.nctaid[d as usize]),
-                Sreg::LaneId => l as u64,
-                Sreg::WarpId => u64::from(self.w.index),
-                Sreg::NwarpId => 64,
-                Sreg::SmId | Sreg::GridId => 0,
-                Sreg::NsmId => 132,
-                Sreg::LaneMaskEq => 1 << l,
-                Sreg::LaneMaskLt => (1u64 << l) - 1,
-                Sreg::LaneMaskLe => (2u64 << l) - 1,
-                Sreg::LaneMaskGt => 0xFFFF_FFFF & !((2u64 << l) - 1),
-                Sreg::LaneMaskGe => 0xFFFF_FFFF & !((1u64 << l) - 1),
-                Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
-                Sreg::Clock64 | Sreg::GlobalTimer => self.b.clock,
-                Sreg::DynSmem => u64::from(self.env.dyn_bytes),
-                Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
-                Sreg::ClusterCtaRank => u64::from(self.b.rank),
-                Sreg::ClusterNctaRank => u64::from(self.env.cluster_size),
-                Sreg::ClusterCtaid(d) => u64::from(self.b.ctaid[d as usize] % cdim[d as usize]),
-                Sreg::ClusterNctaid(d) => u64::from(cdim[d as usize]),
-                Sreg::ClusterId(d) => u64::from(self.b.ctaid[d as usize] / cdim[d as usize]),
-                Sreg::NclusterId(d) => u64::from(self.env.nctaid[d as usize] / cdim[d as usize]),
-                Sreg::IsExplicitCluster => u64::from(self.env.explicit_cluster),
-            };
-        }
-        v
+        let per_lane = |f: fn(u64) -> u64| std::array::from_fn(|l| f(l as u64));
+        let x = match s {
+            Sreg::Tid(d) => return self.w.tid[d as usize].map(u64::from),
+            Sreg::LaneId => return per_lane(|l| l),
+            Sreg::LaneMaskEq => return per_lane(|l| 1 << l),
+            Sreg::LaneMaskLt => return per_lane(|l| (1 << l) - 1),
+            Sreg::LaneMaskLe => return per_lane(|l| (2 << l) - 1),
+            Sreg::LaneMaskGt => return per_lane(|l| 0xFFFF_FFFF & !((2 << l) - 1)),
+            Sreg::LaneMaskGe => return per_lane(|l| 0xFFFF_FFFF & !((1 << l) - 1)),
+            Sreg::Ntid(d) => u64::from(self.env.ntid[d as usize]),
+            Sreg::Ctaid(d) => u64::from(self.b.ctaid[d as usize]),
+            Sreg::Nctaid(d) => u64::from(self.env.nctaid[d as usize]),
+            Sreg::WarpId => u64::from(self.w.index),
+            Sreg::NwarpId => 64,
+            Sreg::SmId | Sreg::GridId => 0,
+            Sreg::NsmId => 132,
+            Sreg::Clock => self.b.clock & 0xFFFF_FFFF,
+            Sreg::Clock64 | Sreg::GlobalTimer => self.b.clock,
+            Sreg::DynSmem => u64::from(self.env.dyn_bytes),
+            Sreg::TotalSmem => u64::from(self.env.shared_end - SHARED_BASE),
+            Sreg::ClusterCtaRank => u64::from(self.b.rank),
+            Sreg::ClusterNctaRank => u64::from(self.env.cluster_size),
+            Sreg::ClusterCtaid(d) => u64::from(self.b.ctaid[d as usize] % cdim[d as usize]),
+            Sreg::ClusterNctaid(d) => u64::from(cdim[d as usize]),
+            Sreg::ClusterId(d) => u64::from(self.b.ctaid[d as usize] / cdim[d as usize]),
+            Sreg::NclusterId(d) => u64::from(self.env.nctaid[d as usize] / cdim[d as usize]),
+            Sreg::IsExplicitCluster => u64::from(self.env.explicit_cluster),
+        };
+        [x; 32]
     }
 
     /// Moves `taken` lanes to `target` and the other group lanes to the

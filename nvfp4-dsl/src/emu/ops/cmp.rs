@@ -100,24 +100,27 @@ fn fcmp(op: u8, x: f64, y: f64) -> bool {
 }
 
 fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    let a = c.src(&i.s[0])?;
-    let b = c.src(&i.s[1])?;
+    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
+    let (a, b) = (&*a, &*b);
     let ty = i.ty;
     let op = i.sub;
     let (mut p, mut q) = (0u32, 0u32);
     let x2 = matches!(ty, Ty::F16x2 | Ty::Bf16x2);
     if ty.is_int() {
-        let w = ty.bits();
-        let cmp = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][op as usize];
-        let m = ty.mask();
-        for l in 0..32 {
-            let o = if ty.is_signed() {
-                sx(a[l], w).cmp(&sx(b[l], w))
-            } else {
-                (a[l] & m).cmp(&(b[l] & m))
-            };
-            p |= u32::from(ord(cmp, o)) << l;
-        }
+        // Keys that compare as unsigned integers: a signed value
+        // sign-extended with its sign bit flipped. One loop per
+        // comparison, with no choice per lane.
+        let (w, m, signed) = (ty.bits(), ty.mask(), ty.is_signed());
+        let key = |x: u64| if signed { sx(x, w) as u64 ^ 1 << 63 } else { x & m };
+        let mask = |f: fn(&u64, &u64) -> bool| (0..32).fold(0u32, |p, l| p | u32::from(f(&key(a[l]), &key(b[l]))) << l);
+        p = match [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][op as usize] {
+            Cmp::Eq => mask(u64::eq),
+            Cmp::Ne => mask(u64::ne),
+            Cmp::Lt => mask(u64::lt),
+            Cmp::Le => mask(u64::le),
+            Cmp::Gt => mask(u64::gt),
+            Cmp::Ge => mask(u64::ge),
+        };
     } else if ty == Ty::F32 && i.flags == 0 {
         for l in 0..32 {
             let (x, y) = (f32::from_bits(a[l] as u32), f32::from_bits(b[l] as u32));

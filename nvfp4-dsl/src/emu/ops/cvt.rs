@@ -4,7 +4,7 @@
 //! the 8/6/4-bit formats to and from `f16x2`, tf32).
 
 use super::float::{FTZ, RELU, SAT, flush, post};
-use crate::emu::ctx::Ctx;
+use crate::emu::ctx::{Ctx, Src};
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
@@ -140,29 +140,49 @@ fn int_of(x: u64, t: Ty) -> i128 {
     }
 }
 
+/// `cvt` between integer types: the source's value, saturated to the
+/// destination's range with `.sat`, cut to its width.
+fn int_to_int(a: &[u64; 32], at: Ty, dt: Ty, sat: bool) -> [u64; 32] {
+    let mut d = [0u64; 32];
+    let (w, am, dm) = (at.bits(), at.mask(), dt.mask());
+    if sat {
+        let (lo, hi) = if dt.is_signed() {
+            (-(1i128 << (dt.bits() - 1)), (1i128 << (dt.bits() - 1)) - 1)
+        } else {
+            (0, (1i128 << dt.bits()) - 1)
+        };
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = int_of(*a, at).clamp(lo, hi) as u64 & dm;
+        }
+    } else if at.is_signed() {
+        // What `int_of`'s i128 truncates to, in u64.
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = super::sx(*a, w) as u64 & dm;
+        }
+    } else {
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = *a & am & dm;
+        }
+    }
+    d
+}
+
 fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    let a = c.src(&i.s[0])?;
-    let b = if i.sub == PACK { c.src(&i.s[1])? } else { [0; 32] };
+    let a = c.src_ref(&i.s[0])?;
+    let b = if i.sub == PACK {
+        c.src_ref(&i.s[1])?
+    } else {
+        Src::Val([0; 32])
+    };
+    let (a, b) = (&*a, &*b);
     let (dt, at, rnd, flags) = (i.ty, i.ty2, i.rnd, i.flags);
     let mut d = [0u64; 32];
     match i.sub {
-        INT_INT => {
-            let (lo, hi) = if dt.is_signed() {
-                (-(1i128 << (dt.bits() - 1)), (1i128 << (dt.bits() - 1)) - 1)
-            } else {
-                (0, (1i128 << dt.bits()) - 1)
-            };
-            let sat = flags & SAT != 0;
-            for (d, a) in d.iter_mut().zip(&a) {
-                let v = int_of(*a, at);
-                let v = if sat { v.clamp(lo, hi) } else { v };
-                *d = v as u64 & dt.mask();
-            }
-        }
+        INT_INT => d = int_to_int(a, at, dt, flags & SAT != 0),
         FLOAT_INT => {
             let af = at.fmt().expect("float");
             if at == Ty::F32 && rnd == Rnd::Rz && flags & FTZ == 0 && matches!(dt, Ty::S32 | Ty::U32) {
-                for (d, a) in d.iter_mut().zip(&a) {
+                for (d, a) in d.iter_mut().zip(a) {
                     let x = f32::from_bits(*a as u32);
                     *d = if dt == Ty::S32 { x as i32 as u32 } else { x as u32 } as u64;
                 }
@@ -181,7 +201,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
         INT_FLOAT => {
             let df = dt.fmt().expect("float");
             if rnd == Rnd::Rn && flags == 0 && dt == Ty::F32 && matches!(at, Ty::S32 | Ty::U32) {
-                for (d, a) in d.iter_mut().zip(&a) {
+                for (d, a) in d.iter_mut().zip(a) {
                     let v = if at == Ty::S32 {
                         *a as u32 as i32 as f32
                     } else {

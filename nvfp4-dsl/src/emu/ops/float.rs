@@ -8,7 +8,7 @@
 //! through the exact routines of `fp` (one rounding, canonical NaN).
 
 use super::{dsrc, lanes1};
-use crate::emu::ctx::Ctx;
+use crate::emu::ctx::{Ctx, Src};
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
@@ -212,9 +212,13 @@ fn per_half(ty: Ty, a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) ->
 }
 
 fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
-    let a = c.src(&i.s[0])?;
-    let b = c.src(&i.s[1])?;
-    let x = if i.sub == FMA { c.src(&i.s[2])? } else { [0; 32] };
+    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
+    let x = if i.sub == FMA {
+        c.src_ref(&i.s[2])?
+    } else {
+        Src::Val([0; 32])
+    };
+    let (a, b, x) = (&*a, &*b, &*x);
     let mut d = [0u64; 32];
     let (op, rnd, flags, ty) = (i.sub, i.rnd, i.flags, i.ty);
     let fast = rnd == Rnd::Rn && flags == 0;

@@ -8,7 +8,8 @@
 //! and `.shared::cta` only the executing block's.
 
 use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
-use crate::emu::ctx::Ctx;
+use super::span::{extent, ld_shared, outside_origin, put, st_shared};
+use crate::emu::ctx::{Ctx, Src};
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::gorder::{order_flags, order_kind};
@@ -340,27 +341,28 @@ pub(super) fn write(
 }
 
 /// Per-lane addresses of an instruction's address operand.
-#[inline]
+#[inline(always)]
 fn addresses(c: &Ctx<'_>, i: &Inst) -> Result<[u64; 32], Fault> {
     address_values(c, &i.addr)
 }
 
 /// Per-lane values of an address operand (`base + off`).
-#[inline]
+#[inline(always)]
 pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Result<[u64; 32], Fault> {
-    let mut a = match addr.base {
-        Operand::None => [0u64; 32],
-        op => c.src(&op)?,
+    let base = match addr.base {
+        Operand::None => Src::Val([0; 32]),
+        op => c.src_ref(&op)?,
     };
     let off = addr.off as u64;
-    for x in a.iter_mut() {
-        *x = x.wrapping_add(off);
+    let mut a = [0u64; 32];
+    for (x, b) in a.iter_mut().zip(&*base) {
+        *x = b.wrapping_add(off);
     }
     Ok(a)
 }
 
 #[inline]
-fn le(bytes: &[u8]) -> u64 {
+pub(super) fn le(bytes: &[u8]) -> u64 {
     match *bytes {
         [a] => u64::from(a),
         [a, b] => u64::from(u16::from_le_bytes([a, b])),
@@ -384,22 +386,12 @@ fn warp_global(c: &mut Ctx<'_>, space: Space, addr: &[u64; 32], total: usize) ->
     if !matches!(space, Space::Global | Space::Generic) {
         return None;
     }
-    let (mut lo, mut hi, mut bits) = (u64::MAX, 0, 0);
-    for l in lanes(c.exec) {
-        lo = lo.min(addr[l]);
-        hi = hi.max(addr[l]);
-        bits |= addr[l];
-    }
-    // `total` is a power of two; generic addresses below the shared
-    // window are global.
-    if bits & (total as u64 - 1) != 0 || hi >= SHARED_WINDOW {
-        return None;
-    }
-    // An access outside the view its address came from goes the lane path,
-    // which reports it.
-    if c.env.entry.origins[c.w.group_pc as usize] != Origin::None
-        && lanes(c.exec).any(|l| c.check_origin(l, addr[l], total as u32, "global access").is_err())
-    {
+    let x = extent(c, addr, total);
+    let (lo, hi) = (x.lo, x.hi);
+    // Generic addresses below the shared window are global. An access
+    // outside the view its address came from goes the lane path, which
+    // reports it.
+    if !x.aligned || hi >= SHARED_WINDOW || outside_origin(c, addr, &x, total, false) {
         return None;
     }
     let len = (hi - lo) as usize + total;
@@ -439,6 +431,50 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
             return Ok(Flow::Next);
         }
     }
+    if i.space == Space::Param && i.addr.base == Operand::None {
+        return ld_param(c, i);
+    }
+    if i.space == Space::Shared && ld_shared(c, i, &addresses(c, i)?, strength(i))? {
+        return Ok(Flow::Next);
+    }
+    ld_by_lane(c, i)
+}
+
+/// `ld.param` of a parameter by name: one value for every lane.
+fn ld_param(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let esz = i.ty.bytes() as usize;
+    let total = esz * i.v.len();
+    let what = "param load";
+    let (po, pb) = i.addr.param;
+    let off = i.addr.off as u64;
+    if off < u64::from(po) || off + total as u64 > u64::from(po + pb) {
+        return Err(Fault::new(format!(
+            "{what} of {total} bytes at offset {} is outside the parameter ({pb} bytes)",
+            off as i64 - i64::from(po)
+        )));
+    }
+    if !off.is_multiple_of(total as u64) {
+        return Err(Fault::new(format!(
+            "misaligned {what} of {total} bytes at parameter offset {off}: must be a multiple of {total}"
+        )));
+    }
+    for (k, d) in i.v.iter().enumerate() {
+        let at = off as usize + k * esz;
+        let v = le(&c.env.params[at..at + esz]);
+        c.write(d, &[v; 32], i.ext)?;
+    }
+    Ok(Flow::Next)
+}
+
+/// An `ld` lane by lane: every space but a parameter by name, and the
+/// global and shared accesses that [`warp_global`] and [`ld_shared`] do
+/// not take. Out of line: its 2 KiB of values, zeroed, would cost the
+/// warp-wide paths as much as the load itself.
+#[inline(never)]
+fn ld_by_lane(c: &mut Ctx<'_>, i: &Inst) -> X {
+    let n = i.v.len();
+    let esz = i.ty.bytes() as usize;
+    let total = esz * n;
     let check = strength(i);
     let what = match i.space {
         Space::Global => "global load",
@@ -459,24 +495,6 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
-        }
-    } else if i.space == Space::Param {
-        let (po, pb) = i.addr.param;
-        let off = i.addr.off as u64;
-        if off < u64::from(po) || off + total as u64 > u64::from(po + pb) {
-            return Err(Fault::new(format!(
-                "{what} of {total} bytes at offset {} is outside the parameter ({pb} bytes)",
-                off as i64 - i64::from(po)
-            )));
-        }
-        if !off.is_multiple_of(total as u64) {
-            return Err(Fault::new(format!(
-                "misaligned {what} of {total} bytes at parameter offset {off}: must be a multiple of {total}"
-            )));
-        }
-        let bytes = &c.env.params[off as usize..off as usize + total];
-        for k in 0..n {
-            vals[k] = [le(&bytes[k * esz..(k + 1) * esz]); 32];
         }
     } else {
         let addr = addresses(c, i)?;
@@ -516,8 +534,7 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         // A read-only allocation: the lane-by-lane path reports it.
         if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
             for l in lanes(exec) {
-                let at = (addr[l] - lo) as usize;
-                dst[at..at + esz].copy_from_slice(&v[l].to_le_bytes()[..esz]);
+                put(dst, (addr[l] - lo) as usize, esz, v[l]);
             }
             c.touch_warp(k, &addr, total, true, "global store")?;
             if c.mem.order.on() {
@@ -525,6 +542,9 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
             return Ok(Flow::Next);
         }
+    }
+    if i.space == Space::Shared && st_shared(c, i, &addr, strength(i))? {
+        return Ok(Flow::Next);
     }
     let mut vals = [[0u64; 32]; 8];
     for (k, op) in i.v.iter().enumerate() {

@@ -21,6 +21,7 @@ mod float;
 mod int;
 mod mem;
 mod mov;
+mod span;
 mod tcgen05;
 mod warp;
 mod wgmma;
@@ -180,10 +181,10 @@ fn abs(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
 /// Runs `f` on every lane of two sources and writes the first destination.
 #[inline(always)]
 fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow, Fault> {
-    let a = c.src(&i.s[0])?;
-    let b = c.src(&i.s[1])?;
+    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
+    let (a, b) = (&*a, &*b);
     let mut d = [0u64; 32];
-    for ((d, a), b) in d.iter_mut().zip(&a).zip(&b) {
+    for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
         *d = f(*a, *b);
     }
     c.write(&i.d[0], &d, i.ext)?;
@@ -193,9 +194,9 @@ fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow
 /// Runs `f` on every lane of one source.
 #[inline(always)]
 fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fault> {
-    let a = c.src(&i.s[0])?;
+    let a = c.src_ref(&i.s[0])?;
     let mut d = [0u64; 32];
-    for (d, a) in d.iter_mut().zip(&a) {
+    for (d, a) in d.iter_mut().zip(&*a) {
         *d = f(*a);
     }
     c.write(&i.d[0], &d, i.ext)?;
@@ -205,9 +206,8 @@ fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fau
 /// Runs `f` on every lane of three sources.
 #[inline(always)]
 fn lanes3(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64, u64) -> u64) -> Result<Flow, Fault> {
-    let a = c.src(&i.s[0])?;
-    let b = c.src(&i.s[1])?;
-    let x = c.src(&i.s[2])?;
+    let (a, b, x) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?, c.src_ref(&i.s[2])?);
+    let (a, b, x) = (&*a, &*b, &*x);
     let mut d = [0u64; 32];
     for l in 0..32 {
         d[l] = f(a[l], b[l], x[l]);
