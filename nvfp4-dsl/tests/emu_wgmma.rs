@@ -843,10 +843,16 @@ fn shared_memory_overwritten_while_read_is_reported() {
 
 #[test]
 fn a_store_from_another_block_of_the_cluster_is_reported() {
-    // Rank 0 issues the wgmma and waits at the cluster barrier; rank 1
-    // stores into rank 0's B before arriving.
+    // Both blocks pass the cluster barrier once at the start (both have
+    // started, so the other's shared memory may be reached); then rank 0
+    // issues the wgmma and waits at the cluster barrier, and rank 1 stores
+    // into rank 0's B before arriving.
     let c = Cfg::new(8, Kind::F16, true, 64, 1);
     let src = kernel(&c)
+        .replace(
+            "\t// @start\n",
+            "\tbarrier.cluster.arrive.relaxed;\n\tbarrier.cluster.wait;\n\t// @start\n",
+        )
         .replace(
             "\t// @before_fence\n",
             "\tmov.u32 %r50, %cluster_ctarank;\n\tsetp.ne.u32 %p5, %r50, 0;\n\t@%p5 bra $L_remote;\n\t// @before_fence\n",
