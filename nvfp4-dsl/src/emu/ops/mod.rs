@@ -22,6 +22,7 @@ mod int;
 mod mem;
 mod mov;
 mod tcgen05;
+mod tensor_sum;
 mod warp;
 mod wgmma;
 
