@@ -122,7 +122,7 @@ fn gemm_case(name: &'static str, snap: &str, entry: &'static str, bn: usize, (m,
 
 /// The sm_90a NVFP4 GEMM with one m64 block of B rows per warpgroup and
 /// no split of K, on random data: M x N x K, one batch. A comes as the
-/// decode kernel's f16 images (finite values of either sign), B
+/// decode kernel's f16 images, B
 /// pre-arranged: each m64 block of a (128 rows, 128 K) chunk 4096 bytes
 /// of FP4 codes, then its 512 e4m3 scales (0.25 to 3.75).
 fn gemm_sm90_case(name: &'static str, (m, n, k): (usize, usize, usize)) -> Case {
@@ -131,10 +131,17 @@ fn gemm_sm90_case(name: &'static str, (m, n, k): (usize, usize, usize)) -> Case 
     )))
     .expect("ptx");
     let mut mem = Memory::new();
-    // f16 pairs with exponent fields 1..=16 (2^-14 up to 4).
+    // The decode kernel's f16 values: an E2M1 value times an e4m3 scale
+    // (0.25 to 3.75) times 2^-14, from 10 random bits.
+    const E2M1: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let value = |w: u32| {
+        let scale = (8 + (w >> 4 & 7)) as f32 / 8.0 * 2f32.powi((w >> 7 & 3) as i32 - 2);
+        let v = E2M1[(w & 7) as usize] * scale * 2f32.powi(-14);
+        u32::from(half::f16::from_f32(if w >> 3 & 1 != 0 { -v } else { v }).to_bits())
+    };
     let images: Vec<u32> = xorshift(m * k / 2, 12)
         .into_iter()
-        .map(|w| w & 0x83FF_83FF | ((w >> 10 & 15) + 1) << 10 | ((w >> 26 & 15) + 1) << 26)
+        .map(|w| value(w) | value(w >> 16) << 16)
         .collect();
     let mut weights = le_bytes(&xorshift(n * k * 9 / 16 / 4, 13));
     for block in weights.chunks_mut(4608) {
