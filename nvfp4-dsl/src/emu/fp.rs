@@ -94,7 +94,7 @@ pub(crate) const E3M2: Fmt = Fmt {
 };
 
 impl Fmt {
-    fn bias(self) -> i32 {
+    pub(crate) fn bias(self) -> i32 {
         (1 << (self.exp - 1)) - 1
     }
     fn sign_bit(self) -> u64 {

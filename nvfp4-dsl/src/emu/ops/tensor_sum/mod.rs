@@ -41,14 +41,14 @@ const NAN: u32 = 0x7FFF_FFFF;
 /// Defines `fn $name`, whose body runs compiled for AVX2 where the CPU has
 /// it and for the baseline otherwise.
 macro_rules! vectorised {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$doc])*
-        fn $name($($arg: $ty),*) {
+        fn $name($($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
-            fn body($($arg: $ty),*) $body
+            fn body($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2")]
-            fn avx2($($arg: $ty),*) {
+            fn avx2($($arg: $ty),*) $(-> $ret)? {
                 body($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
@@ -290,18 +290,37 @@ fn finish(r: u32, bits: u32, acc: bool, nan: bool) -> u32 {
 }
 
 /// A wgmma operand value decoded: its value (negated where asked; 0 for
-/// zeros, infinities and NaN) and leading exponent (`NONE` for those),
-/// and whether it is an infinity or NaN.
-fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, bool) {
+/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
+/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
+/// is an infinity or NaN.
+fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
     match fp::unpack(u64::from(bits), f) {
-        Val::Nan | Val::Inf(_) => (0.0, NONE, true),
-        Val::Zero(_) => (0.0, NONE, false),
+        Val::Nan | Val::Inf(_) => (0.0, NONE, ABSENT, true),
+        Val::Zero(_) => (0.0, NONE, ABSENT, false),
         // `unpack` keeps subnormals unnormalised (m < 2^man at the least
         // exponent), so e + man is the leading exponent of both.
         Val::Fin { s, m, e } => {
             let v = m as f64 * pow2(e);
-            (if s != neg { -v } else { v }, e + f.man as i32, false)
+            let v = if s != neg { -v } else { v };
+            (v, e + f.man as i32, e + m.trailing_zeros() as i32, false)
         }
+    }
+}
+
+/// An f32 accumulator's leading exponent and the exponent of its lowest
+/// set bit (`NONE` and `ABSENT` for zero, infinities and NaN).
+#[inline(always)]
+fn f32_lead_low(bits: u32) -> (i32, i32) {
+    let e = (bits >> 23 & 0xFF) as i32;
+    let finite_nonzero = e != 0xFF && bits & 0x7FFF_FFFF != 0;
+    let m = bits & 0x7F_FFFF | if e == 0 { 0 } else { 1 << 23 };
+    // The lowest set bit as an f32 power of two gives its position.
+    let low = ((m & m.wrapping_neg()) as f32).to_bits() as i32 >> 23;
+    let lsb = e.max(1) - 150 + low - 127;
+    if finite_nonzero {
+        (e.max(1) - 127, lsb)
+    } else {
+        (NONE, ABSENT)
     }
 }
 
@@ -313,20 +332,25 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
     let n = b.len();
     let mut av = [0.0; 256];
     let mut al = [NONE; 256];
-    let mut a_special = [false; 16];
+    // Per row of A and of B: whether it holds an infinity or NaN, its
+    // largest leading exponent and its least lowest-bit exponent.
+    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
     for (r, row) in a.iter().enumerate() {
         for (k, &x) in row.iter().enumerate() {
-            let (v, l, bad) = half_parts(x, f, neg.0);
+            let (v, l, low, bad) = half_parts(x, f, neg.0);
             (av[16 * r + k], al[16 * r + k]) = (v, l);
             a_special[r] |= bad;
+            (a_lead[r], a_low[r]) = (a_lead[r].max(l), a_low[r].min(low));
         }
     }
-    let (mut bv, mut bl, mut b_special) = (vec![0.0; 16 * n], vec![NONE; 16 * n], vec![false; n]);
+    let (mut bv, mut bl) = (vec![0.0; 16 * n], vec![NONE; 16 * n]);
+    let (mut b_special, mut b_lead, mut b_low) = (vec![false; n], vec![NONE; n], vec![ABSENT; n]);
     for (j, row) in b.iter().enumerate() {
         for (k, &x) in row.iter().enumerate() {
-            let (v, l, bad) = half_parts(x, f, neg.1);
+            let (v, l, low, bad) = half_parts(x, f, neg.1);
             (bv[k * n + j], bl[k * n + j]) = (v, l);
             b_special[j] |= bad;
+            (b_lead[j], b_low[j]) = (b_lead[j].max(l), b_low[j].min(low));
         }
     }
     let mut scratch = HalfScratch {
@@ -343,7 +367,11 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
     let mut old = vec![0; n];
     for (r, drow) in d.chunks_exact_mut(n).enumerate() {
         old.copy_from_slice(drow);
-        half_row(&ops, r, drow, scale_d, &mut scratch);
+        if row_exact((a_lead[r], a_low[r]), &b_lead, &b_low, drow, scale_d) {
+            half_row_exact(&ops, r, drow, scale_d, &mut scratch.sum);
+        } else {
+            half_row(&ops, r, drow, scale_d, &mut scratch);
+        }
         for (j, (x, &o)) in drow.iter_mut().zip(&old).enumerate() {
             let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
             if (a_special[r] || b_special[j] || d_special)
@@ -351,6 +379,49 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
             {
                 *x = bits;
             }
+        }
+    }
+}
+
+vectorised! {
+    /// Whether no term of a row of a wgmma's D needs truncating: every
+    /// product's lowest bit and D's are at or above `2^(emax - 25)`, with
+    /// `emax` bounded by the largest leading exponents of A's row (`a`:
+    /// largest leading, least lowest-bit exponent) and B's rows (`b_lead`,
+    /// `b_low`) and D's.
+    fn row_exact(a: (i32, i32), b_lead: &[i32], b_low: &[i32], d: &[u32], scale_d: bool) -> bool {
+        let n = d.len();
+        let (b_lead, b_low) = (&b_lead[..n], &b_low[..n]);
+        let mut exact = true;
+        for j in 0..n {
+            let (lead, low) = if scale_d { f32_lead_low(d[j]) } else { (NONE, ABSENT) };
+            let unit = (a.0 + b_lead[j]).max(lead) - 25;
+            exact &= unit <= a.1 + b_low[j] && unit <= low;
+        }
+        exact
+    }
+}
+
+vectorised! {
+    /// Row `r` of a wgmma's D (`d`, N f32 bits, in place) where no term
+    /// needs truncating ([`row_exact`]), without the infinities and NaN:
+    /// the plain sum of the products and D, exact in f64, cast toward zero.
+    fn half_row_exact(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, sum: &mut [f64]) {
+        let n = d.len();
+        let sum = &mut sum[..n];
+        for (t, &x) in sum.iter_mut().zip(d.iter()) {
+            *t = if scale_d { f32_term(x).0 } else { 0.0 };
+        }
+        for k in 0..16 {
+            let x = o.av[16 * r + k];
+            if x != 0.0 {
+                for (t, &y) in sum.iter_mut().zip(&o.bv[k * n..k * n + n]) {
+                    *t += x * y;
+                }
+            }
+        }
+        for (x, &t) in d.iter_mut().zip(sum.iter()) {
+            *x = f32_toward_zero(t);
         }
     }
 }

@@ -243,15 +243,22 @@ fn f16(x: f32) -> u16 {
 /// A wgmma operand value the tests favour: mostly one of an exponent
 /// window, else an edge one (zeros, the least and largest subnormal, the
 /// least normal, the largest) or, with `specials`, an infinity, a NaN or
-/// any bits.
-fn half_value(rng: &mut Rng, f: Fmt, window: (u64, u64), specials: bool) -> u16 {
+/// any bits. `short`: window values of at most 3 significant bits, or
+/// zeros (as the sm_90a GEMM's decoded FP4), whose sums often need no
+/// truncation.
+fn half_value(rng: &mut Rng, f: Fmt, window: (u64, u64), specials: bool, short: bool) -> u16 {
     let bits = f.exp + f.man;
     let sign = (rng.below(2) << bits) as u16;
     let exp_ones = (1u64 << f.exp) - 1;
     let window_value = |rng: &mut Rng| {
         let e = window.0 + rng.below(window.1 - window.0);
-        sign | (e << f.man | rng.below(1 << f.man)) as u16
+        let m = rng.below(1 << f.man);
+        let m = if short { m & 3 << (f.man - 2) } else { m };
+        sign | (e << f.man | m) as u16
     };
+    if short {
+        return if rng.below(8) == 0 { sign } else { window_value(rng) };
+    }
     match rng.below(8) {
         0..5 => window_value(rng),
         5 => {
@@ -310,18 +317,20 @@ fn half_rows_match_the_scalar_model_on_random_operands() {
         } else {
             (lo, (lo + 1 + rng.below(8)).min(top))
         };
-        let specials = case % 4 == 1;
-        let a: [[u16; 16]; 16] =
-            std::array::from_fn(|_| std::array::from_fn(|_| half_value(&mut rng, f, window, specials)));
-        let b: Vec<[u16; 16]> = (0..n)
-            .map(|_| std::array::from_fn(|_| half_value(&mut rng, f, window, specials)))
-            .collect();
+        let (specials, short) = (case % 4 == 1, case % 7 < 3);
+        let value = |rng: &mut Rng| half_value(rng, f, window, specials, short);
+        let a: [[u16; 16]; 16] = std::array::from_fn(|_| std::array::from_fn(|_| value(&mut rng)));
+        let b: Vec<[u16; 16]> = (0..n).map(|_| std::array::from_fn(|_| value(&mut rng))).collect();
         let neg = (rng.below(2) == 0, rng.below(2) == 0);
         let scale_d = case % 5 != 0;
+        // Accumulators a few binades below the largest products: their low
+        // bits straddle the unit.
+        let top_product = (2 * (window.1 as i32 - 1 - f.bias())).clamp(-120, 120);
         let d: Vec<u32> = (0..16 * n)
-            .map(|_| match rng.below(3) {
+            .map(|_| match rng.below(4) {
                 0 => rng.pick(&EDGE_F32),
                 1 => f32_near(&mut rng, -30, 10),
+                2 => f32_near(&mut rng, top_product - 6, top_product + 1),
                 _ => rng.next() as u32,
             })
             .collect();
@@ -358,6 +367,12 @@ fn dot_truncates_below_the_largest_term_and_toward_zero() {
         dot(&a, &b, F16, Some((-1.0f32).to_bits())),
         (3.0 * 2f32.powi(-25)).to_bits()
     );
+    // D's bits below the unit go too: 1 - (1/8 + 2^-26) is 7/8 (exactly
+    // summed and truncated once it would be 7/8 - 2^-24).
+    let mut one = [f16(0.0); 16];
+    one[0] = f16(1.0);
+    let d = -(0.125 + 2f32.powi(-26));
+    assert_eq!(dot(&one, &one, F16, Some(d.to_bits())), 0.875f32.to_bits());
     // A term below 2^(emax - 25) vanishes, even many of them.
     for i in 1..16 {
         a[i] = f16(2f32.powi(-13));
