@@ -293,18 +293,32 @@ fn finish(r: u32, bits: u32, acc: bool, nan: bool) -> u32 {
 /// zeros, infinities and NaN), its leading exponent (`NONE` for those),
 /// the exponent of its lowest set bit (`ABSENT` for those), and whether it
 /// is an infinity or NaN.
+///
+/// Branch-free on the bits (it runs for every operand of every wgmma):
+/// `be`/`frac` the fields, subnormals at the least exponent, unnormalised.
+#[inline(always)]
 fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
-    match fp::unpack(u64::from(bits), f) {
-        Val::Nan | Val::Inf(_) => (0.0, NONE, ABSENT, true),
-        Val::Zero(_) => (0.0, NONE, ABSENT, false),
-        // `unpack` keeps subnormals unnormalised (m < 2^man at the least
-        // exponent), so e + man is the leading exponent of both.
-        Val::Fin { s, m, e } => {
-            let v = m as f64 * pow2(e);
-            let v = if s != neg { -v } else { v };
-            (v, e + f.man as i32, e + m.trailing_zeros() as i32, false)
-        }
+    let (x, ones) = (u32::from(bits), (1u32 << f.exp) - 1);
+    let (be, frac) = (x >> f.man & ones, x & ((1 << f.man) - 1));
+    let special = be == ones;
+    let live = !special && (be | frac) != 0;
+    let m = frac | if be != 0 { 1 << f.man } else { 0 };
+    let e = be.max(1) as i32 - f.bias() - f.man as i32;
+    let v = f64::from(m) * pow2(e);
+    let v = if (x >> (f.exp + f.man) != 0) != neg { -v } else { v };
+    let low = e + lowest_bit(m);
+    if live {
+        (v, e + f.man as i32, low, special)
+    } else {
+        (0.0, NONE, ABSENT, special)
     }
+}
+
+/// The position of `m`'s lowest set bit (`m` below 2^24, not 0): that bit
+/// as an f32 power of two gives it.
+#[inline(always)]
+fn lowest_bit(m: u32) -> i32 {
+    (((m & m.wrapping_neg()) as f32).to_bits() >> 23) as i32 - 127
 }
 
 /// An f32 accumulator's leading exponent and the exponent of its lowest
@@ -314,9 +328,7 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
     let e = (bits >> 23 & 0xFF) as i32;
     let finite_nonzero = e != 0xFF && bits & 0x7FFF_FFFF != 0;
     let m = bits & 0x7F_FFFF | if e == 0 { 0 } else { 1 << 23 };
-    // The lowest set bit as an f32 power of two gives its position.
-    let low = ((m & m.wrapping_neg()) as f32).to_bits() as i32 >> 23;
-    let lsb = e.max(1) - 150 + low - 127;
+    let lsb = e.max(1) - 150 + lowest_bit(m);
     if finite_nonzero {
         (e.max(1) - 127, lsb)
     } else {
@@ -343,16 +355,21 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
             (a_lead[r], a_low[r]) = (a_lead[r].max(l), a_low[r].min(low));
         }
     }
-    let (mut bv, mut bl) = (vec![0.0; 16 * n], vec![NONE; 16 * n]);
-    let (mut b_special, mut b_lead, mut b_low) = (vec![false; n], vec![NONE; n], vec![ABSENT; n]);
-    for (j, row) in b.iter().enumerate() {
-        for (k, &x) in row.iter().enumerate() {
-            let (v, l, low, bad) = half_parts(x, f, neg.1);
-            (bv[k * n + j], bl[k * n + j]) = (v, l);
-            b_special[j] |= bad;
-            (b_lead[j], b_low[j]) = (b_lead[j].max(l), b_low[j].min(low));
-        }
-    }
+    let mut b_ops = HalfB {
+        vals: vec![0.0; 16 * n],
+        leads: vec![NONE; 16 * n],
+        special: vec![false; n],
+        lead: vec![NONE; n],
+        low: vec![ABSENT; n],
+    };
+    decode_b(b, f, neg.1, &mut b_ops);
+    let HalfB {
+        vals: bv,
+        leads: bl,
+        special: b_special,
+        lead: b_lead,
+        low: b_low,
+    } = b_ops;
     let mut scratch = HalfScratch {
         emax: vec![0; n],
         inv: vec![0.0; n],
@@ -379,6 +396,34 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
             {
                 *x = bits;
             }
+        }
+    }
+}
+
+/// B's rows of a wgmma decoded ([`half_parts`]): values and leading
+/// exponents K-major (`k * n + j`), and per row whether it holds an
+/// infinity or NaN, its largest leading exponent and its least
+/// lowest-bit exponent.
+struct HalfB {
+    vals: Vec<f64>,
+    leads: Vec<i32>,
+    special: Vec<bool>,
+    lead: Vec<i32>,
+    low: Vec<i32>,
+}
+
+vectorised! {
+    /// Decodes B's rows (`b`, of format `f`, negated if `neg`) into `out`.
+    fn decode_b(b: &[[u16; 16]], f: Fmt, neg: bool, out: &mut HalfB) {
+        let n = b.len();
+        for (j, row) in b.iter().enumerate() {
+            let parts = row.map(|x| half_parts(x, f, neg));
+            for (k, p) in parts.iter().enumerate() {
+                (out.vals[k * n + j], out.leads[k * n + j]) = (p.0, p.1);
+            }
+            out.special[j] = parts.iter().any(|p| p.3);
+            out.lead[j] = parts.iter().fold(NONE, |m, p| m.max(p.1));
+            out.low[j] = parts.iter().fold(ABSENT, |m, p| m.min(p.2));
         }
     }
 }
