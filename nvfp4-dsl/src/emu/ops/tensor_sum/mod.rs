@@ -11,7 +11,11 @@
 //! unit; the truncated terms are integers below 2^47 whose sum (below
 //! 2^50) is exact in any order, and the sum times the unit, cast to f32
 //! (to nearest) and stepped back toward zero where the cast went past it,
-//! is the result ([`f32_toward_zero`]). The loops over a row's columns are
+//! is the result ([`f32_toward_zero`]). Where no term has bits below the
+//! unit, which the operands' exponents tell (the scales' for the
+//! block-scaled MMA; each row's largest leading and least lowest-bit
+//! exponent for wgmma), the plain f64 sum is already exact and the
+//! truncation is skipped. The loops over a row's columns are
 //! branch-free so that the compiler vectorises them; on x86-64 they are
 //! compiled a second time for AVX2 and picked at run time (the same IEEE
 //! operations on wider vectors: the same bits). The scalar models they
