@@ -1,6 +1,7 @@
 //! Emulator throughput on the snapshot kernels at realistic sizes, in
-//! thread-instructions per second, and for the sm_100a GEMM, whose time
-//! goes into the tensor-core MMAs, in MMA multiply-adds per second: in
+//! thread-instructions per second, and for the sm_100a and sm_90a GEMMs,
+//! whose time goes into the tensor-core MMAs, in MMA multiply-adds per
+//! second: in
 //! the checked mode (the default, `Options::default()`) and the fast mode
 //! (`Options::fast()`), each on one thread and on every core. Run with
 //! `cargo bench -p nvfp4-dsl --bench emu`.
@@ -50,7 +51,7 @@ fn run(case: &mut Case, mode: &str, options: &Options) {
     let per = elapsed.as_secs_f64() / f64::from(runs);
     let rate = stats.thread_instructions as f64 / per;
     print!(
-        "{:<30} {mode:<13} {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s",
+        "{:<32} {mode:<13} {:>12} thread-insts {:>9.2} ms/launch {:>8.1} M thread-insts/s",
         case.name,
         stats.thread_instructions,
         per * 1e3,
@@ -113,6 +114,72 @@ fn gemm_case(name: &'static str, snap: &str, entry: &'static str, bn: usize, (m,
             (128, 1, 1),
             (4 * (128 * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32,
         ),
+        params,
+        mem,
+        macs: (m * n * k) as u64,
+    }
+}
+
+/// The sm_90a NVFP4 GEMM with one m64 block of B rows per warpgroup and
+/// no split of K, on random data: M x N x K, one batch. A comes as the
+/// decode kernel's f16 images, B
+/// pre-arranged: each m64 block of a (128 rows, 128 K) chunk 4096 bytes
+/// of FP4 codes, then its 512 e4m3 scales (0.25 to 3.75).
+fn gemm_sm90_case(name: &'static str, (m, n, k): (usize, usize, usize)) -> Case {
+    let module = Module::parse(&ptx(include_str!(
+        "../../snapshots/gemm_nvfp4_sm90__blocks_1_split_1__sm_90a.snap"
+    )))
+    .expect("ptx");
+    let mut mem = Memory::new();
+    // The decode kernel's f16 values: an E2M1 value times an e4m3 scale
+    // (0.25 to 3.75) times 2^-14, from 10 random bits.
+    const E2M1: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let value = |w: u32| {
+        let scale = (8 + (w >> 4 & 7)) as f32 / 8.0 * 2f32.powi((w >> 7 & 3) as i32 - 2);
+        let v = E2M1[(w & 7) as usize] * scale * 2f32.powi(-14);
+        u32::from(half::f16::from_f32(if w >> 3 & 1 != 0 { -v } else { v }).to_bits())
+    };
+    let images: Vec<u32> = xorshift(m * k / 2, 12)
+        .into_iter()
+        .map(|w| value(w) | value(w >> 16) << 16)
+        .collect();
+    let mut weights = le_bytes(&xorshift(n * k * 9 / 16 / 4, 13));
+    for block in weights.chunks_mut(4608) {
+        for x in &mut block[4096..] {
+            *x = ((5 + (*x & 3)) << 3) | ((*x >> 2) & 7);
+        }
+    }
+    let images = upload_u32(&mut mem, &images, false);
+    let weights_len = (weights.len() / 4) as u64;
+    let weights = upload(&mut mem, &weights, false);
+    let c = upload(&mut mem, &vec![0; m * n * 2], true);
+    let partials = upload_u32(&mut mem, &[0], true);
+    let counters = upload_u32(&mut mem, &[0], true);
+    let params = vec![
+        ParamValue::U64(images),
+        ParamValue::U64((m * k / 2) as u64),
+        ParamValue::U64(weights),
+        ParamValue::U64(weights_len),
+        ParamValue::U64(c),
+        ParamValue::U64((m * n) as u64),
+        ParamValue::U64(partials),
+        ParamValue::U64(1),
+        ParamValue::U64(counters),
+        ParamValue::U64(1),
+        ParamValue::U32(0),
+        ParamValue::U32(m as u32),
+        ParamValue::U32(n as u32),
+        ParamValue::U32(k as u32),
+        ParamValue::F32(1.0),
+    ];
+    // Four ring stages of A's 32 KiB image and B's 9 KiB chunk, and the
+    // area where the accumulators are staged (32 KiB).
+    let shared = 4 * (32768 + 9216) + 32768;
+    Case {
+        name,
+        module,
+        entry: "gemm_nvfp4_sm90__blocks_1_split_1",
+        launch: Launch::new((1, (n / 128) as u32, (m / 128) as u32), (384, 1, 1), shared),
         params,
         mem,
         macs: (m * n * k) as u64,
@@ -248,6 +315,9 @@ fn main() {
         256,
         (256, 512, 2304),
     ));
+    // The sm_90a NVFP4 GEMM: bulk copies, mbarrier pipelines, FP4 decoded
+    // to f16 in registers, wgmma MMAs.
+    cases.push(gemm_sm90_case("gemm_nvfp4_sm90 b1 256x256x2304", (256, 256, 2304)));
 
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let all = format!("{cores} threads");

@@ -96,7 +96,7 @@ pub(crate) const E3M2: Fmt = Fmt {
 };
 
 impl Fmt {
-    fn bias(self) -> i32 {
+    pub(crate) fn bias(self) -> i32 {
         (1 << (self.exp - 1)) - 1
     }
     fn sign_bit(self) -> u64 {
@@ -655,56 +655,6 @@ pub(crate) fn fma_half(a: u64, b: u64, c: u64, f: Fmt) -> u64 {
         }
     }
     fma(a, b, c, f, Rnd::Rn)
-}
-
-/// `m * 2^shift` truncated toward zero (the tensor cores' alignment of a
-/// term); `m` and the result fit an i64.
-fn shift_toward_zero(m: i64, shift: i32) -> i64 {
-    if shift >= 0 {
-        m << shift
-    } else if shift > -64 {
-        m.signum() * (m.abs() >> -shift)
-    } else {
-        0
-    }
-}
-
-/// The tensor cores' sum of `terms` (each `(m, e, lead)`: the value
-/// `m * 2^e` with leading exponent `lead`) as f32 bits: every term
-/// truncated toward zero to units of 2^(largest lead - `sum_bits`), the
-/// integer sum rounded toward zero ([`f32_toward_zero`]); +0 for none.
-/// The caller keeps the aligned terms' sum within an i64.
-pub(crate) fn aligned_sum_toward_zero(terms: &[(i64, i32, i32)], sum_bits: i32) -> u32 {
-    let Some(emax) = terms.iter().map(|t| t.2).max() else {
-        return 0;
-    };
-    let unit = emax - sum_bits;
-    let sum: i64 = terms.iter().map(|&(m, e, _)| shift_toward_zero(m, e - unit)).sum();
-    f32_toward_zero(sum, unit)
-}
-
-/// `sum * 2^unit` rounded toward zero to f32 bits; beyond the largest
-/// finite value, an infinity (what the tensor cores return); zero is +0.
-fn f32_toward_zero(sum: i64, unit: i32) -> u32 {
-    if sum == 0 {
-        return 0;
-    }
-    let sign = if sum < 0 { 0x8000_0000u32 } else { 0 };
-    let a = sum.unsigned_abs();
-    let lead = 63 - a.leading_zeros() as i32 + unit;
-    if lead > 127 {
-        return sign | 0x7F80_0000;
-    }
-    // The f32 unit at this magnitude: 2^(lead - 23), or 2^-149 below the
-    // normal range.
-    let f32_unit = (lead - 23).max(-149);
-    let shift = f32_unit - unit;
-    let q = if shift >= 0 { a >> shift.min(63) } else { a << -shift } as u32;
-    if lead < -126 {
-        sign | q
-    } else {
-        sign | ((lead + 127) as u32) << 23 | (q & 0x7F_FFFF)
-    }
 }
 
 #[cfg(test)]

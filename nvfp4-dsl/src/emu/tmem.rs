@@ -60,6 +60,17 @@ fn cell(lane: u32, col: u32) -> usize {
     (lane * COLS + col) as usize
 }
 
+/// The words of `Tmem::written` that cells `start..start + n` fall in,
+/// each with the bits of those cells.
+fn written_words(start: usize, n: usize) -> impl Iterator<Item = (usize, u64)> {
+    let end = start + n;
+    (start / 64..end.div_ceil(64)).map(move |w| {
+        let (lo, hi) = (start.max(64 * w) - 64 * w, end.min(64 * w + 64) - 64 * w);
+        let ones = if hi - lo == 64 { u64::MAX } else { (1 << (hi - lo)) - 1 };
+        (w, ones << lo)
+    })
+}
+
 impl Tmem {
     pub fn new() -> Tmem {
         Tmem {
@@ -226,17 +237,18 @@ impl Tmem {
 
     /// The first column of `col..col + n` in `lane` never written.
     pub fn first_unwritten(&self, lane: u32, col: u32, n: u32) -> Option<u32> {
-        (col..col + n).find(|&c| {
-            let i = cell(lane, c);
-            self.written[i / 64] >> (i % 64) & 1 == 0
+        let start = cell(lane, col);
+        written_words(start, n as usize).find_map(|(w, mask)| {
+            let missing = !self.written[w] & mask;
+            (missing != 0).then(|| col + (64 * w + missing.trailing_zeros() as usize - start) as u32)
         })
     }
 
     /// Cells `col..col + n` of `lane`, which count as written from now on.
     pub fn row_mut(&mut self, lane: u32, col: u32, n: u32) -> &mut [u32] {
         let start = cell(lane, col);
-        for i in start..start + n as usize {
-            self.written[i / 64] |= 1 << (i % 64);
+        for (w, mask) in written_words(start, n as usize) {
+            self.written[w] |= mask;
         }
         &mut self.data[start..start + n as usize]
     }

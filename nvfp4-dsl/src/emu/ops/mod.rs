@@ -23,6 +23,7 @@ mod mem;
 mod mov;
 mod span;
 mod tcgen05;
+mod tensor_sum;
 mod warp;
 mod wgmma;
 

@@ -43,9 +43,9 @@ use super::bulk::{check_published, shared_operand};
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::mem::address_values;
+use super::tensor_sum::BlockScaledB;
 use crate::emu::ctx::{Ctx, Side};
 use crate::emu::decode::Dec;
-use crate::emu::fp;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Space, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::pending::{AsyncOp, AsyncRegs, TcLoad, TcOp, Work};
@@ -405,78 +405,6 @@ pub(crate) fn idesc_n(idesc: u32) -> Result<u32, String> {
     Ok(n)
 }
 
-/// Twice the E2M1 value of each nibble (an integer).
-const E2M1X2: [i16; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
-
-/// A UE4M3 scale as `(m, e)`, its value `m / 8 * 2^e` (subnormals at
-/// exponent -6); `None` for zero. The sign bit is ignored; `0x7F` is NaN
-/// (checked by the caller).
-fn ue4m3_parts(b: u8) -> Option<(i64, i32)> {
-    let v = b & 0x7F;
-    let (e, m) = (i32::from(v >> 3), i64::from(v & 7));
-    match (e, m) {
-        (0, 0) => None,
-        (0, m) => Some((m, -6)),
-        (e, m) => Some((8 + m, e - 7)),
-    }
-}
-
-/// Fraction bits the tensor cores keep below the largest term's leading
-/// exponent.
-const SUM_BITS: i32 = 35;
-
-/// A row's (of A) or column's (of B) four UE4M3 block scales, decoded
-/// once per MMA rather than once per element of D.
-#[derive(Clone, Copy)]
-struct Scales {
-    /// `ue4m3_parts` of each (`None`: zero).
-    parts: [Option<(i64, i32)>; 4],
-    /// One of them is NaN.
-    nan: bool,
-}
-
-impl Scales {
-    fn of(s: [u8; 4]) -> Scales {
-        Scales {
-            parts: s.map(ue4m3_parts),
-            nan: s.iter().any(|&b| b & 0x7F == 0x7F),
-        }
-    }
-}
-
-/// One element of D (module docs): `q[c]` is four times block `c`'s exact
-/// sum of products (the E2M1 values doubled are integers), `sa`/`sb` the
-/// blocks' scales, `old` D's f32 bits when accumulating.
-fn block_scaled_sum(q: [i32; 4], sa: &Scales, sb: &Scales, old: Option<u32>) -> u32 {
-    if sa.nan || sb.nan {
-        return 0x7FFF_FFFF;
-    }
-    // (value numerator, its unit's exponent, leading exponent) per term.
-    let mut terms = [(0i64, 0i32, 0i32); 5];
-    let mut k = 0;
-    for ((q, pa), pb) in q.iter().zip(sa.parts).zip(sb.parts) {
-        if let (Some((ma, ea)), Some((mb, eb))) = (pa, pb) {
-            // q / 4 * ma / 8 * mb / 8 * 2^(ea + eb).
-            terms[k] = (i64::from(*q) * ma * mb, ea + eb - 8, ea + eb);
-            k += 1;
-        }
-    }
-    if let Some(bits) = old {
-        match fp::unpack(u64::from(bits), fp::F32) {
-            fp::Val::Nan => return 0x7FFF_FFFF,
-            fp::Val::Inf(_) => return bits,
-            fp::Val::Zero(_) => {}
-            fp::Val::Fin { s, m, e } => {
-                terms[k] = (if s { -(m as i64) } else { m as i64 }, e, e + 23);
-                k += 1;
-            }
-        }
-    }
-    // Aligned, each term is below 2^47 (block sums under 2^19 shifted by at
-    // most 27 bits).
-    fp::aligned_sum_toward_zero(&terms[..k], SUM_BITS)
-}
-
 fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
     let t = address_values(c, &i.addr)?;
     let desc = c.src(&i.s[0])?;
@@ -664,46 +592,10 @@ fn sf_word(tm: &Tmem, col: u32, r: u32, what: &str) -> Result<u32, String> {
 
 /// The four UE4M3 scales of every row of an operand (from its
 /// scale-factor words in tensor memory).
-fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<Scales>, String> {
+fn operand_scales(rows: u32, tm: &Tmem, sf_col: u32, what: &str) -> Result<Vec<[u8; 4]>, String> {
     (0..rows)
-        .map(|r| Ok(Scales::of(sf_word(tm, sf_col, r, what)?.to_le_bytes())))
+        .map(|r| Ok(sf_word(tm, sf_col, r, what)?.to_le_bytes()))
         .collect()
-}
-
-/// Four times the exact block sums of one MMA, `out[m * n + j][c]` for
-/// D[m][j] and block `c`: `sum_{k in block c} 2 A[m][k] * 2 B[j][k]`.
-/// Twice the E2M1 values are small integers, so each is an integer of at
-/// most 16 * 144 in magnitude (exact in i16), computed for all `j` at once.
-fn mma_block_sums(a: &[[u8; 32]], b: &[[u8; 32]]) -> Vec<[i32; 4]> {
-    let n = b.len();
-    let nib = |row: &[u8; 32], k: usize| E2M1X2[usize::from((row[k / 2] >> (4 * (k % 2))) & 15)];
-    // B transposed per K element: bt[k][j].
-    let mut bt = vec![0i16; 64 * n];
-    for (j, row) in b.iter().enumerate() {
-        for k in 0..64 {
-            bt[k * n + j] = nib(row, k);
-        }
-    }
-    let mut out = vec![[0i32; 4]; a.len() * n];
-    let mut block = vec![0i16; n];
-    for (m, row) in a.iter().enumerate() {
-        let d = &mut out[m * n..(m + 1) * n];
-        for c in 0..4 {
-            block.fill(0);
-            for k in 16 * c..16 * c + 16 {
-                let x = nib(row, k);
-                if x != 0 {
-                    for (acc, y) in block.iter_mut().zip(&bt[k * n..(k + 1) * n]) {
-                        *acc += x * *y;
-                    }
-                }
-            }
-            for (d, q) in d.iter_mut().zip(&block) {
-                d[c] = i32::from(*q);
-            }
-        }
-    }
-    out
 }
 
 fn exec_mma(c: &mut Ctx<'_>, i: &Inst) -> X {
@@ -800,17 +692,14 @@ fn mma(tm: &mut Tmem, t: [u32; 3], n: u32, a: &[[u8; 32]], b: &[[u8; 32]], acc: 
     let [dc, sac, sbc] = t;
     let sa = operand_scales(128, tm, sac, "A")?;
     let sb = operand_scales(n, tm, sbc, "B")?;
-    let sums = mma_block_sums(a, b);
+    let mut rows = BlockScaledB::new(b, &sb);
     for m in 0..128u32 {
         if acc && let Some(col) = tm.first_unwritten(m, dc, n) {
             return Err(format!(
                 "uninitialised tensor memory: tcgen05.mma accumulates (enable-input-d true) into D at lane {m}, column {col}, which was never written"
             ));
         }
-        let row = &sums[(m * n) as usize..((m + 1) * n) as usize];
-        for (j, (cell, q)) in tm.row_mut(m, dc, n).iter_mut().zip(row).enumerate() {
-            *cell = block_scaled_sum(*q, &sa[m as usize], &sb[j], acc.then_some(*cell));
-        }
+        rows.row(&a[m as usize], sa[m as usize], tm.row_mut(m, dc, n), acc);
     }
     Ok(())
 }
@@ -906,57 +795,4 @@ fn exec_ld_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
     }
     Ok(Flow::Next)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn block_scaled_sums_align_to_the_largest_scale_exponent_and_truncate() {
-        // Block 1: 0.5 * 0.5 (q = 1) with the least subnormal scales
-        // (2^-9 each): 2^-20, leading exponent -12.
-        let (tiny, one, big) = (0x01, 0x38, 0x78);
-        let q = [0, 1, 0, 0];
-        assert_eq!(
-            block_scaled_sum(q, &Scales::of([one, tiny, 0, 0]), &Scales::of([one, tiny, 0, 0]), None),
-            2f32.powi(-20).to_bits()
-        );
-        // A block whose sum is zero still sets the alignment by its scales
-        // (2^16 here), and 2^-20 is below 2^(16 - 35): it vanishes.
-        assert_eq!(
-            block_scaled_sum(q, &Scales::of([big, tiny, 0, 0]), &Scales::of([big, tiny, 0, 0]), None),
-            0
-        );
-        // Toward zero: a block summing to 1 (q = 4) at scale 1 plus D =
-        // 3 * 2^-25 is 1 in f32 (nearest would give 1 + 2^-23).
-        let d = (3.0 * 2f32.powi(-25)).to_bits();
-        assert_eq!(
-            block_scaled_sum([4, 0, 0, 0], &Scales::of([one; 4]), &Scales::of([one; 4]), Some(d)),
-            1f32.to_bits()
-        );
-        // NaN scales (either sign bit) and NaN D; an infinite D stays.
-        assert_eq!(
-            block_scaled_sum(q, &Scales::of([0xFF, one, one, one]), &Scales::of([one; 4]), None),
-            0x7FFF_FFFF
-        );
-        assert_eq!(
-            block_scaled_sum(q, &Scales::of([one; 4]), &Scales::of([one; 4]), Some(0x7FC0_0000)),
-            0x7FFF_FFFF
-        );
-        assert_eq!(
-            block_scaled_sum(q, &Scales::of([one; 4]), &Scales::of([one; 4]), Some(0xFF80_0000)),
-            0xFF80_0000
-        );
-        // A zero sum is +0.
-        assert_eq!(
-            block_scaled_sum(
-                [4, -4, 0, 0],
-                &Scales::of([one; 4]),
-                &Scales::of([one; 4]),
-                Some((-0.0f32).to_bits())
-            ),
-            0
-        );
-    }
 }

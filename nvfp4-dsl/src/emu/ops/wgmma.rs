@@ -44,9 +44,10 @@
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::tcgen05::whole_warp;
+use super::tensor_sum::half_rows;
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
-use crate::emu::fp::{self, BF16, F16, F32, Val};
+use crate::emu::fp::{BF16, F16};
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::{Arg, Lit};
 use crate::emu::pending::{AsyncRegs, Mma};
@@ -394,106 +395,21 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     Ok(())
 }
 
-/// An operand value: `m * 2^e` (`m` signed, 0 for zeros) with its leading
-/// exponent `lead` (see the numerics above), an infinity (negative or not)
-/// or NaN.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Fin { m: i64, e: i32, lead: i32 },
-    Inf(bool),
-    Nan,
-}
-
-/// A zero operand.
-const ZERO: Op = Op::Fin { m: 0, e: 0, lead: 0 };
-
-impl Op {
-    fn of(bits: u64, f: fp::Fmt, neg: bool) -> Op {
-        match fp::unpack(bits, f) {
-            Val::Nan => Op::Nan,
-            Val::Inf(s) => Op::Inf(s != neg),
-            Val::Zero(_) => ZERO,
-            // `unpack` keeps subnormals unnormalised (m < 2^man at the
-            // least exponent), so e + man is the leading exponent of both.
-            Val::Fin { s, m, e } => Op::Fin {
-                m: if s != neg { -(m as i64) } else { m as i64 },
-                e,
-                lead: e + f.man as i32,
-            },
-        }
-    }
-}
-
-/// Fraction bits the tensor cores keep below the largest term's leading
-/// exponent.
-const SUM_BITS: i32 = 25;
-
-/// One element of D: the 16 products of `a` and `b`, plus `old` (f32
-/// bits) when accumulating, summed as the H100 does (module docs).
-fn dot(a: &[Op; 16], b: &[Op; 16], old: Option<u32>) -> u32 {
-    // (m, e, lead) of each nonzero term: the value m * 2^e.
-    let mut terms = [(0i64, 0i32, 0i32); 17];
-    let mut k = 0;
-    let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
-    let mut infinity = |negative: bool| {
-        if negative {
-            neg_inf = true;
-        } else {
-            pos_inf = true;
-        }
-    };
-    for (x, y) in a.iter().zip(b) {
-        match (*x, *y) {
-            (Op::Fin { m: mx, e: ex, lead: lx }, Op::Fin { m: my, e: ey, lead: ly }) => {
-                if mx != 0 && my != 0 {
-                    terms[k] = (mx * my, ex + ey, lx + ly);
-                    k += 1;
-                }
-            }
-            (Op::Nan, _) | (_, Op::Nan) | (Op::Inf(_), Op::Fin { m: 0, .. }) | (Op::Fin { m: 0, .. }, Op::Inf(_)) => {
-                nan = true
-            }
-            (Op::Inf(s), Op::Fin { m, .. }) | (Op::Fin { m, .. }, Op::Inf(s)) => infinity(s != (m < 0)),
-            (Op::Inf(s), Op::Inf(t)) => infinity(s != t),
-        }
-    }
-    if let Some(bits) = old {
-        match Op::of(u64::from(bits), F32, false) {
-            Op::Fin { m: 0, .. } => {}
-            Op::Fin { m, e, lead } => {
-                terms[k] = (m, e, lead);
-                k += 1;
-            }
-            Op::Inf(s) => infinity(s),
-            Op::Nan => nan = true,
-        }
-    }
-    if nan || (pos_inf && neg_inf) {
-        return 0x7FFF_FFFF;
-    }
-    if pos_inf || neg_inf {
-        return F32.inf(neg_inf) as u32;
-    }
-    // Aligned, each term is at most 2^(SUM_BITS + 2), so 17 of them fit an
-    // i64.
-    fp::aligned_sum_toward_zero(&terms[..k], SUM_BITS)
-}
-
 /// Completes a pending `wgmma.mma_async`: reads its operands, writes this
 /// warp's 16 rows of D and lets go of its registers and shared bytes.
 fn complete(c: &mut Ctx<'_>, m: &Mma) {
     let f = if m.bf16 { BF16 } else { F16 };
     let n = m.n as usize;
-    let half = |bytes: &[u8], j: usize| u64::from(u16::from_le_bytes([bytes[2 * j], bytes[2 * j + 1]]));
+    let half = |bytes: &[u8], j: usize| u16::from_le_bytes([bytes[2 * j], bytes[2 * j + 1]]);
     // A: 16 rows x 16 values; B: N rows x 16 values (K-major).
-    let mut a = [[ZERO; 16]; 16];
+    let mut a = [[0u16; 16]; 16];
     let b_chunks = if m.a.is_empty() {
         for (r, row) in a.iter_mut().enumerate() {
             for h in 0..2 {
                 let off = m.chunks[2 * r + h] as usize;
                 let bytes = &c.b.shared[off..off + 16];
                 for j in 0..8 {
-                    row[8 * h + j] = Op::of(half(bytes, j), f, m.neg_a);
+                    row[8 * h + j] = half(bytes, j);
                 }
             }
         }
@@ -504,32 +420,38 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
             for (q, &r) in m.a.iter().enumerate() {
                 let word = c.w.regs[r as usize * 32 + l];
                 let (row, col) = (g + 8 * (q % 2), 2 * t + 8 * (q / 2));
-                a[row][col] = Op::of(word & 0xFFFF, f, m.neg_a);
-                a[row][col + 1] = Op::of(word >> 16 & 0xFFFF, f, m.neg_a);
+                a[row][col] = word as u16;
+                a[row][col + 1] = (word >> 16) as u16;
             }
         }
         &m.chunks[..]
     };
-    let mut b = vec![[ZERO; 16]; n];
+    let mut b = vec![[0u16; 16]; n];
     for (r, row) in b.iter_mut().enumerate() {
         for h in 0..2 {
             let off = b_chunks[2 * r + h] as usize;
             let bytes = &c.b.shared[off..off + 16];
             for j in 0..8 {
-                row[8 * h + j] = Op::of(half(bytes, j), f, m.neg_b);
+                row[8 * h + j] = half(bytes, j);
             }
         }
     }
     // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
     // 8i + 2t + q % 2.
+    let cell = |j: usize, l: usize| {
+        let (chunk, q, g, t) = (j / 4, j % 4, l / 4, l % 4);
+        (g + 8 * (q / 2)) * n + 8 * chunk + 2 * t + q % 2
+    };
+    let mut d = vec![0u32; 16 * n];
     for (j, &r) in m.d.iter().enumerate() {
-        let (chunk, q) = (j / 4, j % 4);
         for l in 0..32 {
-            let (g, t) = (l / 4, l % 4);
-            let (row, col) = (g + 8 * (q / 2), 8 * chunk + 2 * t + q % 2);
-            let cell = &mut c.w.regs[r as usize * 32 + l];
-            let old = m.scale_d.then_some(*cell as u32);
-            *cell = u64::from(dot(&a[row], &b[col], old));
+            d[cell(j, l)] = c.w.regs[r as usize * 32 + l] as u32;
+        }
+    }
+    half_rows(&a, &b, f, (m.neg_a, m.neg_b), &mut d, m.scale_d);
+    for (j, &r) in m.d.iter().enumerate() {
+        for l in 0..32 {
+            c.w.regs[r as usize * 32 + l] = u64::from(d[cell(j, l)]);
         }
     }
     let wg = c.w.held.as_deref_mut().expect("held registers");
@@ -546,104 +468,4 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
         c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
     }
     c.b.inflight.remove(m.read);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn f16(x: f32) -> Op {
-        Op::of(u64::from(half::f16::from_f32(x).to_bits()), F16, false)
-    }
-
-    #[test]
-    fn dot_truncates_below_the_largest_term_and_toward_zero() {
-        let mut a = [f16(0.0); 16];
-        let mut b = [f16(0.0); 16];
-        // 1 + 3 * 2^-25: the exact sum rounds to 1 + 2^-23; the H100 keeps
-        // 25 bits below the largest term (3 units of 2^-25) and truncates
-        // the f32 result to 1.
-        a[0] = f16(1.0);
-        b[0] = f16(1.0);
-        a[1] = f16(3.0 * 2f32.powi(-13));
-        b[1] = f16(2f32.powi(-12));
-        assert_eq!(dot(&a, &b, None), 1.0f32.to_bits());
-        // Against -1, the same 3 units are exact: 3 * 2^-25.
-        assert_eq!(dot(&a, &b, Some((-1.0f32).to_bits())), (3.0 * 2f32.powi(-25)).to_bits());
-        // A term below 2^(emax - 25) vanishes, even many of them.
-        for i in 1..16 {
-            a[i] = f16(2f32.powi(-13));
-            b[i] = f16(2f32.powi(-13));
-        }
-        assert_eq!(dot(&a, &b, None), 1.0f32.to_bits());
-        // The leading exponent of a product is the sum of its factors':
-        // 1.5 * 1.5 = 2.25 aligns at 2^0, not 2^1, so fifteen terms of
-        // 2^-25 survive (1.875 f32 units of 2^-22, truncated to one).
-        let mut a = [f16(2f32.powi(-13)); 16];
-        let mut b = [f16(2f32.powi(-12)); 16];
-        a[0] = f16(1.5);
-        b[0] = f16(1.5);
-        assert_eq!(dot(&a, &b, None), (2.25f32 + 2f32.powi(-22)).to_bits());
-        // An overflow is an infinity, not the largest finite value.
-        let big = [Op::of(u64::from(half::bf16::from_f32(2f32.powi(64)).to_bits()), BF16, false); 16];
-        assert_eq!(dot(&big, &big, None), f32::INFINITY.to_bits());
-        assert_eq!(dot(&big, &big, Some(f32::MAX.to_bits())), f32::INFINITY.to_bits());
-    }
-
-    #[test]
-    fn dot_specials_and_zeros() {
-        let mut a = [f16(0.0); 16];
-        let mut b = [f16(0.0); 16];
-        a[0] = f16(1.0);
-        b[0] = f16(1.0);
-        // inf * 0 and inf - inf are NaN; an infinity otherwise wins.
-        a[3] = Op::Inf(false);
-        assert_eq!(dot(&a, &b, None), 0x7FFF_FFFF, "inf * 0");
-        b[3] = f16(-2.0);
-        assert_eq!(dot(&a, &b, None), f32::NEG_INFINITY.to_bits());
-        assert_eq!(dot(&a, &b, Some(f32::INFINITY.to_bits())), 0x7FFF_FFFF);
-        a[4] = Op::Nan;
-        assert_eq!(dot(&a, &b, None), 0x7FFF_FFFF);
-        // A zero sum is +0, even from -0 + -0 or from cancellation.
-        let z = [f16(-0.0); 16];
-        assert_eq!(dot(&z, &z, Some((-0.0f32).to_bits())), 0);
-        let mut a = [f16(0.0); 16];
-        let b = [f16(1.0); 16];
-        a[0] = f16(-1.0);
-        assert_eq!(dot(&a, &b, Some(1.0f32.to_bits())), 0);
-    }
-
-    /// Results recorded on an H100 (driver 580, 2026-11-23) by wgmma
-    /// kernels over random f16 and bf16 operands (subnormals, wide
-    /// exponents, NaN and infinity included) chaining 2 or 3 K steps into
-    /// one accumulator, mostly ones where the exact sum rounded once would
-    /// differ. A line: format, steps, the initial accumulator (`-` for
-    /// scale-d false), A's 16 * steps values, B's, the final f32 (hex).
-    /// All 45056 recorded results (8 kernels, 2 to 8 steps) matched the
-    /// model; these are a sample.
-    #[test]
-    fn dot_matches_results_recorded_on_an_h100() {
-        let data = include_str!("wgmma_h100.txt");
-        let mut checked = 0;
-        for (no, line) in data.lines().enumerate() {
-            let f: Vec<&str> = line.split(' ').collect();
-            let fmt = if f[0] == "bf16" { BF16 } else { F16 };
-            let steps: usize = f[1].parse().unwrap();
-            let mut acc = (f[2] != "-").then(|| u32::from_str_radix(f[2], 16).unwrap());
-            let values = |hex: &str| -> Vec<Op> {
-                (0..16 * steps)
-                    .map(|i| Op::of(u64::from_str_radix(&hex[4 * i..4 * i + 4], 16).unwrap(), fmt, false))
-                    .collect()
-            };
-            let (a, b) = (values(f[3]), values(f[4]));
-            let want = u32::from_str_radix(f[5], 16).unwrap();
-            for s in 0..steps {
-                let step = |v: &[Op]| -> [Op; 16] { v[16 * s..16 * s + 16].try_into().unwrap() };
-                acc = Some(dot(&step(&a), &step(&b), acc));
-            }
-            assert_eq!(acc, Some(want), "line {}", no + 1);
-            checked += 1;
-        }
-        assert_eq!(checked, 76);
-    }
 }
