@@ -90,18 +90,8 @@ pub(super) static TABLE: &[Intrinsic] = &[
         ret: RetTy::Elem,
         target: Sm90,
         lower: |l, c| {
-            let local = shared_address_reg(l, c, 0, 1)?;
-            let rank = l.operand(&arg(c, 2), Scalar::U32);
-            let remote = l.reg(RegClass::B32);
-            l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
-            let m = MemRef {
-                space: Space::SharedCluster,
-                base: Operand::Reg(remote),
-                offset: 0,
-                len: None,
-                ..mem(c, 0)
-            };
-            l.load(&m, (Operand::Reg(remote), 0), CacheHint::Default, c.span)
+            let (m, at) = cluster_element(l, c, 2)?;
+            l.load(&m, at, CacheHint::Default, c.span)
         },
     ),
     row!(
@@ -110,18 +100,8 @@ pub(super) static TABLE: &[Intrinsic] = &[
         ret: RetTy::Unit,
         target: Sm90,
         lower: |l, c| {
-            let local = shared_address_reg(l, c, 0, 1)?;
-            let rank = l.operand(&arg(c, 3), Scalar::U32);
-            let remote = l.reg(RegClass::B32);
-            l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
-            let m = MemRef {
-                space: Space::SharedCluster,
-                base: Operand::Reg(remote),
-                offset: 0,
-                len: None,
-                ..mem(c, 0)
-            };
-            l.store(&m, (Operand::Reg(remote), 0), arg(c, 2), CacheHint::Default, c.span)?;
+            let (m, at) = cluster_element(l, c, 3)?;
+            l.store(&m, at, arg(c, 2), CacheHint::Default, c.span)?;
             Ok(Val::Unit)
         },
     ),
@@ -290,6 +270,24 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
 ];
+
+/// Element `index` (argument 1) of the shared memory (argument 0) of the
+/// cluster's block whose rank is argument `rank`: its `mapa` address, as
+/// the memory reference and address a load or store takes.
+fn cluster_element(l: &mut Lower<'_>, c: &Call, rank: usize) -> Result<(MemRef, (Operand, i64))> {
+    let local = shared_address_reg(l, c, 0, 1)?;
+    let rank = l.operand(&arg(c, rank), Scalar::U32);
+    let remote = l.reg(RegClass::B32);
+    l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
+    let m = MemRef {
+        space: Space::SharedCluster,
+        base: Operand::Reg(remote),
+        offset: 0,
+        len: None,
+        ..mem(c, 0)
+    };
+    Ok((m, (Operand::Reg(remote), 0)))
+}
 
 fn lower_load(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
     let m = mem(c, 0);
