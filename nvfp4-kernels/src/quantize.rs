@@ -23,7 +23,7 @@
 
 use crate::Error;
 use crate::decode::{e2m1_pair_scaled, e4m3_pair_splats};
-use crate::gemm::sm90::{BK, IMAGE_BYTES};
+use crate::gemm::sm90::{BK, IMAGE_BYTES, zero_counters};
 use crate::nvfp4::{Nvfp4Tensor, e4m3_to_f32, f32_to_e2m1, f32_to_e4m3, pack};
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{DeviceView, DeviceViewMut};
@@ -175,12 +175,7 @@ pub fn quantize_image_sm90<T: Half>(
     grid_dependency_wait();
     launch_dependents();
     let t = block_idx_x() * block_dim_x() + thread_idx_x();
-    let threads = grid_dim_x() * block_dim_x();
-    let mut zero = t;
-    while (zero as usize) < counters.len() {
-        counters[zero as usize] = 0;
-        zero += threads;
-    }
+    zero_counters(counters, t, grid_dim_x() * block_dim_x());
     let blocks_per_row = k / 16;
     if t >= rows_out * blocks_per_row {
         return;

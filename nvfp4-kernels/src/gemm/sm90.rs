@@ -193,11 +193,11 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
     // The GEMM's tile counters start at zero (it uses them after this
     // kernel is complete).
     let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
-    let mut zero = ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid;
-    while (zero as usize) < counters.len() {
-        counters[zero as usize] = 0;
-        zero += blocks * THREADS;
-    }
+    zero_counters(
+        counters,
+        ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid,
+        blocks * THREADS,
+    );
     if tid == 0 {
         mbarrier_init(bars, 0u32, 1);
         fence_mbarrier_init();
@@ -252,6 +252,18 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
             u32x4::new(out[0], out[1], out[2], out[3]),
             Cache::Default,
         );
+    }
+}
+
+/// Zeroes `counters` (any length) from thread `first` of a grid of
+/// `threads`, a word each and every `threads` on: what the kernel that
+/// makes A's images does for the GEMM's tile counters.
+#[device]
+pub fn zero_counters(counters: &mut [u32], first: u32, threads: u32) {
+    let mut zero = first;
+    while (zero as usize) < counters.len() {
+        counters[zero as usize] = 0;
+        zero += threads;
     }
 }
 
