@@ -1,5 +1,10 @@
 //! Hopper warpgroup MMA (`wgmma`) and register reallocation
 //! (`setmaxnreg`), sm_90a.
+//!
+//! An MMA's accumulator `acc` is a local `let mut acc = [0.0f32; N];`
+//! passed as `&mut acc`, or, inside a device function, its
+//! `acc: &mut [f32; N]` parameter passed on as `acc` (the caller's array:
+//! the MMA writes its registers in place).
 
 use super::device_only;
 use crate::types::{WgmmaDesc, bf16x2, f16x2};

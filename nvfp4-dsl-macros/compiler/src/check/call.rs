@@ -314,19 +314,23 @@ impl Checker<'_> {
         Err(first_err.expect("at least one candidate"))
     }
 
-    /// `&mut acc`, `acc` a mutable local `[f32; N]`: records the types of
-    /// the reference and the variable (both the array type).
+    /// `&mut acc`, `acc` a mutable local `[f32; N]`, or `acc`, a device
+    /// function's `acc: &mut [f32; N]` parameter (the caller's local):
+    /// records the types of the argument and the variable (both the array
+    /// type).
     fn accumulator_arg(&mut self, intr: &Intrinsic, i: usize, a: &Expr) -> Result<()> {
         let usage = || {
             format!(
-                "argument {} of `{}` is the accumulator: write `&mut acc` with `let mut acc = [0.0f32; N];` (`{}`)",
+                "argument {} of `{}` is the accumulator: write `&mut acc` with `let mut acc = [0.0f32; N];`, or pass a device function's `acc: &mut [f32; N]` parameter as `acc` (`{}`)",
                 i + 1,
                 intr.display_name(),
                 intr.signature()
             )
         };
-        let ExprKind::RefMut(var) = &a.kind else {
-            return err(a.span, usage());
+        let var = match &a.kind {
+            ExprKind::RefMut(var) => var,
+            ExprKind::Var(name) if self.lookup(name).is_some_and(|b| b.kind == NameKind::ByRef) => a,
+            _ => return err(a.span, usage()),
         };
         let ExprKind::Var(name) = &var.kind else {
             return err(a.span, usage());
@@ -334,11 +338,22 @@ impl Checker<'_> {
         let Some(b) = self.lookup(name).cloned() else {
             return err(var.span, format!("cannot find value `{name}` in this scope"));
         };
-        if b.kind != NameKind::Local || !b.mutable {
-            return err(
-                var.span,
-                format!("the accumulator `{name}` must be a local declared `let mut {name} = [0.0f32; N];`"),
-            );
+        match b.kind {
+            // A `&mut` parameter: the caller's mutable local.
+            NameKind::ByRef if var.id == a.id => {}
+            NameKind::ByRef => {
+                return err(
+                    var.span,
+                    format!("`{name}` is a `&mut` reference already: pass `{name}`"),
+                );
+            }
+            NameKind::Local if b.mutable => {}
+            _ => {
+                return err(
+                    var.span,
+                    format!("the accumulator `{name}` must be a local declared `let mut {name} = [0.0f32; N];`"),
+                );
+            }
         }
         let t = self.known(&b.ty, var.span)?;
         if !matches!(&t, Ty::Array { elem, .. } if **elem == Ty::Scalar(Scalar::F32)) {

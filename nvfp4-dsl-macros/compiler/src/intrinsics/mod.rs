@@ -123,8 +123,9 @@ pub enum ArgTy {
     TargetConst,
     /// A local array `[T; n]`.
     ArrayOf(Ty, u64),
-    /// `&mut acc` of a `let mut acc: [f32; N]`: an MMA accumulator the
-    /// intrinsic updates in place (its registers are the instruction's).
+    /// `&mut acc` of a `let mut acc: [f32; N]` (or a device function's
+    /// `acc: &mut [f32; N]` parameter, passed as `acc`): an MMA accumulator
+    /// the intrinsic updates in place (its registers are the instruction's).
     AccumMut,
 }
 

@@ -2,8 +2,9 @@
 //! registers or from shared memory, its fence / commit / wait, the sm_90
 //! shared-memory matrix descriptor's builders, and `setmaxnreg`.
 //!
-//! The accumulator is a `let mut acc = [0.0f32; N]` passed as `&mut acc`:
-//! its registers are the instruction's D operands, updated in place
+//! The accumulator is a `let mut acc = [0.0f32; N]` passed as `&mut acc`
+//! (or a device function's `acc: &mut [f32; N]` parameter, passed on as
+//! `acc`): its registers are the instruction's D operands, updated in place
 //! (N = n / 2 for an `m64nNk16` MMA, so the shape follows the array).
 
 use super::*;
