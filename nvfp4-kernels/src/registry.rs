@@ -8,8 +8,8 @@ use crate::{decode, gemm, gemv, quantize, samples};
 use nvfp4_dsl::Variant;
 use std::path::PathBuf;
 
-/// A source file of this crate that defines kernels (and the `#[device]`
-/// functions they call).
+/// A source file of this crate that defines kernels, or `#[device]` items
+/// that kernels of another file call (`kernels` empty).
 #[derive(Debug)]
 pub struct Source {
     /// The file's path from this crate's root.
@@ -25,7 +25,8 @@ impl Source {
     }
 }
 
-/// Every source file of kernels with its kernels, in the order of
+/// Every source file of kernels with its kernels (and the files of device
+/// items that kernels of another file call), in the order of
 /// [`all_variants`].
 pub static SOURCES: &[Source] = &[
     Source {
@@ -51,12 +52,20 @@ pub static SOURCES: &[Source] = &[
         kernels: &[gemm::gemm_nvfp4::VARIANTS],
     },
     Source {
-        path: "src/gemm/sm90.rs",
-        kernels: &[
-            gemm::gemm_nvfp4_sm90::VARIANTS,
-            gemm::gemm_sm90_decode_a::VARIANTS,
-            gemm::gemm_sm90_reduce::VARIANTS,
-        ],
+        path: "src/gemm/sm90/mod.rs",
+        kernels: &[gemm::gemm_nvfp4_sm90::VARIANTS],
+    },
+    Source {
+        path: "src/gemm/sm90/decode_a.rs",
+        kernels: &[gemm::gemm_sm90_decode_a::VARIANTS],
+    },
+    Source {
+        path: "src/gemm/sm90/mainloop.rs",
+        kernels: &[],
+    },
+    Source {
+        path: "src/gemm/sm90/epilogue.rs",
+        kernels: &[gemm::gemm_sm90_reduce::VARIANTS],
     },
     Source {
         path: "src/gemm/prearrange.rs",

@@ -101,7 +101,11 @@ fn every_file_that_defines_a_kernel_is_in_the_registry() {
         path.canonicalize()
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
-    let listed: BTreeSet<PathBuf> = registry::SOURCES.iter().map(|s| canonical(s.file())).collect();
+    let listed: BTreeSet<PathBuf> = registry::SOURCES
+        .iter()
+        .filter(|s| !s.kernels.is_empty())
+        .map(|s| canonical(s.file()))
+        .collect();
     let defining: BTreeSet<PathBuf> = rust_files(&nvfp4_tests::repo_root().join("nvfp4-kernels/src"))
         .into_iter()
         .filter(|path| !kernels_in(path).is_empty())
@@ -109,8 +113,27 @@ fn every_file_that_defines_a_kernel_is_in_the_registry() {
         .collect();
     assert_eq!(
         listed, defining,
-        "the registry's sources and the files that define kernels"
+        "the registry's sources with kernels and the files that define kernels"
     );
+    // A source listed without kernels holds device items that kernels of
+    // another file call.
+    for source in registry::SOURCES.iter().filter(|s| s.kernels.is_empty()) {
+        let file = source.file();
+        assert!(
+            kernels_in(&file).is_empty(),
+            "{}: its kernels are not listed",
+            source.path
+        );
+        let device = nvfp4_tests::source_items(&file).iter().any(|item| match item {
+            syn::Item::Fn(f) => f.attrs.iter().any(|a| a.path().is_ident("device")),
+            _ => false,
+        });
+        assert!(
+            device,
+            "{}: listed without kernels, but defines no #[device] fn",
+            source.path
+        );
+    }
 }
 
 /// Free functions declared in `nvfp4-dsl/src/intrinsics/` (one file per

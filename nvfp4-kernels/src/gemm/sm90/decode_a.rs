@@ -1,0 +1,94 @@
+//! The kernel that decodes A once into the f16 images the GEMM's MMAs
+//! read.
+
+use super::*;
+
+/// Decodes A once for [`gemm_nvfp4_sm90`]: the blocks (kt, tile, part)
+/// turn rows `128 tile ..` and K stage `kt` of A into the exact image the
+/// GEMM's MMAs read from shared memory — f16 values times 2^-14, K
+/// permuted as the module docs say, two 128-byte-swizzled halves — at
+/// `images[(tile * K / 128 + kt) * 8192 ..]` (32 KiB), each of the
+/// [`DECODE_PARTS`] parts its share. It also zeroes `counters` (the GEMM's tile
+/// counters, any length). `map_a`: tensor map over A `[L*M rows][K/2
+/// bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle; `sfa` its
+/// blocked scales. Grid: (K / 128, L * M / 128, [`DECODE_PARTS`]), 256
+/// threads.
+///
+/// It waits for the previous kernel in the stream (which may have written
+/// A) before it lets the GEMM after it launch: the GEMM reads B before its
+/// own wait, which is sound only once every kernel before this one is
+/// complete.
+#[kernel(targets(sm_90a), launch_bounds(THREADS))]
+pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], counters: &mut [u32], k: u32) {
+    let smem = dynamic_shared::<u8>(0);
+    let words = dynamic_shared::<u32>(0);
+    let bars = shared_array::<u64, 1>();
+    grid_dependency_wait();
+    launch_dependents();
+    let tid = thread_idx_x();
+    let kt = block_idx_x();
+    let tile = block_idx_y();
+    // The GEMM's tile counters start at zero (it uses them after this
+    // kernel is complete).
+    let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
+    zero_counters(
+        counters,
+        ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid,
+        blocks * THREADS,
+    );
+    if tid == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if tid == 0 {
+        mbarrier_arrive_expect_tx(bars, 0u32, RAW_BYTES);
+        cp_async_bulk_tensor_2d_global_to_shared(smem, 0u32, map_a, (kt * 64) as i32, (tile * 128) as i32, bars, 0u32);
+        // Blocked scales: 512 bytes per (128 rows, 64 K).
+        cp_async_bulk_global_to_shared(
+            smem,
+            RAW_TILE_BYTES,
+            sfa,
+            (tile * (k / 64) + 2 * kt) * 512,
+            SCALE_BYTES,
+            bars,
+            0u32,
+        );
+    }
+    mbarrier_wait_parity(bars, 0u32, 0u32);
+    let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
+    // Each thread writes `per_thread` 16-byte chunks of the image, a warp
+    // 512 consecutive bytes at a time: chunk q, half `ah` (64 K), row `r`,
+    // stored at column q % 8, which holds logical column (the decode job)
+    // c (128-byte swizzle).
+    let per_thread = IMAGE_BYTES / 16 / (THREADS * DECODE_PARTS);
+    for p in 0..per_thread {
+        let q = (block_idx_z() * per_thread + p) * THREADS + tid;
+        let ah = q / 1024;
+        let r = q % 1024 / 8;
+        let c = q % 8 ^ r % 8;
+        // Row r's raw K words 2 ah + c / 4 of each 16-byte chunk (64-byte
+        // swizzle: chunk ch of row r sits at chunk ch ^ (r / 2 % 4)), and its
+        // scales of groups 4 h + ah and 4 h + 2 + ah (bytes ah, 2 + ah of word
+        // h).
+        let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
+        let mut out = [0u32; 4];
+        #[unroll]
+        for h in 0..2u32 {
+            let sw = words[(RAW_TILE_BYTES + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
+            let splats = e4m3_pair_splats(sw, sel);
+            #[unroll]
+            for e in 0..2u32 {
+                let ch = 2 * h + e;
+                let word = words[(r * 64 + 16 * (ch ^ (r / 2 % 4)) + 8 * ah + 4 * (c / 4)) / 4];
+                out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
+            }
+        }
+        store_v4(
+            images,
+            (image + q * 4) as usize,
+            u32x4::new(out[0], out[1], out[2], out[3]),
+            Cache::Default,
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! The GEMM block's main loop: the producer streaming K stages through
+//! the ring and the consumers multiplying them.
+
+use super::*;
+
+/// The producer of a GEMM block: streams its `stages` K stages (from
+/// `first`) through the four-slot ring — A's images of row tile `a_tile`
+/// and B's pre-arranged chunks of 128-row tiles `b_tile ..` (`blocks` of
+/// them) by bulk copies — each completing on the stage's full barrier, each
+/// slot refilled once the consumers released the stage before in it. B of
+/// the first stages goes before the wait for the previous kernel (B does
+/// not depend on it), A's images after it.
+#[device]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn produce(
+    smem: &SharedSlice<u8>,
+    bars: &SharedArray<u64, BARRIERS>,
+    images: &[u32],
+    weights: &[u32],
+    a_tile: u32,
+    b_tile: u32,
+    first: u32,
+    stages: u32,
+    k_stages: u32,
+    blocks: u32,
+) {
+    let raw_bytes = RAW_BYTES * blocks;
+    let ahead = stages.min(STAGES);
+    for j in 0..stages {
+        let slot = j % STAGES;
+        let kt = first + j;
+        mbarrier_wait_parity(bars, STAGES + slot, ((j / STAGES) & 1) ^ 1);
+        mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
+        for h in 0..blocks {
+            cp_async_bulk_global_to_shared(
+                smem,
+                RING_B_BASE + slot * raw_bytes + h * RAW_BYTES,
+                weights,
+                ((b_tile + h) * k_stages + kt) * (RAW_BYTES / 4),
+                RAW_BYTES,
+                bars,
+                slot,
+            );
+        }
+        if j >= ahead {
+            cp_async_bulk_global_to_shared(
+                smem,
+                slot * IMAGE_BYTES,
+                images,
+                (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
+                IMAGE_BYTES,
+                bars,
+                slot,
+            );
+        }
+        if j + 1 == ahead {
+            grid_dependency_wait();
+            for early in 0..ahead {
+                cp_async_bulk_global_to_shared(
+                    smem,
+                    early * IMAGE_BYTES,
+                    images,
+                    (a_tile * k_stages + first + early) * (IMAGE_BYTES / 4),
+                    IMAGE_BYTES,
+                    bars,
+                    early,
+                );
+            }
+        }
+    }
+}
+
+/// A consumer thread `ct` (0..256) of a GEMM block: multiplies the block's
+/// `stages` K stages as they land in the ring into its accumulators of
+/// `BLOCKS` m64 blocks (`acc0`, and `acc1` for the second), releasing each
+/// stage's slot once its MMAs are done. Warpgroup `ct / 128` owns B rows
+/// `64 BLOCKS wg .. 64 BLOCKS (wg + 1)` of the tile.
+#[device]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn consume<const BLOCKS: u32>(
+    smem: &SharedSlice<u8>,
+    words: &SharedSlice<u32x4>,
+    scale_words: &SharedSlice<u32>,
+    bars: &SharedArray<u64, BARRIERS>,
+    acc0: &mut [f32; 64],
+    acc1: &mut [f32; 64],
+    stages: u32,
+    ct: u32,
+) {
+    let raw_bytes = RAW_BYTES * BLOCKS;
+    let wg = ct / 128;
+    // The scratch accumulator of the wgmma chain. A chain runs over
+    // `chain_stages` (4, 512 K, with one m64 block; 1 with two, whose
+    // chains would not fit in registers together) and is then promoted.
+    let mut chain = [0.0f32; 64];
+    let chain_stages = if BLOCKS == 1 { 4u32 } else { 1u32 };
+    for c0 in 0..stages.div_ceil(chain_stages) {
+        #[unroll]
+        for sub in 0..chain_stages {
+            let i = chain_stages * c0 + sub;
+            if i < stages {
+                let s = i % STAGES;
+                let stage = RING_B_BASE + s * raw_bytes;
+                mbarrier_wait_parity(bars, s, (i / STAGES) & 1);
+                #[unroll]
+                for blk in 0..BLOCKS as usize {
+                    // The thread's pre-arranged words of the stage (one
+                    // per K step of 16) and its four scales, of the
+                    // block's rows g and g + 8 (see [`crate::gemm::prearrange`]).
+                    let mb = BLOCKS * wg + blk as u32;
+                    let block = stage + mb * PREARRANGED_BLOCK_BYTES;
+                    let lo = words[block / 16 + ct % 128];
+                    let hi = words[block / 16 + 128 + ct % 128];
+                    let q = [lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w];
+                    let scales = scale_words[(block + PREARRANGED_DATA_BYTES) / 4 + ct % 128];
+                    let splats = [e4m3_pair_splats(scales, 0x1010), e4m3_pair_splats(scales, 0x3232)];
+                    #[unroll]
+                    for step in 0..8usize {
+                        let raw = e2m1x8_prearranged(q[step]);
+                        let splat = splats[step / 4];
+                        let mut frag = [f16x2::from_bits(0); 4];
+                        #[unroll]
+                        for f in 0..4usize {
+                            // f: row (f % 2: g or g + 8), K pair (f / 2).
+                            frag[f] = hmul2(raw[f], splat[f % 2]);
+                        }
+                        let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
+                            .with_leading_byte_offset(16)
+                            .with_stride_byte_offset(1024)
+                            .with_swizzle(Swizzle::B128)
+                            .offset(step as u32 % 4 * 32);
+                        wgmma_fence();
+                        wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
+                        wgmma_commit_group();
+                        wgmma_wait_group(1);
+                        if sub > 0 && step == 0 {
+                            // Only this step's MMA may be pending: the previous
+                            // stage's are done, and with them this thread's
+                            // reads of its slot.
+                            mbarrier_arrive(bars, STAGES + (i + (STAGES - 1)) % STAGES);
+                        }
+                    }
+                    if BLOCKS == 2 {
+                        // Promote the block's chain: one correctly rounded f32
+                        // add per value.
+                        wgmma_wait_group(0);
+                        if blk == 1 {
+                            // This thread's reads of stage s, its MMAs' included,
+                            // are done.
+                            mbarrier_arrive(bars, STAGES + s);
+                        }
+                        #[unroll]
+                        for e in 0..64usize {
+                            if blk == 0 {
+                                acc0[e] += chain[e];
+                            } else {
+                                acc1[e] += chain[e];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if BLOCKS == 1 {
+            // Promote the chain, and release the slot of its last stage.
+            wgmma_wait_group(0);
+            let last_stage = (chain_stages * c0 + chain_stages - 1).min(stages - 1);
+            mbarrier_arrive(bars, STAGES + last_stage % STAGES);
+            #[unroll]
+            for e in 0..64usize {
+                acc0[e] += chain[e];
+            }
+        }
+    }
+}
