@@ -11,7 +11,7 @@ fn wrong_body(x: u32) -> u32 {
 }
 
 #[device]
-fn takes_kernel_buffer(t: TensorMap) -> u32 {
+fn takes_shared_by_value(t: SharedArray<u32, 4>) -> u32 {
     0
 }
 
@@ -40,7 +40,7 @@ fn body_type(x: &mut [u32]) {
 
 #[kernel(targets(sm_90))]
 fn parameter_type(x: &mut [u32]) {
-    x[0] = takes_kernel_buffer(x[1]);
+    x[0] = takes_shared_by_value(x[1]);
 }
 
 #[kernel(targets(sm_90))]

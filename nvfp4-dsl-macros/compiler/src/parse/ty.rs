@@ -28,8 +28,8 @@ impl Parser {
     /// A device function's parameter: a slice, shared memory
     /// (`&SharedArray<T, N>`, `&SharedSlice<T>`, or `&mut` of either), the
     /// caller's local array or struct by reference (`&[T; N]`, `&Pair`
-    /// read it; `&mut [T; N]`, `&mut Pair` are the caller's own), or a
-    /// value (scalar, vector, array, tuple, struct).
+    /// read it; `&mut [T; N]`, `&mut Pair` are the caller's own), a value
+    /// (scalar, vector, array, tuple, struct), or the kernel's `TensorMap`.
     pub(super) fn device_param_ty(&mut self, ty: &syn::Type) -> Result<(Ty, Pass)> {
         if let syn::Type::Reference(r) = ty {
             let pass = if r.mutability.is_some() {
@@ -48,13 +48,31 @@ impl Parser {
                 _ => Ok((self.parse_param_ty(ty)?, Pass::Value)),
             };
         }
+        if let syn::Type::Path(p) = ty
+            && p.qself.is_none()
+            && let Some(array) = shared_kind(&p.path)
+        {
+            let usage = if array {
+                "`&SharedArray<T, N>` or `&mut SharedArray<T, N>`"
+            } else {
+                "`&SharedSlice<T>` or `&mut SharedSlice<T>`"
+            };
+            return err(
+                Loc::of(&ty),
+                format!("a device function takes shared memory by reference: write {usage}"),
+            );
+        }
         let t = self.parse_ty(ty)?;
-        if t.is_value() {
+        // A tensor map stays the kernel's parameter: the callee's copies
+        // name it as the caller's do.
+        if t.is_value() || t == Ty::TensorMap {
             Ok((t, Pass::Value))
         } else {
             err(
                 Loc::of(&ty),
-                format!("`{t}` cannot be a device function parameter; pass a slice, a number, a vector or an array"),
+                format!(
+                    "`{t}` cannot be a device function parameter; pass a slice, a number, a vector, an array or a `TensorMap`"
+                ),
             )
         }
     }
