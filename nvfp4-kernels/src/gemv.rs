@@ -187,10 +187,24 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
             sbq = load(sfb, (b_row + u) as usize, Cache::NonCoherent);
         }
     }
-    // Transposing reduction: at each step a lane keeps half of its row sums
-    // and swaps the other half with the lane `offset` away, so ROWS sums
-    // take log2(ROWS) + (5 - log2(ROWS)) steps instead of 5 * ROWS shuffles.
-    // In the end lane `l` holds the whole sum of row `row`.
+    let row = transposing_warp_sum(&mut acc, lane);
+    let writer = (lane & (32 / ROWS as u32 - 1)) == 0;
+    if KSPLIT == 1 {
+        if writer {
+            c[(row0 + row) as usize] = f16::from_f32(acc[0] * alpha);
+        }
+    } else {
+        store_split_sums::<ROWS, KSPLIT>(c, acc[0], writer, warp * ROWS as u32 + row, groups_per_block, alpha);
+    }
+}
+
+/// The transposing reduction of a warp's `ROWS` row sums: at each step a
+/// lane keeps half of its row sums and swaps the other half with the lane
+/// `offset` away, so ROWS sums take log2(ROWS) + (5 - log2(ROWS)) steps
+/// instead of 5 * ROWS shuffles. Returns the row whose whole sum the lane
+/// then holds in `acc[0]`.
+#[device]
+fn transposing_warp_sum<const ROWS: usize>(acc: &mut [f32; ROWS], lane: u32) -> u32 {
     let mut row = 0u32;
     #[unroll]
     for step in 0..5 {
@@ -212,28 +226,38 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
             acc[0] += shfl_xor(acc[0], offset);
         }
     }
-    let writer = (lane & (32 / ROWS as u32 - 1)) == 0;
-    if KSPLIT == 1 {
-        if writer {
-            c[(row0 + row) as usize] = f16::from_f32(acc[0] * alpha);
+    row
+}
+
+/// K split over the `KSPLIT` warps of each of the block's `groups` row
+/// groups: the `writer` lanes leave their `sum` at `slot` (warp * ROWS +
+/// row) in shared memory, then one thread per row of the block adds the
+/// parts in order and stores the sum times `alpha` to C. Every thread of
+/// the block calls it.
+#[device]
+fn store_split_sums<const ROWS: usize, const KSPLIT: u32>(
+    c: &mut [f16],
+    sum: f32,
+    writer: bool,
+    slot: u32,
+    groups: u32,
+    alpha: f32,
+) {
+    let partial = shared_array::<f32, 64>();
+    if writer {
+        partial[slot] = sum;
+    }
+    sync_threads();
+    let t = thread_idx_x();
+    if t < groups * ROWS as u32 {
+        let g = t / ROWS as u32;
+        let r = t % ROWS as u32;
+        let mut total = 0.0f32;
+        #[unroll]
+        for p in 0..KSPLIT {
+            total += partial[(g * KSPLIT + p) * ROWS as u32 + r];
         }
-    } else {
-        let partial = shared_array::<f32, 64>();
-        if writer {
-            partial[warp * ROWS as u32 + row] = acc[0];
-        }
-        sync_threads();
-        let t = thread_idx_x();
-        if t < groups_per_block * ROWS as u32 {
-            let g = t / ROWS as u32;
-            let r = t % ROWS as u32;
-            let mut sum = 0.0f32;
-            #[unroll]
-            for p in 0..KSPLIT {
-                sum += partial[(g * KSPLIT + p) * ROWS as u32 + r];
-            }
-            c[((block_idx_x() * groups_per_block + g) * ROWS as u32 + r) as usize] = f16::from_f32(sum * alpha);
-        }
+        c[((block_idx_x() * groups + g) * ROWS as u32 + r) as usize] = f16::from_f32(total * alpha);
     }
 }
 
