@@ -9,6 +9,8 @@
 //! cudarc slices; the launchers that `#[kernel]` generates take them in
 //! parameter order and call [`launch`].
 
+mod arg;
+mod config;
 mod cuda;
 mod emu;
 mod struct_arg;
@@ -18,6 +20,9 @@ use crate::target::{Target, Variant};
 use std::fmt;
 use std::marker::PhantomData;
 
+use arg::Arg;
+pub use arg::KernelArg;
+pub use config::{LaunchConfig, TileMap2d};
 pub use cuda::CudaDevice;
 pub use emu::EmuDevice;
 use view::{BufferArg, Memory, MemoryMut};
@@ -98,138 +103,6 @@ impl std::error::Error for Error {}
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
-
-/// A 2-D tensor of bytes as a bulk tensor copy sees it: `rows` rows of
-/// `row_bytes` bytes, `row_stride` bytes apart, copied in boxes of
-/// `box_rows` rows x `box_bytes` bytes, written to shared memory with
-/// `swizzle`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TileMap2d {
-    /// Bytes per row (the innermost dimension).
-    pub row_bytes: u64,
-    /// Rows.
-    pub rows: u64,
-    /// Bytes between consecutive rows (a multiple of 16).
-    pub row_stride: u64,
-    /// Bytes per row of a box (at most 256; at most the swizzle span).
-    pub box_bytes: u32,
-    /// Rows per box (at most 256).
-    pub box_rows: u32,
-    /// The shared-memory swizzle.
-    pub swizzle: crate::types::Swizzle,
-}
-
-impl TileMap2d {
-    /// Checks the rules the driver checks, against a buffer of `buffer_bytes`.
-    fn validate(&self, buffer_bytes: u64) -> Result<()> {
-        let span = match self.swizzle {
-            crate::types::Swizzle::None => 256,
-            crate::types::Swizzle::B32 => 32,
-            crate::types::Swizzle::B64 => 64,
-            crate::types::Swizzle::B128 => 128,
-        };
-        let bad = |why: String| Err(Error::InvalidLaunch(format!("tensor map {self:?}: {why}")));
-        if self.row_bytes == 0 || self.rows == 0 || self.box_bytes == 0 || self.box_rows == 0 {
-            return bad("every dimension must be positive".into());
-        }
-        if self.box_bytes > span || self.box_rows > 256 || !self.box_bytes.is_multiple_of(16) {
-            return bad(format!(
-                "a box row must be a multiple of 16 bytes, at most {span}, with at most 256 rows"
-            ));
-        }
-        if !self.row_stride.is_multiple_of(16) || self.row_stride < self.row_bytes {
-            return bad("the row stride must be a multiple of 16 and at least a row".into());
-        }
-        if (self.rows - 1) * self.row_stride + self.row_bytes > buffer_bytes {
-            return bad(format!("the tensor needs more than the buffer's {buffer_bytes} bytes"));
-        }
-        Ok(())
-    }
-}
-
-/// Grid, block and dynamic shared memory of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    /// Blocks in the grid (x, y, z).
-    pub grid: (u32, u32, u32),
-    /// Threads per block (x, y, z); at most 1024 in all.
-    pub block: (u32, u32, u32),
-    /// Bytes of dynamic shared memory per block (`dynamic_shared`).
-    pub shared_bytes: u32,
-    /// Blocks per thread-block cluster (x, y, z); `(1, 1, 1)` for none.
-    /// The grid must be a multiple of it, and a cluster has at most 8
-    /// blocks (sm_90 and newer).
-    pub cluster: (u32, u32, u32),
-}
-
-impl LaunchConfig {
-    /// A launch of `grid` blocks of `block` threads, no dynamic shared
-    /// memory, no clusters.
-    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
-        LaunchConfig {
-            grid,
-            block,
-            shared_bytes: 0,
-            cluster: (1, 1, 1),
-        }
-    }
-
-    /// A 1-D launch of `grid` blocks of `block` threads.
-    pub fn linear(grid: u32, block: u32) -> LaunchConfig {
-        LaunchConfig::new((grid, 1, 1), (block, 1, 1))
-    }
-
-    /// The same launch with `bytes` of dynamic shared memory.
-    pub fn with_shared_bytes(self, bytes: u32) -> LaunchConfig {
-        LaunchConfig {
-            shared_bytes: bytes,
-            ..self
-        }
-    }
-
-    /// The same launch in clusters of `blocks` (x, y, z) blocks, which run
-    /// at the same time and can read each other's shared memory
-    /// ([`load_cluster`](crate::intrinsics::load_cluster)).
-    pub fn with_cluster(self, blocks: (u32, u32, u32)) -> LaunchConfig {
-        LaunchConfig {
-            cluster: blocks,
-            ..self
-        }
-    }
-
-    /// Blocks per cluster.
-    pub fn cluster_blocks(&self) -> u32 {
-        self.cluster.0 * self.cluster.1 * self.cluster.2
-    }
-
-    fn validate(&self) -> Result<()> {
-        let (bx, by, bz) = self.block;
-        let (gx, gy, gz) = self.grid;
-        let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-        if threads == 0 || threads > 1024 {
-            return Err(Error::InvalidLaunch(format!(
-                "a block has {threads} threads; it must have 1..=1024"
-            )));
-        }
-        if gx == 0 || gy == 0 || gz == 0 {
-            return Err(Error::InvalidLaunch("a grid dimension is 0".into()));
-        }
-        if gy > 65535 || gz > 65535 || bz > 64 {
-            return Err(Error::InvalidLaunch(
-                "grid y and z are limited to 65535 and block z to 64".into(),
-            ));
-        }
-        let (cx, cy, cz) = self.cluster;
-        let blocks = u64::from(cx) * u64::from(cy) * u64::from(cz);
-        if blocks == 0 || blocks > 8 || gx % cx != 0 || gy % cy != 0 || gz % cz != 0 {
-            return Err(Error::InvalidLaunch(format!(
-                "clusters of {:?} blocks: a cluster has 1 to 8 blocks and the grid {:?} must be a multiple of it",
-                self.cluster, self.grid
-            )));
-        }
-        Ok(())
-    }
-}
 
 /// Plain data that can be copied to and from a device byte for byte.
 ///
@@ -781,94 +654,6 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             Storage::Emu(_) => None,
         }
     }
-}
-
-/// One kernel argument: a buffer view (passed as pointer and length) or a
-/// value. Made with `KernelArg::from` of a [`DeviceView`], a
-/// [`DeviceViewMut`], `&buffer`, `&mut buffer`, a scalar or a `#[device]`
-/// struct (of numbers, vectors and arrays, at most 128 bytes).
-pub struct KernelArg<'a>(Arg<'a>);
-
-impl std::fmt::Debug for KernelArg<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0 {
-            Arg::Buffer(b) => write!(f, "KernelArg(&[{}; {}])", b.elem, b.len),
-            Arg::BufferMut(b) => write!(f, "KernelArg(&mut [{}; {}])", b.elem, b.len),
-            Arg::Scalar(_, n) => write!(f, "KernelArg({n}-byte scalar)"),
-        }
-    }
-}
-
-enum Arg<'a> {
-    /// A view the kernel reads.
-    Buffer(BufferArg<Memory<'a>>),
-    /// A view the kernel may write.
-    BufferMut(BufferArg<MemoryMut<'a>>),
-    /// A by-value parameter's bytes (at most 128: scalars, vectors, tensor
-    /// maps, structs), zero-padded, and their count.
-    Scalar([u8; 128], usize),
-}
-
-impl<'a, T: DeviceCopy> From<DeviceView<'a, T>> for KernelArg<'a> {
-    fn from(v: DeviceView<'a, T>) -> KernelArg<'a> {
-        KernelArg(Arg::Buffer(BufferArg::from(v)))
-    }
-}
-
-impl<'a, T: DeviceCopy> From<DeviceViewMut<'a, T>> for KernelArg<'a> {
-    fn from(v: DeviceViewMut<'a, T>) -> KernelArg<'a> {
-        KernelArg(Arg::BufferMut(BufferArg::from(v)))
-    }
-}
-
-impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for KernelArg<'a> {
-    fn from(b: &'a DeviceBuffer<T>) -> KernelArg<'a> {
-        KernelArg::from(b.view())
-    }
-}
-
-impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for KernelArg<'a> {
-    fn from(b: &'a mut DeviceBuffer<T>) -> KernelArg<'a> {
-        KernelArg::from(b.view_mut())
-    }
-}
-
-macro_rules! scalar_arg {
-    ($($t:ty),*) => { $(
-        impl From<$t> for KernelArg<'_> {
-            fn from(v: $t) -> Self {
-                scalar_bytes(&[v])
-            }
-        }
-    )* };
-}
-scalar_arg!(u8, u16, u32, u64, usize, i32, i64, f32, f64, half::f16, half::bf16);
-scalar_arg!(
-    crate::types::u32x4,
-    crate::types::f16x2,
-    crate::types::bf16x2,
-    crate::types::Fp4x2,
-    crate::types::E4m3,
-    crate::types::E4m3x2
-);
-
-impl From<bool> for KernelArg<'_> {
-    fn from(v: bool) -> Self {
-        scalar_bytes(&[u8::from(v)])
-    }
-}
-
-impl From<crate::types::TensorMap> for KernelArg<'_> {
-    fn from(map: crate::types::TensorMap) -> Self {
-        KernelArg(Arg::Scalar(*map.bytes(), 128))
-    }
-}
-
-fn scalar_bytes<'a, T: DeviceCopy>(v: &[T]) -> KernelArg<'a> {
-    let b = as_bytes(v);
-    let mut out = [0u8; 128];
-    out[..b.len()].copy_from_slice(b);
-    KernelArg(Arg::Scalar(out, b.len()))
 }
 
 /// Launches `variant` on `device`'s stream with `args` in the kernel's
