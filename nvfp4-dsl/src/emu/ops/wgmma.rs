@@ -438,20 +438,25 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
     }
     // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
     // 8i + 2t + q % 2.
-    let cell = |j: usize, l: usize| {
-        let (chunk, q, g, t) = (j / 4, j % 4, l / 4, l % 4);
-        (g + 8 * (q / 2)) * n + 8 * chunk + 2 * t + q % 2
-    };
+    let first = |j: usize| (j % 4 / 2) * 8 * n + 8 * (j / 4) + j % 2;
     let mut d = vec![0u32; 16 * n];
     for (j, &r) in m.d.iter().enumerate() {
-        for l in 0..32 {
-            d[cell(j, l)] = c.w.regs[r as usize * 32 + l] as u32;
+        let lanes: &[u64; 32] = c.w.regs[r as usize * 32..][..32].try_into().expect("32 lanes");
+        let rows = &mut d[first(j)..];
+        for (g, lanes) in lanes.chunks_exact(4).enumerate() {
+            for (t, &x) in lanes.iter().enumerate() {
+                rows[g * n + 2 * t] = x as u32;
+            }
         }
     }
     half_rows(&a, &b, f, (m.neg_a, m.neg_b), &mut d, m.scale_d);
     for (j, &r) in m.d.iter().enumerate() {
-        for l in 0..32 {
-            c.w.regs[r as usize * 32 + l] = u64::from(d[cell(j, l)]);
+        let lanes: &mut [u64; 32] = (&mut c.w.regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
+        let rows = &d[first(j)..];
+        for (g, lanes) in lanes.chunks_exact_mut(4).enumerate() {
+            for (t, x) in lanes.iter_mut().enumerate() {
+                *x = u64::from(rows[g * n + 2 * t]);
+            }
         }
     }
     let wg = c.w.held.as_deref_mut().expect("held registers");
