@@ -171,6 +171,10 @@ impl AsyncRegs {
     /// The last issued pending operation that holds `r`, and whether it
     /// has been committed.
     pub fn holder(&self, r: u32) -> Option<(&Mma, bool)> {
+        // A register no operation holds needs no search.
+        if !self.is_held(r) {
+            return None;
+        }
         self.pending().filter(|(m, _)| m.holds(r)).last()
     }
 

@@ -469,8 +469,10 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
     // The warp read its operands by now: later writes must be ordered
     // after this wait.
     let t = c.thread_index(0);
-    for &off in m.chunks.iter() {
-        c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
+    if c.cl.clocks.on() {
+        for &off in m.chunks.iter() {
+            c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
+        }
     }
     c.b.inflight.remove(m.read);
 }

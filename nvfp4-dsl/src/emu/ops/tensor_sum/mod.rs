@@ -345,11 +345,74 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
 /// K-major f16 or bf16 values each, as bits), `f` their format, `neg` the
 /// negations of A and B, `scale_d` whether D is a term.
 pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d: &mut [u32], scale_d: bool) {
-    let n = b.len();
+    LAST_B.with_borrow_mut(|last| {
+        if !last.as_ref().is_some_and(|l| l.f == f && l.neg == neg.1 && *l.rows == *b) {
+            *last = Some(HalfB::new(b, f, neg.1));
+        }
+        let b_ops = last.as_ref().expect("B decoded");
+        half_rows_with(a, b_ops, neg.0, d, scale_d);
+    });
+}
+
+thread_local! {
+    /// The last B decoded on this thread: the four warps of a warpgroup
+    /// (and often the warpgroups of a block) multiply the same B, which is
+    /// then decoded once.
+    static LAST_B: std::cell::RefCell<Option<HalfB>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Forgets the last B decoded (the tests decode every B both ways).
+#[cfg(test)]
+fn forget_b() {
+    LAST_B.set(None);
+}
+
+/// B's rows of a wgmma decoded, with the operand they came from: values,
+/// leading and lowest-bit exponents K-major (`k * n + j`, so that a row of
+/// D runs along B's rows), and per row whether it holds an infinity or
+/// NaN, its largest leading exponent and its least lowest-bit exponent.
+struct HalfB {
+    rows: Box<[[u16; 16]]>,
+    f: Fmt,
+    neg: bool,
+    ops: Decoded,
+    special: Vec<bool>,
+    lead: Vec<i32>,
+    low: Vec<i32>,
+}
+
+impl HalfB {
+    fn new(b: &[[u16; 16]], f: Fmt, neg: bool) -> HalfB {
+        let n = b.len();
+        let mut bits = vec![0u16; 16 * n];
+        for (j, row) in b.iter().enumerate() {
+            for (k, &x) in row.iter().enumerate() {
+                bits[k * n + j] = x;
+            }
+        }
+        let mut ops = Decoded::new(16 * n);
+        decode(&bits, f, neg, &mut ops);
+        let (mut special, mut lead, mut low) = (vec![false; n], vec![NONE; n], vec![ABSENT; n]);
+        reduce_b(&ops, &mut special, &mut lead, &mut low);
+        HalfB {
+            rows: b.into(),
+            f,
+            neg,
+            ops,
+            special,
+            lead,
+            low,
+        }
+    }
+}
+
+/// [`half_rows`] with B decoded (`b`), `neg_a` A's negation.
+fn half_rows_with(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, d: &mut [u32], scale_d: bool) {
+    let (n, f) = (b.rows.len(), b.f);
     let mut a_ops = Decoded::new(256);
-    decode(a.as_flattened(), f, neg.0, &mut a_ops);
-    // Per row of A and of B: whether it holds an infinity or NaN, its
-    // largest leading exponent and its least lowest-bit exponent.
+    decode(a.as_flattened(), f, neg_a, &mut a_ops);
+    // Per row of A: whether it holds an infinity or NaN, its largest
+    // leading exponent and its least lowest-bit exponent.
     let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
     for r in 0..16 {
         let row = 16 * r..16 * r + 16;
@@ -357,17 +420,6 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
         a_lead[r] = a_ops.leads[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
         a_low[r] = a_ops.lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
     }
-    // B K-major (`k * n + j`), so that a row of D runs along B's rows.
-    let mut bits = vec![0u16; 16 * n];
-    for (j, row) in b.iter().enumerate() {
-        for (k, &x) in row.iter().enumerate() {
-            bits[k * n + j] = x;
-        }
-    }
-    let mut b_ops = Decoded::new(16 * n);
-    decode(&bits, f, neg.1, &mut b_ops);
-    let (mut b_special, mut b_lead, mut b_low) = (vec![false; n], vec![NONE; n], vec![ABSENT; n]);
-    reduce_b(&b_ops, &mut b_special, &mut b_lead, &mut b_low);
     let mut scratch = HalfScratch {
         emax: vec![0; n],
         inv: vec![0.0; n],
@@ -376,14 +428,15 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
     let ops = HalfOps {
         av: a_ops.vals[..].try_into().expect("256 values"),
         al: a_ops.leads[..].try_into().expect("256 exponents"),
-        bv: &b_ops.vals,
-        bl: &b_ops.leads,
+        bv: &b.ops.vals,
+        bl: &b.ops.leads,
     };
-    let any_b_special = b_special.iter().fold(false, |s, &x| s | x);
+    let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
+    let neg = (neg_a, b.neg);
     let mut old = vec![0; n];
     for (r, drow) in d.chunks_exact_mut(n).enumerate() {
         old.copy_from_slice(drow);
-        if row_exact((a_lead[r], a_low[r]), &b_lead, &b_low, drow, scale_d) {
+        if row_exact((a_lead[r], a_low[r]), &b.lead, &b.low, drow, scale_d) {
             half_row_exact(&ops, r, drow, scale_d);
         } else {
             half_row(&ops, r, drow, scale_d, &mut scratch);
@@ -395,8 +448,8 @@ pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool
         }
         for (j, (x, &o)) in drow.iter_mut().zip(&old).enumerate() {
             let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
-            if (a_special[r] || b_special[j] || d_special)
-                && let Some(bits) = special_dot(&a[r], &b[j], f, neg, scale_d.then_some(o))
+            if (a_special[r] || b.special[j] || d_special)
+                && let Some(bits) = special_dot(&a[r], &b.rows[j], f, neg, scale_d.then_some(o))
             {
                 *x = bits;
             }
