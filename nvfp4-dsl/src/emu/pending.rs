@@ -160,7 +160,7 @@ impl AsyncRegs {
 
     /// Pending operations in issue order, each with whether it has been
     /// committed.
-    pub fn pending(&self) -> impl Iterator<Item = (&Mma, bool)> {
+    pub fn pending(&self) -> impl DoubleEndedIterator<Item = (&Mma, bool)> {
         self.groups
             .iter()
             .flatten()
@@ -175,7 +175,7 @@ impl AsyncRegs {
         if !self.is_held(r) {
             return None;
         }
-        self.pending().filter(|(m, _)| m.holds(r)).last()
+        self.pending().rev().find(|(m, _)| m.holds(r))
     }
 
     /// The `tcgen05.ld` not yet waited for that loads `r`.

@@ -345,37 +345,53 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
 /// K-major f16 or bf16 values each, as bits), `f` their format, `neg` the
 /// negations of A and B, `scale_d` whether D is a term.
 pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d: &mut [u32], scale_d: bool) {
-    LAST_B.with_borrow_mut(|last| {
-        if !last.as_ref().is_some_and(|l| l.f == f && l.neg == neg.1 && *l.rows == *b) {
-            *last = Some(HalfB::new(b, f, neg.1));
-        }
-        let b_ops = last.as_ref().expect("B decoded");
-        half_rows_with(a, b_ops, neg.0, d, scale_d);
+    RECENT_B.with_borrow_mut(|recent| {
+        let same = |l: &HalfB| l.f == f && l.neg == neg.1 && l.rows.first() == b.first() && *l.rows == *b;
+        let k = match recent.iter().position(same) {
+            Some(k) => k,
+            None if recent.len() < RECENT => {
+                recent.push(HalfB::new(b, f, neg.1));
+                recent.len() - 1
+            }
+            None => {
+                // The oldest entry goes (they are kept in insertion order,
+                // rotated).
+                recent.rotate_left(1);
+                recent[RECENT - 1] = HalfB::new(b, f, neg.1);
+                RECENT - 1
+            }
+        };
+        half_rows_with(a, &recent[k], neg.0, d, scale_d);
     });
 }
 
+/// How many decoded B operands a thread keeps: the warps of a block
+/// multiply the same B (the four of a warpgroup, and often every
+/// warpgroup), but a warp runs through several pipeline stages (each a few
+/// k16 steps of B) before the next one reaches them.
+const RECENT: usize = 48;
+
 thread_local! {
-    /// The last B decoded on this thread: the four warps of a warpgroup
-    /// (and often the warpgroups of a block) multiply the same B, which is
-    /// then decoded once.
-    static LAST_B: std::cell::RefCell<Option<HalfB>> = const { std::cell::RefCell::new(None) };
+    /// The B operands decoded last on this thread, oldest first.
+    static RECENT_B: std::cell::RefCell<Vec<HalfB>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Forgets the last B decoded (the tests decode every B both ways).
+/// Forgets the decoded B operands (the tests decode every B both ways).
 #[cfg(test)]
 fn forget_b() {
-    LAST_B.set(None);
+    RECENT_B.with_borrow_mut(Vec::clear);
 }
 
-/// B's rows of a wgmma decoded, with the operand they came from: values,
-/// leading and lowest-bit exponents K-major (`k * n + j`, so that a row of
-/// D runs along B's rows), and per row whether it holds an infinity or
+/// B's rows of a wgmma decoded, with the operand they came from: values
+/// and leading exponents K-major (`k * n + j`, so that a row of D runs
+/// along B's rows), and per row whether it holds an infinity or
 /// NaN, its largest leading exponent and its least lowest-bit exponent.
 struct HalfB {
     rows: Box<[[u16; 16]]>,
     f: Fmt,
     neg: bool,
-    ops: Decoded,
+    vals: Vec<f64>,
+    leads: Vec<i32>,
     special: Vec<bool>,
     lead: Vec<i32>,
     low: Vec<i32>,
@@ -398,7 +414,8 @@ impl HalfB {
             rows: b.into(),
             f,
             neg,
-            ops,
+            vals: ops.vals,
+            leads: ops.leads,
             special,
             lead,
             low,
@@ -428,8 +445,8 @@ fn half_rows_with(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, d: &mut [u32], sc
     let ops = HalfOps {
         av: a_ops.vals[..].try_into().expect("256 values"),
         al: a_ops.leads[..].try_into().expect("256 exponents"),
-        bv: &b.ops.vals,
-        bl: &b.ops.leads,
+        bv: &b.vals,
+        bl: &b.leads,
     };
     let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
     let neg = (neg_a, b.neg);
