@@ -234,9 +234,8 @@ impl InflightShared {
             self.readers = vec![0; size.div_ceil(16)];
             self.writers = vec![0; size.div_ceil(16)];
         }
-        let mut granules: Vec<u32> = offs.iter().map(|c| c / 16).collect();
-        granules.sort_unstable();
-        granules.dedup();
+        // A granule listed twice is counted twice and released twice.
+        let granules: Vec<u32> = offs.iter().map(|c| c / 16).collect();
         let counts = if write { &mut self.writers } else { &mut self.readers };
         for &g in &granules {
             counts[g as usize] += 1;
@@ -272,7 +271,7 @@ impl InflightShared {
         let s = self
             .spans
             .iter()
-            .find(|s| (s.write || write) && s.granules.binary_search(&(g as u32)).is_ok())?;
+            .find(|s| (s.write || write) && s.granules.contains(&(g as u32)))?;
         Some(Busy {
             lo: off.max(16 * g),
             hi: (off + len).min(16 * g + 16),
