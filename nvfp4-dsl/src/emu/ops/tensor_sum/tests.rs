@@ -353,7 +353,13 @@ fn half_rows_reuse_a_decoded_b_only_for_the_same_operand() {
     changed[5][3] ^= 1;
     // The same B twice, then its negation, one bit changed, B again, more
     // B operands than are kept, and B again.
-    let mut cases = vec![(b.clone(), false), (b.clone(), false), (b.clone(), true), (changed, true), (b.clone(), true)];
+    let mut cases = vec![
+        (b.clone(), false),
+        (b.clone(), false),
+        (b.clone(), true),
+        (changed, true),
+        (b.clone(), true),
+    ];
     cases.extend((0..RECENT + 2).map(|_| (random_b(&mut rng), false)));
     cases.push((b, false));
     forget_b();
