@@ -572,20 +572,11 @@ vectorised! {
                 *t = if scale_d { f32_term(x).0 } else { 0.0 };
             }
             if w == 16 {
-                // The even and the odd k apart: two chains of additions
-                // (every partial sum is exact, so any order gives the same).
-                let mut odd = [0.0f64; 16];
-                for k in (0..16).step_by(2) {
-                    let b0: &[f64; 16] = o.bv[k * n + j0..][..16].try_into().expect("16 columns");
-                    let b1: &[f64; 16] = o.bv[(k + 1) * n + j0..][..16].try_into().expect("16 columns");
-                    let (x0, x1) = (a[k], a[k + 1]);
-                    for t in 0..16 {
-                        sum[t] += x0 * b0[t];
-                        odd[t] += x1 * b1[t];
+                for (k, &x) in a.iter().enumerate() {
+                    let b: &[f64; 16] = o.bv[k * n + j0..k * n + j0 + 16].try_into().expect("16 columns");
+                    for (t, &y) in sum.iter_mut().zip(b) {
+                        *t += x * y;
                     }
-                }
-                for (t, &u) in sum.iter_mut().zip(&odd) {
-                    *t += u;
                 }
             } else {
                 for (k, &x) in a.iter().enumerate() {
