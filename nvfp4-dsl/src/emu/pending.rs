@@ -160,7 +160,7 @@ impl AsyncRegs {
 
     /// Pending operations in issue order, each with whether it has been
     /// committed.
-    pub fn pending(&self) -> impl Iterator<Item = (&Mma, bool)> {
+    pub fn pending(&self) -> impl DoubleEndedIterator<Item = (&Mma, bool)> {
         self.groups
             .iter()
             .flatten()
@@ -171,7 +171,11 @@ impl AsyncRegs {
     /// The last issued pending operation that holds `r`, and whether it
     /// has been committed.
     pub fn holder(&self, r: u32) -> Option<(&Mma, bool)> {
-        self.pending().filter(|(m, _)| m.holds(r)).last()
+        // A register no operation holds needs no search.
+        if !self.is_held(r) {
+            return None;
+        }
+        self.pending().rev().find(|(m, _)| m.holds(r))
     }
 
     /// The `tcgen05.ld` not yet waited for that loads `r`.
@@ -230,9 +234,8 @@ impl InflightShared {
             self.readers = vec![0; size.div_ceil(16)];
             self.writers = vec![0; size.div_ceil(16)];
         }
-        let mut granules: Vec<u32> = offs.iter().map(|c| c / 16).collect();
-        granules.sort_unstable();
-        granules.dedup();
+        // A granule listed twice is counted twice and released twice.
+        let granules: Vec<u32> = offs.iter().map(|c| c / 16).collect();
         let counts = if write { &mut self.writers } else { &mut self.readers };
         for &g in &granules {
             counts[g as usize] += 1;
@@ -268,7 +271,7 @@ impl InflightShared {
         let s = self
             .spans
             .iter()
-            .find(|s| (s.write || write) && s.granules.binary_search(&(g as u32)).is_ok())?;
+            .find(|s| (s.write || write) && s.granules.contains(&(g as u32)))?;
         Some(Busy {
             lo: off.max(16 * g),
             hi: (off + len).min(16 * g + 16),

@@ -400,19 +400,10 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
 fn complete(c: &mut Ctx<'_>, m: &Mma) {
     let f = if m.bf16 { BF16 } else { F16 };
     let n = m.n as usize;
-    let half = |bytes: &[u8], j: usize| u16::from_le_bytes([bytes[2 * j], bytes[2 * j + 1]]);
     // A: 16 rows x 16 values; B: N rows x 16 values (K-major).
     let mut a = [[0u16; 16]; 16];
     let b_chunks = if m.a.is_empty() {
-        for (r, row) in a.iter_mut().enumerate() {
-            for h in 0..2 {
-                let off = m.chunks[2 * r + h] as usize;
-                let bytes = &c.b.shared[off..off + 16];
-                for j in 0..8 {
-                    row[8 * h + j] = half(bytes, j);
-                }
-            }
-        }
+        read_rows(&c.b.shared, &m.chunks[..32], &mut a);
         &m.chunks[32..]
     } else {
         for l in 0..32 {
@@ -427,31 +418,28 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
         &m.chunks[..]
     };
     let mut b = vec![[0u16; 16]; n];
-    for (r, row) in b.iter_mut().enumerate() {
-        for h in 0..2 {
-            let off = b_chunks[2 * r + h] as usize;
-            let bytes = &c.b.shared[off..off + 16];
-            for j in 0..8 {
-                row[8 * h + j] = half(bytes, j);
-            }
-        }
-    }
+    read_rows(&c.b.shared, b_chunks, &mut b);
     // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
     // 8i + 2t + q % 2.
-    let cell = |j: usize, l: usize| {
-        let (chunk, q, g, t) = (j / 4, j % 4, l / 4, l % 4);
-        (g + 8 * (q / 2)) * n + 8 * chunk + 2 * t + q % 2
-    };
+    let first = |j: usize| (j % 4 / 2) * 8 * n + 8 * (j / 4) + j % 2;
     let mut d = vec![0u32; 16 * n];
     for (j, &r) in m.d.iter().enumerate() {
-        for l in 0..32 {
-            d[cell(j, l)] = c.w.regs[r as usize * 32 + l] as u32;
+        let lanes: &[u64; 32] = c.w.regs[r as usize * 32..][..32].try_into().expect("32 lanes");
+        let rows = &mut d[first(j)..];
+        for (g, lanes) in lanes.chunks_exact(4).enumerate() {
+            for (t, &x) in lanes.iter().enumerate() {
+                rows[g * n + 2 * t] = x as u32;
+            }
         }
     }
     half_rows(&a, &b, f, (m.neg_a, m.neg_b), &mut d, m.scale_d);
     for (j, &r) in m.d.iter().enumerate() {
-        for l in 0..32 {
-            c.w.regs[r as usize * 32 + l] = u64::from(d[cell(j, l)]);
+        let lanes: &mut [u64; 32] = (&mut c.w.regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
+        let rows = &d[first(j)..];
+        for (g, lanes) in lanes.chunks_exact_mut(4).enumerate() {
+            for (t, x) in lanes.iter_mut().enumerate() {
+                *x = u64::from(rows[g * n + 2 * t]);
+            }
         }
     }
     let wg = c.w.held.as_deref_mut().expect("held registers");
@@ -464,8 +452,23 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
     // The warp read its operands by now: later writes must be ordered
     // after this wait.
     let t = c.thread_index(0);
-    for &off in m.chunks.iter() {
-        c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
+    if c.cl.clocks.on() {
+        for &off in m.chunks.iter() {
+            c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
+        }
     }
     c.b.inflight.remove(m.read);
+}
+
+/// Rows of 16 f16 or bf16 values from shared memory, each two 16-byte
+/// chunks (`chunks`: their offsets, in order).
+fn read_rows(shared: &[u8], chunks: &[u32], rows: &mut [[u16; 16]]) {
+    for (row, offs) in rows.iter_mut().zip(chunks.chunks_exact(2)) {
+        for (values, &off) in row.chunks_exact_mut(8).zip(offs) {
+            let bytes: &[u8; 16] = shared[off as usize..][..16].try_into().expect("16 bytes");
+            for (x, pair) in values.iter_mut().zip(bytes.chunks_exact(2)) {
+                *x = u16::from_le_bytes([pair[0], pair[1]]);
+            }
+        }
+    }
 }

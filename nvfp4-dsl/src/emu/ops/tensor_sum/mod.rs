@@ -21,7 +21,7 @@
 //! operations on wider vectors: the same bits). The scalar models they
 //! replace are kept as the reference of the tests (`reference.rs`).
 
-use crate::emu::fp::{self, Fmt, Val};
+use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
 #[cfg(test)]
 mod reference;
@@ -308,7 +308,7 @@ fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
     let live = !special && (be | frac) != 0;
     let m = frac | if be != 0 { 1 << f.man } else { 0 };
     let e = be.max(1) as i32 - f.bias() - f.man as i32;
-    let v = f64::from(m) * pow2(e);
+    let v = f64::from(m as i32) * pow2(e);
     let v = if (x >> (f.exp + f.man) != 0) != neg { -v } else { v };
     let low = e + lowest_bit(m);
     if live {
@@ -322,7 +322,7 @@ fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
 /// as an f32 power of two gives it.
 #[inline(always)]
 fn lowest_bit(m: u32) -> i32 {
-    (((m & m.wrapping_neg()) as f32).to_bits() >> 23) as i32 - 127
+    (((m & m.wrapping_neg()) as i32 as f32).to_bits() >> 23) as i32 - 127
 }
 
 /// An f32 accumulator's leading exponent and the exponent of its lowest
@@ -345,70 +345,51 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
 /// K-major f16 or bf16 values each, as bits), `f` their format, `neg` the
 /// negations of A and B, `scale_d` whether D is a term.
 pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d: &mut [u32], scale_d: bool) {
-    let n = b.len();
-    let mut av = [0.0; 256];
-    let mut al = [NONE; 256];
-    // Per row of A and of B: whether it holds an infinity or NaN, its
-    // largest leading exponent and its least lowest-bit exponent.
-    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
-    for (r, row) in a.iter().enumerate() {
-        for (k, &x) in row.iter().enumerate() {
-            let (v, l, low, bad) = half_parts(x, f, neg.0);
-            (av[16 * r + k], al[16 * r + k]) = (v, l);
-            a_special[r] |= bad;
-            (a_lead[r], a_low[r]) = (a_lead[r].max(l), a_low[r].min(low));
-        }
-    }
-    let mut b_ops = HalfB {
-        vals: vec![0.0; 16 * n],
-        leads: vec![NONE; 16 * n],
-        special: vec![false; n],
-        lead: vec![NONE; n],
-        low: vec![ABSENT; n],
-    };
-    decode_b(b, f, neg.1, &mut b_ops);
-    let HalfB {
-        vals: bv,
-        leads: bl,
-        special: b_special,
-        lead: b_lead,
-        low: b_low,
-    } = b_ops;
-    let mut scratch = HalfScratch {
-        emax: vec![0; n],
-        inv: vec![0.0; n],
-        sum: vec![0.0; n],
-    };
-    let ops = HalfOps {
-        av: &av,
-        al: &al,
-        bv: &bv,
-        bl: &bl,
-    };
-    let mut old = vec![0; n];
-    for (r, drow) in d.chunks_exact_mut(n).enumerate() {
-        old.copy_from_slice(drow);
-        if row_exact((a_lead[r], a_low[r]), &b_lead, &b_low, drow, scale_d) {
-            half_row_exact(&ops, r, drow, scale_d, &mut scratch.sum);
-        } else {
-            half_row(&ops, r, drow, scale_d, &mut scratch);
-        }
-        for (j, (x, &o)) in drow.iter_mut().zip(&old).enumerate() {
-            let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
-            if (a_special[r] || b_special[j] || d_special)
-                && let Some(bits) = special_dot(&a[r], &b[j], f, neg, scale_d.then_some(o))
-            {
-                *x = bits;
+    RECENT_B.with_borrow_mut(|recent| {
+        let same = |l: &HalfB| l.f == f && l.neg == neg.1 && l.rows.first() == b.first() && *l.rows == *b;
+        let k = match recent.iter().position(same) {
+            Some(k) => k,
+            None if recent.len() < RECENT => {
+                recent.push(HalfB::new(b, f, neg.1));
+                recent.len() - 1
             }
-        }
-    }
+            None => {
+                // The oldest entry goes (they are kept in insertion order,
+                // rotated).
+                recent.rotate_left(1);
+                recent[RECENT - 1] = HalfB::new(b, f, neg.1);
+                RECENT - 1
+            }
+        };
+        half_rows_with(a, &recent[k], neg.0, d, scale_d);
+    });
 }
 
-/// B's rows of a wgmma decoded ([`half_parts`]): values and leading
-/// exponents K-major (`k * n + j`), and per row whether it holds an
-/// infinity or NaN, its largest leading exponent and its least
-/// lowest-bit exponent.
+/// How many decoded B operands a thread keeps: the warps of a block
+/// multiply the same B (the four of a warpgroup, and often every
+/// warpgroup), but a warp runs through several pipeline stages (each a few
+/// k16 steps of B) before the next one reaches them.
+const RECENT: usize = 48;
+
+thread_local! {
+    /// The B operands decoded last on this thread, oldest first.
+    static RECENT_B: std::cell::RefCell<Vec<HalfB>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets the decoded B operands (the tests decode every B both ways).
+#[cfg(test)]
+fn forget_b() {
+    RECENT_B.with_borrow_mut(Vec::clear);
+}
+
+/// B's rows of a wgmma decoded, with the operand they came from: values
+/// and leading exponents K-major (`k * n + j`, so that a row of D runs
+/// along B's rows), and per row whether it holds an infinity or
+/// NaN, its largest leading exponent and its least lowest-bit exponent.
 struct HalfB {
+    rows: Box<[[u16; 16]]>,
+    f: Fmt,
+    neg: bool,
     vals: Vec<f64>,
     leads: Vec<i32>,
     special: Vec<bool>,
@@ -416,18 +397,142 @@ struct HalfB {
     low: Vec<i32>,
 }
 
-vectorised! {
-    /// Decodes B's rows (`b`, of format `f`, negated if `neg`) into `out`.
-    fn decode_b(b: &[[u16; 16]], f: Fmt, neg: bool, out: &mut HalfB) {
+impl HalfB {
+    fn new(b: &[[u16; 16]], f: Fmt, neg: bool) -> HalfB {
         let n = b.len();
+        let mut bits = vec![0u16; 16 * n];
         for (j, row) in b.iter().enumerate() {
-            let parts = row.map(|x| half_parts(x, f, neg));
-            for (k, p) in parts.iter().enumerate() {
-                (out.vals[k * n + j], out.leads[k * n + j]) = (p.0, p.1);
+            for (k, &x) in row.iter().enumerate() {
+                bits[k * n + j] = x;
             }
-            out.special[j] = parts.iter().any(|p| p.3);
-            out.lead[j] = parts.iter().fold(NONE, |m, p| m.max(p.1));
-            out.low[j] = parts.iter().fold(ABSENT, |m, p| m.min(p.2));
+        }
+        let mut ops = Decoded::new(16 * n);
+        decode(&bits, f, neg, &mut ops);
+        let (mut special, mut lead, mut low) = (vec![false; n], vec![NONE; n], vec![ABSENT; n]);
+        reduce_b(&ops, &mut special, &mut lead, &mut low);
+        HalfB {
+            rows: b.into(),
+            f,
+            neg,
+            vals: ops.vals,
+            leads: ops.leads,
+            special,
+            lead,
+            low,
+        }
+    }
+}
+
+/// [`half_rows`] with B decoded (`b`), `neg_a` A's negation.
+fn half_rows_with(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, d: &mut [u32], scale_d: bool) {
+    let (n, f) = (b.rows.len(), b.f);
+    let mut a_ops = Decoded::new(256);
+    decode(a.as_flattened(), f, neg_a, &mut a_ops);
+    // Per row of A: whether it holds an infinity or NaN, its largest
+    // leading exponent and its least lowest-bit exponent.
+    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
+    for r in 0..16 {
+        let row = 16 * r..16 * r + 16;
+        a_special[r] = a_ops.special[row.clone()].iter().any(|&s| s);
+        a_lead[r] = a_ops.leads[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
+        a_low[r] = a_ops.lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
+    }
+    let mut scratch = HalfScratch {
+        emax: vec![0; n],
+        inv: vec![0.0; n],
+        sum: vec![0.0; n],
+    };
+    let ops = HalfOps {
+        av: a_ops.vals[..].try_into().expect("256 values"),
+        al: a_ops.leads[..].try_into().expect("256 exponents"),
+        bv: &b.vals,
+        bl: &b.leads,
+    };
+    let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
+    let neg = (neg_a, b.neg);
+    let mut old = vec![0; n];
+    for (r, drow) in d.chunks_exact_mut(n).enumerate() {
+        old.copy_from_slice(drow);
+        if row_exact((a_lead[r], a_low[r]), &b.lead, &b.low, drow, scale_d) {
+            half_row_exact(&ops, r, drow, scale_d);
+        } else {
+            half_row(&ops, r, drow, scale_d, &mut scratch);
+        }
+        // Most rows hold no infinity or NaN: one branch-free pass tells.
+        let d_special = scale_d && old.iter().fold(false, |s, &o| s | (o >> 23 & 0xFF == 0xFF));
+        if !(a_special[r] || any_b_special || d_special) {
+            continue;
+        }
+        for (j, (x, &o)) in drow.iter_mut().zip(&old).enumerate() {
+            let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
+            if (a_special[r] || b.special[j] || d_special)
+                && let Some(bits) = special_dot(&a[r], &b.rows[j], f, neg, scale_d.then_some(o))
+            {
+                *x = bits;
+            }
+        }
+    }
+}
+
+/// wgmma operands decoded one by one ([`half_parts`]): values, leading
+/// exponents, lowest-bit exponents and whether each is an infinity or NaN.
+struct Decoded {
+    vals: Vec<f64>,
+    leads: Vec<i32>,
+    lows: Vec<i32>,
+    special: Vec<bool>,
+}
+
+impl Decoded {
+    fn new(len: usize) -> Decoded {
+        Decoded {
+            vals: vec![0.0; len],
+            leads: vec![NONE; len],
+            lows: vec![ABSENT; len],
+            special: vec![false; len],
+        }
+    }
+}
+
+vectorised! {
+    /// Decodes `bits` (format `f`, negated if `neg`) into `out`, element
+    /// by element: one flat loop over structure-of-arrays outputs, which
+    /// the compiler vectorises (with f16's and bf16's fields as constants).
+    fn decode(bits: &[u16], f: Fmt, neg: bool, out: &mut Decoded) {
+        #[inline(always)]
+        fn each(bits: &[u16], f: Fmt, neg: bool, out: &mut Decoded) {
+            let n = bits.len();
+            let (vals, leads, lows, special) =
+                (&mut out.vals[..n], &mut out.leads[..n], &mut out.lows[..n], &mut out.special[..n]);
+            for i in 0..n {
+                (vals[i], leads[i], lows[i], special[i]) = half_parts(bits[i], f, neg);
+            }
+        }
+        if f == F16 {
+            each(bits, F16, neg, out);
+        } else if f == BF16 {
+            each(bits, BF16, neg, out);
+        } else {
+            each(bits, f, neg, out);
+        }
+    }
+}
+
+vectorised! {
+    /// Per row `j` of B (decoded K-major in `b`): whether it holds an
+    /// infinity or NaN, its largest leading exponent and its least
+    /// lowest-bit exponent.
+    fn reduce_b(b: &Decoded, special: &mut [bool], lead: &mut [i32], low: &mut [i32]) {
+        let n = special.len();
+        let (lead, low) = (&mut lead[..n], &mut low[..n]);
+        for k in 0..16 {
+            let at = k * n..k * n + n;
+            let (s, l, w) = (&b.special[at.clone()], &b.leads[at.clone()], &b.lows[at]);
+            for j in 0..n {
+                special[j] |= s[j];
+                lead[j] = lead[j].max(l[j]);
+                low[j] = low[j].min(w[j]);
+            }
         }
     }
 }
@@ -455,22 +560,35 @@ vectorised! {
     /// Row `r` of a wgmma's D (`d`, N f32 bits, in place) where no term
     /// needs truncating ([`row_exact`]), without the infinities and NaN:
     /// the plain sum of the products and D, exact in f64, cast toward zero.
-    fn half_row_exact(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, sum: &mut [f64]) {
+    /// Sixteen columns at a time, their sums kept in registers.
+    fn half_row_exact(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool) {
         let n = d.len();
-        let sum = &mut sum[..n];
-        for (t, &x) in sum.iter_mut().zip(d.iter()) {
-            *t = if scale_d { f32_term(x).0 } else { 0.0 };
-        }
-        for k in 0..16 {
-            let x = o.av[16 * r + k];
-            if x != 0.0 {
-                for (t, &y) in sum.iter_mut().zip(&o.bv[k * n..k * n + n]) {
-                    *t += x * y;
+        let a: &[f64; 16] = o.av[16 * r..16 * r + 16].try_into().expect("a row of A");
+        let mut j0 = 0;
+        while j0 < n {
+            let w = (n - j0).min(16);
+            let mut sum = [0.0f64; 16];
+            for (t, &x) in sum.iter_mut().zip(&d[j0..j0 + w]) {
+                *t = if scale_d { f32_term(x).0 } else { 0.0 };
+            }
+            if w == 16 {
+                for (k, &x) in a.iter().enumerate() {
+                    let b: &[f64; 16] = o.bv[k * n + j0..k * n + j0 + 16].try_into().expect("16 columns");
+                    for (t, &y) in sum.iter_mut().zip(b) {
+                        *t += x * y;
+                    }
+                }
+            } else {
+                for (k, &x) in a.iter().enumerate() {
+                    for (t, &y) in sum.iter_mut().zip(&o.bv[k * n + j0..k * n + j0 + w]) {
+                        *t += x * y;
+                    }
                 }
             }
-        }
-        for (x, &t) in d.iter_mut().zip(sum.iter()) {
-            *x = f32_toward_zero(t);
+            for (x, &t) in d[j0..j0 + w].iter_mut().zip(&sum) {
+                *x = f32_toward_zero(t);
+            }
+            j0 += w;
         }
     }
 }

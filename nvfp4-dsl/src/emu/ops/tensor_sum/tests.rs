@@ -16,8 +16,10 @@ thread_local! {
 /// `f()` with the AVX2 copies of the loops and with the baseline ones,
 /// which must agree.
 fn both_ways<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
+    forget_b();
     let avx2 = f();
     BASELINE.set(true);
+    forget_b();
     let baseline = f();
     BASELINE.set(false);
     assert_eq!(avx2, baseline, "the AVX2 and the baseline loops differ");
@@ -338,6 +340,38 @@ fn half_rows_match_the_scalar_model_on_random_operands() {
         let minus: Vec<u32> = first.iter().map(|x| x ^ 0x8000_0000).collect();
         let second = check_half(&a, &b, f, neg, &minus, true);
         check_half(&a, &b, f, neg, &second, true);
+    }
+}
+
+#[test]
+fn half_rows_reuse_a_decoded_b_only_for_the_same_operand() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let value = |rng: &mut Rng| half_value(rng, F16, (8, 24), false, false);
+    let random_b = |rng: &mut Rng| -> Vec<[u16; 16]> { (0..16).map(|_| std::array::from_fn(|_| value(rng))).collect() };
+    let b = random_b(&mut rng);
+    let mut changed = b.clone();
+    changed[5][3] ^= 1;
+    // The same B twice, then its negation, one bit changed, B again, more
+    // B operands than are kept, and B again.
+    let mut cases = vec![
+        (b.clone(), false),
+        (b.clone(), false),
+        (b.clone(), true),
+        (changed, true),
+        (b.clone(), true),
+    ];
+    cases.extend((0..RECENT + 2).map(|_| (random_b(&mut rng), false)));
+    cases.push((b, false));
+    forget_b();
+    for (b, neg_b) in &cases {
+        let mut a: [[u16; 16]; 16] = std::array::from_fn(|_| std::array::from_fn(|_| value(&mut rng)));
+        a[0][3] = f16(1.0);
+        let d: Vec<u32> = (0..16 * b.len()).map(|_| f32_near(&mut rng, -4, 4)).collect();
+        let mut got = d.clone();
+        half_rows(&a, b, F16, (false, *neg_b), &mut got, true);
+        let mut fresh = d.clone();
+        half_rows_with(&a, &HalfB::new(b, F16, *neg_b), false, &mut fresh, true);
+        assert_eq!(got, fresh, "B negated {neg_b}");
     }
 }
 
