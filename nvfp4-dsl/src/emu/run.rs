@@ -566,6 +566,7 @@ fn run_warp(
         exec: 0,
         hint: *hint,
         region_hint: 0,
+        made: [[0; 32]; 3],
     };
     let mut budget = slice;
     // In the priority schedule a turn ends where it lets other warps run

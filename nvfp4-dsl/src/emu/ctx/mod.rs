@@ -35,6 +35,9 @@ pub(crate) struct Ctx<'a> {
     pub exec: u32,
     pub hint: usize,
     pub region_hint: usize,
+    /// The values [`srcs`](Ctx::srcs) makes for source operands that are
+    /// not registers (immediates, special registers, predicates).
+    pub made: [[u64; 32]; 3],
 }
 
 /// What an asynchronous operation sees when it completes: its block,
@@ -150,6 +153,32 @@ impl Ctx<'_> {
             &self.env.entry.reg_names
         };
         Fault::lane(lane, format!("read of uninitialised register {}", names[idx as usize]))
+    }
+
+    /// The values of source operands `ops` for all lanes, by reference:
+    /// a register's where it lies, the others made in `made` (one slot per
+    /// operand). Unlike [`src_ref`](Ctx::src_ref) no 32-lane value goes
+    /// through an enum, which the compiler splits into scalars and spills.
+    #[inline(always)]
+    pub fn srcs<const N: usize>(&mut self, ops: [&Operand; N]) -> Result<[&[u64; 32]; N], Fault> {
+        for (k, op) in ops.iter().enumerate() {
+            if let Operand::Reg { idx, .. } = **op {
+                let init = self.w.init[idx as usize];
+                if init & self.exec != self.exec {
+                    return Err(self.uninit(false, idx, init));
+                }
+            } else {
+                self.made[k] = self.src(op)?;
+            }
+        }
+        let (regs, made) = (&self.w.regs, &self.made);
+        Ok(std::array::from_fn(|k| match *ops[k] {
+            Operand::Reg { idx, .. } => {
+                let i = idx as usize * 32;
+                regs[i..i + 32].try_into().expect("32 lanes")
+            }
+            _ => &made[k],
+        }))
     }
 
     /// A predicate operand as a lane mask (negation applied).

@@ -8,7 +8,7 @@
 //! through the exact routines of `fp` (one rounding, canonical NaN).
 
 use super::{dsrc, lanes1};
-use crate::emu::ctx::{Ctx, Src};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
@@ -212,13 +212,13 @@ fn per_half(ty: Ty, a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) ->
 }
 
 fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
-    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
-    let x = if i.sub == FMA {
-        c.src_ref(&i.s[2])?
+    let exec = c.exec;
+    let [a, b, x] = if i.sub == FMA {
+        c.srcs([&i.s[0], &i.s[1], &i.s[2]])?
     } else {
-        Src::Val([0; 32])
+        let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
+        [a, b, a]
     };
-    let (a, b, x) = (&*a, &*b, &*x);
     let mut d = [0u64; 32];
     let (op, rnd, flags, ty) = (i.sub, i.rnd, i.flags, i.ty);
     let fast = rnd == Rnd::Rn && flags == 0;
@@ -257,7 +257,7 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         _ => {
             let fmt = ty.fmt().expect("a float type");
-            for l in crate::emu::state::lanes(c.exec) {
+            for l in crate::emu::state::lanes(exec) {
                 d[l] = per_half(ty, a[l], b[l], x[l], |p, q, r| arith(op, p, q, r, fmt, rnd, flags));
             }
         }
