@@ -81,8 +81,21 @@ impl Ctx<'_> {
         match *op {
             Operand::Imm(x) => Ok([x; 32]),
             Operand::Sreg(s) => Ok(self.sreg(s)),
+            Operand::Reg { idx, .. } => self.reg(idx).copied(),
             _ => self.src_ref(op).map(|v| *v),
         }
+    }
+
+    /// Register `idx`'s values for all lanes, in place; fails if an
+    /// executing lane never wrote it.
+    #[inline(always)]
+    pub fn reg(&self, idx: u32) -> Result<&[u64; 32], Fault> {
+        let i = idx as usize;
+        let init = self.w.init[i];
+        if init & self.exec != self.exec {
+            return Err(self.uninit(false, idx, init));
+        }
+        Ok(self.w.regs[i * 32..i * 32 + 32].try_into().expect("32 lanes"))
     }
 
     /// The values of a source operand for all lanes, a register's read in
@@ -90,15 +103,7 @@ impl Ctx<'_> {
     #[inline(always)]
     pub fn src_ref(&self, op: &Operand) -> Result<Src<'_>, Fault> {
         match *op {
-            Operand::Reg { idx, .. } => {
-                let i = idx as usize;
-                let init = self.w.init[i];
-                if init & self.exec != self.exec {
-                    return Err(self.uninit(false, idx, init));
-                }
-                let regs = &self.w.regs[i * 32..i * 32 + 32];
-                Ok(Src::Reg(regs.try_into().expect("32 lanes")))
-            }
+            Operand::Reg { idx, .. } => self.reg(idx).map(Src::Reg),
             Operand::Imm(x) => Ok(Src::Val([x; 32])),
             Operand::Sreg(s) => Ok(Src::Val(self.sreg(s))),
             Operand::Pred { .. } => {
@@ -163,10 +168,7 @@ impl Ctx<'_> {
     pub fn srcs<const N: usize>(&mut self, ops: [&Operand; N]) -> Result<[&[u64; 32]; N], Fault> {
         for (k, op) in ops.iter().enumerate() {
             if let Operand::Reg { idx, .. } = **op {
-                let init = self.w.init[idx as usize];
-                if init & self.exec != self.exec {
-                    return Err(self.uninit(false, idx, init));
-                }
+                self.reg(idx)?;
             } else {
                 self.made[k] = self.src(op)?;
             }
