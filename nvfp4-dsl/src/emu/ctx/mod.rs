@@ -167,10 +167,13 @@ impl Ctx<'_> {
     #[inline(always)]
     pub fn srcs<const N: usize>(&mut self, ops: [&Operand; N]) -> Result<[&[u64; 32]; N], Fault> {
         for (k, op) in ops.iter().enumerate() {
-            if let Operand::Reg { idx, .. } = **op {
-                self.reg(idx)?;
-            } else {
-                self.made[k] = self.src(op)?;
+            match **op {
+                Operand::Reg { idx, .. } => {
+                    self.reg(idx)?;
+                }
+                // Filled in place: through `src`'s result, a copy.
+                Operand::Imm(x) => self.made[k] = [x; 32],
+                _ => self.made[k] = self.src(op)?,
             }
         }
         let (regs, made) = (&self.w.regs, &self.made);

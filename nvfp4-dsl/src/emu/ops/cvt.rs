@@ -240,8 +240,18 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 };
             }
         }
-        FLOAT_FLOAT if flags == 0 && rnd == Rnd::Rn && matches!((at, dt), (Ty::F16, Ty::F32) | (Ty::F32, Ty::F16)) => {
-            d = f16_f32(a, at == Ty::F16);
+        FLOAT_FLOAT
+            if flags == 0 && rnd == Rnd::Rn && matches!((at, dt), (Ty::F16, Ty::F32) | (Ty::F32, Ty::F16 | Ty::Bf16)) =>
+        {
+            for (d, &a) in d.iter_mut().zip(a) {
+                *d = if at == Ty::F16 { widen(a) } else { narrow(a, dt == Ty::Bf16) };
+            }
+        }
+        PACK if flags == 0 && rnd == Rnd::Rn && matches!(dt, Ty::F16x2 | Ty::Bf16x2) => {
+            let bf = dt == Ty::Bf16x2;
+            for ((d, &a), &b) in d.iter_mut().zip(a).zip(b) {
+                *d = (narrow(a, bf) << 16) | narrow(b, bf);
+            }
         }
         FLOAT_FLOAT => {
             let (af, df) = (at.fmt().expect("float"), dt.fmt().expect("float"));
@@ -323,21 +333,26 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     Ok(Flow::Next)
 }
 
-/// `cvt.f32.f16` (`widen`) or `cvt.rn.f16.f32` with no other modifier:
-/// the host's conversions, exact and rounding to nearest even as `fp`'s
-/// do; a NaN gives the canonical NaN, as there.
-fn f16_f32(a: &[u64; 32], widen: bool) -> [u64; 32] {
-    let mut d = [0u64; 32];
-    for (d, &a) in d.iter_mut().zip(a) {
-        *d = if widen {
-            let h = half::f16::from_bits(a as u16);
-            if h.is_nan() { fp::F32.nan() } else { u64::from(h.to_f32().to_bits()) }
-        } else {
-            let x = f32::from_bits(a as u32);
-            if x.is_nan() { fp::F16.nan() } else { u64::from(half::f16::from_f32(x).to_bits()) }
-        };
+/// `cvt.f32.f16` by the host: exact, as `fp::convert`; a NaN gives the
+/// canonical NaN, as there.
+#[inline]
+fn widen(a: u64) -> u64 {
+    let h = half::f16::from_bits(a as u16);
+    if h.is_nan() { fp::F32.nan() } else { u64::from(h.to_f32().to_bits()) }
+}
+
+/// `cvt.rn.f16.f32` (`cvt.rn.bf16.f32` with `bf`) by the host: rounding
+/// to nearest even as `fp::convert` does; a NaN gives the canonical NaN,
+/// as there.
+#[inline]
+fn narrow(a: u64, bf: bool) -> u64 {
+    let x = f32::from_bits(a as u32);
+    match (x.is_nan(), bf) {
+        (true, false) => fp::F16.nan(),
+        (true, true) => fp::BF16.nan(),
+        (false, false) => u64::from(half::f16::from_f32(x).to_bits()),
+        (false, true) => u64::from(half::bf16::from_f32(x).to_bits()),
     }
-    d
 }
 
 /// A NaN converted to or from f64 keeps its sign and the top bits of its
@@ -372,29 +387,36 @@ fn relu_small(r: u64, f: Fmt, flags: u32) -> u64 {
 mod tests {
     use super::*;
 
-    /// The host's f16 <-> f32 conversions agree with `fp::convert` on every
-    /// f16 and on f32s around every f16 boundary (ties, subnormals,
-    /// overflow, NaNs).
+    /// The host's f16 -> f32 and f32 -> f16/bf16 conversions agree with
+    /// `fp::convert` on every f16 and on f32s around every f16 and bf16
+    /// boundary (ties, subnormals, overflow, NaNs).
     #[test]
     fn the_host_half_conversions_match_fp() {
-        let check = |xs: [u64; 32], widen: bool| {
-            let (from, to) = if widen { (fp::F16, fp::F32) } else { (fp::F32, fp::F16) };
-            let d = f16_f32(&xs, widen);
-            for (x, d) in xs.iter().zip(d) {
-                assert_eq!(d, fp::convert(*x, from, to, Rnd::Rn, false), "{x:#x}");
-            }
+        let check = |x: u64, to: Option<Fmt>| {
+            let (d, from, to) = match to {
+                None => (widen(x), fp::F16, fp::F32),
+                Some(to) => (narrow(x, to == fp::BF16), fp::F32, to),
+            };
+            assert_eq!(d, fp::convert(x, from, to, Rnd::Rn, false), "{x:#x}");
         };
-        for h in (0..1u64 << 16).step_by(32) {
-            check(std::array::from_fn(|l| h + l as u64), true);
+        for h in 0..1u64 << 16 {
+            check(h, None);
         }
-        // Every f16 as an f32, and the f32s just around it and half-way to
-        // the next, with both signs.
-        for h in 0..1u64 << 15 {
-            let f = u64::from(half::f16::from_bits(h as u16).to_f32().to_bits());
-            let mid = f + (1 << 12);
-            let xs = [f, f + 1, f.wrapping_sub(1), mid, mid + 1, mid - 1, f | 0xFFF, f + 0x1FFF];
-            let xs: [u64; 32] = std::array::from_fn(|l| (xs[l % 8] | if l >= 16 { 0x8000_0000 } else { 0 }) & 0xFFFF_FFFF);
-            check(xs, false);
+        // Every f16 and bf16 as an f32, and the f32s just around it and
+        // half-way to the next, with both signs.
+        for (to, shift) in [(fp::F16, 13), (fp::BF16, 16)] {
+            for h in 0..1u64 << 15 {
+                let f = if to == fp::F16 {
+                    u64::from(half::f16::from_bits(h as u16).to_f32().to_bits())
+                } else {
+                    h << 16
+                };
+                let mid = f + (1 << (shift - 1));
+                for x in [f, f + 1, f.wrapping_sub(1), mid, mid + 1, mid - 1, f + (1 << shift) - 1] {
+                    check(x & 0xFFFF_FFFF, Some(to));
+                    check((x | 0x8000_0000) & 0xFFFF_FFFF, Some(to));
+                }
+            }
         }
     }
 }
