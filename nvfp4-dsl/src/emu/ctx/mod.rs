@@ -211,7 +211,7 @@ impl Ctx<'_> {
 
     /// Writes the executing lanes' values of a destination. Fails if a
     /// pending `wgmma.mma_async` holds the register.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
         let Operand::Reg { idx, bits } = *d else {
             self.write_pred_lanes(d, v);

@@ -3,6 +3,7 @@
 //! integral values), and the packed forms (`f16x2`/`bf16x2` from two f32,
 //! the 8/6/4-bit formats to and from `f16x2`, tf32).
 
+use super::f16_host::{narrow, widen};
 use super::float::{FTZ, RELU, SAT, flush, post};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
@@ -333,28 +334,6 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     Ok(Flow::Next)
 }
 
-/// `cvt.f32.f16` by the host: exact, as `fp::convert`; a NaN gives the
-/// canonical NaN, as there.
-#[inline]
-fn widen(a: u64) -> u64 {
-    let h = half::f16::from_bits(a as u16);
-    if h.is_nan() { fp::F32.nan() } else { u64::from(h.to_f32().to_bits()) }
-}
-
-/// `cvt.rn.f16.f32` (`cvt.rn.bf16.f32` with `bf`) by the host: rounding
-/// to nearest even as `fp::convert` does; a NaN gives the canonical NaN,
-/// as there.
-#[inline]
-fn narrow(a: u64, bf: bool) -> u64 {
-    let x = f32::from_bits(a as u32);
-    match (x.is_nan(), bf) {
-        (true, false) => fp::F16.nan(),
-        (true, true) => fp::BF16.nan(),
-        (false, false) => u64::from(half::f16::from_f32(x).to_bits()),
-        (false, true) => u64::from(half::bf16::from_f32(x).to_bits()),
-    }
-}
-
 /// A NaN converted to or from f64 keeps its sign and the top bits of its
 /// payload, and is quieted (H100); other float conversions of a NaN give
 /// the canonical NaN.
@@ -380,43 +359,5 @@ fn relu_small(r: u64, f: Fmt, flags: u32) -> u64 {
         fp::Val::Zero(_) => 0,
         fp::Val::Inf(true) | fp::Val::Fin { s: true, .. } => 0,
         _ => r,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The host's f16 -> f32 and f32 -> f16/bf16 conversions agree with
-    /// `fp::convert` on every f16 and on f32s around every f16 and bf16
-    /// boundary (ties, subnormals, overflow, NaNs).
-    #[test]
-    fn the_host_half_conversions_match_fp() {
-        let check = |x: u64, to: Option<Fmt>| {
-            let (d, from, to) = match to {
-                None => (widen(x), fp::F16, fp::F32),
-                Some(to) => (narrow(x, to == fp::BF16), fp::F32, to),
-            };
-            assert_eq!(d, fp::convert(x, from, to, Rnd::Rn, false), "{x:#x}");
-        };
-        for h in 0..1u64 << 16 {
-            check(h, None);
-        }
-        // Every f16 and bf16 as an f32, and the f32s just around it and
-        // half-way to the next, with both signs.
-        for (to, shift) in [(fp::F16, 13), (fp::BF16, 16)] {
-            for h in 0..1u64 << 15 {
-                let f = if to == fp::F16 {
-                    u64::from(half::f16::from_bits(h as u16).to_f32().to_bits())
-                } else {
-                    h << 16
-                };
-                let mid = f + (1 << (shift - 1));
-                for x in [f, f + 1, f.wrapping_sub(1), mid, mid + 1, mid - 1, f + (1 << shift) - 1] {
-                    check(x & 0xFFFF_FFFF, Some(to));
-                    check((x | 0x8000_0000) & 0xFFFF_FFFF, Some(to));
-                }
-            }
-        }
     }
 }

@@ -25,9 +25,9 @@ const APPROX: u32 = 32;
 const THREE: u32 = 64;
 const APPROX_DIV: u32 = 128;
 
-const ADD: u8 = 0;
-const SUB: u8 = 1;
-const MUL: u8 = 2;
+pub(super) const ADD: u8 = 0;
+pub(super) const SUB: u8 = 1;
+pub(super) const MUL: u8 = 2;
 const FMA: u8 = 3;
 const DIV: u8 = 4;
 
@@ -127,6 +127,8 @@ fn arith(op: u8, a: u64, b: u64, c: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
     };
     let half = f != fp::F32 && f != fp::F64;
     let r = match op {
+        ADD | SUB | MUL if f == fp::F16 && rnd == Rnd::Rn => super::f16_host::arith(op, a, b),
+        FMA if f == fp::F16 && rnd == Rnd::Rn => super::f16_host::fma(a, b, c),
         ADD if half && rnd == Rnd::Rn => fp::add_half(a, b, f),
         SUB if half && rnd == Rnd::Rn => fp::add_half(a, b ^ sign_bit(f), f),
         MUL if half && rnd == Rnd::Rn => fp::mul_half(a, b, f),

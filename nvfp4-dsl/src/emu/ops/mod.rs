@@ -17,6 +17,7 @@ mod cmp;
 mod control;
 mod cvt;
 mod desc;
+mod f16_host;
 mod float;
 mod int;
 mod mem;
