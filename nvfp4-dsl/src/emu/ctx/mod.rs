@@ -186,6 +186,21 @@ impl Ctx<'_> {
         }))
     }
 
+    /// A source operand's values by reference, as [`srcs`](Ctx::srcs)
+    /// gives them, with global memory (where a store puts them).
+    #[inline(always)]
+    pub fn src_mem(&mut self, op: &Operand) -> Result<(&[u64; 32], &mut View), Fault> {
+        self.srcs([op])?;
+        let v = match *op {
+            Operand::Reg { idx, .. } => {
+                let i = idx as usize * 32;
+                self.w.regs[i..i + 32].try_into().expect("32 lanes")
+            }
+            _ => &self.made[0],
+        };
+        Ok((v, &mut *self.mem))
+    }
+
     /// A predicate operand as a lane mask (negation applied).
     #[inline]
     pub fn pred(&self, op: &Operand) -> Result<u32, Fault> {

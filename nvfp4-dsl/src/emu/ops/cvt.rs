@@ -3,7 +3,6 @@
 //! integral values), and the packed forms (`f16x2`/`bf16x2` from two f32,
 //! the 8/6/4-bit formats to and from `f16x2`, tf32).
 
-use super::f16_host::{narrow, widen};
 use super::float::{FTZ, RELU, SAT, flush, post};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
@@ -186,6 +185,13 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
         [a, a]
     };
     let (dt, at, rnd, flags) = (i.ty, i.ty2, i.rnd, i.flags);
+    if flags == 0
+        && rnd == Rnd::Rn
+        && let Some(d) = super::f16_host::cvt(at, dt, a, b)
+    {
+        c.write(&i.d[0], &d, i.ext)?;
+        return Ok(Flow::Next);
+    }
     let mut d = [0u64; 32];
     match i.sub {
         FLOAT_INT => {
@@ -239,19 +245,6 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 } else {
                     post(fp::round_to_integral(x, f, rnd), f, flags & (FTZ | SAT))
                 };
-            }
-        }
-        FLOAT_FLOAT
-            if flags == 0 && rnd == Rnd::Rn && matches!((at, dt), (Ty::F16, Ty::F32) | (Ty::F32, Ty::F16 | Ty::Bf16)) =>
-        {
-            for (d, &a) in d.iter_mut().zip(a) {
-                *d = if at == Ty::F16 { widen(a) } else { narrow(a, dt == Ty::Bf16) };
-            }
-        }
-        PACK if flags == 0 && rnd == Rnd::Rn && matches!(dt, Ty::F16x2 | Ty::Bf16x2) => {
-            let bf = dt == Ty::Bf16x2;
-            for ((d, &a), &b) in d.iter_mut().zip(a).zip(b) {
-                *d = (narrow(a, bf) << 16) | narrow(b, bf);
             }
         }
         FLOAT_FLOAT => {

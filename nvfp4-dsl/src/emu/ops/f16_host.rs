@@ -5,13 +5,37 @@
 
 use super::float::{ADD, SUB};
 use crate::emu::fp;
+use crate::emu::inst::Ty;
+
+/// The `cvt`s with `.rn` and no other modifier that the host does: f16 ->
+/// f32, f32 -> f16 or bf16, and two f32 (`a` the high half) -> f16x2 or
+/// bf16x2; `None` for the others.
+pub(super) fn cvt(at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 32]> {
+    let mut d = [0u64; 32];
+    match (at, dt) {
+        (Ty::F16, Ty::F32) => d.iter_mut().zip(a).for_each(|(d, &a)| *d = widen(a)),
+        (Ty::F32, Ty::F16 | Ty::Bf16) => d.iter_mut().zip(a).for_each(|(d, &a)| *d = narrow(a, dt == Ty::Bf16)),
+        (Ty::F32, Ty::F16x2 | Ty::Bf16x2) => {
+            let bf = dt == Ty::Bf16x2;
+            for ((d, &a), &b) in d.iter_mut().zip(a).zip(b) {
+                *d = (narrow(a, bf) << 16) | narrow(b, bf);
+            }
+        }
+        _ => return None,
+    }
+    Some(d)
+}
 
 /// `cvt.f32.f16` by the host: exact, as `fp::convert`; a NaN gives the
 /// canonical NaN, as there.
 #[inline]
 pub(super) fn widen(a: u64) -> u64 {
     let h = half::f16::from_bits(a as u16);
-    if h.is_nan() { fp::F32.nan() } else { u64::from(h.to_f32().to_bits()) }
+    if h.is_nan() {
+        fp::F32.nan()
+    } else {
+        u64::from(h.to_f32().to_bits())
+    }
 }
 
 /// `cvt.rn.f16.f32` (`cvt.rn.bf16.f32` with `bf`) by the host: rounding
@@ -125,10 +149,13 @@ mod tests {
             s ^= s << 17;
             s
         };
-        let special: Vec<u64> = [0x0000, 0x0001, 0x0002, 0x03FF, 0x0400, 0x0401, 0x3C00, 0x3C01, 0x3BFF, 0x7BFF, 0x7BFE, 0x7C00, 0x7E00, 0x7C01, 0x5640, 0x1400]
-            .iter()
-            .flat_map(|&h| [h, h | 0x8000])
-            .collect();
+        let special: Vec<u64> = [
+            0x0000, 0x0001, 0x0002, 0x03FF, 0x0400, 0x0401, 0x3C00, 0x3C01, 0x3BFF, 0x7BFF, 0x7BFE, 0x7C00, 0x7E00,
+            0x7C01, 0x5640, 0x1400,
+        ]
+        .iter()
+        .flat_map(|&h| [h, h | 0x8000])
+        .collect();
         let check = |a: u64, b: u64, c: u64| {
             for op in [ADD, SUB, MUL] {
                 let want = match op {

@@ -531,21 +531,9 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
         && let Some((k, lo, len)) = warp_global(c, i.space, &addr, total)
     {
         let exec = c.exec;
-        // The value by reference where it is a register, a field apart
-        // from the memory it goes to.
-        let v = match i.v[0] {
-            Operand::Reg { idx, .. } => {
-                c.reg(idx)?;
-                let at = idx as usize * 32;
-                (&c.w.regs[at..at + 32]).try_into().expect("32 lanes")
-            }
-            op => {
-                c.made[0] = c.src(&op)?;
-                &c.made[0]
-            }
-        };
+        let (v, mem) = c.src_mem(&i.v[0])?;
         // A read-only allocation: the lane-by-lane path reports it.
-        if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
+        if let Ok(dst) = mem.bytes_mut(k, lo, len) {
             for l in lanes(exec) {
                 put(dst, (addr[l] - lo) as usize, esz, v[l]);
             }
