@@ -287,8 +287,14 @@ pub(crate) enum Flow {
 
 /// A failure inside an instruction, turned into an `EmuError` with the
 /// kernel, block, thread (`lane`, or the first executing lane) and line.
+/// Boxed: every instruction returns a `Result<Flow, Fault>`, which then
+/// fits in registers.
 #[derive(Debug)]
-pub(crate) struct Fault {
+pub(crate) struct Fault(pub Box<Failure>);
+
+/// What a [`Fault`] holds.
+#[derive(Debug)]
+pub(crate) struct Failure {
     pub msg: String,
     pub lane: Option<u32>,
     /// Another instruction whose Rust statements `msg` names (see
@@ -298,23 +304,24 @@ pub(crate) struct Fault {
 
 impl Fault {
     pub fn new(msg: impl Into<String>) -> Fault {
-        Fault {
+        Fault(Box::new(Failure {
             msg: msg.into(),
             lane: None,
             cite: None,
-        }
+        }))
     }
     pub fn lane(lane: usize, msg: impl Into<String>) -> Fault {
-        Fault {
+        Fault(Box::new(Failure {
             msg: msg.into(),
             lane: Some(lane as u32),
             cite: None,
-        }
+        }))
     }
 
     /// The same fault, its message naming instruction `pc`'s statements.
-    pub fn citing(self, pc: u32) -> Fault {
-        Fault { cite: Some(pc), ..self }
+    pub fn citing(mut self, pc: u32) -> Fault {
+        self.0.cite = Some(pc);
+        self
     }
 }
 

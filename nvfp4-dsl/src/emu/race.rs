@@ -16,7 +16,7 @@
 //!
 //! Shared memory has a shadow word per 4 bytes (FastTrack's): the last
 //! write (thread, clock, instruction, which bytes) and the reads since
-//! then (one, or a list while several threads read concurrently). An
+//! then (up to two, or a list while more threads read concurrently). An
 //! access races with an earlier one by another thread on common bytes, at
 //! least one of them a write, unless the earlier one happens before it.
 //! An asynchronous operation is checked as the thread that issues it, at
@@ -102,7 +102,11 @@ impl Access {
 struct Cell {
     generation: u32,
     write: Access,
+    /// The reads since the write, in order: up to two here (a word that
+    /// two threads read concurrently, a mirror or a halo, needs no list),
+    /// more in `Shadow::many` (then `read.who` is `MANY`).
     read: Access,
+    read2: Access,
     /// The writer's count of proxy fences at its (generic) write.
     fences: u32,
     /// Some of the reads are atomics (plain reads need not look otherwise).
@@ -484,6 +488,7 @@ impl Shadow {
                 self.many.remove(&(w as u32));
             }
             cell.read = Access::default();
+            cell.read2 = Access::default();
             cell.atomics = false;
         }
         cell.write = a;
@@ -511,11 +516,11 @@ impl Shadow {
                 && (if reading { r.atomic } else { !(r.atomic && a.atomic) })
                 && !ordered(r, row)
         };
-        let read = self.cells[w].read;
-        let found = if read.who == MANY {
+        let cell = &self.cells[w];
+        let found = if cell.read.who == MANY {
             self.many[&(w as u32)].iter().copied().find(racing)
         } else {
-            Some(read).filter(|r| r.who != 0 && racing(r))
+            [cell.read, cell.read2].into_iter().find(|r| r.who != 0 && racing(r))
         };
         match found {
             Some(r) => Err(Hazard::Race {
@@ -535,16 +540,23 @@ impl Shadow {
             |r: &Access| r.atomic == a.atomic && (r.who == a.who || (ordered(r, row) && r.mask & !a.mask == 0));
         let cell = &mut self.cells[w];
         cell.atomics |= a.atomic;
-        let old = cell.read;
-        if old.who == MANY {
+        if cell.read.who == MANY {
             let list = self.many.get_mut(&(w as u32)).expect("a read list");
             list.retain(|r| !supersedes(r));
             list.push(a);
-        } else if old.who == 0 || supersedes(&old) {
-            cell.read = a;
-        } else {
-            cell.read.who = MANY;
-            self.many.insert(w as u32, vec![old, a]);
+            return;
+        }
+        // The same list, kept in the cell while it holds two reads or fewer.
+        let mut kept = [cell.read, cell.read2]
+            .into_iter()
+            .filter(|r| r.who != 0 && !supersedes(r));
+        match (kept.next(), kept.next()) {
+            (None, _) => (cell.read, cell.read2) = (a, Access::default()),
+            (Some(r), None) => (cell.read, cell.read2) = (r, a),
+            (Some(r), Some(s)) => {
+                (cell.read, cell.read2) = (Access { who: MANY, ..r }, Access::default());
+                self.many.insert(w as u32, vec![r, s, a]);
+            }
         }
     }
 }

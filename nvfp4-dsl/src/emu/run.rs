@@ -566,6 +566,7 @@ fn run_warp(
         exec: 0,
         hint: *hint,
         region_hint: 0,
+        made: [[0; 32]; 3],
     };
     let mut budget = slice;
     // In the priority schedule a turn ends where it lets other warps run
@@ -629,6 +630,7 @@ fn run_warp(
                 break Ok(());
             }
             Err(f) => {
+                let f = *f.0;
                 let lane = f.lane.map_or(exec.trailing_zeros() as usize, |l| l as usize);
                 break Err(cite(env, err_at(env, ctx.b, ctx.w, pc, lane, f.msg), f.cite));
             }

@@ -35,6 +35,9 @@ pub(crate) struct Ctx<'a> {
     pub exec: u32,
     pub hint: usize,
     pub region_hint: usize,
+    /// The values [`srcs`](Ctx::srcs) makes for source operands that are
+    /// not registers (immediates, special registers, predicates).
+    pub made: [[u64; 32]; 3],
 }
 
 /// What an asynchronous operation sees when it completes: its block,
@@ -78,8 +81,21 @@ impl Ctx<'_> {
         match *op {
             Operand::Imm(x) => Ok([x; 32]),
             Operand::Sreg(s) => Ok(self.sreg(s)),
+            Operand::Reg { idx, .. } => self.reg(idx).copied(),
             _ => self.src_ref(op).map(|v| *v),
         }
+    }
+
+    /// Register `idx`'s values for all lanes, in place; fails if an
+    /// executing lane never wrote it.
+    #[inline(always)]
+    pub fn reg(&self, idx: u32) -> Result<&[u64; 32], Fault> {
+        let i = idx as usize;
+        let init = self.w.init[i];
+        if init & self.exec != self.exec {
+            return Err(self.uninit(false, idx, init));
+        }
+        Ok(self.w.regs[i * 32..i * 32 + 32].try_into().expect("32 lanes"))
     }
 
     /// The values of a source operand for all lanes, a register's read in
@@ -87,15 +103,7 @@ impl Ctx<'_> {
     #[inline(always)]
     pub fn src_ref(&self, op: &Operand) -> Result<Src<'_>, Fault> {
         match *op {
-            Operand::Reg { idx, .. } => {
-                let i = idx as usize;
-                let init = self.w.init[i];
-                if init & self.exec != self.exec {
-                    return Err(self.uninit(false, idx, init));
-                }
-                let regs = &self.w.regs[i * 32..i * 32 + 32];
-                Ok(Src::Reg(regs.try_into().expect("32 lanes")))
-            }
+            Operand::Reg { idx, .. } => self.reg(idx).map(Src::Reg),
             Operand::Imm(x) => Ok(Src::Val([x; 32])),
             Operand::Sreg(s) => Ok(Src::Val(self.sreg(s))),
             Operand::Pred { .. } => {
@@ -152,6 +160,47 @@ impl Ctx<'_> {
         Fault::lane(lane, format!("read of uninitialised register {}", names[idx as usize]))
     }
 
+    /// The values of source operands `ops` for all lanes, by reference:
+    /// a register's where it lies, the others made in `made` (one slot per
+    /// operand). Unlike [`src_ref`](Ctx::src_ref) no 32-lane value goes
+    /// through an enum, which the compiler splits into scalars and spills.
+    #[inline(always)]
+    pub fn srcs<const N: usize>(&mut self, ops: [&Operand; N]) -> Result<[&[u64; 32]; N], Fault> {
+        for (k, op) in ops.iter().enumerate() {
+            match **op {
+                Operand::Reg { idx, .. } => {
+                    self.reg(idx)?;
+                }
+                // Filled in place: through `src`'s result, a copy.
+                Operand::Imm(x) => self.made[k] = [x; 32],
+                _ => self.made[k] = self.src(op)?,
+            }
+        }
+        let (regs, made) = (&self.w.regs, &self.made);
+        Ok(std::array::from_fn(|k| match *ops[k] {
+            Operand::Reg { idx, .. } => {
+                let i = idx as usize * 32;
+                regs[i..i + 32].try_into().expect("32 lanes")
+            }
+            _ => &made[k],
+        }))
+    }
+
+    /// A source operand's values by reference, as [`srcs`](Ctx::srcs)
+    /// gives them, with global memory (where a store puts them).
+    #[inline(always)]
+    pub fn src_mem(&mut self, op: &Operand) -> Result<(&[u64; 32], &mut View), Fault> {
+        self.srcs([op])?;
+        let v = match *op {
+            Operand::Reg { idx, .. } => {
+                let i = idx as usize * 32;
+                self.w.regs[i..i + 32].try_into().expect("32 lanes")
+            }
+            _ => &self.made[0],
+        };
+        Ok((v, &mut *self.mem))
+    }
+
     /// A predicate operand as a lane mask (negation applied).
     #[inline]
     pub fn pred(&self, op: &Operand) -> Result<u32, Fault> {
@@ -177,7 +226,7 @@ impl Ctx<'_> {
 
     /// Writes the executing lanes' values of a destination. Fails if a
     /// pending `wgmma.mma_async` holds the register.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, d: &Operand, v: &[u64; 32], ext: Ext) -> Result<(), Fault> {
         let Operand::Reg { idx, bits } = *d else {
             self.write_pred_lanes(d, v);

@@ -46,7 +46,7 @@ pub(super) fn setp(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
         return Err("unordered comparisons need a float type".into());
     }
     d.count(if bop.is_some() { 4 } else { 3 })?;
-    let mut i = Inst::new(exec_setp);
+    let mut i = Inst::new(if ty.is_int() { exec_setp_int } else { exec_setp });
     i.ty = ty;
     i.sub = op as u8;
     i.imm = bop.map_or(0, |b| b as u64 + 1);
@@ -99,29 +99,36 @@ fn fcmp(op: u8, x: f64, y: f64) -> bool {
     }
 }
 
+/// `setp` on integers (loop bounds, guards: the common case), apart from
+/// the float comparisons.
+fn exec_setp_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
+    let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
+    // Keys that compare as unsigned integers: a signed value
+    // sign-extended with its sign bit flipped. One loop per
+    // comparison, with no choice per lane.
+    let ty = i.ty;
+    let (w, m, signed) = (ty.bits(), ty.mask(), ty.is_signed());
+    let key = |x: u64| if signed { sx(x, w) as u64 ^ 1 << 63 } else { x & m };
+    let mask = |f: fn(&u64, &u64) -> bool| (0..32).fold(0u32, |p, l| p | u32::from(f(&key(a[l]), &key(b[l]))) << l);
+    let p = match [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][i.sub as usize] {
+        Cmp::Eq => mask(u64::eq),
+        Cmp::Ne => mask(u64::ne),
+        Cmp::Lt => mask(u64::lt),
+        Cmp::Le => mask(u64::le),
+        Cmp::Gt => mask(u64::gt),
+        Cmp::Ge => mask(u64::ge),
+    };
+    combine_and_write(c, i, p, !p)
+}
+
 fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
-    let (a, b) = (&*a, &*b);
+    let exec = c.exec;
+    let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
     let ty = i.ty;
     let op = i.sub;
     let (mut p, mut q) = (0u32, 0u32);
     let x2 = matches!(ty, Ty::F16x2 | Ty::Bf16x2);
-    if ty.is_int() {
-        // Keys that compare as unsigned integers: a signed value
-        // sign-extended with its sign bit flipped. One loop per
-        // comparison, with no choice per lane.
-        let (w, m, signed) = (ty.bits(), ty.mask(), ty.is_signed());
-        let key = |x: u64| if signed { sx(x, w) as u64 ^ 1 << 63 } else { x & m };
-        let mask = |f: fn(&u64, &u64) -> bool| (0..32).fold(0u32, |p, l| p | u32::from(f(&key(a[l]), &key(b[l]))) << l);
-        p = match [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][op as usize] {
-            Cmp::Eq => mask(u64::eq),
-            Cmp::Ne => mask(u64::ne),
-            Cmp::Lt => mask(u64::lt),
-            Cmp::Le => mask(u64::le),
-            Cmp::Gt => mask(u64::gt),
-            Cmp::Ge => mask(u64::ge),
-        };
-    } else if ty == Ty::F32 && i.flags == 0 {
+    if ty == Ty::F32 && i.flags == 0 {
         for l in 0..32 {
             let (x, y) = (f32::from_bits(a[l] as u32), f32::from_bits(b[l] as u32));
             p |= u32::from(fcmp(op, f64::from(x), f64::from(y))) << l;
@@ -137,7 +144,7 @@ fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 v
             }
         };
-        for l in crate::emu::state::lanes(c.exec) {
+        for l in crate::emu::state::lanes(exec) {
             if x2 {
                 let lo = fcmp(op, val(a[l] & 0xFFFF), val(b[l] & 0xFFFF));
                 let hi = fcmp(op, val((a[l] >> 16) & 0xFFFF), val((b[l] >> 16) & 0xFFFF));
@@ -151,6 +158,12 @@ fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     if !x2 {
         q = !p;
     }
+    combine_and_write(c, i, p, q)
+}
+
+/// Combines the comparisons `p` and `q` with the third operand (`.and`,
+/// `.or`, `.xor`) and writes the destinations.
+fn combine_and_write(c: &mut Ctx<'_>, i: &Inst, mut p: u32, mut q: u32) -> Result<Flow, Fault> {
     if i.imm != 0 {
         let cc = c.pred(&i.s[2])?;
         let comb = |t: u32| match i.imm {

@@ -4,7 +4,7 @@
 //! the 8/6/4-bit formats to and from `f16x2`, tf32).
 
 use super::float::{FTZ, RELU, SAT, flush, post};
-use crate::emu::ctx::{Ctx, Src};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
@@ -51,10 +51,6 @@ pub(super) fn cvt(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
     if irnd.is_some() && frnd.is_some() {
         return Err("`cvt` takes one rounding modifier".into());
     }
-    let mut i = Inst::new(exec_cvt);
-    i.ty = dt;
-    i.ty2 = at;
-    i.flags = flags;
     let src_of = |d: &Dec<'_>, k: usize, t: Ty| d.src(k, t);
     let (sub, nsrc) = if matches!(
         dt,
@@ -117,6 +113,10 @@ pub(super) fn cvt(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
     } else {
         return Err(format!("conversion .{dt:?} <- .{at:?} is not supported").to_lowercase());
     };
+    let mut i = Inst::new(if sub == INT_INT { exec_cvt_int } else { exec_cvt });
+    i.ty = dt;
+    i.ty2 = at;
+    i.flags = flags;
     i.sub = sub;
     i.rnd = irnd.or(frnd).unwrap_or(Rnd::Rn);
     d.count(nsrc + 1)?;
@@ -167,18 +167,33 @@ fn int_to_int(a: &[u64; 32], at: Ty, dt: Ty, sat: bool) -> [u64; 32] {
     d
 }
 
+/// `cvt` between integer types, the most common `cvt` (index widening),
+/// on its own: no choice of family, no second source.
+fn exec_cvt_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
+    let [a] = c.srcs([&i.s[0]])?;
+    let d = int_to_int(a, i.ty2, i.ty, i.flags & SAT != 0);
+    c.write(&i.d[0], &d, i.ext)?;
+    Ok(Flow::Next)
+}
+
 fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    let a = c.src_ref(&i.s[0])?;
-    let b = if i.sub == PACK {
-        c.src_ref(&i.s[1])?
+    let exec = c.exec;
+    let [a, b] = if i.sub == PACK {
+        c.srcs([&i.s[0], &i.s[1]])?
     } else {
-        Src::Val([0; 32])
+        let [a] = c.srcs([&i.s[0]])?;
+        [a, a]
     };
-    let (a, b) = (&*a, &*b);
     let (dt, at, rnd, flags) = (i.ty, i.ty2, i.rnd, i.flags);
+    if flags == 0
+        && rnd == Rnd::Rn
+        && let Some(d) = super::f16_host::cvt(at, dt, a, b)
+    {
+        c.write(&i.d[0], &d, i.ext)?;
+        return Ok(Flow::Next);
+    }
     let mut d = [0u64; 32];
     match i.sub {
-        INT_INT => d = int_to_int(a, at, dt, flags & SAT != 0),
         FLOAT_INT => {
             let af = at.fmt().expect("float");
             if at == Ty::F32 && rnd == Rnd::Rz && flags & FTZ == 0 && matches!(dt, Ty::S32 | Ty::U32) {
@@ -187,7 +202,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                     *d = if dt == Ty::S32 { x as i32 as u32 } else { x as u32 } as u64;
                 }
             } else {
-                for l in lanes(c.exec) {
+                for l in lanes(exec) {
                     let x = a[l] & at.mask();
                     let x = if flags & FTZ != 0 && at == Ty::F32 {
                         flush(x, af)
@@ -210,7 +225,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                     *d = u64::from(v.to_bits());
                 }
             } else {
-                for l in lanes(c.exec) {
+                for l in lanes(exec) {
                     let v = int_of(a[l], at);
                     let r = fp::from_int(v < 0, v.unsigned_abs() as u64, rnd, df);
                     d[l] = post(r, df, flags & (FTZ | SAT));
@@ -219,7 +234,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
         }
         ROUND_INTEGRAL => {
             let f = dt.fmt().expect("float");
-            for l in lanes(c.exec) {
+            for l in lanes(exec) {
                 let x = if flags & FTZ != 0 {
                     flush(a[l] & at.mask(), f)
                 } else {
@@ -236,7 +251,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             let (af, df) = (at.fmt().expect("float"), dt.fmt().expect("float"));
             let satfinite = flags & SATFINITE != 0;
             let wide = af == fp::F64 || df == fp::F64;
-            for l in lanes(c.exec) {
+            for l in lanes(exec) {
                 let mut x = a[l] & at.mask();
                 if flags & FTZ != 0 && at == Ty::F32 {
                     x = flush(x, af);
@@ -269,7 +284,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 let r = fp::convert(x & 0xFFFF_FFFF, fp::F32, ef, rnd, satfinite);
                 relu_small(r, ef, flags)
             };
-            for l in lanes(c.exec) {
+            for l in lanes(exec) {
                 d[l] = (one(a[l]) << w) | one(b[l]);
             }
         }
@@ -280,14 +295,14 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 let r = fp::convert(x & mask, ef, fp::F16, Rnd::Rn, false);
                 relu_small(r, fp::F16, flags)
             };
-            for l in lanes(c.exec) {
+            for l in lanes(exec) {
                 d[l] = one(a[l]) | (one(a[l] >> w) << 16);
             }
         }
         NARROW_X2 => {
             let (ef, _) = packed(dt).expect("packed type");
             let one = |x: u64| relu_small(fp::convert(x & 0xFFFF, fp::F16, ef, rnd, true), ef, flags);
-            for l in lanes(c.exec) {
+            for l in lanes(exec) {
                 d[l] = one(a[l]) | (one(a[l] >> 16) << 8);
             }
         }
@@ -296,7 +311,7 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             // H100 turns a NaN into 0x7FFFE000, and with `.satfinite` maps
             // NaN and infinity bits `x` to `(x & !0x1FFF) - 0x2000`.
             let satfinite = flags & SATFINITE != 0;
-            for l in lanes(c.exec) {
+            for l in lanes(exec) {
                 let x = a[l] & 0xFFFF_FFFF;
                 if x & 0x7F80_0000 == 0x7F80_0000 && (satfinite || x & 0x007F_FFFF != 0) {
                     d[l] = if satfinite { (x & !0x1FFF) - 0x2000 } else { 0x7FFF_E000 };

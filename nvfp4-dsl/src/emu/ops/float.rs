@@ -8,7 +8,7 @@
 //! through the exact routines of `fp` (one rounding, canonical NaN).
 
 use super::{dsrc, lanes1};
-use crate::emu::ctx::{Ctx, Src};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
@@ -25,9 +25,9 @@ const APPROX: u32 = 32;
 const THREE: u32 = 64;
 const APPROX_DIV: u32 = 128;
 
-const ADD: u8 = 0;
-const SUB: u8 = 1;
-const MUL: u8 = 2;
+pub(super) const ADD: u8 = 0;
+pub(super) const SUB: u8 = 1;
+pub(super) const MUL: u8 = 2;
 const FMA: u8 = 3;
 const DIV: u8 = 4;
 
@@ -127,6 +127,8 @@ fn arith(op: u8, a: u64, b: u64, c: u64, f: Fmt, rnd: Rnd, flags: u32) -> u64 {
     };
     let half = f != fp::F32 && f != fp::F64;
     let r = match op {
+        ADD | SUB | MUL if f == fp::F16 && rnd == Rnd::Rn => super::f16_host::arith(op, a, b),
+        FMA if f == fp::F16 && rnd == Rnd::Rn => super::f16_host::fma(a, b, c),
         ADD if half && rnd == Rnd::Rn => fp::add_half(a, b, f),
         SUB if half && rnd == Rnd::Rn => fp::add_half(a, b ^ sign_bit(f), f),
         MUL if half && rnd == Rnd::Rn => fp::mul_half(a, b, f),
@@ -212,13 +214,13 @@ fn per_half(ty: Ty, a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) ->
 }
 
 fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
-    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
-    let x = if i.sub == FMA {
-        c.src_ref(&i.s[2])?
+    let exec = c.exec;
+    let [a, b, x] = if i.sub == FMA {
+        c.srcs([&i.s[0], &i.s[1], &i.s[2]])?
     } else {
-        Src::Val([0; 32])
+        let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
+        [a, b, a]
     };
-    let (a, b, x) = (&*a, &*b, &*x);
     let mut d = [0u64; 32];
     let (op, rnd, flags, ty) = (i.sub, i.rnd, i.flags, i.ty);
     let fast = rnd == Rnd::Rn && flags == 0;
@@ -257,7 +259,7 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         _ => {
             let fmt = ty.fmt().expect("a float type");
-            for l in crate::emu::state::lanes(c.exec) {
+            for l in crate::emu::state::lanes(exec) {
                 d[l] = per_half(ty, a[l], b[l], x[l], |p, q, r| arith(op, p, q, r, fmt, rnd, flags));
             }
         }

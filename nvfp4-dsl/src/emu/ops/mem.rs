@@ -9,7 +9,7 @@
 
 use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
 use super::span::{extent, ld_shared, outside_origin, put, st_shared};
-use crate::emu::ctx::{Ctx, Src};
+use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::gorder::{order_flags, order_kind};
@@ -349,13 +349,14 @@ fn addresses(c: &Ctx<'_>, i: &Inst) -> Result<[u64; 32], Fault> {
 /// Per-lane values of an address operand (`base + off`).
 #[inline(always)]
 pub(super) fn address_values(c: &Ctx<'_>, addr: &crate::emu::inst::Addr) -> Result<[u64; 32], Fault> {
-    let base = match addr.base {
-        Operand::None => Src::Val([0; 32]),
-        op => c.src_ref(&op)?,
-    };
     let off = addr.off as u64;
-    let mut a = [0u64; 32];
-    for (x, b) in a.iter_mut().zip(&*base) {
+    let mut a = [off; 32];
+    let base = match addr.base {
+        Operand::None => return Ok(a),
+        Operand::Reg { idx, .. } => c.reg(idx)?,
+        op => &c.src(&op)?,
+    };
+    for (x, b) in a.iter_mut().zip(base) {
         *x = b.wrapping_add(off);
     }
     Ok(a)
@@ -529,10 +530,10 @@ fn exec_st(c: &mut Ctx<'_>, i: &Inst) -> X {
     if n == 1
         && let Some((k, lo, len)) = warp_global(c, i.space, &addr, total)
     {
-        let v = c.src(&i.v[0])?;
         let exec = c.exec;
+        let (v, mem) = c.src_mem(&i.v[0])?;
         // A read-only allocation: the lane-by-lane path reports it.
-        if let Ok(dst) = c.mem.bytes_mut(k, lo, len) {
+        if let Ok(dst) = mem.bytes_mut(k, lo, len) {
             for l in lanes(exec) {
                 put(dst, (addr[l] - lo) as usize, esz, v[l]);
             }

@@ -17,6 +17,7 @@ mod cmp;
 mod control;
 mod cvt;
 mod desc;
+mod f16_host;
 mod float;
 mod int;
 mod mem;
@@ -182,8 +183,7 @@ fn abs(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
 /// Runs `f` on every lane of two sources and writes the first destination.
 #[inline(always)]
 fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow, Fault> {
-    let (a, b) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?);
-    let (a, b) = (&*a, &*b);
+    let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
     let mut d = [0u64; 32];
     for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
         *d = f(*a, *b);
@@ -195,9 +195,9 @@ fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow
 /// Runs `f` on every lane of one source.
 #[inline(always)]
 fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fault> {
-    let a = c.src_ref(&i.s[0])?;
+    let [a] = c.srcs([&i.s[0]])?;
     let mut d = [0u64; 32];
-    for (d, a) in d.iter_mut().zip(&*a) {
+    for (d, a) in d.iter_mut().zip(a) {
         *d = f(*a);
     }
     c.write(&i.d[0], &d, i.ext)?;
@@ -207,8 +207,7 @@ fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fau
 /// Runs `f` on every lane of three sources.
 #[inline(always)]
 fn lanes3(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64, u64) -> u64) -> Result<Flow, Fault> {
-    let (a, b, x) = (c.src_ref(&i.s[0])?, c.src_ref(&i.s[1])?, c.src_ref(&i.s[2])?);
-    let (a, b, x) = (&*a, &*b, &*x);
+    let [a, b, x] = c.srcs([&i.s[0], &i.s[1], &i.s[2]])?;
     let mut d = [0u64; 32];
     for l in 0..32 {
         d[l] = f(a[l], b[l], x[l]);

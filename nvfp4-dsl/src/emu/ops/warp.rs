@@ -144,12 +144,11 @@ fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
     if members(c, &i.s[3], "shuffle")?.is_none() {
         return Ok(Flow::Jump);
     }
-    let a = c.src(&i.s[0])?;
-    let b = c.src(&i.s[1])?;
-    let cc = c.src(&i.s[2])?;
+    let exec = c.exec;
+    let [a, b, cc] = c.srcs([&i.s[0], &i.s[1], &i.s[2]])?;
     let mut d = [0u64; 32];
     let mut p = 0u32;
-    for l in lanes(c.exec) {
+    for l in lanes(exec) {
         let lane = l as i64;
         let bval = (b[l] & 31) as i64;
         let cval = (cc[l] & 31) as i64;
@@ -166,14 +165,8 @@ fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
         };
         let j = if ok { j as usize } else { l };
-        if c.exec >> j & 1 == 0 {
-            let (x, y, z) = c.thread_of(l);
-            return Err(Fault::lane(
-                l,
-                format!(
-                    "shfl.sync: lane {l} (thread ({x},{y},{z})) reads lane {j}, which does not take part in this shuffle (exited, missing or outside the member mask); its value is undefined"
-                ),
-            ));
+        if exec >> j & 1 == 0 {
+            return Err(absent_lane(c, l, j));
         }
         d[l] = a[j];
         p |= u32::from(ok) << l;
@@ -181,6 +174,19 @@ fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
     c.write(&i.d[0], &d, Ext::Zero)?;
     c.write_pred(&i.d[1], p);
     Ok(Flow::Next)
+}
+
+/// The error for lane `l` of a shuffle reading lane `j`, which does not
+/// take part.
+#[cold]
+fn absent_lane(c: &Ctx<'_>, l: usize, j: usize) -> Fault {
+    let (x, y, z) = c.thread_of(l);
+    Fault::lane(
+        l,
+        format!(
+            "shfl.sync: lane {l} (thread ({x},{y},{z})) reads lane {j}, which does not take part in this shuffle (exited, missing or outside the member mask); its value is undefined"
+        ),
+    )
 }
 
 pub(super) fn elect(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
