@@ -28,6 +28,7 @@ impl Parser {
             }
             E::Unary(u) => return self.unary_expr(u, span),
             E::Binary(b) => self.binary_expr(b)?,
+            E::Assign(a) if let E::Tuple(places) = &*a.left => return self.tuple_assign(a, places),
             E::Assign(a) => {
                 self.reject_element_write(&a.left)?;
                 ExprKind::Assign(Box::new(self.expr(&a.left)?), Box::new(self.expr(&a.right)?))
@@ -39,7 +40,10 @@ impl Parser {
                 syn::Member::Named(n) => ExprKind::Field(Box::new(self.expr(&f.base)?), n.to_string()),
                 syn::Member::Unnamed(i) => ExprKind::TupleField(Box::new(self.expr(&f.base)?), i.index as usize),
             },
-            E::Call(c) => self.call(c)?,
+            E::Call(c) => match self.mem_swap(c) {
+                Some(swap) => return swap,
+                None => self.call(c)?,
+            },
             E::MethodCall(m) => self.method_call_expr(m)?,
             E::If(i) => self.if_expr(i)?,
             E::While(w) => self.while_expr(w)?,
