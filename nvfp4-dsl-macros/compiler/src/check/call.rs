@@ -434,11 +434,17 @@ impl Checker<'_> {
                     };
                     let k = self.known(&t, a.span)?;
                     if !intr.t_set.contains(&k) {
+                        let name = intr.display_name();
+                        // A pair such as an argmax's (value, index) goes
+                        // through one call per element, as in CUDA.
+                        let hint = match k {
+                            Ty::Tuple(_) => format!("; call it on each element: `({name}(t.0, ..), {name}(t.1, ..))`"),
+                            _ => String::new(),
+                        };
                         return err(
                             a.span,
                             format!(
-                                "`{}` works on {}, not `{k}`",
-                                intr.display_name(),
+                                "`{name}` works on {}, not `{k}`{hint}",
                                 intr.t_set
                                     .iter()
                                     .map(|t| format!("`{t}`"))
@@ -681,6 +687,11 @@ fn flat_memory(intr: &Intrinsic, k: &Ty, span: Loc) -> Result<()> {
 /// Why a method that Rust has is missing on `ty` in kernels, and what to
 /// write instead, for the methods people reach for.
 fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    if ty.is_memory() && matches!(method, "get" | "get_mut") {
+        return Some(format!(
+            "`.{method}()` returns an `Option`, which kernels do not have; index after a bounds check: `if i < x.len() {{ x[i] }} else {{ .. }}`"
+        ));
+    }
     let int = ty.is_int();
     if int && (method.starts_with("checked_") || method.starts_with("overflowing_")) {
         let op = method.split_once('_').map_or(method, |(_, op)| op);

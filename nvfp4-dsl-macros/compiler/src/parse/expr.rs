@@ -133,6 +133,14 @@ impl Parser {
             },
             _ => None,
         };
+        if let (None, E::Index(i)) = (slice, &*r.expr)
+            && let E::Range(range) = &*i.index
+        {
+            return err(
+                Loc::of(range),
+                "a sub-slice in a kernel runs to the end of its slice: write `&x[start..]` and keep its indices below `end - start`",
+            );
+        }
         let place = matches!(&*r.expr, E::Path(_) | E::Field(_))
             || matches!(&*r.expr, E::Index(i) if !matches!(&*i.index, E::Range(_)));
         Ok(if place {
@@ -297,7 +305,7 @@ fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
     match e {
         E::Closure(c) => err(
             Loc::of(&c),
-            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`",
+            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`; iterator adapters that take one (`map`, `fold`, `filter`, ...) are not supported: write a `for` loop",
         ),
         E::Async(a) => err(Loc::of(&a), "`async` blocks are not supported in kernels"),
         E::Await(a) => err(Loc::of(&a), "`.await` is not supported in kernels"),
