@@ -97,8 +97,8 @@ impl Checker<'_> {
         if let Ty::Struct(st) = &rty {
             return self.struct_method(e, st, (receiver, rt), method, args);
         }
-        // A local array's length is its type's.
-        if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
+        // A local or static shared array's length is its type's.
+        if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. } | Ty::SharedArray { .. }) {
             return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
         }
         self.method_of(e, receiver, rty, method, args, None)

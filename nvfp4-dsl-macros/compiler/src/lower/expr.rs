@@ -87,8 +87,8 @@ impl Lower<'_> {
             // function updates them in place, or reads them.
             ExprKind::RefMut(var) | ExprKind::Ref(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
-            ExprKind::MethodCall { receiver, .. } if self.array_len_call(e).is_some() => {
-                let n = self.array_len_call(e).expect("an array's len()");
+            ExprKind::MethodCall { receiver, .. } if self.len_call(e, true).is_some() => {
+                let n = self.len_call(e, true).expect("an array's len()");
                 self.expr(receiver)?;
                 Ok(Val::Const(Const::Int(n.into())))
             }
