@@ -195,6 +195,20 @@ impl Checker<'_> {
         {
             t = u;
         }
+        if op.is_comparison() {
+            match self.shallow(&t) {
+                TyV::Tuple(_) | TyV::Ty(Ty::Tuple(_)) => {
+                    return err(
+                        span,
+                        "tuples are not compared in kernels: compare their elements (`a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)`, `a.0 == b.0 && a.1 == b.1`)",
+                    );
+                }
+                TyV::Array(..) => {
+                    return err(span, "arrays are not compared in kernels: compare their elements");
+                }
+                _ => {}
+            }
+        }
         if let TyV::Ty(ty) = self.shallow(&t) {
             if op.is_comparison() {
                 if ty.scalar().is_none() {
