@@ -687,6 +687,16 @@ fn flat_memory(intr: &Intrinsic, k: &Ty, span: Loc) -> Result<()> {
 /// Why a method that Rust has is missing on `ty` in kernels, and what to
 /// write instead, for the methods people reach for.
 fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    if matches!(method, "iter" | "iter_mut" | "into_iter") && (ty.is_memory() || matches!(ty, Ty::Array { .. })) {
+        return Some(format!(
+            "`.{method}()` is for `for` loops in kernels (`for v in x.{method}()`); iterator adapters and consumers (`sum`, `map`, `max`, ...) are not supported: write a `for` loop"
+        ));
+    }
+    if ty.is_int() && matches!(method, "try_into" | "into") {
+        return Some(format!(
+            "`.{method}()` is not supported in kernels; convert with `as` (wrapping), or `T::from(x)` where it is lossless"
+        ));
+    }
     if ty.is_memory() && matches!(method, "get" | "get_mut") {
         return Some(format!(
             "`.{method}()` returns an `Option`, which kernels do not have; index after a bounds check: `if i < x.len() {{ x[i] }} else {{ .. }}`"
