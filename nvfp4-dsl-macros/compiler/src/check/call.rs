@@ -434,24 +434,7 @@ impl Checker<'_> {
                     };
                     let k = self.known(&t, a.span)?;
                     if !intr.t_set.contains(&k) {
-                        let name = intr.display_name();
-                        // A pair such as an argmax's (value, index) goes
-                        // through one call per element, as in CUDA.
-                        let hint = match k {
-                            Ty::Tuple(_) => format!("; call it on each element: `({name}(t.0, ..), {name}(t.1, ..))`"),
-                            _ => String::new(),
-                        };
-                        return err(
-                            a.span,
-                            format!(
-                                "`{name}` works on {}, not `{k}`{hint}",
-                                intr.t_set
-                                    .iter()
-                                    .map(|t| format!("`{t}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        );
+                        return err(a.span, wrong_t(intr, &k));
                     }
                     t_var = Some(TyV::Ty(k));
                 }
@@ -686,6 +669,19 @@ fn flat_memory(intr: &Intrinsic, k: &Ty, span: Loc) -> Result<()> {
 
 /// Why a method that Rust has is missing on `ty` in kernels, and what to
 /// write instead, for the methods people reach for.
+/// An intrinsic's `T` argument of a type outside its set.
+fn wrong_t(intr: &Intrinsic, k: &Ty) -> String {
+    let name = intr.display_name();
+    let set: Vec<String> = intr.t_set.iter().map(|t| format!("`{t}`")).collect();
+    // A pair such as an argmax's (value, index) goes through one call per
+    // element, as in CUDA.
+    let hint = match k {
+        Ty::Tuple(_) => format!("; call it on each element: `({name}(t.0, ..), {name}(t.1, ..))`"),
+        _ => String::new(),
+    };
+    format!("`{name}` works on {}, not `{k}`{hint}", set.join(", "))
+}
+
 fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
     if matches!(method, "iter" | "iter_mut" | "into_iter") && (ty.is_memory() || matches!(ty, Ty::Array { .. })) {
         return Some(format!(
