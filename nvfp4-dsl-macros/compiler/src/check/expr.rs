@@ -31,7 +31,12 @@ impl Checker<'_> {
             ExprKind::AssignOp(op, place, value) => self.assign_op(e, *op, place, value),
             ExprKind::Cast(inner, to) => self.cast(e, inner, to),
             ExprKind::Index(base, index) => self.index(e, base, index),
-            ExprKind::SliceFrom { base, start, mutable } => self.slice_from(e, base, start, *mutable),
+            ExprKind::SliceFrom {
+                base,
+                start,
+                end,
+                mutable,
+            } => self.slice_from(e, base, start, end.as_deref(), *mutable),
             ExprKind::RefMut(_) | ExprKind::Ref(_) => err(e.span, REFERENCE_USES),
             ExprKind::Field(base, field) => self.field(e, base, field),
             ExprKind::Call { path, generics, args } => self.call(e, path, generics, args, hint.as_ref()),

@@ -175,7 +175,14 @@ impl Checker<'_> {
         }
     }
 
-    pub(super) fn slice_from(&mut self, e: &Expr, base: &Expr, start: &Expr, mutable: bool) -> Result<TyV> {
+    pub(super) fn slice_from(
+        &mut self,
+        e: &Expr,
+        base: &Expr,
+        start: &Expr,
+        end: Option<&Expr>,
+        mutable: bool,
+    ) -> Result<TyV> {
         let bt = self.expr(base, None)?;
         let bt = self.known(&bt, base.span)?;
         let Ty::Slice {
@@ -195,8 +202,10 @@ impl Checker<'_> {
             );
         }
         let usize_t = TyV::Ty(Ty::Scalar(Scalar::Usize));
-        let st = self.expr(start, Some(&usize_t))?;
-        self.unify(&usize_t, &st, start.span)?;
+        for bound in std::iter::once(start).chain(end) {
+            let t = self.expr(bound, Some(&usize_t))?;
+            self.unify(&usize_t, &t, bound.span)?;
+        }
         Ok(TyV::Ty(Ty::Slice {
             elem: elem.clone(),
             mutable,

@@ -71,12 +71,13 @@ impl Lower<'_> {
                 let i = self.expr(index)?;
                 self.index_read(b, i, &it, index.span)
             }
-            ExprKind::SliceFrom { base, start, .. } => {
+            ExprKind::SliceFrom { base, start, end, .. } => {
                 let Val::Mem(m) = self.expr(base)? else {
                     unreachable!("checked: a slice")
                 };
                 let s = self.expr(start)?;
-                Ok(Val::Mem(self.slice_from(m, s)))
+                let end = end.as_deref().map(|x| self.expr(x)).transpose()?;
+                Ok(Val::Mem(self.slice_from(m, s, end)))
             }
             ExprKind::Field(base, field) => {
                 let bt = self.ty(base);

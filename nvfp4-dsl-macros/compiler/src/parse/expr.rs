@@ -124,41 +124,42 @@ impl Parser {
     /// field or an element (`check` says where those may go).
     fn reference_expr(&mut self, r: &syn::ExprReference) -> Result<ExprKind> {
         use syn::Expr as E;
-        let slice = match &*r.expr {
-            E::Index(i) => match &*i.index {
-                E::Range(range) if range.end.is_none() && matches!(range.limits, syn::RangeLimits::HalfOpen(_)) => {
-                    range.start.as_ref().map(|s| (&*i.expr, &**s))
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        if let (None, E::Index(i)) = (slice, &*r.expr)
+        if let E::Index(i) = &*r.expr
             && let E::Range(range) = &*i.index
         {
-            return err(
-                Loc::of(range),
-                "a sub-slice in a kernel runs to the end of its slice: write `&x[start..]` and keep its indices below `end - start`",
-            );
+            return self.sub_slice(&i.expr, range, r.mutability.is_some());
         }
-        let place = matches!(&*r.expr, E::Path(_) | E::Field(_))
-            || matches!(&*r.expr, E::Index(i) if !matches!(&*i.index, E::Range(_)));
-        Ok(if place {
-            let inner = Box::new(self.expr(&r.expr)?);
-            if r.mutability.is_some() {
-                ExprKind::RefMut(inner)
-            } else {
-                ExprKind::Ref(inner)
-            }
+        let place = matches!(&*r.expr, E::Path(_) | E::Field(_) | E::Index(_));
+        if !place {
+            return err(Loc::of(&r), REFERENCE_USES);
+        }
+        let inner = Box::new(self.expr(&r.expr)?);
+        Ok(if r.mutability.is_some() {
+            ExprKind::RefMut(inner)
         } else {
-            let Some((base, start)) = slice else {
-                return err(Loc::of(&r), REFERENCE_USES);
-            };
-            ExprKind::SliceFrom {
-                base: Box::new(self.expr(base)?),
-                start: Box::new(self.expr(start)?),
-                mutable: r.mutability.is_some(),
+            ExprKind::Ref(inner)
+        })
+    }
+
+    /// `&x[start..]`, `&x[start..end]`, `&x[..end]`, `&x[start..=last]`,
+    /// `&x[..]`: a view from `start` (0 if absent) to `end` (the slice's).
+    fn sub_slice(&mut self, base: &syn::Expr, range: &syn::ExprRange, mutable: bool) -> Result<ExprKind> {
+        let base = Box::new(self.expr(base)?);
+        let zero: syn::Expr = syn::parse_quote_spanned!(Loc::of(range).start=> 0usize);
+        let start = self.expr(range.start.as_deref().unwrap_or(&zero))?;
+        let end = match (&range.end, &range.limits) {
+            (None, _) => None,
+            (Some(e), syn::RangeLimits::HalfOpen(_)) => Some(Box::new(self.expr(e)?)),
+            (Some(e), syn::RangeLimits::Closed(_)) => {
+                let past: syn::Expr = syn::parse_quote_spanned!(Loc::of(e).start=> (#e) + 1);
+                Some(Box::new(self.expr(&past)?))
             }
+        };
+        Ok(ExprKind::SliceFrom {
+            base,
+            start: Box::new(start),
+            end,
+            mutable,
         })
     }
 
