@@ -7,14 +7,14 @@ use nvfp4_dsl::prelude::*;
 /// lane keeps the first largest of its strided columns, then the warp
 /// reduces the (value, index) pairs with shuffles.
 #[kernel(targets(sm_90), launch_bounds(32))]
-pub fn row_argmax(x: &[f32], out: &mut [u32], cols: u32) {
+pub fn row_argmax(x: &[f32], out: &mut [u32], cols: usize) {
     let row = block_idx_x() as usize;
+    let values = &x[row * cols..(row + 1) * cols];
     let lane = lane_id();
     let (mut best, mut index) = (f32::NEG_INFINITY, u32::MAX);
-    for c in (lane..cols).step_by(32) {
-        let v = x[row * cols as usize + c as usize];
-        if v > best {
-            (best, index) = (v, c);
+    for c in (lane as usize..values.len()).step_by(32) {
+        if values[c] > best {
+            (best, index) = (values[c], c as u32);
         }
     }
     for offset in [16, 8, 4, 2, 1] {
@@ -52,15 +52,7 @@ pub fn check(device: &Device, rng: &mut crate::Rng) -> Result<(), nvfp4_dsl::Err
     let dx = device.upload(&x)?;
     let mut dout = device.upload(&vec![u32::MAX - 1; rows])?;
     // SAFETY: block r reads row r of x and writes out[r].
-    unsafe {
-        row_argmax::Kernel::launch(
-            device,
-            LaunchConfig::linear(rows as u32, 32),
-            &dx,
-            &mut dout,
-            cols as u32,
-        )?
-    };
+    unsafe { row_argmax::Kernel::launch(device, LaunchConfig::linear(rows as u32, 32), &dx, &mut dout, cols)? };
     let got = device.download(&dout)?;
     for (r, (g, w)) in got.iter().zip(reference(&x, cols)).enumerate() {
         assert_eq!(*g, w, "argmax of row {r}");
