@@ -17,6 +17,8 @@ fn total(x: &[f32]) -> f32 {
 
 /// Row `r` of `x` (rows of `cols`) doubled into row `r` of `y`, and the
 /// view lengths and sums a row's thread sees.
+// `&x[..]` is one of the forms under test.
+#[allow(clippy::redundant_slicing)]
 #[device]
 fn row_views(x: &[f32], y: &mut [f32], r: usize, cols: usize) -> ([u32; 4], [f32; 3]) {
     let row = &x[r * cols..(r + 1) * cols];
