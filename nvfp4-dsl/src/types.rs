@@ -315,6 +315,17 @@ pub struct SharedArray<T, const N: usize> {
     _elem: core::marker::PhantomData<T>,
 }
 
+// A kernel asks a shared array for its length as it asks a local array;
+// `is_empty` would always be false for one that exists.
+#[allow(clippy::len_without_is_empty)]
+impl<T, const N: usize> SharedArray<T, N> {
+    /// Its length, `N` (its rows if 2-D), a constant in the PTX: `for i in
+    /// (t..buf.len()).step_by(..)`.
+    pub const fn len(&self) -> usize {
+        N
+    }
+}
+
 /// What a [`SharedArray`] holds: an [`Element`], or a row `[T; C]` of them
 /// (a 2-D shared array).
 pub trait SharedElement: 'static {}

@@ -395,10 +395,12 @@ pub enum ExprKind {
     AssignOp(BinOp, Box<Expr>, Box<Expr>),
     Cast(Box<Expr>, Ty),
     Index(Box<Expr>, Box<Expr>),
-    /// `&a[start..]` or `&mut a[start..]`: a view from `start` on.
+    /// `&a[start..]` or `&mut a[start..]`: a view from `start` on; with
+    /// an `end` (`&a[start..end]`, `&a[..end]`, `..=`), that many fewer.
     SliceFrom {
         base: Box<Expr>,
         start: Box<Expr>,
+        end: Option<Box<Expr>>,
         mutable: bool,
     },
     Field(Box<Expr>, String),
@@ -490,7 +492,7 @@ pub enum ExprKind {
 }
 
 /// Where a reference may appear in a kernel: the error for one elsewhere.
-pub const REFERENCE_USES: &str = "references are supported as sub-slices `&a[start..]` or `&mut a[start..]`, as `&mut acc` for the accumulator of a `wgmma_*` intrinsic, and as `&x` or `&mut x` for a device function's reference parameter (`&[T; N]`, `&mut [T; N]`, `&Pair`, `&mut Pair`, `&self`, `&mut self`)";
+pub const REFERENCE_USES: &str = "references are supported as sub-slices `&a[start..]`, `&a[start..end]` or `&mut a[start..]`, as `&mut acc` for the accumulator of a `wgmma_*` intrinsic, and as `&x` or `&mut x` for a device function's reference parameter (`&[T; N]`, `&mut [T; N]`, `&Pair`, `&mut Pair`, `&self`, `&mut self`)";
 
 /// Calls `f` on every function call in `b` (nested blocks included).
 pub fn walk_calls<'a>(b: &'a Block, f: &mut impl FnMut(&'a Expr, &'a CallPath)) {
@@ -538,9 +540,10 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
             walk_expr(a, f);
             walk_expr(b, f);
         }
-        ExprKind::SliceFrom { base, start, .. } => {
+        ExprKind::SliceFrom { base, start, end, .. } => {
             walk_expr(base, f);
             walk_expr(start, f);
+            end.iter().for_each(|e| walk_expr(e, f));
         }
         ExprKind::Array(items)
         | ExprKind::InlinePtx { args: items, .. }

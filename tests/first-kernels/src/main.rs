@@ -3,10 +3,34 @@
 //! global atomics, a tiled row sum through device functions that take a
 //! shared array and a `&mut` accumulator, a struct with methods, `zip` and
 //! a closure, module constants shared by host and kernel, and a kernel
-//! generic over its element type (`T: Float`, for `f16` and `bf16`).
+//! generic over its element type (`T: Float`, for `f16` and `bf16`); and a
+//! new user's first three: a block scan (`scan`), a tiled matrix multiply
+//! (`matmul`) and a row argmax with warp shuffles (`argmax`).
 
 use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
+
+mod argmax;
+mod matmul;
+mod scan;
+
+/// A reproducible stream of pseudo-random numbers (xorshift64*), so the
+/// checks need no dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn next_u32(&mut self) -> u32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+    }
+
+    /// A value in `[-range, range)` on a grid of `1/256`, never all zeros.
+    pub fn f32(&mut self, range: f32) -> f32 {
+        (self.next_u32() % (512 * range as u32)) as f32 / 256.0 - range
+    }
+}
 
 /// Threads per block, shared by the host's launch and the kernels.
 #[device]
@@ -236,6 +260,10 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
         // SAFETY: as above.
         unsafe { rms_norm::Kernel::<bf16>::launch(&device, config, x, y, rows, n) }
     })?;
+    scan::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
+    matmul::check(&device, &mut Rng(0x2545_f491_4f6c_dd1d))?;
+    argmax::check(&device, &mut Rng(0x1234_5678_9abc_def1))?;
+    println!("block scan, tiled matmul and row argmax match the CPU");
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
         bytes.len()

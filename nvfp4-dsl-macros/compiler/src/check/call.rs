@@ -97,8 +97,8 @@ impl Checker<'_> {
         if let Ty::Struct(st) = &rty {
             return self.struct_method(e, st, (receiver, rt), method, args);
         }
-        // A local array's length is its type's.
-        if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. }) {
+        // A local or static shared array's length is its type's.
+        if method == "len" && args.is_empty() && matches!(rty, Ty::Array { .. } | Ty::SharedArray { .. }) {
             return Ok(TyV::Ty(Ty::Scalar(Scalar::Usize)));
         }
         self.method_of(e, receiver, rty, method, args, None)
@@ -434,18 +434,7 @@ impl Checker<'_> {
                     };
                     let k = self.known(&t, a.span)?;
                     if !intr.t_set.contains(&k) {
-                        return err(
-                            a.span,
-                            format!(
-                                "`{}` works on {}, not `{k}`",
-                                intr.display_name(),
-                                intr.t_set
-                                    .iter()
-                                    .map(|t| format!("`{t}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        );
+                        return err(a.span, wrong_t(intr, &k));
                     }
                     t_var = Some(TyV::Ty(k));
                 }
@@ -680,7 +669,35 @@ fn flat_memory(intr: &Intrinsic, k: &Ty, span: Loc) -> Result<()> {
 
 /// Why a method that Rust has is missing on `ty` in kernels, and what to
 /// write instead, for the methods people reach for.
+/// An intrinsic's `T` argument of a type outside its set.
+fn wrong_t(intr: &Intrinsic, k: &Ty) -> String {
+    let name = intr.display_name();
+    let set: Vec<String> = intr.t_set.iter().map(|t| format!("`{t}`")).collect();
+    // A pair such as an argmax's (value, index) goes through one call per
+    // element, as in CUDA.
+    let hint = match k {
+        Ty::Tuple(_) => format!("; call it on each element: `({name}(t.0, ..), {name}(t.1, ..))`"),
+        _ => String::new(),
+    };
+    format!("`{name}` works on {}, not `{k}`{hint}", set.join(", "))
+}
+
 fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    if matches!(method, "iter" | "iter_mut" | "into_iter") && (ty.is_memory() || matches!(ty, Ty::Array { .. })) {
+        return Some(format!(
+            "`.{method}()` is for `for` loops in kernels (`for v in x.{method}()`); iterator adapters and consumers (`sum`, `map`, `max`, ...) are not supported: write a `for` loop"
+        ));
+    }
+    if ty.is_int() && matches!(method, "try_into" | "into") {
+        return Some(format!(
+            "`.{method}()` is not supported in kernels; convert with `as` (wrapping), or `T::from(x)` where it is lossless"
+        ));
+    }
+    if ty.is_memory() && matches!(method, "get" | "get_mut") {
+        return Some(format!(
+            "`.{method}()` returns an `Option`, which kernels do not have; index after a bounds check: `if i < x.len() {{ x[i] }} else {{ .. }}`"
+        ));
+    }
     let int = ty.is_int();
     if int && (method.starts_with("checked_") || method.starts_with("overflowing_")) {
         let op = method.split_once('_').map_or(method, |(_, op)| op);

@@ -31,7 +31,12 @@ impl Checker<'_> {
             ExprKind::AssignOp(op, place, value) => self.assign_op(e, *op, place, value),
             ExprKind::Cast(inner, to) => self.cast(e, inner, to),
             ExprKind::Index(base, index) => self.index(e, base, index),
-            ExprKind::SliceFrom { base, start, mutable } => self.slice_from(e, base, start, *mutable),
+            ExprKind::SliceFrom {
+                base,
+                start,
+                end,
+                mutable,
+            } => self.slice_from(e, base, start, end.as_deref(), *mutable),
             ExprKind::RefMut(_) | ExprKind::Ref(_) => err(e.span, REFERENCE_USES),
             ExprKind::Field(base, field) => self.field(e, base, field),
             ExprKind::Call { path, generics, args } => self.call(e, path, generics, args, hint.as_ref()),
@@ -194,6 +199,20 @@ impl Checker<'_> {
             && let Ok(u) = self.unify(&t, h, span)
         {
             t = u;
+        }
+        if op.is_comparison() {
+            match self.shallow(&t) {
+                TyV::Tuple(_) | TyV::Ty(Ty::Tuple(_)) => {
+                    return err(
+                        span,
+                        "tuples are not compared in kernels: compare their elements (`a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)`, `a.0 == b.0 && a.1 == b.1`)",
+                    );
+                }
+                TyV::Array(..) => {
+                    return err(span, "arrays are not compared in kernels: compare their elements");
+                }
+                _ => {}
+            }
         }
         if let TyV::Ty(ty) = self.shallow(&t) {
             if op.is_comparison() {

@@ -16,16 +16,19 @@ impl Checker<'_> {
             return err(e.span, "invalid compound assignment");
         }
         let pt = self.place(place)?;
-        let pk = self.known(&pt, place.span)?;
         if op.is_shift() {
+            let pk = self.known(&pt, place.span)?;
             let vt = self.expr(value, None)?;
             self.shift_rhs(&vt, value.span)?;
             if !pk.is_int() {
                 return err(e.span, format!("cannot shift a value of type `{pk}`"));
             }
         } else {
+            // The value first: it may give the place its type, as in Rust
+            // (`let mut acc = 0.0; acc += x[i];` makes `acc` an `f32`).
             let vt = self.expr(value, Some(&pt))?;
             self.unify(&pt, &vt, value.span)?;
+            let pk = self.known(&pt, place.span)?;
             self.arith_operand(op, &pk, e.span)?;
         }
         Ok(TyV::Ty(Ty::Unit))
@@ -172,7 +175,14 @@ impl Checker<'_> {
         }
     }
 
-    pub(super) fn slice_from(&mut self, e: &Expr, base: &Expr, start: &Expr, mutable: bool) -> Result<TyV> {
+    pub(super) fn slice_from(
+        &mut self,
+        e: &Expr,
+        base: &Expr,
+        start: &Expr,
+        end: Option<&Expr>,
+        mutable: bool,
+    ) -> Result<TyV> {
         let bt = self.expr(base, None)?;
         let bt = self.known(&bt, base.span)?;
         let Ty::Slice {
@@ -192,8 +202,10 @@ impl Checker<'_> {
             );
         }
         let usize_t = TyV::Ty(Ty::Scalar(Scalar::Usize));
-        let st = self.expr(start, Some(&usize_t))?;
-        self.unify(&usize_t, &st, start.span)?;
+        for bound in std::iter::once(start).chain(end) {
+            let t = self.expr(bound, Some(&usize_t))?;
+            self.unify(&usize_t, &t, bound.span)?;
+        }
         Ok(TyV::Ty(Ty::Slice {
             elem: elem.clone(),
             mutable,

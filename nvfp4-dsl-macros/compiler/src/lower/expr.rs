@@ -71,12 +71,13 @@ impl Lower<'_> {
                 let i = self.expr(index)?;
                 self.index_read(b, i, &it, index.span)
             }
-            ExprKind::SliceFrom { base, start, .. } => {
+            ExprKind::SliceFrom { base, start, end, .. } => {
                 let Val::Mem(m) = self.expr(base)? else {
                     unreachable!("checked: a slice")
                 };
                 let s = self.expr(start)?;
-                Ok(Val::Mem(self.slice_from(m, s)))
+                let end = end.as_deref().map(|x| self.expr(x)).transpose()?;
+                Ok(Val::Mem(self.slice_from(m, s, end)))
             }
             ExprKind::Field(base, field) => {
                 let bt = self.ty(base);
@@ -87,8 +88,8 @@ impl Lower<'_> {
             // function updates them in place, or reads them.
             ExprKind::RefMut(var) | ExprKind::Ref(var) => self.expr(var),
             ExprKind::Call { args, generics, .. } => self.call(e, None, args, generics),
-            ExprKind::MethodCall { receiver, .. } if self.array_len_call(e).is_some() => {
-                let n = self.array_len_call(e).expect("an array's len()");
+            ExprKind::MethodCall { receiver, .. } if self.len_call(e, true).is_some() => {
+                let n = self.len_call(e, true).expect("an array's len()");
                 self.expr(receiver)?;
                 Ok(Val::Const(Const::Int(n.into())))
             }

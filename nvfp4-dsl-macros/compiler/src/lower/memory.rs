@@ -235,9 +235,11 @@ impl Lower<'_> {
         Ok(())
     }
 
-    pub(super) fn slice_from(&mut self, m: MemRef, start: Val) -> MemRef {
+    pub(super) fn slice_from(&mut self, m: MemRef, start: Val, end: Option<Val>) -> MemRef {
         let size = self.elem_layout(&m.elem).bytes as i64;
-        let len = m.len.clone().map(|l| {
+        // Its length is `end - start`, `end` the view's or the slice's.
+        let end = end.map(Box::new).or_else(|| m.len.clone());
+        let len = end.map(|l| {
             let v = self.binary(
                 BinOp::Sub,
                 (*l).clone(),

@@ -248,11 +248,18 @@ impl<'a> Lower<'a> {
 
     /// The length, if `e` is `a.len()` on a local array `a` (a constant).
     fn array_len_call(&self, e: &Expr) -> Option<u64> {
+        self.len_call(e, false)
+    }
+
+    /// The length, if `e` is `a.len()` on a local array, or with `shared`
+    /// on a static shared array too (its rows if 2-D): its type's.
+    fn len_call(&self, e: &Expr, shared: bool) -> Option<u64> {
         let ExprKind::MethodCall { receiver, method, .. } = &e.kind else {
             return None;
         };
         match self.ty(receiver) {
             Ty::Array { len, .. } if method == "len" => Some(self.len_value(&len)),
+            Ty::SharedArray { len, .. } if shared && method == "len" => Some(self.len_value(&len)),
             _ => None,
         }
     }

@@ -28,6 +28,7 @@ impl Parser {
             }
             E::Unary(u) => return self.unary_expr(u, span),
             E::Binary(b) => self.binary_expr(b)?,
+            E::Assign(a) if let E::Tuple(places) = &*a.left => return self.tuple_assign(a, places),
             E::Assign(a) => {
                 self.reject_element_write(&a.left)?;
                 ExprKind::Assign(Box::new(self.expr(&a.left)?), Box::new(self.expr(&a.right)?))
@@ -39,7 +40,10 @@ impl Parser {
                 syn::Member::Named(n) => ExprKind::Field(Box::new(self.expr(&f.base)?), n.to_string()),
                 syn::Member::Unnamed(i) => ExprKind::TupleField(Box::new(self.expr(&f.base)?), i.index as usize),
             },
-            E::Call(c) => self.call(c)?,
+            E::Call(c) => match self.mem_swap(c) {
+                Some(swap) => return swap,
+                None => self.call(c)?,
+            },
             E::MethodCall(m) => self.method_call_expr(m)?,
             E::If(i) => self.if_expr(i)?,
             E::While(w) => self.while_expr(w)?,
@@ -120,33 +124,42 @@ impl Parser {
     /// field or an element (`check` says where those may go).
     fn reference_expr(&mut self, r: &syn::ExprReference) -> Result<ExprKind> {
         use syn::Expr as E;
-        let slice = match &*r.expr {
-            E::Index(i) => match &*i.index {
-                E::Range(range) if range.end.is_none() && matches!(range.limits, syn::RangeLimits::HalfOpen(_)) => {
-                    range.start.as_ref().map(|s| (&*i.expr, &**s))
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        let place = matches!(&*r.expr, E::Path(_) | E::Field(_))
-            || matches!(&*r.expr, E::Index(i) if !matches!(&*i.index, E::Range(_)));
-        Ok(if place {
-            let inner = Box::new(self.expr(&r.expr)?);
-            if r.mutability.is_some() {
-                ExprKind::RefMut(inner)
-            } else {
-                ExprKind::Ref(inner)
-            }
+        if let E::Index(i) = &*r.expr
+            && let E::Range(range) = &*i.index
+        {
+            return self.sub_slice(&i.expr, range, r.mutability.is_some());
+        }
+        let place = matches!(&*r.expr, E::Path(_) | E::Field(_) | E::Index(_));
+        if !place {
+            return err(Loc::of(&r), REFERENCE_USES);
+        }
+        let inner = Box::new(self.expr(&r.expr)?);
+        Ok(if r.mutability.is_some() {
+            ExprKind::RefMut(inner)
         } else {
-            let Some((base, start)) = slice else {
-                return err(Loc::of(&r), REFERENCE_USES);
-            };
-            ExprKind::SliceFrom {
-                base: Box::new(self.expr(base)?),
-                start: Box::new(self.expr(start)?),
-                mutable: r.mutability.is_some(),
+            ExprKind::Ref(inner)
+        })
+    }
+
+    /// `&x[start..]`, `&x[start..end]`, `&x[..end]`, `&x[start..=last]`,
+    /// `&x[..]`: a view from `start` (0 if absent) to `end` (the slice's).
+    fn sub_slice(&mut self, base: &syn::Expr, range: &syn::ExprRange, mutable: bool) -> Result<ExprKind> {
+        let base = Box::new(self.expr(base)?);
+        let zero: syn::Expr = syn::parse_quote_spanned!(Loc::of(range).start=> 0usize);
+        let start = self.expr(range.start.as_deref().unwrap_or(&zero))?;
+        let end = match (&range.end, &range.limits) {
+            (None, _) => None,
+            (Some(e), syn::RangeLimits::HalfOpen(_)) => Some(Box::new(self.expr(e)?)),
+            (Some(e), syn::RangeLimits::Closed(_)) => {
+                let past: syn::Expr = syn::parse_quote_spanned!(Loc::of(e).start=> (#e) + 1);
+                Some(Box::new(self.expr(&past)?))
             }
+        };
+        Ok(ExprKind::SliceFrom {
+            base,
+            start: Box::new(start),
+            end,
+            mutable,
         })
     }
 
@@ -293,7 +306,7 @@ fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
     match e {
         E::Closure(c) => err(
             Loc::of(&c),
-            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`",
+            "a closure in a kernel is bound with `let` and called by its name: `let sq = |v: f32| v * v; y[i] = sq(x[i]);`; iterator adapters that take one (`map`, `fold`, `filter`, ...) are not supported: write a `for` loop",
         ),
         E::Async(a) => err(Loc::of(&a), "`async` blocks are not supported in kernels"),
         E::Await(a) => err(Loc::of(&a), "`.await` is not supported in kernels"),

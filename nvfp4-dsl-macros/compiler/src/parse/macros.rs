@@ -46,10 +46,14 @@ impl Parser {
             return self.assert_macro(mac, kind, span);
         }
         if name != "ptx" {
+            let instead = match name.as_str() {
+                "matches" => "; write a `match` (`match v { 1 | 2 => true, _ => false }`) or comparisons",
+                _ => "",
+            };
             return err(
                 Loc::of(&mac.path),
                 format!(
-                    "macro `{name}!` cannot be used in a kernel; the macros are `ptx!` (inline PTX), `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms"
+                    "macro `{name}!` cannot be used in a kernel; the macros are `ptx!` (inline PTX), `assert!`, `assert_eq!`, `assert_ne!` and their `debug_` forms{instead}"
                 ),
             );
         }

@@ -13,11 +13,12 @@
 //! blocks), `expr` (expressions), `loops` (`while`, `loop`, `for`),
 //! `elements` (element loops: over slices, arrays, array literals, zipped),
 //! `macros` (`ptx!` and the assertions), `closure` (closures and their
-//! calls),
+//! calls), `assign` (destructuring assignment and `mem::swap`),
 //! `path` (names and calls), `literal` (literals and named constants),
 //! `pat` (patterns), `span` (where an expression is) and `text` (the source
 //! line of a statement).
 
+mod assign;
 mod closure;
 mod consts;
 mod elements;

@@ -117,6 +117,9 @@ impl Parser {
             return err(Loc::of(&fp), "qualified paths are not supported in kernels");
         }
         let segs: Vec<&syn::PathSegment> = fp.path.segments.iter().collect();
+        if let Some(call) = self.cmp_min_max(&segs, c) {
+            return call;
+        }
         let last = segs
             .last()
             .copied()
@@ -168,6 +171,29 @@ impl Parser {
             generics,
             args,
         })
+    }
+
+    /// `std::cmp::max(a, b)` (also `core::`, `cmp::`, `min`) as `a.max(b)`:
+    /// the same for the `Ord` types it takes; `None` for any other call.
+    fn cmp_min_max(&mut self, segs: &[&syn::PathSegment], c: &syn::ExprCall) -> Option<Result<ExprKind>> {
+        let names: Vec<String> = segs.iter().map(|s| s.ident.to_string()).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (["std" | "core", "cmp", method @ ("max" | "min")] | ["cmp", method @ ("max" | "min")]) = names[..] else {
+            return None;
+        };
+        let [a, b] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Some(err(
+                Loc::of(&c.args),
+                format!("`cmp::{method}` takes two values: `cmp::{method}(a, b)`"),
+            ));
+        };
+        Some((|| {
+            Ok(ExprKind::MethodCall {
+                receiver: Box::new(self.expr(a)?),
+                method: method.to_string(),
+                args: vec![self.expr(b)?],
+            })
+        })())
     }
 
     /// A turbofish argument: a type, or a constant. Rust reads a lone name

@@ -1,0 +1,101 @@
+//! Sub-slices with an end, as Rust writes them: `&x[a..b]`, `&x[..b]`,
+//! `&x[a..=b]`, `&x[..]`, `&mut y[a..b]`, and `x[a..b].iter()` in a loop:
+//! each view's `len()` is `end - start` and its element loops stop there.
+//! Run on the emulator against the same functions on the host.
+
+use nvfp4_dsl::prelude::*;
+
+/// The sum of a view, in order.
+#[device]
+fn total(x: &[f32]) -> f32 {
+    let mut s = 0.0;
+    for v in x.iter() {
+        s += *v;
+    }
+    s
+}
+
+/// Row `r` of `x` (rows of `cols`) doubled into row `r` of `y`, and the
+/// view lengths and sums a row's thread sees.
+// `&x[..]` is one of the forms under test.
+#[allow(clippy::redundant_slicing)]
+#[device]
+fn row_views(x: &[f32], y: &mut [f32], r: usize, cols: usize) -> ([u32; 4], [f32; 3]) {
+    let row = &x[r * cols..(r + 1) * cols];
+    let head = &x[..r + 1];
+    let three = &x[r..=r + 2];
+    let all = &x[..];
+    let out = &mut y[r * cols..(r + 1) * cols];
+    for (o, v) in out.iter_mut().zip(row) {
+        *o = *v * 2.0;
+    }
+    let mut strided = 0.0;
+    for v in x[r..r + 5].iter().rev() {
+        strided = strided * 0.5 + *v;
+    }
+    (
+        [
+            row.len() as u32,
+            head.len() as u32,
+            three.len() as u32,
+            all.len() as u32,
+        ],
+        [total(row), total(three) + total(head), strided],
+    )
+}
+
+#[kernel(targets(sm_90))]
+pub fn sub_slices(x: &[f32], y: &mut [f32], lens: &mut [u32], sums: &mut [f32], cols: u32) {
+    let r = thread_idx_x() as usize;
+    let (l, s) = row_views(x, y, r, cols as usize);
+    #[unroll]
+    for k in 0..4 {
+        lens[4 * r + k] = l[k];
+    }
+    #[unroll]
+    for k in 0..3 {
+        sums[3 * r + k] = s[k];
+    }
+}
+
+#[test]
+fn sub_slices_with_an_end_match_the_host() {
+    let device = Device::emulator(Target::Sm90);
+    let (rows, cols) = (24usize, 7usize);
+    let x: Vec<f32> = (0..rows * cols + 8)
+        .map(|i| ((i as u32).wrapping_mul(0x9E37_79B9) >> 20) as f32 * 0.125 - 250.0)
+        .collect();
+    let dx = device.upload(&x).expect("upload");
+    let mut dy = device.upload(&vec![f32::NAN; rows * cols + 3]).expect("upload");
+    let mut dlens = device.upload(&vec![0xdead_beef_u32; 4 * rows]).expect("upload");
+    let mut dsums = device.upload(&vec![f32::NAN; 3 * rows]).expect("upload");
+    // SAFETY: thread r reads x[..(r + 1) * cols + 5] and writes row r of y and its own lens and sums.
+    unsafe {
+        sub_slices::Kernel::launch(
+            &device,
+            LaunchConfig::linear(1, rows as u32),
+            &dx,
+            &mut dy,
+            &mut dlens,
+            &mut dsums,
+            cols as u32,
+        )
+    }
+    .expect("launch");
+    let (y, lens, sums) = (
+        device.download(&dy).expect("download"),
+        device.download(&dlens).expect("download"),
+        device.download(&dsums).expect("download"),
+    );
+    let mut want_y = vec![f32::NAN; rows * cols + 3];
+    for r in 0..rows {
+        let (l, s) = row_views(&x, &mut want_y, r, cols);
+        assert_eq!(lens[4 * r..4 * r + 4], l, "lengths of row {r}");
+        for k in 0..3 {
+            assert_eq!(sums[3 * r + k].to_bits(), s[k].to_bits(), "sum {k} of row {r}");
+        }
+    }
+    for (i, (g, w)) in y.iter().zip(&want_y).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "y[{i}]");
+    }
+}
