@@ -47,7 +47,7 @@ fn sums(x: &[f32], n: &[u32], start: usize) -> (f32, u32) {
     let mut count = 0;
     for i in start..start + 4 {
         acc += x[i];
-        count += n[i];
+        count += n[i] >> 4;
     }
     (acc * 0.5, count)
 }
