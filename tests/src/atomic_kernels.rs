@@ -1,6 +1,6 @@
 //! The atomics against a host reference, on the emulator
 //! (`tests/atomic_ops.rs` runs them under several schedules) and on a GPU
-//! (`tests/gpu.rs`): every operation on global and shared memory for
+//! (`tests/gpu/main.rs`): every operation on global and shared memory for
 //! every element type, with its result and with the result dropped (a
 //! `red`); tickets; a histogram of random bytes counted per block in
 //! shared memory and merged in global memory; an `f32` maximum by

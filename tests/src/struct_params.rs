@@ -1,6 +1,6 @@
 //! A struct kernel parameter with fields of every size and alignment, and
 //! the kernel that reads it back: `tests/methods.rs` runs it on the
-//! emulator, `tests/gpu.rs` on a GPU.
+//! emulator, `tests/gpu/` on a GPU.
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{E4m3, f16, f16x2, u32x4};

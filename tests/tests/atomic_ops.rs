@@ -1,5 +1,5 @@
 //! The atomics on the emulator against the host (`tests/src/atomic_kernels.rs`
-//! has the kernels and the checks; `tests/gpu.rs` runs the same on a GPU),
+//! has the kernels and the checks; `tests/gpu/main.rs` runs the same on a GPU),
 //! under the default adversarial schedule, other adversarial seeds and a
 //! priority schedule; the PTX each form lowers to, assembled by ptxas; and
 //! the race check:

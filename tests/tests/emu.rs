@@ -216,7 +216,7 @@ fn the_gemm_check_fails_when_a_scales_are_permuted() {
 
 #[test]
 fn the_fidelity_run_is_deterministic_on_the_emulator() {
-    // The H100 comparison (`tests/gpu.rs`) needs the emulator's run to be a
+    // The H100 comparison (`tests/gpu/main.rs`) needs the emulator's run to be a
     // function of the seed alone.
     let device = Device::emulator(Target::Sm90);
     let first = fidelity::run_all(&device, 5).unwrap_or_else(|e| panic!("{e}"));

@@ -2,7 +2,7 @@
 //! no GPU): views of buffers as kernel arguments (sub-ranges, casts of raw
 //! bytes), their validation (bounds, alignment, ownership), per-stream
 //! handles, and eight threads racing to launch a kernel first. The same
-//! checks on cudarc's own buffers and streams are in `gpu.rs`.
+//! checks on cudarc's own buffers and streams are in `gpu/interop.rs`.
 
 use nvfp4_dsl::{Device, DeviceBuffer, DeviceView, LaunchConfig, Target, f16};
 use nvfp4_kernels::gemm::{self, GemmKernel, GemmOperand};

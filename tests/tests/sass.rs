@@ -185,7 +185,7 @@ fn the_hopper_gemm_decodes_a_k_step_of_pre_arranged_weights_in_twelve_instructio
 /// Our PTX is `or.b32`, `shr.s32`, `or.b32`; ptxas 13.0.88 knows the
 /// shifted value is negative and still writes the outer `or` as an add
 /// (`LEA.HI.SX32 R, R, 0x80000000, 0x1f`), which carries the sign bit
-/// out. `tests/gpu.rs` lists the seed as a known driver difference and
+/// out. `tests/gpu/generated.rs` lists the seed as a known driver difference and
 /// `ptxas_adds_where_an_or_of_the_sign_bit_is_written` runs this kernel on
 /// the GPU. When this test fails, ptxas writes the `or` again: take the
 /// seed off the list.

@@ -551,7 +551,7 @@ fn float_methods_match_std_on_f32_and_f64() {
 /// Each approximate function over its domain, within the error the README
 /// documents. The emulator computes every `.approx` instruction correctly
 /// rounded, so this measures the lowering around the instruction (the
-/// `mul.rn` of `exp` and `ln`); `tests/gpu.rs` measures the H100.
+/// `mul.rn` of `exp` and `ln`); `tests/gpu/main.rs` measures the H100.
 #[test]
 fn approximate_functions_are_within_their_documented_error_on_the_emulator() {
     let report = nvfp4_tests::approx::check(&Device::emulator(Target::Sm90), 9).unwrap_or_else(|e| panic!("{e}"));

@@ -1,0 +1,301 @@
+//! Correctness on a CUDA GPU against the CPU: the sample kernels, every FP4
+//! and FP8 decode, the GEMV and the GEMM on the task's test and benchmark
+//! shapes; and the PTX emulator against the GPU, bit for bit.
+//! Needs a GPU: run with `--ignored` on the GPU host (see the README).
+
+use nvfp4_dsl::{Device, KernelArg, LaunchConfig, Target, Variant};
+use nvfp4_kernels::gemm::GemmKernel;
+use nvfp4_kernels::gemv::{self, GemvConfig};
+use nvfp4_kernels::nvfp4::Inputs;
+use nvfp4_kernels::nvfp4::gemm_inputs;
+use nvfp4_kernels::rng::Rng;
+use nvfp4_kernels::{decode, fidelity, gemm, samples};
+
+// The differential fuzzer's programs, for the batch of generated kernels
+// below.
+use nvfp4_tests::program;
+
+mod generated;
+mod interop;
+
+fn device() -> Device {
+    Device::cuda(0).expect("a CUDA device")
+}
+
+/// CUDA forbids synchronising a whole context while a stream of it is being
+/// captured (the capture is invalidated), and the tests share the primary
+/// context. cudarc's `new_stream` does that when event tracking is on: the
+/// test that relies on it holds this lock exclusively, those that capture
+/// hold it shared.
+static CONTEXT_SYNC: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn context_sync_lock(exclusive: bool) -> Box<dyn std::any::Any> {
+    if exclusive {
+        Box::new(CONTEXT_SYNC.write().unwrap_or_else(|p| p.into_inner()))
+    } else {
+        Box::new(CONTEXT_SYNC.read().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn samples_match_the_cpu_on_the_gpu() {
+    let device = device();
+    for seed in [1, 2, 3] {
+        let reports = samples::check_all(&device, seed, false).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for r in reports {
+            println!("seed {seed}: {} ({}): {} outputs match", r.name, r.what, r.checked);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_prearranged_decode_is_exact_for_every_code_slot_and_scale_on_the_gpu() {
+    gemm::prearrange::check_prearranged_decode(&device()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_fp4_and_fp8_byte_decodes_exactly_on_the_gpu() {
+    let report = decode::check_decode(&device()).unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "all 256 Fp4x2 and E4m3 bytes decode exactly; e4m3 NaN gives f16 {:04x?} and f32 {:08x?}",
+        report.e4m3_nan_f16, report.e4m3_nan_f32
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn gemv_matches_the_reference_on_every_task_shape() {
+    let device = device();
+    let mut rng = Rng::new(7);
+    for shape in gemv::TEST_SHAPES.into_iter().chain(gemv::BENCH_SHAPES) {
+        for kind in [Inputs::Task, Inputs::Wide] {
+            gemv::check_gemv(&device, &mut rng, shape, kind, None).unwrap_or_else(|e| panic!("{e}"));
+        }
+        println!("GEMV {shape:?}: task and wide inputs match the f64 reference");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_gemv_variant_matches_the_reference() {
+    let device = device();
+    let mut rng = Rng::new(8);
+    for (ksplit, warps) in [(1, 8), (1, 2), (2, 4), (8, 8)] {
+        let cfg = GemvConfig { rows: 4, ksplit, warps };
+        for shape in [(128, 256, 1), (512, 1536, 2), (2432, 4608, 2)] {
+            gemv::check_gemv(&device, &mut rng, shape, Inputs::Wide, Some(cfg)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        println!("GEMV variant {cfg:?} matches");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_emulator_matches_the_gpu_bit_for_bit() {
+    let gpu = device();
+    let (major, minor) = gpu.compute_capability();
+    let target = match (major, minor) {
+        (10, 0) => Target::Sm100a,
+        (9, _) => Target::Sm90,
+        _ => panic!("no emulated target for compute capability {major}.{minor}"),
+    };
+    let emulator = Device::emulator(target);
+    for seed in [21, 22] {
+        let on_gpu = fidelity::run_all(&gpu, seed).unwrap_or_else(|e| panic!("GPU: {e}"));
+        let emulated = fidelity::run_all(&emulator, seed).unwrap_or_else(|e| panic!("emulator: {e}"));
+        let diffs = fidelity::differences(&on_gpu, &emulated);
+        assert!(
+            diffs.is_empty(),
+            "seed {seed}: the emulator differs from the GPU:\n{}",
+            diffs.join("\n")
+        );
+        for o in &on_gpu {
+            println!(
+                "seed {seed}: {} ({} bytes) identical on the GPU and the emulator",
+                o.name,
+                o.bytes.len()
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn gemm_matches_the_reference_on_every_task_shape() {
+    let device = device();
+    let mut rng = Rng::new(51);
+    let bench = gemm::BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1));
+    for (m, n, k, l) in gemm::TEST_SHAPES.into_iter().chain(bench) {
+        let kernel = GemmKernel::for_device(&device, m, n, k, l);
+        for kind in [Inputs::Task, Inputs::Wide] {
+            gemm::check_gemm(&device, &mut rng, (m, n, k, l), kind, kernel, None)
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k}x{l} {kind:?}: {e}"));
+            println!("GEMM M={m} N={n} K={k} L={l} {kind:?} {kernel:?}: every output within 1e-3 of the f64 reference");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
+    let device = device();
+    if device.compute_capability() != (9, 0) {
+        return;
+    }
+    let mut rng = Rng::new(52);
+    for (m, n, k) in [(128, 4096, 7168), (256, 512, 2048)] {
+        let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs");
+        let want = nvfp4_kernels::nvfp4::gemm_reference(&a, &b);
+        for (blocks, split) in [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4), (2, 8)] {
+            let kernel = Some(GemmKernel::Sm90 { blocks, split });
+            let first = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
+            nvfp4_kernels::nvfp4::check_close(&first, &want, 1e-3, 1e-3)
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k} {kernel:?}: {e}"));
+            for run in 0..3 {
+                let again = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
+                let same = first.iter().zip(&again).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{m}x{n}x{k} {kernel:?}: run {run} gave other bits");
+            }
+            println!("GEMM M={m} N={n} K={k} {kernel:?}: within 1e-3 of the reference, the same bits in 4 runs");
+        }
+    }
+}
+
+/// One split-K GEMM (and its reduction) and, on Hopper, one K split in
+/// pairs of clusters, for `compute-sanitizer --tool memcheck` and
+/// `--tool racecheck` (see the README).
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn gemm_for_the_sanitizer() {
+    let device = device();
+    let kernel = GemmKernel::for_device(&device, 128, 512, 2048, 1);
+    gemm::check_gemm(
+        &device,
+        &mut Rng::new(53),
+        (128, 512, 2048, 1),
+        Inputs::Wide,
+        kernel,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("GEMM M=128 N=512 K=2048 {kernel:?}: within 1e-3 of the f64 reference");
+    if device.compute_capability() != (9, 0) {
+        return;
+    }
+    // K split 4 over 32 tiles: pairs of clusters of 2 and their counters.
+    let pairs = Some(GemmKernel::Sm90 { blocks: 1, split: 4 });
+    gemm::check_gemm(
+        &device,
+        &mut Rng::new(54),
+        (128, 4096, 512, 1),
+        Inputs::Wide,
+        pairs,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("GEMM M=128 N=4096 K=512 {pairs:?}: within 1e-3 of the f64 reference");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_gemm_on_the_gpu_matches_the_emulator() {
+    let gpu = device();
+    let target = match gpu.compute_capability() {
+        (9, 0) => Target::Sm90a,
+        (10, 0) => Target::Sm100a,
+        _ => return,
+    };
+    let emu = Device::emulator(target);
+    let mut rng = Rng::new(54);
+    for (m, n, k) in [(128, 256, 256), (256, 768, 1024), (128, 1536, 7168)] {
+        for kind in [Inputs::Task, Inputs::Wide] {
+            let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, kind).expect("inputs");
+            let kernel = GemmKernel::for_device(&gpu, m, n, k, 1);
+            let on_gpu = gemm::gemm_outputs(&gpu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("GPU: {e}"));
+            let on_emu = gemm::gemm_outputs(&emu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("emulator: {e}"));
+            let (mut differ, mut largest) = (0, 0.0f64);
+            for (g, e) in on_gpu.iter().zip(&on_emu) {
+                if g.to_bits() != e.to_bits() {
+                    differ += 1;
+                    largest = largest.max((g.to_f64() - e.to_f64()).abs() / e.to_f64().abs().max(1e-3));
+                }
+            }
+            println!(
+                "GEMM M={m} N={n} K={k} {kind:?} {kernel:?}: {differ} of {} outputs differ between the GPU and the emulator (largest relative difference {largest:.2e})",
+                on_gpu.len()
+            );
+            // The task's inputs sum exactly in f32 (small integers times
+            // powers of two), so any difference there is a real one. On
+            // Hopper the emulator sums wgmma as the H100 does, so every
+            // input must give the same bits; Blackwell's tensor-core sums
+            // are modelled exactly, which no B200 has confirmed.
+            if matches!(kind, Inputs::Task) || target == Target::Sm90a {
+                assert_eq!(
+                    differ, 0,
+                    "{m}x{n}x{k} {kind:?}: the GPU and the emulator must give the same bits"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_approximate_functions_are_within_their_bounds_on_the_gpu() {
+    let report = nvfp4_tests::approx::check(&device(), 9).unwrap_or_else(|e| panic!("{e}"));
+    for (name, worst, unit, at) in report {
+        println!("{name}: at most {worst:.3e} {unit} (at x = {at:e})");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_last_block_to_arrive_sees_every_block_s_release_on_the_gpu() {
+    let device = device();
+    for (blocks, seed) in [(1000, 12), (20000, 13)] {
+        nvfp4_tests::atomics::check(&device, blocks, seed).unwrap_or_else(|e| panic!("{e}"));
+    }
+    println!("1000 and 20000 blocks: tickets 0 .. n, and the last block summed every block's value");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_atomic_matches_the_host_on_the_gpu() {
+    use nvfp4_tests::atomic_kernels::{check_all_ops, check_histogram, check_max_by_cas};
+    let device = device();
+    for seed in [100, 101] {
+        for line in check_all_ops(&device, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}")) {
+            println!("seed {seed}: {line}");
+        }
+    }
+    for (blocks, n) in [(1, 1000), (132, 1 << 22)] {
+        check_histogram(&device, blocks, n, 31).unwrap_or_else(|e| panic!("{e}"));
+        println!("histogram of {n} random bytes on {blocks} blocks: every bin matches");
+    }
+    check_max_by_cas(&device, 264, 1 << 20, 41).unwrap_or_else(|e| panic!("{e}"));
+    println!("the maximum of 2^20 floats by compare-and-swap matches");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn integer_div_ceil_matches_std_on_the_gpu() {
+    let pairs = nvfp4_tests::div_ceil::check(&device(), 11).unwrap_or_else(|e| panic!("{e}"));
+    println!("{pairs} pairs of u32 and of u64: div_ceil as std (MAX for a zero divisor)");
+}
+
+/// A struct kernel parameter (`#[repr(C)]` bytes through cudarc's
+/// `DeviceRepr`) reads every field at its offset on the GPU as on the host.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_struct_parameter_is_read_at_its_repr_c_offsets_on_the_gpu() {
+    use nvfp4_tests::struct_params::{Params, params_bits, read_params};
+    let device = device();
+    let mut rng = Rng::new(95);
+    for _ in 0..50 {
+        let p = Params::random(&mut rng);
+        assert_eq!(read_params(&device, p), params_bits(&p), "{p:?}");
+    }
+}
