@@ -269,6 +269,8 @@ impl Program {
         let mut fresh = Rng::new(seed ^ 0x0023_F00D);
         // And the calls of generic functions from another.
         let mut generic = Rng::new(seed ^ 0x0024_6E4E);
+        // And the constructs of `day_one` from a fourth.
+        let mut day_one = Rng::new(seed ^ 0x0025_DA1E);
         let mut defs = Vec::new();
         let mut generics = Vec::new();
         let mut body = Vec::new();
@@ -281,6 +283,10 @@ impl Program {
             if generic.chance(15) {
                 let s = g.with_stream(&mut generic, |g| g.generic(&mut generics));
                 body.push(s);
+            }
+            if day_one.chance(30) {
+                let x = g.with_stream(&mut day_one, |g| g.day_one());
+                body.push(S::DayOne(x));
             }
         }
         // Every variable of the top level is an output too.

@@ -38,6 +38,7 @@ impl Program {
                     }
                 }
                 S::Extra(x) => self.extra(x, &mut threads, &mut out),
+                S::DayOne(x) => self.day_one(x, &mut threads, &mut out),
                 s => {
                     for t in threads.iter_mut() {
                         let base = t.gid as usize * slots;
@@ -163,7 +164,7 @@ impl Program {
                     self.generic(*f, calls, t, out);
                     Flow::Next
                 }
-                S::Shuffle(..) | S::Shared(..) | S::Extra(_) => unreachable!("top level only"),
+                S::Shuffle(..) | S::Shared(..) | S::Extra(_) | S::DayOne(_) => unreachable!("top level only"),
             };
             if !matches!(flow, Flow::Next) {
                 return flow;

@@ -10,6 +10,7 @@
 //! what the barriers around the shared-memory exchange and the converged
 //! warps of the shuffles guarantee on the device.
 
+mod day_one;
 mod extra;
 mod gen_expr;
 mod gen_stmt;
@@ -18,6 +19,7 @@ mod interp;
 mod ops;
 mod render;
 
+use day_one::DayOne;
 use extra::{Def, X};
 use generic::{Call, Generic};
 use ops::*;
@@ -477,6 +479,8 @@ enum S {
     Extra(X),
     /// Calls of generic function `K` of `generic` at two or more types.
     Generic(usize, Vec<Call>),
+    /// A construct of `day_one` (top level only).
+    DayOne(DayOne),
 }
 
 /// A device function: parameters are its first variables.

@@ -63,6 +63,12 @@ impl Program {
                 (name, src)
             }))
             .chain(extra::def_sources(&self.defs))
+            .chain(
+                self.body
+                    .iter()
+                    .any(|s| matches!(s, S::DayOne(DayOne::Slice { via: true, .. })))
+                    .then(|| ("view_pick".to_string(), day_one::VIEW_PICK.to_string())),
+            )
             .chain(generic::generic_sources(&self.generics))
             .collect()
     }
@@ -135,6 +141,50 @@ impl Render<'_> {
         }
     }
 
+    /// A `for` loop's iterator (writing `#[unroll]` first where it is one).
+    fn for_header(&mut self, range: &Range, rev: &str) -> String {
+        match range {
+            Range::Count(n) if rev.is_empty() => format!("0..({}) % 5", self.expr(n)),
+            Range::Count(n) => format!("(0..({}) % 5){rev}", self.expr(n)),
+            Range::Span(a, b, inclusive) => {
+                let range = format!(
+                    "(({}) % 4)..{}(({}) % {})",
+                    self.expr(a),
+                    if *inclusive { "=" } else { "" },
+                    self.expr(b),
+                    if *inclusive { 6 } else { 9 }
+                );
+                if rev.is_empty() {
+                    range
+                } else {
+                    format!("({range}){rev}")
+                }
+            }
+            Range::Step(a, b, step) => format!(
+                "((({}) % 4)..(({}) % 12)){rev}.step_by((({}) % 3 + 1) as usize)",
+                self.expr(a),
+                self.expr(b),
+                self.expr(step)
+            ),
+            // The same values as an array literal, in their order.
+            Range::Unrolled(n) if *n > 0 && self.respell() => {
+                let mut values: Vec<String> = (0..*n).map(|k| format!("{k}u32")).collect();
+                if !rev.is_empty() {
+                    values.reverse();
+                }
+                format!("[{}]", values.join(", "))
+            }
+            Range::Unrolled(n) => {
+                self.line("#[unroll]");
+                if rev.is_empty() {
+                    format!("0u32..{n}u32")
+                } else {
+                    format!("(0u32..{n}u32){rev}")
+                }
+            }
+        }
+    }
+
     pub(super) fn stmt(&mut self, s: &S) {
         match s {
             S::Let(v, m, e) => {
@@ -175,47 +225,7 @@ impl Render<'_> {
                 }
             }
             S::For(v, range, body, depth, rev) => {
-                let rev = if *rev { ".rev()" } else { "" };
-                let header = match range {
-                    Range::Count(n) if rev.is_empty() => format!("0..({}) % 5", self.expr(n)),
-                    Range::Count(n) => format!("(0..({}) % 5){rev}", self.expr(n)),
-                    Range::Span(a, b, inclusive) => {
-                        let range = format!(
-                            "(({}) % 4)..{}(({}) % {})",
-                            self.expr(a),
-                            if *inclusive { "=" } else { "" },
-                            self.expr(b),
-                            if *inclusive { 6 } else { 9 }
-                        );
-                        if rev.is_empty() {
-                            range
-                        } else {
-                            format!("({range}){rev}")
-                        }
-                    }
-                    Range::Step(a, b, step) => format!(
-                        "((({}) % 4)..(({}) % 12)){rev}.step_by((({}) % 3 + 1) as usize)",
-                        self.expr(a),
-                        self.expr(b),
-                        self.expr(step)
-                    ),
-                    // The same values as an array literal, in their order.
-                    Range::Unrolled(n) if *n > 0 && self.respell() => {
-                        let mut values: Vec<String> = (0..*n).map(|k| format!("{k}u32")).collect();
-                        if !rev.is_empty() {
-                            values.reverse();
-                        }
-                        format!("[{}]", values.join(", "))
-                    }
-                    Range::Unrolled(n) => {
-                        self.line("#[unroll]");
-                        if rev.is_empty() {
-                            format!("0u32..{n}u32")
-                        } else {
-                            format!("(0u32..{n}u32){rev}")
-                        }
-                    }
-                };
+                let header = self.for_header(range, if *rev { ".rev()" } else { "" });
                 self.line(&format!("'l{depth}: for v{v} in {header} {{"));
                 self.block(body);
                 self.line("}");
@@ -285,6 +295,7 @@ impl Render<'_> {
             }
             S::Extra(x) => self.extra(x),
             S::Generic(f, calls) => self.generic(*f, calls),
+            S::DayOne(x) => self.day_one(x),
             S::Shuffle(dst, src, mask) => self.line(&format!("let v{dst} = shfl_xor(v{src}, {mask});")),
             S::Shared(dst, e, k) => {
                 let line = format!("sh[tid] = {};", self.expr(e));
