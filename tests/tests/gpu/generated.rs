@@ -47,6 +47,10 @@ const KNOWN_DRIVER_DIFFERENCES: &[(u64, &str)] = &[
         "the JIT folds constant f32 add.rn/sub.rn with a rounding that breaks a tie away from even (the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants)",
     ),
     (
+        8001064,
+        "the JIT folds the constant f32 add.rn of `1.0 + -28586300.0`, a tie, away from even (the class of 5000115; the_gpu_rounds_f32_ties_to_even_where_the_driver_cannot_fold_constants)",
+    ),
+    (
         6003704,
         "ptxas writes `i32::MIN | (negative >> 1)` as an add that carries the sign bit out (ptxas_adds_where_an_or_of_the_sign_bit_is_written)",
     ),
