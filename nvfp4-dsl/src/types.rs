@@ -281,19 +281,26 @@ impl AtomicAdd for f64 {}
 impl AtomicAdd for f16x2 {}
 impl AtomicAdd for bf16x2 {}
 
-/// 32-bit values a warp shuffle moves: `u32`, `i32`, `f32`, `f16x2`.
+/// Values a warp shuffle moves: `u32`, `i32`, `f32`, `f16x2`, and `u64`,
+/// `i64`, `f64` (as their two 32-bit halves).
 pub trait Shuffle: Copy + sealed::Sealed {}
 impl Shuffle for u32 {}
 impl Shuffle for i32 {}
 impl Shuffle for f32 {}
 impl Shuffle for f16x2 {}
+impl Shuffle for u64 {}
+impl Shuffle for i64 {}
+impl Shuffle for f64 {}
 
 /// Values the warp reductions (`warp_reduce_sum`, `warp_reduce_max`,
-/// `warp_reduce_min`) combine: `u32`, `i32`, `f32`.
+/// `warp_reduce_min`) combine: `u32`, `i32`, `f32`, `u64`, `i64`, `f64`.
 pub trait WarpReduce: Copy + sealed::Sealed {}
 impl WarpReduce for u32 {}
 impl WarpReduce for i32 {}
 impl WarpReduce for f32 {}
+impl WarpReduce for u64 {}
+impl WarpReduce for i64 {}
+impl WarpReduce for f64 {}
 
 /// Index types of shared memory and of the load/store intrinsics.
 pub trait DeviceIndex: Copy + sealed::Sealed {}

@@ -113,9 +113,11 @@ pub fn sync_warp() {
 }
 
 /// The `value` of lane `lane_id() + delta` (own value past lane 31). All 32
-/// lanes must call it.
+/// lanes must call it. A 64-bit `value` (`u64`, `i64`, `f64`) moves as its
+/// two 32-bit halves, as CUDA's `__shfl_down_sync` moves a `double`.
 ///
-/// PTX: `shfl.sync.down.b32 d, value, delta, 0x1f, -1;`
+/// PTX: `shfl.sync.down.b32 d, value, delta, 0x1f, -1;` (64-bit: `mov.b64
+/// {lo, hi}, value;`, one `shfl` of each half, `mov.b64 d, {lo', hi'};`)
 #[inline(always)]
 pub fn shfl_down<T: Shuffle>(value: T, delta: u32) -> T {
     let _ = (value, delta);
@@ -123,6 +125,7 @@ pub fn shfl_down<T: Shuffle>(value: T, delta: u32) -> T {
 }
 
 /// The `value` of lane `lane_id() ^ lane_mask`. All 32 lanes must call it.
+/// A 64-bit `value` moves as its two halves (see [`shfl_down`]).
 ///
 /// PTX: `shfl.sync.bfly.b32 d, value, lane_mask, 0x1f, -1;`
 #[inline(always)]
@@ -131,7 +134,8 @@ pub fn shfl_xor<T: Shuffle>(value: T, lane_mask: u32) -> T {
     device_only("shfl_xor")
 }
 
-/// The `value` of lane `src_lane`. All 32 lanes must call it.
+/// The `value` of lane `src_lane`. All 32 lanes must call it. A 64-bit
+/// `value` moves as its two halves (see [`shfl_down`]).
 ///
 /// PTX: `shfl.sync.idx.b32 d, value, src_lane, 0x1f, -1;`
 #[inline(always)]
@@ -172,7 +176,8 @@ pub fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T {
 /// lane pairs 16 apart first, then 8, 4, 2, 1).
 ///
 /// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
-/// `add.rn.f32` (or `add.u32`/`add.s32`).
+/// `add.rn.f32` (or `add.u32`/`add.s32`; a 64-bit value: two shuffles of
+/// its halves and `add.rn.f64`, `add.u64`, `add.s64`).
 #[inline(always)]
 pub fn warp_reduce_sum<T: WarpReduce>(value: T) -> T {
     let _ = value;
@@ -182,10 +187,11 @@ pub fn warp_reduce_sum<T: WarpReduce>(value: T) -> T {
 /// The largest `value` of the 32 lanes, in every lane (the butterfly of
 /// [`warp_reduce_sum`]). On `f32` as Rust's `f32::max`: NaN is ignored, so
 /// the result is NaN only when every lane holds NaN (then the canonical
-/// NaN, `0x7fffffff`); `-0.0` counts as below `+0.0`.
+/// NaN, `0x7fffffff`); `-0.0` counts as below `+0.0`. On `f64` as
+/// `f64::max` in a kernel (`max.f64`).
 ///
 /// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
-/// `max.f32` (or `max.u32`/`max.s32`).
+/// `max.f32` (or `max.u32`/`max.s32`; 64-bit: `max.f64`/`max.u64`/`max.s64`).
 #[inline(always)]
 pub fn warp_reduce_max<T: WarpReduce>(value: T) -> T {
     let _ = value;
@@ -195,10 +201,11 @@ pub fn warp_reduce_max<T: WarpReduce>(value: T) -> T {
 /// The smallest `value` of the 32 lanes, in every lane (the butterfly of
 /// [`warp_reduce_sum`]). On `f32` as Rust's `f32::min`: NaN is ignored, so
 /// the result is NaN only when every lane holds NaN (then the canonical
-/// NaN, `0x7fffffff`); `-0.0` counts as below `+0.0`.
+/// NaN, `0x7fffffff`); `-0.0` counts as below `+0.0`. On `f64` as
+/// `f64::min` in a kernel (`min.f64`).
 ///
 /// PTX: five `shfl.sync.bfly.b32` (16, 8, 4, 2, 1), each followed by
-/// `min.f32` (or `min.u32`/`min.s32`).
+/// `min.f32` (or `min.u32`/`min.s32`; 64-bit: `min.f64`/`min.u64`/`min.s64`).
 #[inline(always)]
 pub fn warp_reduce_min<T: WarpReduce>(value: T) -> T {
     let _ = value;

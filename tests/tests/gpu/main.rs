@@ -281,6 +281,13 @@ fn every_atomic_matches_the_host_on_the_gpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn shuffles_and_warp_reductions_of_64_bit_values_match_the_host_on_the_gpu() {
+    let words = nvfp4_tests::shuffle64::check(&device(), 64).unwrap_or_else(|e| panic!("{e}"));
+    println!("{words} words of 64-bit shuffles and warp reductions as on the host");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn integer_div_ceil_matches_std_on_the_gpu() {
     let pairs = nvfp4_tests::div_ceil::check(&device(), 11).unwrap_or_else(|e| panic!("{e}"));
     println!("{pairs} pairs of u32 and of u64: div_ceil as std (MAX for a zero divisor)");

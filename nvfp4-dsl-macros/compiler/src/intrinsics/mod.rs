@@ -243,8 +243,8 @@ pub(super) const BF16: Ty = Ty::Scalar(Scalar::Bf16);
 pub(super) const F32: Ty = Ty::Scalar(Scalar::F32);
 pub(super) const F64: Ty = Ty::Scalar(Scalar::F64);
 
-pub(super) const SHFL_TYPES: &[Ty] = &[U32, I32, F32, Ty::F16x2];
-pub(super) const WARP_REDUCE_TYPES: &[Ty] = &[U32, I32, F32];
+pub(super) const SHFL_TYPES: &[Ty] = &[U32, I32, F32, Ty::F16x2, U64, I64, F64];
+pub(super) const WARP_REDUCE_TYPES: &[Ty] = &[U32, I32, F32, U64, I64, F64];
 pub(super) const FLOATS: &[Ty] = &[F32, F64];
 pub(super) const HALVES: &[Ty] = &[F16, BF16];
 pub(super) const BARS: ArgTy = ArgTy::SharedOf(Ty::Scalar(Scalar::U64));

@@ -316,15 +316,41 @@ fn shfl(l: &mut Lower<'_>, c: &Call, mode: &str, with_mask: bool) -> Result<Val>
     } else {
         Operand::Imm("-1".into())
     };
-    let v = b32(l, c, base);
+    let class = class_of(&c.args[base].1);
+    let v = if matches!(class, RegClass::B64 | RegClass::F64) {
+        Operand::Reg(l.in_reg(&arg(c, base), scalar(c, base)))
+    } else {
+        b32(l, c, base)
+    };
     let lane = b32(l, c, base + 1);
+    Ok(Val::Reg(shuffle(l, class, v, mode, lane, mask)))
+}
+
+/// `shfl.sync.<mode>.b32` of `v` (a register of `class`, or a 32-bit
+/// operand) into a fresh register; a 64-bit value moves as its two 32-bit
+/// halves, as CUDA's `__shfl_sync` moves a `long long` or a `double`.
+fn shuffle(l: &mut Lower<'_>, class: RegClass, v: Operand, mode: &str, lane: Operand, mask: Operand) -> ir::Reg {
+    let op = format!("shfl.sync.{mode}.b32");
     // `c` = 0x1f: clamp at lane 31 (down, bfly, idx); `up` would use 0.
-    let d = l.reg(class_of(&c.args[base].1));
-    l.emit(
-        format!("shfl.sync.{mode}.b32"),
-        vec![d.into(), v, lane, Operand::imm("0x1f"), mask],
-    );
-    Ok(Val::Reg(d))
+    let clamp = Operand::imm("0x1f");
+    if !matches!(class, RegClass::B64 | RegClass::F64) {
+        let d = l.reg(class);
+        l.emit(op, vec![d.into(), v, lane, clamp, mask]);
+        return d;
+    }
+    let halves = [l.reg(RegClass::B32), l.reg(RegClass::B32)];
+    l.emit("mov.b64", vec![Operand::Vec(halves.map(Operand::from).to_vec()), v]);
+    let moved = halves.map(|h| {
+        let d = l.reg(RegClass::B32);
+        l.emit(
+            op.clone(),
+            vec![d.into(), h.into(), lane.clone(), clamp.clone(), mask.clone()],
+        );
+        Operand::from(d)
+    });
+    let d = l.reg(class);
+    l.emit("mov.b64", vec![d.into(), Operand::Vec(moved.to_vec())]);
+    d
 }
 
 /// How a warp reduction combines two values.
@@ -343,17 +369,14 @@ fn warp_reduce(l: &mut Lower<'_>, c: &Call, op: Reduce) -> Result<Val> {
     let s = scalar(c, 0);
     let mut v = Val::Reg(l.in_reg(&arg(c, 0), s));
     for off in [16, 8, 4, 2, 1] {
-        let t = l.reg(s.reg_class());
         let src = l.operand(&v, s);
-        l.emit(
-            "shfl.sync.bfly.b32",
-            vec![
-                t.into(),
-                src,
-                Operand::imm(off),
-                Operand::imm("0x1f"),
-                Operand::Imm("-1".into()),
-            ],
+        let t = shuffle(
+            l,
+            s.reg_class(),
+            src,
+            "bfly",
+            Operand::imm(off),
+            Operand::Imm("-1".into()),
         );
         v = match op {
             Reduce::Add => l.binary(ast::BinOp::Add, v, Val::Reg(t), s, None, None, c.span)?,
