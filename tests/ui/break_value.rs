@@ -2,10 +2,13 @@ use nvfp4_dsl::prelude::*;
 
 #[kernel(targets(sm_90))]
 fn k(x: &mut [u32]) {
-    let v = loop {
-        break 5u32;
-    };
-    x[0] = v;
+    let mut i = 0u32;
+    while i < 8 {
+        if x[i as usize] == 3 {
+            break i;
+        }
+        i += 1;
+    }
 }
 
 fn main() {}

@@ -433,8 +433,9 @@ pub enum ExprKind {
     },
     Loop(Block, Option<String>),
     For(ForLoop),
-    /// `break` or `break 'label` (quote included).
-    Break(Option<String>),
+    /// `break` or `break 'label` (quote included), with the value of the
+    /// `loop` it leaves (`break value`).
+    Break(Option<String>, Option<Box<Expr>>),
     /// `continue` or `continue 'label`.
     Continue(Option<String>),
     /// `return` (kernels) or `return value` (device functions).
@@ -583,6 +584,7 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
             }
         }
         ExprKind::Tuple(items) => items.iter().for_each(|a| walk_expr(a, f)),
+        ExprKind::Break(_, Some(a)) => walk_expr(a, f),
         ExprKind::StructLit { fields, .. } => fields.iter().for_each(|(_, a, _)| walk_expr(a, f)),
         ExprKind::TupleField(a, _) | ExprKind::Assert { cond: a, .. } | ExprKind::Closure { body: a, .. } => {
             walk_expr(a, f)
@@ -595,7 +597,7 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
         | ExprKind::Table(_)
         | ExprKind::Order(_)
         | ExprKind::Scope(_)
-        | ExprKind::Break(_)
+        | ExprKind::Break(_, None)
         | ExprKind::Continue(_) => {}
     }
 }

@@ -43,12 +43,10 @@ impl Checker<'_> {
             ExprKind::MethodCall { receiver, method, args } => self.method_call(e, receiver, method, args),
             ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref(), hint.as_ref()),
             ExprKind::While { cond, body, label } => self.while_expr(cond, body, label),
-            ExprKind::Loop(body, label) => {
-                self.loop_body(body, label)?;
-                Ok(TyV::Ty(Ty::Unit))
-            }
+            ExprKind::Loop(body, label) => self.loop_expr(body, label, hint.as_ref()),
             ExprKind::For(f) => self.for_expr(f),
-            ExprKind::Break(label) | ExprKind::Continue(label) => self.break_or_continue(e, label),
+            ExprKind::Break(label, value) => self.break_expr(e, label, value.as_deref()),
+            ExprKind::Continue(label) => self.break_or_continue(e, label),
             ExprKind::Return(value) => self.return_expr(e, value.as_deref()),
             ExprKind::Block(b) => self.block(b, hint.as_ref()),
             ExprKind::Array(items) => self.array(e, items, hint.as_ref()),

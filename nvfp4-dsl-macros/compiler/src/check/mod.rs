@@ -33,6 +33,7 @@ use super::ast::*;
 use super::generics::Instance;
 use super::typed::{IntrinsicId, Types};
 use super::types::{Len, Scalar, StructTy, Ty};
+use control::LoopScope;
 use device::in_device;
 use infer::{TyV, Var, VarKind};
 use std::collections::HashMap;
@@ -81,9 +82,8 @@ struct Checker<'k> {
     scopes: Vec<Vec<Binding>>,
     expr: Vec<Option<TyV>>,
     calls: HashMap<ExprId, IntrinsicId>,
-    /// The labels of the loops around the expression being checked
-    /// (innermost last; `None` for an unlabeled loop).
-    loop_labels: Vec<Option<String>>,
+    /// The loops around the expression being checked, innermost last.
+    loop_labels: Vec<LoopScope>,
     /// Integer literals to range-check once their types are known:
     /// (id, magnitude, negated, span).
     int_lits: Vec<(ExprId, u128, bool, Loc)>,

@@ -15,7 +15,10 @@ use crate::types::{Scalar, Ty};
 pub(super) const MAX_UNROLL: u64 = 4096;
 
 pub(super) fn diverges(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::Break(_) | ExprKind::Continue(_) | ExprKind::Return(_))
+    matches!(
+        e.kind,
+        ExprKind::Break(..) | ExprKind::Continue(_) | ExprKind::Return(_)
+    )
 }
 
 impl Lower<'_> {
@@ -449,18 +452,23 @@ impl Lower<'_> {
         Ok(Val::Unit)
     }
 
-    /// `loop { body }`.
-    pub(super) fn loop_expr(&mut self, body: &Block, label: &Option<String>) -> Result<Val> {
+    /// `loop { body }`; its value, where a `break value` leaves it, in
+    /// registers each such `break` assigns.
+    pub(super) fn loop_expr(&mut self, e: &Expr, body: &Block, label: &Option<String>) -> Result<Val> {
+        let t = self.ty(e);
+        let result = if t == Ty::Unit { Val::Unit } else { self.fresh(&t)? };
         let id = self.label();
         self.loops.push((label.clone(), LoopTarget::Loop(id)));
+        self.loop_values.push((id, result.clone(), t));
         let (nodes, _) = self.nested(|l| l.block_stmts(body))?;
+        self.loop_values.pop();
         self.loops.pop();
         self.push(Node::Loop {
             id,
             body: nodes,
             continuing: vec![],
         });
-        Ok(Val::Unit)
+        Ok(result)
     }
 
     /// `for`: unrolled (asked for, or over a local array) or at run time.
@@ -496,8 +504,18 @@ impl Lower<'_> {
         }
     }
 
-    /// `break` or `break 'label`.
-    pub(super) fn break_expr(&mut self, label: &Option<String>, e: &Expr) -> Result<Val> {
+    /// `break` or `break 'label`, with the value of the `loop` it leaves.
+    pub(super) fn break_expr(&mut self, label: &Option<String>, value: Option<&Expr>, e: &Expr) -> Result<Val> {
+        if let Some(value) = value {
+            let v = self.expr(value)?;
+            let Some(LoopTarget::Loop(id)) = self.loop_target(label) else {
+                return err(e.span, "`break` with a value outside a `loop`");
+            };
+            if let Some((_, result, t)) = self.loop_values.iter().rev().find(|(loop_id, ..)| *loop_id == id) {
+                let (result, t) = (result.clone(), t.clone());
+                self.assign_regs(&result, &v, &t);
+            }
+        }
         match self.loop_target(label) {
             Some(LoopTarget::Loop(id)) => self.push(Node::Break(id)),
             Some(LoopTarget::Unrolled { outer, .. }) => self.push(Node::ExitBlock(outer)),

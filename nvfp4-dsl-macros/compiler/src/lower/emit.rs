@@ -131,6 +131,9 @@ pub struct Lower<'a> {
     /// The loops around the code being lowered, innermost last, with
     /// their labels.
     pub(super) loops: Vec<(Option<String>, LoopTarget)>,
+    /// The `loop`s around the code being lowered, innermost last: their
+    /// ids, the registers a `break value` leaving one assigns, its type.
+    pub(super) loop_values: Vec<(u32, Val, Ty)>,
     pub(super) next_label: u32,
     /// Registers owned by mutable variables: binding them to a new name
     /// copies, so a later assignment does not change the new name's value.

@@ -65,6 +65,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         out: vec![Vec::new()],
         scopes: vec![Vec::new()],
         loops: Vec::new(),
+        loop_values: Vec::new(),
         next_label: 0,
         var_regs: HashSet::new(),
         line_info: opts.line_info.is_some(),

@@ -201,15 +201,16 @@ impl Parser {
         })
     }
 
-    /// `break` and `break 'label`.
+    /// `break`, `break 'label` and, out of a `loop`, `break value`.
     fn break_expr(&mut self, b: &syn::ExprBreak) -> Result<ExprKind> {
-        if let Some(v) = &b.expr {
-            return err(
-                Loc::of(&v),
-                "`break` with a value is not supported; assign to a variable before `break`",
-            );
-        }
-        Ok(ExprKind::Break(b.label.as_ref().map(|l| format!("'{}", l.ident))))
+        let value = match &b.expr {
+            Some(v) => Some(Box::new(self.expr(v)?)),
+            None => None,
+        };
+        Ok(ExprKind::Break(
+            b.label.as_ref().map(|l| format!("'{}", l.ident)),
+            value,
+        ))
     }
 
     /// `return` and, in a device function, `return value`.
