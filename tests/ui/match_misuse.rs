@@ -37,8 +37,8 @@ fn tuple_field(x: &mut [u32], n: u32) {
 
 #[kernel(targets(sm_90))]
 fn let_pattern(x: &mut [u32], n: u32) {
-    let [a, b] = [n, n];
-    x[0] = a + b;
+    let [a, rest @ ..] = [n, n, n];
+    x[0] = a + rest[0];
 }
 
 fn main() {}

@@ -99,12 +99,20 @@ impl Pat {
     }
 }
 
-/// The left side of a `let`: a name, `_`, or a tuple of patterns.
+/// The left side of a `let`: a name, `_`, or a tuple or an array of
+/// patterns.
 #[derive(Debug, Clone)]
 pub enum LetPat {
-    Name { name: String, span: Loc, mutable: bool },
+    Name {
+        name: String,
+        span: Loc,
+        mutable: bool,
+    },
     Wild,
     Tuple(Vec<LetPat>, Loc),
+    /// `[a, b, c]`: a local array's (or a table's) elements, as many
+    /// patterns as it has.
+    Array(Vec<LetPat>, Loc),
 }
 
 impl LetPat {
@@ -113,7 +121,7 @@ impl LetPat {
         match self {
             LetPat::Name { name, .. } => vec![name.as_str()],
             LetPat::Wild => Vec::new(),
-            LetPat::Tuple(pats, _) => pats.iter().flat_map(LetPat::names).collect(),
+            LetPat::Tuple(pats, _) | LetPat::Array(pats, _) => pats.iter().flat_map(LetPat::names).collect(),
         }
     }
 }

@@ -32,6 +32,26 @@ impl Checker<'_> {
                 self.bind(name, t, *mutable, NameKind::Local);
                 Ok(())
             }
+            LetPat::Array(pats, span) => {
+                let elem = match self.shallow(&t) {
+                    TyV::Array(elem, Len::Lit(n)) if n == pats.len() as u64 => *elem,
+                    TyV::Ty(Ty::Array { elem, len: Len::Lit(n) }) if n == pats.len() as u64 => TyV::Ty(*elem),
+                    _ => {
+                        let d = self.describe(&t);
+                        return err(
+                            *span,
+                            format!(
+                                "this pattern takes an array of {} elements, found {d}; an array pattern names every element (`_` for those it skips)",
+                                pats.len()
+                            ),
+                        );
+                    }
+                };
+                for p in pats {
+                    self.bind_let(p, elem.clone())?;
+                }
+                Ok(())
+            }
             LetPat::Tuple(pats, span) => {
                 let parts = self.tuple_parts(&t);
                 match parts {

@@ -410,6 +410,16 @@ impl<'a> Lower<'a> {
                 };
                 self.bind(name, v);
             }
+            LetPat::Array(pats, span) => {
+                let Ty::Array { elem, .. } = t else {
+                    unreachable!("checked: an array")
+                };
+                for (k, p) in pats.iter().enumerate() {
+                    let index = Val::Const(Const::Int(k as i128));
+                    let v = self.index_read(v.clone(), index, &Ty::Scalar(Scalar::Usize), *span)?;
+                    self.bind_let(p, v, elem)?;
+                }
+            }
             LetPat::Tuple(pats, _) => {
                 let Ty::Tuple(elems) = t else {
                     unreachable!("checked: a tuple")

@@ -111,7 +111,7 @@ impl Parser {
         if matches!(&*i.index, E::Range(_)) {
             return err(
                 Loc::of(&i.index),
-                "slicing is written `&a[start..]` (a view from `start` to the end)",
+                "a range index makes a view, written with `&`: `&x[a..b]`, `&x[a..]`, `&x[..b]`, `&x[a..=b]` (`&mut x[a..b]` to write through it); `for v in x[a..b].iter()` loops over one",
             );
         }
         Ok(ExprKind::Index(

@@ -43,7 +43,7 @@ impl Parser {
     }
 }
 
-/// A `let` pattern: a name, `_`, or a tuple of patterns.
+/// A `let` pattern: a name, `_`, or a tuple or an array of patterns.
 pub(super) fn let_pattern(p: &syn::Pat) -> Result<LetPat> {
     match p {
         syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Ok(LetPat::Name {
@@ -56,10 +56,14 @@ pub(super) fn let_pattern(p: &syn::Pat) -> Result<LetPat> {
             t.elems.iter().map(let_pattern).collect::<Result<Vec<_>>>()?,
             Loc::of(t),
         )),
+        syn::Pat::Slice(s) => Ok(LetPat::Array(
+            s.elems.iter().map(let_pattern).collect::<Result<Vec<_>>>()?,
+            Loc::of(s),
+        )),
         syn::Pat::Paren(p) => let_pattern(&p.pat),
         other => err(
             Loc::of(&other),
-            "a `let` in a kernel binds a name, `_` or a tuple of them (`let (a, mut b) = ..`); other patterns are not supported",
+            "a `let` in a kernel binds a name, `_`, or a tuple or an array of them (`let (a, mut b) = ..`, `let [x, y] = ..`); other patterns are not supported",
         ),
     }
 }
