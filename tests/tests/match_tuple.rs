@@ -1,7 +1,9 @@
 //! `match` on integers and `bool`s (literals, negative literals, constants,
 //! ranges, `|`, `_`, bindings, guards; as a statement and as a value),
 //! tuples (built, returned from device functions, destructured by `let`,
-//! indexed by `.0`), on the emulator against the same code on the host.
+//! indexed by `.0`), `match` on tuples of them (`(0, 1..=3, _)`, nested,
+//! with bindings and guards), on the emulator against the same code on the
+//! host.
 
 use nvfp4_dsl::prelude::*;
 
@@ -115,4 +117,67 @@ fn match_and_tuples_compute_what_the_host_computes() {
         ];
         assert_eq!(out[5 * i..5 * i + 5], want, "x = {x}");
     }
+}
+
+/// A small state machine over `(state, input class)`: tuple patterns with
+/// literals, ranges, `|` inside and around them, `_`, bindings of parts and
+/// of a whole nested tuple, and guards.
+#[device]
+fn step(state: u32, x: u32, odd: bool) -> (u32, u32) {
+    match (state, x % 16, odd) {
+        (0, 0..=3, _) => (1, x),
+        (0, c, true) if c > 12 => (2, c * 3),
+        (1 | 2, 4 | 8, false) => (state + 1, 8),
+        (3, _, _) => (0, 0),
+        (s, c, false) => (s ^ 1, c + s),
+        (s, _, true) => (s, 99),
+    }
+}
+
+/// `step` over a word's nibbles; the state and a checksum of the outputs.
+#[device]
+fn walk(seed: u32) -> (u32, u32) {
+    let mut state = 0u32;
+    let mut sum = 0u32;
+    for k in 0..8u32 {
+        let nibble = (seed >> (4 * k)) & 15;
+        let (next, out) = step(state % 4, nibble.wrapping_mul(k + 1), (seed >> k) & 1 == 1);
+        let kind = match ((next, out), k) {
+            ((0, 0), _) => 1u32,
+            (pair, 7) => pair.0 + pair.1,
+            _ => 2,
+        };
+        state = next;
+        sum = sum.wrapping_mul(31).wrapping_add(out ^ kind);
+    }
+    (state, sum)
+}
+
+#[kernel(targets(sm_90))]
+pub fn tuple_match(seeds: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let (state, sum) = walk(seeds[i]);
+    out[2 * i] = state;
+    out[2 * i + 1] = sum;
+}
+
+#[test]
+fn match_on_tuples_computes_what_the_host_computes() {
+    let device = Device::emulator(Target::Sm90);
+    let n = 128usize;
+    let seeds: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0x5bd1_e995)
+        .collect();
+    let ds = device.upload(&seeds).expect("upload");
+    let mut out = device.upload(&vec![0xdead_beef_u32; 2 * n]).expect("upload");
+    // SAFETY: thread i reads seeds[i] and writes out[2i..2i + 2].
+    unsafe { tuple_match::Kernel::launch(&device, LaunchConfig::linear(1, n as u32), &ds, &mut out) }.expect("launch");
+    let out = device.download(&out).expect("download");
+    let mut states = [0usize; 4];
+    for (i, &s) in seeds.iter().enumerate() {
+        let (state, sum) = walk(s);
+        assert_eq!([out[2 * i], out[2 * i + 1]], [state, sum], "thread {i}");
+        states[(state % 4) as usize] += 1;
+    }
+    assert!(states.iter().filter(|&&c| c > 0).count() >= 3, "{states:?}");
 }

@@ -86,6 +86,8 @@ pub enum Pat {
     },
     /// `p | q`.
     Or(Vec<Pat>),
+    /// `(p, q, ..)` on a tuple of integers and `bool`s.
+    Tuple(Vec<Pat>, Loc),
 }
 
 impl Pat {
@@ -93,7 +95,7 @@ impl Pat {
     pub fn bound_names(&self, out: &mut Vec<String>) {
         match self {
             Pat::Ident(name, _) => out.push(name.clone()),
-            Pat::Or(pats) => pats.iter().for_each(|p| p.bound_names(out)),
+            Pat::Or(pats) | Pat::Tuple(pats, _) => pats.iter().for_each(|p| p.bound_names(out)),
             Pat::Wild | Pat::Lit(_) | Pat::Range { .. } => {}
         }
     }
@@ -582,9 +584,7 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
         ExprKind::Match { scrutinee, arms } => {
             walk_expr(scrutinee, f);
             for a in arms {
-                if let Pat::Lit(x) = &a.pat {
-                    walk_expr(x, f);
-                }
+                walk_pattern(&a.pat, f);
                 if let Some(g) = &a.guard {
                     walk_expr(g, f);
                 }
@@ -607,6 +607,16 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
         | ExprKind::Scope(_)
         | ExprKind::Break(_, None)
         | ExprKind::Continue(_) => {}
+    }
+}
+
+/// The expressions of a `match` pattern: its literals and range bounds.
+fn walk_pattern<'a>(p: &'a Pat, f: &mut impl FnMut(&'a Expr)) {
+    match p {
+        Pat::Lit(x) => walk_expr(x, f),
+        Pat::Range { lo, hi, .. } => [lo, hi].into_iter().flatten().for_each(|x| walk_expr(x, f)),
+        Pat::Or(pats) | Pat::Tuple(pats, _) => pats.iter().for_each(|q| walk_pattern(q, f)),
+        Pat::Wild | Pat::Ident(..) => {}
     }
 }
 

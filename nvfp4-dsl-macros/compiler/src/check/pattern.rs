@@ -87,16 +87,11 @@ impl Checker<'_> {
     /// the arms' values unified as `if`/`else` branches are.
     pub(super) fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm], hint: Option<&TyV>) -> Result<TyV> {
         let st = self.expr(scrutinee, None)?;
-        let ok = match self.shallow(&st) {
-            TyV::Ty(t) => t.is_int() || t == Ty::Scalar(Scalar::Bool),
-            TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
-            _ => false,
-        };
-        if !ok {
+        if !self.matchable(&st) {
             let d = self.describe(&st);
             return err(
                 scrutinee.span,
-                format!("`match` in kernels is on integers and `bool`s, not {d}; use `if`/`else`"),
+                format!("`match` in kernels is on integers, `bool`s and tuples of them, not {d}; use `if`/`else`"),
             );
         }
         // The context's type is a hint only (as for `if`/`else`): the arms'
@@ -129,8 +124,40 @@ impl Checker<'_> {
         Ok(result.unwrap_or(TyV::Ty(Ty::Unit)))
     }
 
+    /// Whether `match` takes a value of type `t`: an integer, a `bool`, or
+    /// a tuple of them.
+    fn matchable(&mut self, t: &TyV) -> bool {
+        match self.shallow(t) {
+            TyV::Ty(t) => {
+                t.is_int()
+                    || t == Ty::Scalar(Scalar::Bool)
+                    || self
+                        .tuple_parts(&TyV::Ty(t))
+                        .is_some_and(|p| p.iter().all(|q| self.matchable(q)))
+            }
+            TyV::Var(v) => self.vars[v as usize].kind == VarKind::Int,
+            TyV::Tuple(parts) => parts.iter().all(|q| self.matchable(q)),
+            TyV::Never | TyV::Array(..) => false,
+        }
+    }
+
     fn pattern(&mut self, p: &Pat, st: &TyV) -> Result<()> {
         match p {
+            Pat::Tuple(pats, span) => match self.tuple_parts(st) {
+                Some(parts) if parts.len() == pats.len() => {
+                    for (q, t) in pats.iter().zip(parts) {
+                        self.pattern(q, &t)?;
+                    }
+                    Ok(())
+                }
+                _ => {
+                    let d = self.describe(st);
+                    err(
+                        *span,
+                        format!("this pattern takes a tuple of {} values, found {d}", pats.len()),
+                    )
+                }
+            },
             Pat::Wild => Ok(()),
             Pat::Ident(name, span) => {
                 if let Some(b) = self.lookup(name)
@@ -164,13 +191,27 @@ impl Checker<'_> {
             }
             Pat::Or(ps) => {
                 for q in ps {
-                    if let Pat::Ident(name, span) = q {
-                        return err(*span, format!("`{name}` would bind in one alternative only; use `_`"));
+                    if let Some((name, span)) = binding(q) {
+                        return err(
+                            span,
+                            format!(
+                                "alternatives of `|` bind no names in kernels (`{name}` here): write `_` and test the value in a guard, or one arm per alternative"
+                            ),
+                        );
                     }
                     self.pattern(q, st)?;
                 }
                 Ok(())
             }
         }
+    }
+}
+
+/// A name a pattern binds, and where.
+fn binding(p: &Pat) -> Option<(&str, Loc)> {
+    match p {
+        Pat::Ident(name, span) => Some((name, *span)),
+        Pat::Or(ps) | Pat::Tuple(ps, _) => ps.iter().find_map(binding),
+        Pat::Wild | Pat::Lit(_) | Pat::Range { .. } => None,
     }
 }

@@ -65,13 +65,12 @@ impl Lower<'_> {
     pub(super) fn match_expr(&mut self, e: &Expr, scrutinee: &Expr, arms: &[Arm]) -> Result<Val> {
         let t = self.ty(e);
         let st = self.ty(scrutinee);
-        let s = self.scalar_of(&st);
         let v = self.expr(scrutinee)?;
         let result = if t == Ty::Unit { Val::Unit } else { self.fresh(&t)? };
         let whole = self.label();
         let (nodes, ()) = self.nested(|l| {
             for arm in arms {
-                let test = l.pattern_test(&arm.pat, &v, s, e.span)?;
+                let test = l.pattern_test(&arm.pat, &v, &st, e.span)?;
                 if let Val::Const(Const::Bool(false)) = test {
                     continue;
                 }
@@ -127,11 +126,26 @@ impl Lower<'_> {
         Ok(result)
     }
 
-    /// Whether `v` (of type `s`) matches `p`, as a `bool` value.
-    pub(super) fn pattern_test(&mut self, p: &Pat, v: &Val, s: Scalar, span: Loc) -> Result<Val> {
+    /// Whether `v` (of type `t`) matches `p`, as a `bool` value.
+    pub(super) fn pattern_test(&mut self, p: &Pat, v: &Val, t: &Ty, span: Loc) -> Result<Val> {
         let yes = Val::Const(Const::Bool(true));
+        if let Pat::Tuple(pats, _) = p {
+            let Ty::Tuple(elems) = t else {
+                unreachable!("checked: a tuple")
+            };
+            let mut test = yes;
+            for ((q, part), elem) in pats.iter().zip(self.parts(v, pats.len())).zip(elems) {
+                let matches = self.pattern_test(q, &part, elem, span)?;
+                test = self.binary(BinOp::BitAnd, test, matches, Scalar::Bool, None, None, span)?;
+            }
+            return Ok(test);
+        }
+        let s = match p {
+            Pat::Wild | Pat::Ident(..) | Pat::Or(_) => Scalar::Bool,
+            _ => self.scalar_of(t),
+        };
         Ok(match p {
-            Pat::Wild | Pat::Ident(..) => yes,
+            Pat::Wild | Pat::Ident(..) | Pat::Tuple(..) => yes,
             Pat::Lit(x) => {
                 let k = self.expr(x)?;
                 self.binary(BinOp::Eq, v.clone(), k, s, None, None, span)?
@@ -154,8 +168,8 @@ impl Lower<'_> {
             Pat::Or(ps) => {
                 let mut test = Val::Const(Const::Bool(false));
                 for q in ps {
-                    let t = self.pattern_test(q, v, s, span)?;
-                    test = self.binary(BinOp::BitOr, test, t, Scalar::Bool, None, None, span)?;
+                    let matches = self.pattern_test(q, v, t, span)?;
+                    test = self.binary(BinOp::BitOr, test, matches, Scalar::Bool, None, None, span)?;
                 }
                 test
             }
@@ -163,9 +177,17 @@ impl Lower<'_> {
     }
 
     pub(super) fn bind_pattern(&mut self, p: &Pat, v: &Val, t: &Ty) -> Result<()> {
-        if let Pat::Ident(name, _) = p {
-            let v = self.copy_if_var(v.clone(), t)?;
-            self.bind(name, v);
+        match (p, t) {
+            (Pat::Ident(name, _), _) => {
+                let v = self.copy_if_var(v.clone(), t)?;
+                self.bind(name, v);
+            }
+            (Pat::Tuple(pats, _), Ty::Tuple(elems)) => {
+                for ((q, part), elem) in pats.iter().zip(self.parts(v, pats.len())).zip(elems) {
+                    self.bind_pattern(q, &part, elem)?;
+                }
+            }
+            _ => {}
         }
         Ok(())
     }

@@ -32,12 +32,16 @@ impl Parser {
                 inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
             }),
             syn::Pat::Or(o) => Ok(Pat::Or(o.cases.iter().map(|c| self.pattern(c)).collect::<Result<_>>()?)),
+            syn::Pat::Tuple(t) => Ok(Pat::Tuple(
+                t.elems.iter().map(|q| self.pattern(q)).collect::<Result<_>>()?,
+                Loc::of(t),
+            )),
             syn::Pat::Paren(p) => self.pattern(&p.pat),
             // A negative literal pattern (`-1`) is an expression pattern.
             syn::Pat::Verbatim(_) | syn::Pat::Const(_) => err(Loc::of(p), "write the pattern as a literal or a range"),
             other => err(
                 Loc::of(&other),
-                "`match` in kernels takes integer and `bool` patterns: literals, constants, ranges (`a..=b`), `|`, `_` and a name; other patterns are not supported",
+                "`match` in kernels takes integer and `bool` patterns: literals, constants, ranges (`a..=b`), `|`, `_`, a name, and tuples of them; other patterns are not supported",
             ),
         }
     }
