@@ -40,6 +40,16 @@ pub(crate) struct Ctx<'a> {
     pub made: [[u64; 32]; 3],
 }
 
+/// Writes `f` of lane `l`'s value into `regs[l]` for the lanes of mask
+/// `m`, without a branch per lane (the compiler makes a blend of masks a
+/// branch that the lanes of a diverged warp mispredict).
+#[inline(always)]
+fn blend(regs: &mut [u64; 32], m: u32, v: &[u64; 32], f: impl Fn(u64) -> u64) {
+    for (l, (r, x)) in regs.iter_mut().zip(v).enumerate() {
+        *r = std::hint::select_unpredictable(m >> l & 1 != 0, f(*x), *r);
+    }
+}
+
 /// What an asynchronous operation sees when it completes: its block,
 /// global memory and the vector clocks (it completes as its block's
 /// asynchronous unit).
@@ -239,29 +249,25 @@ impl Ctx<'_> {
         let i = idx as usize;
         let regs: &mut [u64; 32] = (&mut self.w.regs[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
         let m = self.exec;
-        // One loop per extension and mask: no choice per lane.
+        // One loop per extension and mask: no choice per lane. A partial
+        // mask (a diverged warp) blends without branches: a loop over the
+        // set bits is a chain of dependent steps.
         match (ext, m == u32::MAX) {
             (Ext::Zero, true) => {
                 for (r, x) in regs.iter_mut().zip(v) {
                     *r = x & mask;
                 }
             }
-            (Ext::Zero, false) => {
-                for l in lanes(m) {
-                    regs[l] = v[l] & mask;
-                }
-            }
-            (Ext::Sign(b), _) => {
+            (Ext::Zero, false) => blend(regs, m, v, |x| x & mask),
+            (Ext::Sign(b), full) => {
                 let sh = 64 - u32::from(b);
                 let fix = |x: u64| ((((x << sh) as i64) >> sh) as u64) & mask;
-                if m == u32::MAX {
+                if full {
                     for (r, x) in regs.iter_mut().zip(v) {
                         *r = fix(*x);
                     }
                 } else {
-                    for l in lanes(m) {
-                        regs[l] = fix(v[l]);
-                    }
+                    blend(regs, m, v, fix);
                 }
             }
         }
@@ -511,6 +517,20 @@ impl Ctx<'_> {
             w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
         }
         w.diverge(w.group & !taken);
+        // Without independent thread scheduling the lanes at the lower of
+        // the two PCs run next, as `reschedule` would pick them, unless
+        // parked lanes are there too (a merge): no pass over the warp.
+        let (lo, at_lo, hi) = if target < next {
+            (target, taken & w.group, next)
+        } else {
+            (next, w.group & !taken, target)
+        };
+        if w.its.is_none() && lo < w.parked_min && at_lo != 0 {
+            w.group = at_lo;
+            w.group_pc = lo;
+            w.parked_min = w.parked_min.min(hi);
+            return;
+        }
         w.group = 0;
     }
 

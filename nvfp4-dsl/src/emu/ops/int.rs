@@ -513,6 +513,23 @@ pub(super) fn prmt(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 fn exec_prmt(c: &mut Ctx<'_>, i: &Inst) -> X {
     let md = i.sub;
+    if let (0, Operand::Imm(s)) = (md, i.s[2]) {
+        // A constant selector (the common case): each result byte's
+        // source byte and sign replication are the same in every lane,
+        // decoded once.
+        let picks: [(u64, bool); 4] = std::array::from_fn(|k| {
+            let n = s >> (4 * k);
+            (8 * (n & 7), n & 8 != 0)
+        });
+        return lanes2(c, i, |a, b| {
+            let bytes = (a & 0xFFFF_FFFF) | ((b & 0xFFFF_FFFF) << 32);
+            picks.iter().zip([0, 8, 16, 24]).fold(0, |r, (&(at, sign), to)| {
+                let v = bytes >> at & 0xFF;
+                let v = if sign { 0u64.wrapping_sub(v >> 7) & 0xFF } else { v };
+                r | v << to
+            })
+        });
+    }
     lanes3(c, i, |a, b, s| {
         let bytes = (a & 0xFFFF_FFFF) | ((b & 0xFFFF_FFFF) << 32);
         let byte = |k: u64| (bytes >> (8 * (k & 7))) & 0xFF;
@@ -569,16 +586,16 @@ pub(super) fn lop3(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 fn exec_lop3(c: &mut Ctx<'_>, i: &Inst) -> X {
-    let lut = i.imm;
+    // Minterm k of the table, all ones where it is in the function: the
+    // same in every lane, so the lanes' loop has no branch.
+    let on: [u64; 8] = std::array::from_fn(|k| 0u64.wrapping_sub(i.imm >> k & 1));
     lanes3(c, i, |a, b, x| {
         let mut r = 0u64;
-        for k in 0..8 {
-            if lut >> k & 1 != 0 {
-                let ta = if k & 4 != 0 { a } else { !a };
-                let tb = if k & 2 != 0 { b } else { !b };
-                let tc = if k & 1 != 0 { x } else { !x };
-                r |= ta & tb & tc;
-            }
+        for (k, on) in on.iter().enumerate() {
+            let ta = if k & 4 != 0 { a } else { !a };
+            let tb = if k & 2 != 0 { b } else { !b };
+            let tc = if k & 1 != 0 { x } else { !x };
+            r |= on & ta & tb & tc;
         }
         r & 0xFFFF_FFFF
     })
