@@ -275,6 +275,34 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Copies register `from` into register `to`, declared `bits` wide,
+    /// for the executing lanes (`mov` of a register): what
+    /// [`reg`](Ctx::reg) and [`write`](Ctx::write) do, in place, with no
+    /// 32-lane value between them (a copy is a call to `memmove`).
+    #[inline(always)]
+    pub fn copy_reg(&mut self, from: u32, to: u32, bits: u8) -> Result<(), Fault> {
+        self.reg(from)?;
+        if self.w.held.is_some() {
+            self.note_held_write(to)?;
+        }
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let (f, t, m) = (from as usize * 32, to as usize * 32, self.exec);
+        let regs = &mut self.w.regs[..];
+        // Both in range once, not per lane.
+        let _ = (&regs[f..f + 32], &regs[t..t + 32]);
+        if m == u32::MAX {
+            for l in 0..32 {
+                regs[t + l] = regs[f + l] & mask;
+            }
+        } else {
+            for l in 0..32 {
+                regs[t + l] = std::hint::select_unpredictable(m >> l & 1 != 0, regs[f + l] & mask, regs[t + l]);
+            }
+        }
+        self.w.init[to as usize] |= m;
+        Ok(())
+    }
+
     /// A write of a predicate destination (a sink writes nothing) from
     /// lane values.
     #[inline(never)]
@@ -513,23 +541,27 @@ impl Ctx<'_> {
             return;
         }
         let next = w.group_pc + 1;
-        for l in lanes(w.group) {
-            w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
-        }
         w.diverge(w.group & !taken);
         // Without independent thread scheduling the lanes at the lower of
         // the two PCs run next, as `reschedule` would pick them, unless
-        // parked lanes are there too (a merge): no pass over the warp.
+        // parked lanes are there too (a merge): no pass over the warp, and
+        // only the lanes parked now get their PC (a group's are stale).
         let (lo, at_lo, hi) = if target < next {
             (target, taken & w.group, next)
         } else {
             (next, w.group & !taken, target)
         };
         if w.its.is_none() && lo < w.parked_min && at_lo != 0 {
+            for l in lanes(w.group & !at_lo) {
+                w.pc[l] = hi;
+            }
             w.group = at_lo;
             w.group_pc = lo;
             w.parked_min = w.parked_min.min(hi);
             return;
+        }
+        for l in lanes(w.group) {
+            w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
         }
         w.group = 0;
     }

@@ -103,25 +103,11 @@ fn fcmp(op: u8, x: f64, y: f64) -> bool {
 /// the float comparisons.
 fn exec_setp_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     // Keys that compare as unsigned integers: a signed value
-    // sign-extended with its sign bit flipped. One branch-free loop per
-    // comparison (which the compiler vectorises), with no choice per lane:
-    // `ne`, `ge` and `le` are the complements of `eq`, `lt` and `gt`.
-    let ty = i.ty;
-    let (w, m, signed) = (ty.bits(), ty.mask(), ty.is_signed());
-    let key = |x: u64| if signed { sx(x, w) as u64 ^ 1 << 63 } else { x & m };
-    let keys = |v: &[u64; 32]| {
-        let mut k = [0u64; 32];
-        if signed {
-            for (k, x) in k.iter_mut().zip(v) {
-                *k = sx(*x, w) as u64 ^ 1 << 63;
-            }
-        } else {
-            for (k, x) in k.iter_mut().zip(v) {
-                *k = x & m;
-            }
-        }
-        k
-    };
+    // sign-extended with its sign bit flipped; 32 bits wide where the type
+    // fits (the baseline x86-64 has vector compares of 32-bit lanes, not
+    // of 64-bit ones). One branch-free loop per comparison, with no choice
+    // per lane: `ne`, `ge` and `le` are the complements of `eq`, `lt` and
+    // `gt`.
     let (sel, not) = match [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][i.sub as usize] {
         Cmp::Eq => (Cmp::Eq, false),
         Cmp::Ne => (Cmp::Eq, true),
@@ -130,8 +116,36 @@ fn exec_setp_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
         Cmp::Gt => (Cmp::Gt, false),
         Cmp::Le => (Cmp::Gt, true),
     };
-    // An immediate bound (`k < 16`) is one key, not 32.
-    let p = if let Operand::Imm(y) = i.s[1] {
+    let ty = i.ty;
+    let (w, m) = (ty.bits(), ty.mask());
+    let p = match (w <= 32, ty.is_signed()) {
+        (true, true) => setp_keys(c, i, sel, |x| sx(x, w) as u32 ^ 1 << 31)?,
+        (true, false) => setp_keys(c, i, sel, |x| (x & m) as u32)?,
+        (false, true) => setp_keys(c, i, sel, |x| sx(x, w) as u64 ^ 1 << 63)?,
+        (false, false) => setp_keys(c, i, sel, |x| x & m)?,
+    };
+    let p = if not { !p } else { p };
+    combine_and_write(c, i, p, !p)
+}
+
+/// The lanes where comparison `sel` (`eq`, `lt` or `gt`) of the keys of
+/// the two sources holds. An immediate bound (`k < 16`) is one key, not
+/// 32.
+#[inline(always)]
+fn setp_keys<K: Copy + Ord + Default>(
+    c: &mut Ctx<'_>,
+    i: &Inst,
+    sel: Cmp,
+    key: impl Fn(u64) -> K,
+) -> Result<u32, Fault> {
+    let keys = |v: &[u64; 32]| {
+        let mut k = [K::default(); 32];
+        for (k, x) in k.iter_mut().zip(v) {
+            *k = key(*x);
+        }
+        k
+    };
+    Ok(if let Operand::Imm(y) = i.s[1] {
         let [a] = c.srcs([&i.s[0]])?;
         let (a, y) = (keys(a), key(y));
         match sel {
@@ -147,9 +161,7 @@ fn exec_setp_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             Cmp::Lt => lane_bits(|l| a[l] < b[l]),
             _ => lane_bits(|l| a[l] > b[l]),
         }
-    };
-    let p = if not { !p } else { p };
-    combine_and_write(c, i, p, !p)
+    })
 }
 
 /// The lanes for which `f` holds, as a mask: a select of constants per

@@ -256,7 +256,13 @@ mod tests {
         for op in [ADD, SUB, MUL] {
             for _ in 0..64 {
                 let a: [u64; 32] = std::array::from_fn(|_| next() & 0xFFFF_FFFF);
-                let b: [u64; 32] = std::array::from_fn(|l| if l % 5 == 0 { special[l % special.len()] } else { next() & 0xFFFF_FFFF });
+                let b: [u64; 32] = std::array::from_fn(|l| {
+                    if l % 5 == 0 {
+                        special[l % special.len()]
+                    } else {
+                        next() & 0xFFFF_FFFF
+                    }
+                });
                 let (one, two) = (arith_lanes(op, false, &a, &b), arith_lanes(op, true, &a, &b));
                 for l in 0..32 {
                     let half = |x: u64, y: u64| arith(op, x & 0xFFFF, y & 0xFFFF);

@@ -327,7 +327,7 @@ fn bit_manipulation() {
             let s = u64::from(x[3] & 3);
             [f(x[0], x[1], x[2]), (src >> (8 * s)) as u32]
         });
-    }    // Every look-up table, bit by bit; `prmt` with constant selectors
+    } // Every look-up table, bit by bit; `prmt` with constant selectors
     // (decoded once per instruction), sign replication included.
     let sels = [0x3210u32, 0x1010, 0x3232, 0x2404, 0x9B8A, 0x7654, 0xF0E1, 0x0C48];
     for lut in 0..256u32 {
@@ -342,7 +342,11 @@ fn bit_manipulation() {
             let p = (0..4).fold(0u32, |p, k| {
                 let n = sel >> (4 * k) & 0xF;
                 let byte = (src >> (8 * (n & 7)) & 0xFF) as u32;
-                let byte = if n & 8 != 0 { 0u32.wrapping_sub(byte >> 7) & 0xFF } else { byte };
+                let byte = if n & 8 != 0 {
+                    0u32.wrapping_sub(byte >> 7) & 0xFF
+                } else {
+                    byte
+                };
                 p | byte << (8 * k)
             });
             [l, p]
