@@ -50,6 +50,25 @@ fn blend(regs: &mut [u64; 32], m: u32, v: &[u64; 32], f: impl Fn(u64) -> u64) {
     }
 }
 
+/// The lanes of destination `d` for an executor that makes its values one
+/// lane at a time (a load), to write in place: through a 32-lane value,
+/// the vector loads of [`Ctx::write`] would wait for its per-lane stores.
+/// Only where all 32 lanes execute (`exec`), no register is held and `d`
+/// is a register zero-extended; marks it written and gives its mask.
+#[inline(always)]
+pub(crate) fn dest_lanes<'r>(w: &'r mut Warp, exec: u32, d: &Operand, ext: Ext) -> Option<(&'r mut [u64], u64)> {
+    let Operand::Reg { idx, bits } = *d else {
+        return None;
+    };
+    if exec != u32::MAX || w.held.is_some() || ext != Ext::Zero {
+        return None;
+    }
+    let i = idx as usize;
+    w.init[i] = u32::MAX;
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    Some((&mut w.regs[i * 32..i * 32 + 32], mask))
+}
+
 /// What an asynchronous operation sees when it completes: its block,
 /// global memory and the vector clocks (it completes as its block's
 /// asynchronous unit).

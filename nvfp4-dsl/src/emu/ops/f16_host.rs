@@ -7,11 +7,10 @@ use super::float::{ADD, MUL, SUB};
 use crate::emu::fp;
 use crate::emu::inst::Ty;
 
-/// The `cvt`s with `.rn` and no other modifier that the host does: f16 ->
-/// f32, f32 -> f16 or bf16, and two f32 (`a` the high half) -> f16x2 or
-/// bf16x2; `None` for the others.
-pub(super) fn cvt(at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 32]> {
-    let mut d = [0u64; 32];
+/// The `cvt`s with `.rn` and no other modifier that the host does, into
+/// `d`: f16 -> f32, f32 -> f16 or bf16, and two f32 (`a` the high half) ->
+/// f16x2 or bf16x2; false for the others.
+pub(super) fn cvt(d: &mut [u64; 32], at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> bool {
     match (at, dt) {
         (Ty::F16, Ty::F32) => d.iter_mut().zip(a).for_each(|(d, &a)| *d = widen(a)),
         (Ty::F32, Ty::F16 | Ty::Bf16) => d.iter_mut().zip(a).for_each(|(d, &a)| *d = narrow(a, dt == Ty::Bf16)),
@@ -21,9 +20,9 @@ pub(super) fn cvt(at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 
                 *d = (narrow(a, bf) << 16) | narrow(b, bf);
             }
         }
-        _ => return None,
+        _ => return false,
     }
-    Some(d)
+    true
 }
 
 /// `cvt.f32.f16` by the host: exact, as `fp::convert`; a NaN gives the
@@ -136,19 +135,19 @@ pub(super) fn arith(op: u8, a: u64, b: u64) -> u64 {
     }
 }
 
-/// [`arith`] on every lane of f16 (`pair`: f16x2) sources `a` and `b`: one
-/// loop per operation, branch-free, which the compiler vectorises.
-pub(super) fn arith_lanes(op: u8, pair: bool, a: &[u64; 32], b: &[u64; 32]) -> [u64; 32] {
+/// [`arith`] on every lane of f16 (`pair`: f16x2) sources `a` and `b`, into
+/// `d`: one loop per operation, branch-free, which the compiler
+/// vectorises.
+pub(super) fn arith_lanes(d: &mut [u64; 32], op: u8, pair: bool, a: &[u64; 32], b: &[u64; 32]) {
     match op {
-        ADD => each(pair, a, b, |x, y| arith(ADD, x, y)),
-        SUB => each(pair, a, b, |x, y| arith(SUB, x, y)),
-        _ => each(pair, a, b, |x, y| arith(MUL, x, y)),
+        ADD => each(d, pair, a, b, |x, y| arith(ADD, x, y)),
+        SUB => each(d, pair, a, b, |x, y| arith(SUB, x, y)),
+        _ => each(d, pair, a, b, |x, y| arith(MUL, x, y)),
     }
 }
 
 #[inline(always)]
-fn each(pair: bool, a: &[u64; 32], b: &[u64; 32], f: impl Fn(u64, u64) -> u64) -> [u64; 32] {
-    let mut d = [0u64; 32];
+fn each(d: &mut [u64; 32], pair: bool, a: &[u64; 32], b: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
     if pair {
         for l in 0..32 {
             d[l] = f(a[l] & 0xFFFF, b[l] & 0xFFFF) | f(a[l] >> 16 & 0xFFFF, b[l] >> 16 & 0xFFFF) << 16;
@@ -158,7 +157,6 @@ fn each(pair: bool, a: &[u64; 32], b: &[u64; 32], f: impl Fn(u64, u64) -> u64) -
             d[l] = f(a[l] & 0xFFFF, b[l] & 0xFFFF);
         }
     }
-    d
 }
 
 /// `fma.rn.f16`: the f64 product is exact, and so is its sum with `c`
@@ -263,7 +261,9 @@ mod tests {
                         next() & 0xFFFF_FFFF
                     }
                 });
-                let (one, two) = (arith_lanes(op, false, &a, &b), arith_lanes(op, true, &a, &b));
+                let (mut one, mut two) = ([0; 32], [0; 32]);
+                arith_lanes(&mut one, op, false, &a, &b);
+                arith_lanes(&mut two, op, true, &a, &b);
                 for l in 0..32 {
                     let half = |x: u64, y: u64| arith(op, x & 0xFFFF, y & 0xFFFF);
                     assert_eq!(one[l], half(a[l], b[l]));

@@ -261,7 +261,7 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
         }
         Ty::F16 | Ty::F16x2 if fast && op <= MUL => {
-            d = super::f16_host::arith_lanes(op, ty == Ty::F16x2, a, b);
+            super::f16_host::arith_lanes(&mut d, op, ty == Ty::F16x2, a, b);
         }
         _ => {
             let fmt = ty.fmt().expect("a float type");

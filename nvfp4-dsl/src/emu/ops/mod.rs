@@ -186,14 +186,18 @@ fn abs(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
 /// often simplifies (a shift by a constant).
 #[inline(always)]
 fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow, Fault> {
-    // `from_fn`: no zeroed array first.
-    let d: [u64; 32] = if let Operand::Imm(y) = i.s[1] {
+    let mut d = [0u64; 32];
+    if let Operand::Imm(y) = i.s[1] {
         let [a] = c.srcs([&i.s[0]])?;
-        std::array::from_fn(|l| f(a[l], y))
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = f(*a, y);
+        }
     } else {
         let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
-        std::array::from_fn(|l| f(a[l], b[l]))
-    };
+        for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
+            *d = f(*a, *b);
+        }
+    }
     c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
@@ -202,7 +206,10 @@ fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow
 #[inline(always)]
 fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fault> {
     let [a] = c.srcs([&i.s[0]])?;
-    let d: [u64; 32] = std::array::from_fn(|l| f(a[l]));
+    let mut d = [0u64; 32];
+    for (d, a) in d.iter_mut().zip(a) {
+        *d = f(*a);
+    }
     c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
@@ -211,7 +218,10 @@ fn lanes1(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64) -> u64) -> Result<Flow, Fau
 #[inline(always)]
 fn lanes3(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64, u64) -> u64) -> Result<Flow, Fault> {
     let [a, b, x] = c.srcs([&i.s[0], &i.s[1], &i.s[2]])?;
-    let d: [u64; 32] = std::array::from_fn(|l| f(a[l], b[l], x[l]));
+    let mut d = [0u64; 32];
+    for l in 0..32 {
+        d[l] = f(a[l], b[l], x[l]);
+    }
     c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
