@@ -11,6 +11,7 @@ use super::decode::{Dec, Decoder};
 use super::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use super::pending::{AsyncOp, Work};
 
+mod bits;
 mod bulk;
 mod cluster;
 mod cmp;
@@ -45,14 +46,14 @@ static TABLE: &[(&str, Decoder)] = &[
     ("mul24", int::mul24),
     ("mad24", int::mad24),
     ("sad", int::sad),
-    ("popc", int::popc),
-    ("clz", int::clz),
-    ("brev", int::brev),
-    ("bfind", int::bfind),
-    ("bfe", int::bfe),
-    ("bfi", int::bfi),
-    ("prmt", int::prmt),
-    ("lop3", int::lop3),
+    ("popc", bits::popc),
+    ("clz", bits::clz),
+    ("brev", bits::brev),
+    ("bfind", bits::bfind),
+    ("bfe", bits::bfe),
+    ("bfi", bits::bfi),
+    ("prmt", bits::prmt),
+    ("lop3", bits::lop3),
     ("and", int::and),
     ("or", int::or),
     ("xor", int::xor),
