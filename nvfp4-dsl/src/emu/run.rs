@@ -576,6 +576,10 @@ fn run_warp(
     let (starving, ops) = (ctx.sched.starving(), ctx.b.ops.len());
     let mut thread_insts = 0u64;
     let mut warp_insts = 0u64;
+    // The last group and its lane count: a count of bits is a dozen
+    // instructions without `popcnt` (not in the baseline x86-64), and a
+    // straight run keeps its group.
+    let (mut counted, mut count) = (0u32, 0u64);
     // Under independent thread scheduling each turn may start with
     // another of the warp's groups.
     if ctx.w.its.is_some() {
@@ -591,7 +595,10 @@ fn run_warp(
         let pc = ctx.w.group_pc;
         let inst = &insts[pc as usize];
         let group = ctx.w.group;
-        thread_insts += u64::from(group.count_ones());
+        if group != counted {
+            (counted, count) = (group, u64::from(group.count_ones()));
+        }
+        thread_insts += count;
         warp_insts += 1;
         let exec = if inst.guard == NO_GUARD {
             group

@@ -40,6 +40,35 @@ pub(crate) struct Ctx<'a> {
     pub made: [[u64; 32]; 3],
 }
 
+/// Writes `f` of lane `l`'s value into `regs[l]` for the lanes of mask
+/// `m`, without a branch per lane (the compiler makes a blend of masks a
+/// branch that the lanes of a diverged warp mispredict).
+#[inline(always)]
+fn blend(regs: &mut [u64; 32], m: u32, v: &[u64; 32], f: impl Fn(u64) -> u64) {
+    for (l, (r, x)) in regs.iter_mut().zip(v).enumerate() {
+        *r = std::hint::select_unpredictable(m >> l & 1 != 0, f(*x), *r);
+    }
+}
+
+/// The lanes of destination `d` for an executor that makes its values one
+/// lane at a time (a load), to write in place: through a 32-lane value,
+/// the vector loads of [`Ctx::write`] would wait for its per-lane stores.
+/// Only where all 32 lanes execute (`exec`), no register is held and `d`
+/// is a register zero-extended; marks it written and gives its mask.
+#[inline(always)]
+pub(crate) fn dest_lanes<'r>(w: &'r mut Warp, exec: u32, d: &Operand, ext: Ext) -> Option<(&'r mut [u64], u64)> {
+    let Operand::Reg { idx, bits } = *d else {
+        return None;
+    };
+    if exec != u32::MAX || w.held.is_some() || ext != Ext::Zero {
+        return None;
+    }
+    let i = idx as usize;
+    w.init[i] = u32::MAX;
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    Some((&mut w.regs[i * 32..i * 32 + 32], mask))
+}
+
 /// What an asynchronous operation sees when it completes: its block,
 /// global memory and the vector clocks (it completes as its block's
 /// asynchronous unit).
@@ -239,33 +268,57 @@ impl Ctx<'_> {
         let i = idx as usize;
         let regs: &mut [u64; 32] = (&mut self.w.regs[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
         let m = self.exec;
-        // One loop per extension and mask: no choice per lane.
+        // One loop per extension and mask: no choice per lane. A partial
+        // mask (a diverged warp) blends without branches: a loop over the
+        // set bits is a chain of dependent steps.
         match (ext, m == u32::MAX) {
             (Ext::Zero, true) => {
                 for (r, x) in regs.iter_mut().zip(v) {
                     *r = x & mask;
                 }
             }
-            (Ext::Zero, false) => {
-                for l in lanes(m) {
-                    regs[l] = v[l] & mask;
-                }
-            }
-            (Ext::Sign(b), _) => {
+            (Ext::Zero, false) => blend(regs, m, v, |x| x & mask),
+            (Ext::Sign(b), full) => {
                 let sh = 64 - u32::from(b);
                 let fix = |x: u64| ((((x << sh) as i64) >> sh) as u64) & mask;
-                if m == u32::MAX {
+                if full {
                     for (r, x) in regs.iter_mut().zip(v) {
                         *r = fix(*x);
                     }
                 } else {
-                    for l in lanes(m) {
-                        regs[l] = fix(v[l]);
-                    }
+                    blend(regs, m, v, fix);
                 }
             }
         }
         self.w.init[i] |= m;
+        Ok(())
+    }
+
+    /// Copies register `from` into register `to`, declared `bits` wide,
+    /// for the executing lanes (`mov` of a register): what
+    /// [`reg`](Ctx::reg) and [`write`](Ctx::write) do, in place, with no
+    /// 32-lane value between them (a copy is a call to `memmove`).
+    #[inline(always)]
+    pub fn copy_reg(&mut self, from: u32, to: u32, bits: u8) -> Result<(), Fault> {
+        self.reg(from)?;
+        if self.w.held.is_some() {
+            self.note_held_write(to)?;
+        }
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let (f, t, m) = (from as usize * 32, to as usize * 32, self.exec);
+        let regs = &mut self.w.regs[..];
+        // Both in range once, not per lane.
+        let _ = (&regs[f..f + 32], &regs[t..t + 32]);
+        if m == u32::MAX {
+            for l in 0..32 {
+                regs[t + l] = regs[f + l] & mask;
+            }
+        } else {
+            for l in 0..32 {
+                regs[t + l] = std::hint::select_unpredictable(m >> l & 1 != 0, regs[f + l] & mask, regs[t + l]);
+            }
+        }
+        self.w.init[to as usize] |= m;
         Ok(())
     }
 
@@ -507,10 +560,28 @@ impl Ctx<'_> {
             return;
         }
         let next = w.group_pc + 1;
+        w.diverge(w.group & !taken);
+        // Without independent thread scheduling the lanes at the lower of
+        // the two PCs run next, as `reschedule` would pick them, unless
+        // parked lanes are there too (a merge): no pass over the warp, and
+        // only the lanes parked now get their PC (a group's are stale).
+        let (lo, at_lo, hi) = if target < next {
+            (target, taken & w.group, next)
+        } else {
+            (next, w.group & !taken, target)
+        };
+        if w.its.is_none() && lo < w.parked_min && at_lo != 0 {
+            for l in lanes(w.group & !at_lo) {
+                w.pc[l] = hi;
+            }
+            w.group = at_lo;
+            w.group_pc = lo;
+            w.parked_min = w.parked_min.min(hi);
+            return;
+        }
         for l in lanes(w.group) {
             w.pc[l] = if taken >> l & 1 != 0 { target } else { next };
         }
-        w.diverge(w.group & !taken);
         w.group = 0;
     }
 

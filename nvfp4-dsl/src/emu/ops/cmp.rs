@@ -102,23 +102,73 @@ fn fcmp(op: u8, x: f64, y: f64) -> bool {
 /// `setp` on integers (loop bounds, guards: the common case), apart from
 /// the float comparisons.
 fn exec_setp_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
     // Keys that compare as unsigned integers: a signed value
-    // sign-extended with its sign bit flipped. One loop per
-    // comparison, with no choice per lane.
-    let ty = i.ty;
-    let (w, m, signed) = (ty.bits(), ty.mask(), ty.is_signed());
-    let key = |x: u64| if signed { sx(x, w) as u64 ^ 1 << 63 } else { x & m };
-    let mask = |f: fn(&u64, &u64) -> bool| (0..32).fold(0u32, |p, l| p | u32::from(f(&key(a[l]), &key(b[l]))) << l);
-    let p = match [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][i.sub as usize] {
-        Cmp::Eq => mask(u64::eq),
-        Cmp::Ne => mask(u64::ne),
-        Cmp::Lt => mask(u64::lt),
-        Cmp::Le => mask(u64::le),
-        Cmp::Gt => mask(u64::gt),
-        Cmp::Ge => mask(u64::ge),
+    // sign-extended with its sign bit flipped; 32 bits wide where the type
+    // fits (the baseline x86-64 has vector compares of 32-bit lanes, not
+    // of 64-bit ones). One branch-free loop per comparison, with no choice
+    // per lane: `ne`, `ge` and `le` are the complements of `eq`, `lt` and
+    // `gt`.
+    let (sel, not) = match [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge][i.sub as usize] {
+        Cmp::Eq => (Cmp::Eq, false),
+        Cmp::Ne => (Cmp::Eq, true),
+        Cmp::Lt => (Cmp::Lt, false),
+        Cmp::Ge => (Cmp::Lt, true),
+        Cmp::Gt => (Cmp::Gt, false),
+        Cmp::Le => (Cmp::Gt, true),
     };
+    let ty = i.ty;
+    let (w, m) = (ty.bits(), ty.mask());
+    let p = match (w <= 32, ty.is_signed()) {
+        (true, true) => setp_keys(c, i, sel, |x| sx(x, w) as u32 ^ 1 << 31)?,
+        (true, false) => setp_keys(c, i, sel, |x| (x & m) as u32)?,
+        (false, true) => setp_keys(c, i, sel, |x| sx(x, w) as u64 ^ 1 << 63)?,
+        (false, false) => setp_keys(c, i, sel, |x| x & m)?,
+    };
+    let p = if not { !p } else { p };
     combine_and_write(c, i, p, !p)
+}
+
+/// The lanes where comparison `sel` (`eq`, `lt` or `gt`) of the keys of
+/// the two sources holds. An immediate bound (`k < 16`) is one key, not
+/// 32.
+#[inline(always)]
+fn setp_keys<K: Copy + Ord + Default>(
+    c: &mut Ctx<'_>,
+    i: &Inst,
+    sel: Cmp,
+    key: impl Fn(u64) -> K,
+) -> Result<u32, Fault> {
+    let keys = |v: &[u64; 32]| {
+        let mut k = [K::default(); 32];
+        for (k, x) in k.iter_mut().zip(v) {
+            *k = key(*x);
+        }
+        k
+    };
+    Ok(if let Operand::Imm(y) = i.s[1] {
+        let [a] = c.srcs([&i.s[0]])?;
+        let (a, y) = (keys(a), key(y));
+        match sel {
+            Cmp::Eq => lane_bits(|l| a[l] == y),
+            Cmp::Lt => lane_bits(|l| a[l] < y),
+            _ => lane_bits(|l| a[l] > y),
+        }
+    } else {
+        let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
+        let (a, b) = (keys(a), keys(b));
+        match sel {
+            Cmp::Eq => lane_bits(|l| a[l] == b[l]),
+            Cmp::Lt => lane_bits(|l| a[l] < b[l]),
+            _ => lane_bits(|l| a[l] > b[l]),
+        }
+    })
+}
+
+/// The lanes for which `f` holds, as a mask: a select of constants per
+/// lane, which vectorises (a shift by the lane's index does not).
+#[inline(always)]
+fn lane_bits(f: impl Fn(usize) -> bool) -> u32 {
+    (0..32).fold(0, |m, l| m | if f(l) { 1 << l } else { 0 })
 }
 
 fn exec_setp(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {

@@ -140,10 +140,10 @@ fn int_of(x: u64, t: Ty) -> i128 {
     }
 }
 
-/// `cvt` between integer types: the source's value, saturated to the
-/// destination's range with `.sat`, cut to its width.
-fn int_to_int(a: &[u64; 32], at: Ty, dt: Ty, sat: bool) -> [u64; 32] {
-    let mut d = [0u64; 32];
+/// `cvt` between integer types into `d`: the source's value, saturated to
+/// the destination's range with `.sat`, cut to its width.
+#[inline(always)]
+fn int_to_int(d: &mut [u64; 32], a: &[u64; 32], at: Ty, dt: Ty, sat: bool) {
     let (w, am, dm) = (at.bits(), at.mask(), dt.mask());
     if sat {
         let (lo, hi) = if dt.is_signed() {
@@ -164,14 +164,15 @@ fn int_to_int(a: &[u64; 32], at: Ty, dt: Ty, sat: bool) -> [u64; 32] {
             *d = *a & am & dm;
         }
     }
-    d
 }
 
 /// `cvt` between integer types, the most common `cvt` (index widening),
 /// on its own: no choice of family, no second source.
 fn exec_cvt_int(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
     let [a] = c.srcs([&i.s[0]])?;
-    let d = int_to_int(a, i.ty2, i.ty, i.flags & SAT != 0);
+    // Filled in place: a returned array is copied (a call to `memmove`).
+    let mut d = [0u64; 32];
+    int_to_int(&mut d, a, i.ty2, i.ty, i.flags & SAT != 0);
     c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)
 }
@@ -185,14 +186,11 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
         [a, a]
     };
     let (dt, at, rnd, flags) = (i.ty, i.ty2, i.rnd, i.flags);
-    if flags == 0
-        && rnd == Rnd::Rn
-        && let Some(d) = super::f16_host::cvt(at, dt, a, b)
-    {
+    let mut d = [0u64; 32];
+    if flags == 0 && rnd == Rnd::Rn && super::f16_host::cvt(&mut d, at, dt, a, b) {
         c.write(&i.d[0], &d, i.ext)?;
         return Ok(Flow::Next);
     }
-    let mut d = [0u64; 32];
     match i.sub {
         FLOAT_INT => {
             let af = at.fmt().expect("float");

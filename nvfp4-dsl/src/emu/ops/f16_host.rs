@@ -3,15 +3,14 @@
 //! cases of `cvt` and of f16/f16x2 `add sub mul fma` with `.rn`; `fp`'s
 //! exact routines stay the reference and do the rest.
 
-use super::float::{ADD, SUB};
+use super::float::{ADD, MUL, SUB};
 use crate::emu::fp;
 use crate::emu::inst::Ty;
 
-/// The `cvt`s with `.rn` and no other modifier that the host does: f16 ->
-/// f32, f32 -> f16 or bf16, and two f32 (`a` the high half) -> f16x2 or
-/// bf16x2; `None` for the others.
-pub(super) fn cvt(at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 32]> {
-    let mut d = [0u64; 32];
+/// The `cvt`s with `.rn` and no other modifier that the host does, into
+/// `d`: f16 -> f32, f32 -> f16 or bf16, and two f32 (`a` the high half) ->
+/// f16x2 or bf16x2; false for the others.
+pub(super) fn cvt(d: &mut [u64; 32], at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> bool {
     match (at, dt) {
         (Ty::F16, Ty::F32) => d.iter_mut().zip(a).for_each(|(d, &a)| *d = widen(a)),
         (Ty::F32, Ty::F16 | Ty::Bf16) => d.iter_mut().zip(a).for_each(|(d, &a)| *d = narrow(a, dt == Ty::Bf16)),
@@ -21,47 +20,142 @@ pub(super) fn cvt(at: Ty, dt: Ty, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 
                 *d = (narrow(a, bf) << 16) | narrow(b, bf);
             }
         }
-        _ => return None,
+        _ => return false,
     }
-    Some(d)
+    true
 }
 
 /// `cvt.f32.f16` by the host: exact, as `fp::convert`; a NaN gives the
 /// canonical NaN, as there.
-#[inline]
+#[inline(always)]
 pub(super) fn widen(a: u64) -> u64 {
-    let h = half::f16::from_bits(a as u16);
-    if h.is_nan() {
+    let x = f16_f32(a);
+    if x.is_nan() {
         fp::F32.nan()
     } else {
-        u64::from(h.to_f32().to_bits())
+        u64::from(x.to_bits())
     }
 }
 
 /// `cvt.rn.f16.f32` (`cvt.rn.bf16.f32` with `bf`) by the host: rounding
 /// to nearest even as `fp::convert` does; a NaN gives the canonical NaN,
 /// as there.
-#[inline]
+#[inline(always)]
 pub(super) fn narrow(a: u64, bf: bool) -> u64 {
-    let x = f32::from_bits(a as u32);
-    match (x.is_nan(), bf) {
-        (true, false) => fp::F16.nan(),
-        (true, true) => fp::BF16.nan(),
-        (false, false) => u64::from(half::f16::from_f32(x).to_bits()),
-        (false, true) => u64::from(half::bf16::from_f32(x).to_bits()),
+    if !bf {
+        return f32_f16(f32::from_bits(a as u32));
+    }
+    let bits = a as u32;
+    let mag = bits & 0x7FFF_FFFF;
+    if mag > 0x7F80_0000 {
+        return fp::BF16.nan();
+    }
+    // Round at bit 16 to nearest even; a carry out of the mantissa makes
+    // the next binade or infinity, as it should.
+    u64::from(bits >> 16 & 0x8000 | (mag + 0x7FFF + (mag >> 16 & 1)) >> 16)
+}
+
+/// The f16 in the low 16 bits of `h` as f32, exactly (a NaN stays a NaN).
+/// Integer operations and one exact product, without branches or the
+/// `half` crate's run-time dispatch, so that loops over lanes vectorise.
+#[inline(always)]
+fn f16_f32(h: u64) -> f32 {
+    let h = h as u32;
+    let (exp, man) = (h >> 10 & 0x1F, h & 0x3FF);
+    // A subnormal is man * 2^-24: an exact product, a normal f32.
+    let sub = ((man as i32) as f32 * f32::from_bits(0x3380_0000)).to_bits();
+    let mag = match exp {
+        0 => sub,
+        31 => 0x7F80_0000 | man << 13,
+        _ => (exp + 112) << 23 | man << 13,
+    };
+    f32::from_bits((h & 0x8000) << 16 | mag)
+}
+
+/// `x` rounded to f16, to nearest even (a NaN gives the canonical NaN).
+#[inline(always)]
+fn f32_f16(x: f32) -> u64 {
+    let bits = x.to_bits();
+    let a = bits & 0x7FFF_FFFF;
+    // Below f16's smallest normal (2^-14): adding 0.5, whose unit is
+    // 2^-24 (f16's subnormal step), rounds to nearest even and leaves the
+    // step count in the low bits.
+    let sub = (f32::from_bits(a) + 0.5).to_bits().wrapping_sub(0x3F00_0000);
+    // Otherwise: rebias the exponent and round at bit 13 to nearest even
+    // (a carry out of the mantissa gives the next binade, or infinity).
+    let norm = a.wrapping_sub(112 << 23).wrapping_add(0xFFF + (a >> 13 & 1)) >> 13;
+    let mag = if a < 0x3880_0000 {
+        sub
+    } else if a < 0x4780_0000 {
+        norm
+    } else {
+        0x7C00
+    };
+    if a > 0x7F80_0000 {
+        fp::F16.nan()
+    } else {
+        u64::from(bits >> 16 & 0x8000 | mag)
+    }
+}
+
+/// `x` rounded to f16, to nearest even (a NaN gives the canonical NaN), as
+/// [`f32_f16`] with f64's fields.
+#[inline(always)]
+fn f64_f16(x: f64) -> u64 {
+    let bits = x.to_bits();
+    let a = bits & !(1 << 63);
+    // f64's unit at 2^28 is 2^-24.
+    let magic = f64::from_bits((1023 + 28) << 52);
+    let sub = (f64::from_bits(a) + magic).to_bits().wrapping_sub(magic.to_bits());
+    let norm = a.wrapping_sub(1008 << 52).wrapping_add((1 << 41) - 1 + (a >> 42 & 1)) >> 42;
+    let mag = if a < 1009 << 52 {
+        sub
+    } else if a < 1039 << 52 {
+        norm
+    } else {
+        0x7C00
+    };
+    if a > 0x7FF0_0000_0000_0000 {
+        fp::F16.nan()
+    } else {
+        bits >> 48 & 0x8000 | mag
     }
 }
 
 /// `add`/`sub`/`mul` (`op`) of two f16 with `.rn`: the f64 sum and the
 /// f32 product of two f16 are exact, so rounding them once to f16 gives
 /// what `fp::add_half`/`fp::mul_half` give.
-#[inline]
+#[inline(always)]
 pub(super) fn arith(op: u8, a: u64, b: u64) -> u64 {
-    let (x, y) = (half::f16::from_bits(a as u16), half::f16::from_bits(b as u16));
+    let (x, y) = (f16_f32(a), f16_f32(b));
     match op {
-        ADD => from_exact(x.to_f64() + y.to_f64()),
-        SUB => from_exact(x.to_f64() - y.to_f64()),
-        _ => narrow(u64::from((x.to_f32() * y.to_f32()).to_bits()), false),
+        ADD => f64_f16(f64::from(x) + f64::from(y)),
+        SUB => f64_f16(f64::from(x) - f64::from(y)),
+        _ => f32_f16(x * y),
+    }
+}
+
+/// [`arith`] on every lane of f16 (`pair`: f16x2) sources `a` and `b`, into
+/// `d`: one loop per operation, branch-free, which the compiler
+/// vectorises.
+pub(super) fn arith_lanes(d: &mut [u64; 32], op: u8, pair: bool, a: &[u64; 32], b: &[u64; 32]) {
+    match op {
+        ADD => each(d, pair, a, b, |x, y| arith(ADD, x, y)),
+        SUB => each(d, pair, a, b, |x, y| arith(SUB, x, y)),
+        _ => each(d, pair, a, b, |x, y| arith(MUL, x, y)),
+    }
+}
+
+#[inline(always)]
+fn each(d: &mut [u64; 32], pair: bool, a: &[u64; 32], b: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
+    if pair {
+        for l in 0..32 {
+            d[l] = f(a[l] & 0xFFFF, b[l] & 0xFFFF) | f(a[l] >> 16 & 0xFFFF, b[l] >> 16 & 0xFFFF) << 16;
+        }
+    } else {
+        for l in 0..32 {
+            d[l] = f(a[l] & 0xFFFF, b[l] & 0xFFFF);
+        }
     }
 }
 
@@ -69,40 +163,22 @@ pub(super) fn arith(op: u8, a: u64, b: u64) -> u64 {
 /// where TwoSum shows no error; `fp::fma_half` does the rest (as it would).
 #[inline]
 pub(super) fn fma(a: u64, b: u64, c: u64) -> u64 {
-    let f = |v: u64| half::f16::from_bits(v as u16).to_f64();
+    let f = |v: u64| f64::from(f16_f32(v));
     let (p, z) = (f(a) * f(b), f(c));
     let s = p + z;
     if s.is_finite() && s != 0.0 {
         let bb = s - p;
         if (p - (s - bb)) + (z - bb) == 0.0 {
-            return from_exact(s);
+            return f64_f16(s);
         }
     }
     fp::fma_half(a, b, c, fp::F16)
-}
-
-/// `s`, an exact result of f16 operands (|s| < 2^17, a multiple of 2^-48),
-/// rounded to f16 to nearest even: to f32 rounding to odd (f32 has more
-/// than two bits beyond f16's, so the second rounding is exact), then to
-/// f16.
-fn from_exact(s: f64) -> u64 {
-    let r = s as f32;
-    let mut bits = r.to_bits();
-    if f64::from(r) != s {
-        // Toward zero, then the odd one of the two neighbours.
-        if f64::from(r).abs() > s.abs() {
-            bits -= 1;
-        }
-        bits |= 1;
-    }
-    narrow(u64::from(bits), false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::emu::fp::{Fmt, Rnd};
-    use crate::emu::ops::float::MUL;
 
     /// The host's f16 -> f32 and f32 -> f16/bf16 conversions agree with
     /// `fp::convert` on every f16 and on f32s around every f16 and bf16
@@ -171,6 +247,27 @@ mod tests {
             for &b in &special {
                 for &c in &special {
                     check(a, b, c);
+                }
+            }
+        }
+        // The lanes' loops give what `arith` gives, f16 and f16x2.
+        for op in [ADD, SUB, MUL] {
+            for _ in 0..64 {
+                let a: [u64; 32] = std::array::from_fn(|_| next() & 0xFFFF_FFFF);
+                let b: [u64; 32] = std::array::from_fn(|l| {
+                    if l % 5 == 0 {
+                        special[l % special.len()]
+                    } else {
+                        next() & 0xFFFF_FFFF
+                    }
+                });
+                let (mut one, mut two) = ([0; 32], [0; 32]);
+                arith_lanes(&mut one, op, false, &a, &b);
+                arith_lanes(&mut two, op, true, &a, &b);
+                for l in 0..32 {
+                    let half = |x: u64, y: u64| arith(op, x & 0xFFFF, y & 0xFFFF);
+                    assert_eq!(one[l], half(a[l], b[l]));
+                    assert_eq!(two[l], half(a[l], b[l]) | half(a[l] >> 16, b[l] >> 16) << 16);
                 }
             }
         }

@@ -213,6 +213,16 @@ fn per_half(ty: Ty, a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) ->
     }
 }
 
+/// `g` on every lane's f32 sources (one loop per operation: a choice in
+/// the loop stops it vectorising), the NaNs canonical.
+#[inline(always)]
+fn f32_lanes(d: &mut [u64; 32], [a, b, x]: [&[u64; 32]; 3], g: impl Fn(f32, f32, f32) -> f32) {
+    let f = |v: u64| f32::from_bits(v as u32);
+    for l in 0..32 {
+        d[l] = u64::from(canon32(g(f(a[l]), f(b[l]), f(x[l])).to_bits()));
+    }
+}
+
 fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
     let exec = c.exec;
     let [a, b, x] = if i.sub == FMA {
@@ -225,20 +235,13 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
     let (op, rnd, flags, ty) = (i.sub, i.rnd, i.flags, i.ty);
     let fast = rnd == Rnd::Rn && flags == 0;
     match ty {
-        Ty::F32 if fast => {
-            let f = |v: u64| f32::from_bits(v as u32);
-            for l in 0..32 {
-                let (p, q) = (f(a[l]), f(b[l]));
-                let r = match op {
-                    ADD => p + q,
-                    SUB => p - q,
-                    MUL => p * q,
-                    FMA => p.mul_add(q, f(x[l])),
-                    _ => p / q,
-                };
-                d[l] = u64::from(canon32(r.to_bits()));
-            }
-        }
+        Ty::F32 if fast => match op {
+            ADD => f32_lanes(&mut d, [a, b, x], |p, q, _| p + q),
+            SUB => f32_lanes(&mut d, [a, b, x], |p, q, _| p - q),
+            MUL => f32_lanes(&mut d, [a, b, x], |p, q, _| p * q),
+            FMA => f32_lanes(&mut d, [a, b, x], f32::mul_add),
+            _ => f32_lanes(&mut d, [a, b, x], |p, q, _| p / q),
+        },
         Ty::F64 if fast => {
             let f = f64::from_bits;
             for l in 0..32 {
@@ -256,6 +259,9 @@ fn exec_arith(c: &mut Ctx<'_>, i: &Inst) -> X {
                     r.to_bits()
                 };
             }
+        }
+        Ty::F16 | Ty::F16x2 if fast && op <= MUL => {
+            super::f16_host::arith_lanes(&mut d, op, ty == Ty::F16x2, a, b);
         }
         _ => {
             let fmt = ty.fmt().expect("a float type");

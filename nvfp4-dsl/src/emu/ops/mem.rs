@@ -9,7 +9,7 @@
 
 use super::float::{F64_DEFAULT_NAN, F64_QUIET, flush, is_nan64};
 use super::span::{extent, ld_shared, outside_origin, put, st_shared};
-use crate::emu::ctx::Ctx;
+use crate::emu::ctx::{Ctx, dest_lanes};
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Rnd};
 use crate::emu::gorder::{order_flags, order_kind};
@@ -422,6 +422,13 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
             }
             for (e, d) in i.v.iter().enumerate() {
                 let bytes = c.mem.bytes(k, lo, len);
+                if let Some((regs, mask)) = dest_lanes(c.w, c.exec, d, i.ext) {
+                    for (l, r) in regs.iter_mut().enumerate() {
+                        let at = (addr[l] - lo) as usize + e * esz;
+                        *r = le(&bytes[at..at + esz]) & mask;
+                    }
+                    continue;
+                }
                 let mut v = [0u64; 32];
                 for l in lanes(c.exec) {
                     let at = (addr[l] - lo) as usize + e * esz;

@@ -8,9 +8,10 @@
 
 use super::ctx::{Ctx, Side};
 use super::decode::{Dec, Decoder};
-use super::inst::{Fault, Flow, Inst, Mods, Ty};
+use super::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use super::pending::{AsyncOp, Work};
 
+mod bits;
 mod bulk;
 mod cluster;
 mod cmp;
@@ -45,14 +46,14 @@ static TABLE: &[(&str, Decoder)] = &[
     ("mul24", int::mul24),
     ("mad24", int::mad24),
     ("sad", int::sad),
-    ("popc", int::popc),
-    ("clz", int::clz),
-    ("brev", int::brev),
-    ("bfind", int::bfind),
-    ("bfe", int::bfe),
-    ("bfi", int::bfi),
-    ("prmt", int::prmt),
-    ("lop3", int::lop3),
+    ("popc", bits::popc),
+    ("clz", bits::clz),
+    ("brev", bits::brev),
+    ("bfind", bits::bfind),
+    ("bfe", bits::bfe),
+    ("bfi", bits::bfi),
+    ("prmt", bits::prmt),
+    ("lop3", bits::lop3),
     ("and", int::and),
     ("or", int::or),
     ("xor", int::xor),
@@ -181,12 +182,22 @@ fn abs(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
 }
 
 /// Runs `f` on every lane of two sources and writes the first destination.
+/// An immediate second source (`add r, r, 1`, `shl r, r, 2`: most of
+/// them) stays one value, not 32 copies in memory, and `f` of a constant
+/// often simplifies (a shift by a constant).
 #[inline(always)]
 fn lanes2(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(u64, u64) -> u64) -> Result<Flow, Fault> {
-    let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
     let mut d = [0u64; 32];
-    for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
-        *d = f(*a, *b);
+    if let Operand::Imm(y) = i.s[1] {
+        let [a] = c.srcs([&i.s[0]])?;
+        for (d, a) in d.iter_mut().zip(a) {
+            *d = f(*a, y);
+        }
+    } else {
+        let [a, b] = c.srcs([&i.s[0], &i.s[1]])?;
+        for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
+            *d = f(*a, *b);
+        }
     }
     c.write(&i.d[0], &d, i.ext)?;
     Ok(Flow::Next)

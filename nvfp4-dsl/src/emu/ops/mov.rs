@@ -91,21 +91,10 @@ pub(super) fn mov(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
 }
 
 fn exec_mov(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
-    // A register copied to another for all lanes (the common `mov`): in
-    // place, with no 32-lane value in between.
-    if let (Operand::Reg { idx: from, .. }, Operand::Reg { idx, bits }) = (i.s[0], i.d[0])
-        && c.exec == u32::MAX
-        && c.w.held.is_none()
-    {
-        c.reg(from)?;
-        let (from, to) = (from as usize * 32, idx as usize * 32);
-        c.w.regs.copy_within(from..from + 32, to);
-        if bits < 64 {
-            for r in &mut c.w.regs[to..to + 32] {
-                *r &= (1 << bits) - 1;
-            }
-        }
-        c.w.init[idx as usize] = u32::MAX;
+    // A register copied to another (the common `mov`): in place, with no
+    // 32-lane value in between.
+    if let (Operand::Reg { idx: from, .. }, Operand::Reg { idx, bits }) = (i.s[0], i.d[0]) {
+        c.copy_reg(from, idx, bits)?;
         return Ok(Flow::Next);
     }
     let a = c.src(&i.s[0])?;

@@ -7,7 +7,7 @@
 //! fast mode keeps no clocks; nothing in flight).
 
 use super::mem::le;
-use crate::emu::ctx::Ctx;
+use crate::emu::ctx::{Ctx, dest_lanes};
 use crate::emu::inst::{Fault, Inst};
 use crate::emu::layout::SHARED_BASE;
 use crate::emu::origin::Origin;
@@ -103,6 +103,13 @@ pub(super) fn ld_shared(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], check: Chec
         }
     }
     for (e, d) in i.v.iter().enumerate() {
+        if let Some((regs, mask)) = dest_lanes(c.w, c.exec, d, i.ext) {
+            for (l, r) in regs.iter_mut().enumerate() {
+                let at = (addr[l] - base) as usize + e * esz;
+                *r = le(&c.b.shared[at..at + esz]) & mask;
+            }
+            continue;
+        }
         let mut v = [0u64; 32];
         for l in lanes(c.exec) {
             let at = (addr[l] - base) as usize + e * esz;

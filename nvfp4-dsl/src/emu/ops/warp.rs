@@ -144,18 +144,48 @@ fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
     if members(c, &i.s[3], "shuffle")?.is_none() {
         return Ok(Flow::Jump);
     }
+    // Immediate lane and clamp operands (`shfl.sync.bfly.b32 d, a, 16,
+    // 0x1f, -1`, the common form) are read as they are, not spread over
+    // 32 lanes first.
     let exec = c.exec;
-    let [a, b, cc] = c.srcs([&i.s[0], &i.s[1], &i.s[2]])?;
+    let (d, p) = match (i.s[1], i.s[2]) {
+        (Operand::Imm(b), Operand::Imm(cc)) => {
+            let [a] = c.srcs([&i.s[0]])?;
+            shuffle(exec, i.sub, a, |_| (b, cc))
+        }
+        _ => {
+            let [a, b, cc] = c.srcs([&i.s[0], &i.s[1], &i.s[2]])?;
+            shuffle(exec, i.sub, a, |l| (b[l], cc[l]))
+        }
+    }
+    .map_err(|(l, j)| absent_lane(c, l, j))?;
+    c.write(&i.d[0], &d, Ext::Zero)?;
+    c.write_pred(&i.d[1], p);
+    Ok(Flow::Next)
+}
+
+/// The values each executing lane reads in shuffle `sub` of `a` (with
+/// lane `l`'s lane and clamp operands `bc(l)`) and the lanes whose source
+/// was in range; `Err((l, j))` if lane `l` reads lane `j`, which does not
+/// execute.
+#[inline(always)]
+fn shuffle(
+    exec: u32,
+    sub: u8,
+    a: &[u64; 32],
+    bc: impl Fn(usize) -> (u64, u64),
+) -> Result<([u64; 32], u32), (usize, usize)> {
     let mut d = [0u64; 32];
     let mut p = 0u32;
     for l in lanes(exec) {
+        let (b, cc) = bc(l);
         let lane = l as i64;
-        let bval = (b[l] & 31) as i64;
-        let cval = (cc[l] & 31) as i64;
-        let seg = ((cc[l] >> 8) & 31) as i64;
+        let bval = (b & 31) as i64;
+        let cval = (cc & 31) as i64;
+        let seg = ((cc >> 8) & 31) as i64;
         let max_lane = (lane & seg) | (cval & !seg);
         let min_lane = lane & seg;
-        let (j, ok) = match i.sub {
+        let (j, ok) = match sub {
             UP => (lane - bval, lane - bval >= max_lane),
             DOWN => (lane + bval, lane + bval <= max_lane),
             BFLY => (lane ^ bval, (lane ^ bval) <= max_lane),
@@ -166,14 +196,12 @@ fn exec_shfl(c: &mut Ctx<'_>, i: &Inst) -> X {
         };
         let j = if ok { j as usize } else { l };
         if exec >> j & 1 == 0 {
-            return Err(absent_lane(c, l, j));
+            return Err((l, j));
         }
         d[l] = a[j];
         p |= u32::from(ok) << l;
     }
-    c.write(&i.d[0], &d, Ext::Zero)?;
-    c.write_pred(&i.d[1], p);
-    Ok(Flow::Next)
+    Ok((d, p))
 }
 
 /// The error for lane `l` of a shuffle reading lane `j`, which does not

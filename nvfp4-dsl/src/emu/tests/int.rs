@@ -327,5 +327,29 @@ fn bit_manipulation() {
             let s = u64::from(x[3] & 3);
             [f(x[0], x[1], x[2]), (src >> (8 * s)) as u32]
         });
+    } // Every look-up table, bit by bit; `prmt` with constant selectors
+    // (decoded once per instruction), sign replication included.
+    let sels = [0x3210u32, 0x1010, 0x3232, 0x2404, 0x9B8A, 0x7654, 0xF0E1, 0x0C48];
+    for lut in 0..256u32 {
+        let sel = sels[lut as usize % sels.len()];
+        let body = format!("\tlop3.b32 %r10, %r1, %r2, %r3, {lut};\n\tprmt.b32 %r11, %r1, %r2, {sel};\n");
+        check(&body, &ins, |x| {
+            let bit = |v: u32, k: u32| v >> k & 1;
+            let l = (0..32).fold(0, |r, k| {
+                r | (lut >> (bit(x[0], k) << 2 | bit(x[1], k) << 1 | bit(x[2], k)) & 1) << k
+            });
+            let src = u64::from(x[0]) | (u64::from(x[1]) << 32);
+            let p = (0..4).fold(0u32, |p, k| {
+                let n = sel >> (4 * k) & 0xF;
+                let byte = (src >> (8 * (n & 7)) & 0xFF) as u32;
+                let byte = if n & 8 != 0 {
+                    0u32.wrapping_sub(byte >> 7) & 0xFF
+                } else {
+                    byte
+                };
+                p | byte << (8 * k)
+            });
+            [l, p]
+        });
     }
 }
