@@ -253,6 +253,15 @@ fn the_generator_covers_the_subset() {
         "let m: u8 = ",
         "shared_array::<u32, 96>()",
         "sl[tid as usize % sl.len()] = ",
+        "break 'outer (k, j);",
+        "let [a, mut b, _, d] = q;",
+        "let ([p, r], w) = ([d, b], q[2]);",
+        "(1 | 2, c, true) if c > 4 => c * 3,",
+        "shfl_xor(v64, ",
+        "shfl_down(v64, ",
+        "shfl_idx(v64, ",
+        "let v64: f64 = ",
+        "let v64: i64 = ",
     ] {
         let n = sources.iter().filter(|s| s.contains(feature)).count();
         assert!(n >= 3, "only {n} of 300 programs use `{feature}`");

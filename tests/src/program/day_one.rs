@@ -5,10 +5,12 @@
 //! (`&inp[a..b]`, `&inp[..b]`, `&inp[a..=b]`, `&inp[a..]`) read by index,
 //! walked by an element loop and passed to a device function taking
 //! `&[u32]`, `std::cmp::max`/`min` (and `core::cmp::`), and `len()` of a
-//! shared array. Each is a top-level statement of the kernel in a block of
-//! its own, drawn from a random stream of its own (like `extra`'s), so
-//! that the rest of a seed's program stays what it was (new output words
-//! aside).
+//! shared array; and, from a stream of their own (`day_one_later`), `loop`
+//! values out of nested loops, array patterns in `let`, `match` on a tuple
+//! and 64-bit warp shuffles. Each is a top-level statement of the kernel in
+//! a block of its own, drawn from a random stream of its own (like
+//! `extra`'s), so that the rest of a seed's program stays what it was (new
+//! output words aside).
 
 use super::interp::put;
 use super::render::out_line;
@@ -87,6 +89,25 @@ pub(super) enum DayOne {
     /// sl.len()`, then reads word `(tid ^ k) % sl.len()` (another
     /// thread's), `^ sl.len()`.
     SharedLen { slot: usize, len: u32, value: E, k: u32 },
+    /// `'outer: loop { .. loop { .. break 'outer (k, j); .. } .. }`: the
+    /// first `(k, j)` (`k < limit`, `j < 3`) with `s ^ (3k + j)` a
+    /// multiple of `d % 7 + 2`, else `(limit, 0)`; `k ^ j << 8` out.
+    LoopValue { slot: usize, s: E, d: E, limit: u32 },
+    /// `let [a, mut b, _, d] = [e0, e1, e2, e3]; b = b op a;` then `let
+    /// ([p, r], w) = ([d, b], q[2]);`, `p ^ r ^ w` out.
+    ArrayPattern { slot: usize, t: T, op: Op, elems: [E; 4] },
+    /// `match (a % 4, b % 8, flag)` with tuple patterns: literals, a
+    /// range, `|`, a guard, names binding parts.
+    TupleMatch { slot: usize, a: E, b: E, flag: E },
+    /// A 64-bit shuffle of `value` by every thread: `xor` by `lane`,
+    /// `down` by `lane`, or `idx` of lane `lane` (as `mode` 0, 1, 2).
+    Shuffle64 {
+        slot: usize,
+        t: T,
+        value: E,
+        mode: u32,
+        lane: u32,
+    },
 }
 
 /// `view_pick`, the device function of `Slice` with `via`.
@@ -164,6 +185,48 @@ impl Gen<'_> {
                 value: self.expr(U32, 2),
                 k: 1 + self.rng.below(u64::from(THREADS) - 1) as u32,
             },
+        }
+    }
+}
+
+impl Gen<'_> {
+    /// One of the constructs added after `day_one`'s GPU batches (loop
+    /// values, array patterns, tuple matches, 64-bit shuffles), from a
+    /// stream of its own so that the others' programs stay what they were.
+    pub(super) fn day_one_later(&mut self) -> DayOne {
+        match self.rng.below(4) {
+            0 => DayOne::LoopValue {
+                slot: self.slot(U32),
+                s: self.expr(U32, 2),
+                d: self.expr(U32, 2),
+                limit: 1 + self.rng.below(6) as u32,
+            },
+            1 => {
+                let t = self.rng.pick(&INTS);
+                DayOne::ArrayPattern {
+                    slot: self.slot(t),
+                    t,
+                    op: self.rng.pick(&INT_FOLDS),
+                    elems: [self.expr(t, 1), self.expr(t, 1), self.expr(t, 1), self.expr(t, 1)],
+                }
+            }
+            2 => DayOne::TupleMatch {
+                slot: self.slot(U32),
+                a: self.expr(U32, 2),
+                b: self.expr(U32, 2),
+                flag: self.expr(Bool, 2),
+            },
+            _ => {
+                let t = self.rng.pick(&[U64, I64, F64]);
+                let mode = self.rng.below(3) as u32;
+                DayOne::Shuffle64 {
+                    slot: self.slot(t),
+                    t,
+                    value: self.expr(t, 2),
+                    mode,
+                    lane: self.rng.below(32) as u32,
+                }
+            }
         }
     }
 }
@@ -285,6 +348,59 @@ impl Render<'_> {
                 );
                 vec![format!("let m: {} = {value};", t.name()), out_line(*slot, *t, "m")]
             }
+            DayOne::LoopValue { slot, s, d, limit } => vec![
+                format!("let s0: u32 = {};", self.expr(s)),
+                format!("let d0: u32 = ({}) % 7 + 2;", self.expr(d)),
+                "let mut k = 0u32;".to_string(),
+                "let found = 'outer: loop {".to_string(),
+                format!("    if k == {limit} {{ break (k, 0u32); }}"),
+                "    let mut j = 0u32;".to_string(),
+                "    loop {".to_string(),
+                "        if j == 3 { break; }".to_string(),
+                "        if (s0 ^ (k * 3 + j)).is_multiple_of(d0) { break 'outer (k, j); }".to_string(),
+                "        j += 1;".to_string(),
+                "    }".to_string(),
+                "    k += 1;".to_string(),
+                "};".to_string(),
+                out_line(*slot, U32, "found.0 ^ (found.1 << 8)"),
+            ],
+            DayOne::ArrayPattern { slot, t, op, elems } => {
+                let items: Vec<String> = elems.iter().map(|e| self.expr(e)).collect();
+                vec![
+                    format!("let q: [{}; 4] = [{}];", t.name(), items.join(", ")),
+                    "let [a, mut b, _, d] = q;".to_string(),
+                    format!("b = b {} a;", op.symbol()),
+                    "let ([p, r], w) = ([d, b], q[2]);".to_string(),
+                    out_line(*slot, *t, "p ^ r ^ w"),
+                ]
+            }
+            DayOne::TupleMatch { slot, a, b, flag } => vec![
+                format!(
+                    "let m: u32 = match (({}) % 4, ({}) % 8, {}) {{",
+                    self.expr(a),
+                    self.expr(b),
+                    self.expr(flag)
+                ),
+                "    (0, 0..=3, _) => 1,".to_string(),
+                "    (1 | 2, c, true) if c > 4 => c * 3,".to_string(),
+                "    (3, _, false) => 7,".to_string(),
+                "    (x, y, _) => x + y * 16,".to_string(),
+                "};".to_string(),
+                out_line(*slot, U32, "m"),
+            ],
+            DayOne::Shuffle64 {
+                slot,
+                t,
+                value,
+                mode,
+                lane,
+            } => {
+                let f = ["shfl_xor", "shfl_down", "shfl_idx"][*mode as usize];
+                vec![
+                    format!("let v64: {} = {};", t.name(), self.expr(value)),
+                    out_line(*slot, *t, &format!("{f}(v64, {lane}u32)")),
+                ]
+            }
             DayOne::SharedLen { slot, len, value, k } => vec![
                 format!("let sl = shared_array::<u32, {len}>();"),
                 format!("sl[tid as usize % sl.len()] = {};", self.expr(value)),
@@ -301,6 +417,28 @@ impl Program {
     /// Runs a construct for every thread (`out`: every thread's words).
     pub(super) fn day_one(&self, x: &DayOne, threads: &mut [Thread<'_>], out: &mut [u32]) {
         let slots = self.slots();
+        if let DayOne::Shuffle64 {
+            slot,
+            value,
+            mode,
+            lane,
+            ..
+        } = x
+        {
+            let values: Vec<V> = threads.iter_mut().map(|t| self.eval(value, t)).collect();
+            for (i, t) in threads.iter().enumerate() {
+                let (warp, own) = (i & !31, (i & 31) as u32);
+                let from = match mode {
+                    0 => own ^ lane,
+                    1 if own + lane < 32 => own + lane,
+                    1 => own,
+                    _ => *lane,
+                };
+                let w = t.gid as usize * slots;
+                put(&mut out[w..w + slots], *slot, values[warp + from as usize]);
+            }
+            return;
+        }
         if let DayOne::SharedLen { slot, len, value, k } = x {
             for block in threads.chunks_mut(THREADS as usize) {
                 let mut words = vec![0u32; *len as usize];
@@ -408,7 +546,36 @@ impl Program {
                 );
                 put(out, *slot, binary(Op::Xor, max(a, min(b, c)), min(c, a)));
             }
-            DayOne::SharedLen { .. } => unreachable!("every thread's together"),
+            DayOne::LoopValue { slot, s, d, limit } => {
+                let s0 = self.eval(s, t).u32();
+                let d0 = self.eval(d, t).u32() % 7 + 2;
+                let found = (0..*limit)
+                    .flat_map(|k| (0..3).map(move |j| (k, j)))
+                    .find(|(k, j)| (s0 ^ (k * 3 + j)).is_multiple_of(d0))
+                    .unwrap_or((*limit, 0));
+                put(out, *slot, V::Int(U32, u64::from(found.0 ^ (found.1 << 8))));
+            }
+            DayOne::ArrayPattern { slot, op, elems, .. } => {
+                let q = elems.each_ref().map(|e| self.eval(e, t));
+                let b = binary(*op, q[1], q[0]);
+                let pr = binary(Op::Xor, q[3], b);
+                put(out, *slot, binary(Op::Xor, pr, q[2]));
+            }
+            DayOne::TupleMatch { slot, a, b, flag } => {
+                let (a, b, flag) = (
+                    self.eval(a, t).u32() % 4,
+                    self.eval(b, t).u32() % 8,
+                    self.eval(flag, t).b(),
+                );
+                let m = match (a, b, flag) {
+                    (0, 0..=3, _) => 1,
+                    (1 | 2, c, true) if c > 4 => c * 3,
+                    (3, _, false) => 7,
+                    (x, y, _) => x + y * 16,
+                };
+                put(out, *slot, V::Int(U32, u64::from(m)));
+            }
+            DayOne::SharedLen { .. } | DayOne::Shuffle64 { .. } => unreachable!("every thread's together"),
         }
     }
 }

@@ -271,6 +271,7 @@ impl Program {
         let mut generic = Rng::new(seed ^ 0x0024_6E4E);
         // And the constructs of `day_one` from a fourth.
         let mut day_one = Rng::new(seed ^ 0x0025_DA1E);
+        let mut day_one_later = Rng::new(seed ^ 0x0026_1A7E);
         let mut defs = Vec::new();
         let mut generics = Vec::new();
         let mut body = Vec::new();
@@ -286,6 +287,10 @@ impl Program {
             }
             if day_one.chance(30) {
                 let x = g.with_stream(&mut day_one, |g| g.day_one());
+                body.push(S::DayOne(x));
+            }
+            if day_one_later.chance(25) {
+                let x = g.with_stream(&mut day_one_later, |g| g.day_one_later());
                 body.push(S::DayOne(x));
             }
         }
