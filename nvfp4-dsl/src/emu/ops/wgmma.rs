@@ -470,16 +470,17 @@ fn compute(c: &mut Ctx<'_>, m: &Mma, scratch: &mut Scratch) {
     read_rows(&c.b.shared, b_chunks, b);
     // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
     // 8i + 2t + q % 2, so pair p of registers (2p and 2p + 1) holds
-    // columns 8 (p / 2)..+ 8 of rows 8 (p % 2)..+ 8, interleaved: a row is
-    // 4 lanes of each.
+    // columns 8 (p / 2)..+ 8 of rows 8 (p % 2)..+ 8, a row 4 lanes of
+    // each: in `half_rows`'s order of columns, the first register's 4
+    // lanes, then the second's.
     let regs: &mut [u64] = &mut c.w.regs;
     let at = |p: usize, g: usize| (p % 2 * 8 + g) * n + 8 * (p / 2);
     for (p, pair) in m.d.chunks_exact(2).enumerate() {
-        let [lo, hi] = [pair[0], pair[1]].map(|r| &regs[r as usize * 32..][..32]);
-        for g in 0..8 {
-            let row: &mut [u32; 8] = (&mut old[at(p, g)..][..8]).try_into().expect("8 columns");
-            for t in 0..4 {
-                (row[2 * t], row[2 * t + 1]) = (lo[4 * g + t] as u32, hi[4 * g + t] as u32);
+        for (half, &r) in pair.iter().enumerate() {
+            let lanes: &[u64; 32] = regs[r as usize * 32..][..32].try_into().expect("32 lanes");
+            for (g, lanes) in lanes.as_chunks::<4>().0.iter().enumerate() {
+                let to: &mut [u32; 4] = (&mut old[at(p, g) + 4 * half..][..4]).try_into().expect("4 columns");
+                *to = lanes.map(|v| v as u32);
             }
         }
     }
@@ -487,11 +488,9 @@ fn compute(c: &mut Ctx<'_>, m: &Mma, scratch: &mut Scratch) {
     for (p, pair) in m.d.chunks_exact(2).enumerate() {
         for (half, &r) in pair.iter().enumerate() {
             let lanes: &mut [u64; 32] = (&mut regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
-            for (g, lanes) in lanes.chunks_exact_mut(4).enumerate() {
-                let row: &[u32; 8] = d[at(p, g)..][..8].try_into().expect("8 columns");
-                for (t, x) in lanes.iter_mut().enumerate() {
-                    *x = u64::from(row[2 * t + half]);
-                }
+            for (g, lanes) in lanes.as_chunks_mut::<4>().0.iter_mut().enumerate() {
+                let from: &[u32; 4] = d[at(p, g) + 4 * half..][..4].try_into().expect("4 columns");
+                *lanes = from.map(u64::from);
             }
         }
     }

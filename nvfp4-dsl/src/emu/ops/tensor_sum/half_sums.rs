@@ -55,9 +55,10 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
 }
 
 /// A warp's 16 rows of a `wgmma.mma_async` D (16 x N, row-major f32 bits:
-/// `old` before, `d` after): `a` its 16 rows of A, `b` the N rows of B (16
-/// K-major f16 or bf16 values each, as bits), `f` their format, `neg` the
-/// negations of A and B, `scale_d` whether D is a term.
+/// `old` before, `d` after, the columns in [`fragment_column`] order): `a`
+/// its 16 rows of A, `b` the N rows of B (16 K-major f16 or bf16 values
+/// each, as bits), `f` their format, `neg` the negations of A and B,
+/// `scale_d` whether D is a term.
 pub(in crate::emu::ops) fn half_rows(
     a: &[[u16; 16]; 16],
     b: &[[u16; 16]],
@@ -71,6 +72,19 @@ pub(in crate::emu::ops) fn half_rows(
         let k = recent.find(b, f, neg.1);
         half_rows_with(a, &recent.entries[k], neg.0, (old, d), scale_d, &mut recent.scratch);
     });
+}
+
+/// The column of D (and row of B) at place `j` of a row of N in the order
+/// [`half_rows`] takes them: in each whole group of eight, the even ones
+/// then the odd ones, the order of the lanes of two consecutive wgmma
+/// accumulator registers, so that the wgmma gathers D by plain copies; a
+/// last group of fewer than eight unchanged.
+pub(super) fn fragment_column(n: usize, j: usize) -> usize {
+    if j < n - n % 8 {
+        j - j % 8 + 2 * (j % 4) + j % 8 / 4
+    } else {
+        j
+    }
 }
 
 /// How many decoded B operands a thread keeps: the warps of a block
@@ -120,9 +134,9 @@ impl Recent {
 
 /// B's rows of a wgmma decoded, with the operand they came from: values
 /// and leading exponents K-major (`k * n + j`, so that a row of D runs
-/// along B's rows), and per row whether it holds an infinity or NaN, its
-/// largest leading exponent and its least lowest-bit exponent. A refill
-/// reuses the buffers.
+/// along B's rows) in [`fragment_column`] order, as are per row whether
+/// it holds an infinity or NaN, its largest leading exponent and its
+/// least lowest-bit exponent. A refill reuses the buffers.
 pub(super) struct HalfB {
     rows: Vec<[u16; 16]>,
     f: Fmt,
@@ -169,8 +183,8 @@ impl HalfB {
         self.rows.clear();
         self.rows.extend_from_slice(b);
         self.bits.resize(16 * n, 0);
-        for (j, row) in b.iter().enumerate() {
-            for (k, &x) in row.iter().enumerate() {
+        for j in 0..n {
+            for (k, &x) in b[fragment_column(n, j)].iter().enumerate() {
                 self.bits[k * n + j] = x;
             }
         }
@@ -254,7 +268,7 @@ pub(super) fn half_rows_with(
         for (j, (x, &o)) in drow.iter_mut().zip(old).enumerate() {
             let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
             if (a_special[r] || b.special[j] || d_special)
-                && let Some(bits) = special_dot(&a[r], &b.rows[j], f, neg, scale_d.then_some(o))
+                && let Some(bits) = special_dot(&a[r], &b.rows[fragment_column(n, j)], f, neg, scale_d.then_some(o))
             {
                 *x = bits;
             }

@@ -4,7 +4,7 @@
 //! zero, subnormal, infinite and NaN accumulators; wide exponent gaps that
 //! truncate; cancellation), and the models' own cases.
 
-use super::half_sums::{HalfB, HalfScratch, RECENT, forget_b, half_rows_with, rows_exact};
+use super::half_sums::{self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_with, rows_exact};
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
@@ -280,6 +280,26 @@ fn half_value(rng: &mut Rng, f: Fmt, window: (u64, u64), specials: bool, short: 
     }
 }
 
+/// [`half_sums::half_rows`] with D's columns in their natural order.
+fn half_rows(
+    a: &[[u16; 16]; 16],
+    b: &[[u16; 16]],
+    f: Fmt,
+    neg: (bool, bool),
+    old: &[u32],
+    d: &mut [u32],
+    scale_d: bool,
+) {
+    let n = b.len();
+    let at = |i: usize| i - i % n + fragment_column(n, i % n);
+    let old: Vec<u32> = (0..16 * n).map(|i| old[at(i)]).collect();
+    let mut got = vec![0; 16 * n];
+    half_sums::half_rows(a, b, f, neg, &old, &mut got, scale_d);
+    for (i, x) in got.into_iter().enumerate() {
+        d[at(i)] = x;
+    }
+}
+
 /// Runs a warp's part of a wgmma both ways and compares every element;
 /// returns the new D.
 fn check_half(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d: &[u32], scale_d: bool) -> Vec<u32> {
@@ -408,7 +428,7 @@ fn half_rows_reuse_a_decoded_b_only_for_the_same_operand() {
         a[0][3] = f16(1.0);
         let d: Vec<u32> = (0..16 * b.len()).map(|_| f32_near(&mut rng, -4, 4)).collect();
         let mut got = vec![0; d.len()];
-        half_rows(&a, b, F16, (false, *neg_b), &d, &mut got, true);
+        half_sums::half_rows(&a, b, F16, (false, *neg_b), &d, &mut got, true);
         let mut fresh = vec![0; d.len()];
         let fresh_b = HalfB::new(b, F16, *neg_b);
         half_rows_with(&a, &fresh_b, false, (&d, &mut fresh), true, &mut HalfScratch::default());
