@@ -391,12 +391,47 @@ fn exact_tile<const W: usize, const FUSED: bool>(
             }
         }
     }
-    for (i, s) in sum.iter().enumerate() {
-        let to: &mut [u32; W] = (&mut d[(r0 + i) * n + j0..][..W]).try_into().expect("W columns");
-        for (x, &t) in to.iter_mut().zip(s) {
-            *x = f32_toward_zero(t);
+    // Most tiles' sums are all in f32's normal range, where dropping the
+    // bits below f32's is the cast toward zero.
+    let mut outside = 0;
+    for s in &sum {
+        for &t in s {
+            outside |= f32_outside(t);
         }
     }
+    let normal = outside >> 63 == 0;
+    for (i, s) in sum.iter().enumerate() {
+        let to: &mut [u32; W] = (&mut d[(r0 + i) * n + j0..][..W]).try_into().expect("W columns");
+        if normal {
+            for (x, &t) in to.iter_mut().zip(s) {
+                *x = f32_truncated(t);
+            }
+        } else {
+            for (x, &t) in to.iter_mut().zip(s) {
+                *x = f32_toward_zero(t);
+            }
+        }
+    }
+}
+
+/// A word whose top bit says whether `x` is outside f32's normal range
+/// (rounded toward zero), so that a tile's words ORed tell whether any
+/// is: with `e` its biased f64 exponent, `e - 897` wraps for those below,
+/// and `e - 897 + 2^63 - 254` reaches 2^63 for those above.
+#[inline(always)]
+pub(super) fn f32_outside(x: f64) -> u64 {
+    let below = (x.to_bits() >> 52 & 0x7FF).wrapping_sub(1023 - 126);
+    below | below.wrapping_add((1 << 63) - 254)
+}
+
+/// `x`, in f32's normal range ([`f32_outside`]), rounded toward zero to
+/// f32 bits: its sign, exponent rebiased and the top 23 bits of its
+/// fraction.
+#[inline(always)]
+pub(super) fn f32_truncated(x: f64) -> u32 {
+    let b = x.to_bits();
+    let sign = (b >> 32) as u32 & 0x8000_0000;
+    sign | ((b & !(1 << 63)) >> 29).wrapping_sub((1023 - 127) << 23) as u32
 }
 
 /// The rows of a wgmma's D (`d`, 16 x N f32 bits; `old` before) in

@@ -404,6 +404,37 @@ fn half_rows_mix_plain_and_truncating_rows_in_a_group_of_four() {
 }
 
 #[test]
+fn truncating_a_normal_sum_is_the_cast_toward_zero() {
+    let mut rng = Rng(0xC2B2_AE3D_27D4_EB4F);
+    let least = f64::from(f32::MIN_POSITIVE);
+    let edges = [
+        least,
+        least * (1.0 + 2f64.powi(-40)),
+        2f64.powi(127) * (2.0 - 2f64.powi(-30)),
+        1.0,
+        1.0 - 2f64.powi(-53),
+    ];
+    let random = (0..10_000).map(|_| f64::from_bits(rng.next() >> 12 | ((1023 - 126 + rng.below(254)) << 52)));
+    for x in edges.into_iter().chain(random) {
+        for x in [x, -x] {
+            assert_eq!(half_sums::f32_outside(x) >> 63, 0, "{x:e}");
+            assert_eq!(half_sums::f32_truncated(x), f32_toward_zero(x), "{x:e}");
+        }
+    }
+    for x in [
+        0.0,
+        least * 0.5,
+        least * (1.0 - 2f64.powi(-40)),
+        2f64.powi(128),
+        2f64.powi(1000),
+    ] {
+        for x in [x, -x] {
+            assert_eq!(half_sums::f32_outside(x) >> 63, 1, "{x:e}");
+        }
+    }
+}
+
+#[test]
 fn half_rows_reuse_a_decoded_b_only_for_the_same_operand() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let value = |rng: &mut Rng| half_value(rng, F16, (8, 24), false, false);
