@@ -315,10 +315,8 @@ impl InflightShared {
     /// in-flight access it may not ([`InflightShared::conflict`] names it).
     pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
         let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
-        self.active()
-            && offs
-                .iter()
-                .any(|&o| busy(o as usize / 16) || busy((o as usize + 15) / 16))
+        let granules = |o: u32| o as usize / 16..(o as usize + 16).div_ceil(16);
+        self.active() && offs.iter().any(|&o| granules(o).any(busy))
     }
 
     /// The first in-flight access that bytes `off..off + len` may not
