@@ -315,8 +315,12 @@ impl InflightShared {
     /// in-flight access it may not ([`InflightShared::conflict`] names it).
     pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
         let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
-        let granules = |o: u32| o as usize / 16..(o as usize + 16).div_ceil(16);
-        self.active() && offs.iter().any(|&o| granules(o).any(busy))
+        self.active()
+            && offs.iter().any(|&o| {
+                let g = o as usize / 16;
+                // An unaligned access spans two granules.
+                busy(g) || (o % 16 != 0 && busy(g + 1))
+            })
     }
 
     /// The first in-flight access that bytes `off..off + len` may not
