@@ -82,11 +82,19 @@ pub(crate) struct AsyncRegs {
     pub loads: Vec<TcLoad>,
     /// Per register: how many pending operations hold it.
     holds: Vec<u16>,
+    /// Per register: how many pending `wgmma.mma_async` accumulate into
+    /// it, and how many read it as an A operand (the checks of an issue
+    /// search the pending operations only where these say it may fail).
+    acc: Vec<u16>,
+    reads: Vec<u16>,
     /// Per held register: its written bits when it was first held.
     held_init: Vec<u32>,
-    /// Per register: 1 + the index of the last instruction other than a
-    /// `wgmma` that wrote it since the last `wgmma.fence` (0: none).
-    written: Vec<u32>,
+    /// Per register: the fence count when an instruction other than a
+    /// `wgmma` last wrote it, and that instruction's index (a fence bumps
+    /// the count instead of clearing every register).
+    written: Vec<(u64, u32)>,
+    /// `wgmma.fence`s executed, plus one.
+    fences: u64,
     /// The index of the warp's last `wgmma.fence`.
     pub fence: Option<u32>,
 }
@@ -98,8 +106,11 @@ impl AsyncRegs {
             groups: VecDeque::new(),
             loads: Vec::new(),
             holds: vec![0; nregs],
+            acc: vec![0; nregs],
+            reads: vec![0; nregs],
             held_init: vec![0; nregs],
-            written: vec![0; nregs],
+            written: vec![(0, 0); nregs],
+            fences: 1,
             fence: None,
         }
     }
@@ -107,18 +118,19 @@ impl AsyncRegs {
     /// `wgmma.fence` at instruction `pc`.
     pub fn fence(&mut self, pc: u32) {
         self.fence = Some(pc);
-        self.written.fill(0);
+        self.fences += 1;
     }
 
     /// A write of register `r` by the instruction at `pc` (not a wgmma).
     #[inline]
     pub fn note_write(&mut self, r: u32, pc: u32) {
-        self.written[r as usize] = pc + 1;
+        self.written[r as usize] = (self.fences, pc);
     }
 
     /// The instruction that wrote `r` since the last `wgmma.fence`.
     pub fn written_since_fence(&self, r: u32) -> Option<u32> {
-        self.written[r as usize].checked_sub(1)
+        let (fences, pc) = self.written[r as usize];
+        (fences == self.fences).then_some(pc)
     }
 
     #[inline]
@@ -156,6 +168,42 @@ impl AsyncRegs {
         if self.holds[i] == 0 {
             init[i] = self.held_init[i];
         }
+    }
+
+    /// A `wgmma.mma_async` with accumulators `d` and A registers `a` is
+    /// issued: it holds them.
+    pub fn hold_mma(&mut self, init: &mut [u32], d: &[u32], a: &[u32]) {
+        for &r in d {
+            self.hold(init, r);
+            self.acc[r as usize] += 1;
+        }
+        for &r in a {
+            self.hold(init, r);
+            self.reads[r as usize] += 1;
+        }
+    }
+
+    /// The pending `m` completed, writing its accumulators: it lets go of
+    /// its registers.
+    pub fn release_mma(&mut self, init: &mut [u32], m: &Mma) {
+        for &r in m.d.iter() {
+            self.release(init, r, true);
+            self.acc[r as usize] -= 1;
+        }
+        for &r in m.a.iter() {
+            self.release(init, r, false);
+            self.reads[r as usize] -= 1;
+        }
+    }
+
+    /// Whether a pending `wgmma.mma_async` accumulates into `r`.
+    pub fn pending_acc(&self, r: u32) -> bool {
+        self.acc[r as usize] != 0
+    }
+
+    /// Whether a pending `wgmma.mma_async` reads `r` as an A operand.
+    pub fn pending_read(&self, r: u32) -> bool {
+        self.reads[r as usize] != 0
     }
 
     /// Pending operations in issue order, each with whether it has been
@@ -261,6 +309,18 @@ impl InflightShared {
                 counts[*g as usize] -= 1;
             }
         }
+    }
+
+    /// Whether an access of the 16 bytes at each of `offs` may overlap an
+    /// in-flight access it may not ([`InflightShared::conflict`] names it).
+    pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
+        let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
+        self.active()
+            && offs.iter().any(|&o| {
+                let g = o as usize / 16;
+                // An unaligned access spans two granules.
+                busy(g) || (o % 16 != 0 && busy(g + 1))
+            })
     }
 
     /// The first in-flight access that bytes `off..off + len` may not

@@ -317,7 +317,9 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     // not a pending A operand (either would access it before that
     // operation's wait).
     for &r in a.iter() {
-        if let Some((m, _)) = wg.holder(r).filter(|(m, _)| m.writes(r)) {
+        if wg.pending_acc(r)
+            && let Some((m, _)) = wg.holder(r).filter(|(m, _)| m.writes(r))
+        {
             return Err(Fault::new(format!(
                 "A operand {} is the accumulator of the pending wgmma.mma_async at line {}: read before the wgmma.wait_group that completes it",
                 names[r as usize], lines[m.pc as usize]
@@ -331,7 +333,9 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
         }
     }
     for &r in d.iter() {
-        if let Some((m, _)) = wg.holder(r).filter(|(m, _)| !m.writes(r)) {
+        if wg.pending_read(r)
+            && let Some((m, _)) = wg.holder(r).filter(|(m, _)| !m.writes(r))
+        {
             return Err(Fault::new(format!(
                 "register {}, an A operand of the pending wgmma.mma_async at line {}, is this wgmma.mma_async's accumulator: overwritten before the wgmma.wait_group that completes it",
                 names[r as usize], lines[m.pc as usize]
@@ -347,10 +351,9 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     let scale_d = p != 0;
     if scale_d {
         let wg = c.w.held.as_deref().expect("held registers");
-        let pending_d = |r: u32| wg.pending().any(|(m, _)| m.writes(r));
         if let Some(&r) = d
             .iter()
-            .find(|&&r| wg.init_of(&c.w.init, r) != u32::MAX && !pending_d(r))
+            .find(|&&r| wg.init_of(&c.w.init, r) != u32::MAX && !wg.pending_acc(r))
         {
             return Err(Fault::new(format!(
                 "read of uninitialised register {}: wgmma.mma_async accumulates into it (scale-d is true)",
@@ -365,21 +368,18 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
         let bits = uniform(c, op, &format!("the {name} descriptor"))?;
         let desc = SmemDesc::sm90(bits, &format!("wgmma.mma_async {name}")).map_err(Fault::new)?;
         let what = format!("wgmma.mma_async {name} operand read");
-        for r in first..first + rows {
-            for h in 0..2 {
-                let off = c.shared_at(0, u64::from(desc.chunk(r, h)), 16, &what)?;
-                chunks.push(off as u32);
-            }
-        }
+        let from = chunks.len();
+        chunks.extend((first..first + rows).flat_map(|r| [desc.chunk(r, 0), desc.chunk(r, 1)]));
+        shared_offsets(c, &mut chunks[from..], &what)?;
     }
-    c.check_async(0, &chunks, false)?;
+    if c.cl.clocks.on() || c.b.inflight.any_busy(&chunks, false) {
+        c.check_async(0, &chunks, false)?;
+    }
     let size = c.b.shared.len();
     let thread = c.thread_of(0);
     let read = c.b.inflight.add(pc, thread, false, &chunks, size);
     let wg = c.w.held.as_deref_mut().expect("held registers");
-    for &r in d.iter().chain(a.iter()) {
-        wg.hold(&mut c.w.init, r);
-    }
+    wg.hold_mma(&mut c.w.init, &d, &a);
     wg.open.push(Mma {
         pc,
         n,
@@ -395,9 +395,55 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     Ok(())
 }
 
+/// The shared addresses `chunks` of 16 bytes each, which an operand reads,
+/// as offsets in the block's shared buffer: checked at once where the
+/// span from the lowest to the highest lies in one shared variable (then
+/// every chunk does), else one by one, which reports the first outside.
+fn shared_offsets(c: &mut Ctx<'_>, chunks: &mut [u32], what: &str) -> Result<(), Fault> {
+    let (lo, hi) = chunks.iter().fold((u32::MAX, 0), |(l, h), &x| (l.min(x), h.max(x)));
+    if !chunks.is_empty()
+        && let Ok(off) = c.shared_at(0, u64::from(lo), hi - lo + 16, what)
+    {
+        for x in chunks.iter_mut() {
+            *x = *x - lo + off as u32;
+        }
+        return Ok(());
+    }
+    for x in chunks.iter_mut() {
+        *x = c.shared_at(0, u64::from(*x), 16, what)? as u32;
+    }
+    Ok(())
+}
+
+/// B's rows and D's 16 rows before and after, as [`compute`] gathers them.
+type Scratch = (Vec<[u16; 16]>, Vec<u32>, Vec<u32>);
+
+thread_local! {
+    /// [`compute`]'s scratch, kept so that a wgmma allocates nothing.
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
+}
+
 /// Completes a pending `wgmma.mma_async`: reads its operands, writes this
 /// warp's 16 rows of D and lets go of its registers and shared bytes.
 fn complete(c: &mut Ctx<'_>, m: &Mma) {
+    SCRATCH.with_borrow_mut(|scratch| compute(c, m, scratch));
+    let wg = c.w.held.as_deref_mut().expect("held registers");
+    wg.release_mma(&mut c.w.init, m);
+    // The warp read its operands by now: later writes must be ordered
+    // after this wait.
+    let t = c.thread_index(0);
+    if c.cl.clocks.on() {
+        for &off in m.chunks.iter() {
+            c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
+        }
+    }
+    c.b.inflight.remove(m.read);
+}
+
+/// Reads a pending `wgmma.mma_async`'s operands, computes and writes this
+/// warp's 16 rows of D (`scratch`: room for B's rows and D's before and
+/// after).
+fn compute(c: &mut Ctx<'_>, m: &Mma, scratch: &mut Scratch) {
     let f = if m.bf16 { BF16 } else { F16 };
     let n = m.n as usize;
     // A: 16 rows x 16 values; B: N rows x 16 values (K-major).
@@ -417,47 +463,37 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
         }
         &m.chunks[..]
     };
-    let mut b = vec![[0u16; 16]; n];
-    read_rows(&c.b.shared, b_chunks, &mut b);
+    let (b, old, d) = &mut *scratch;
+    b.resize(n, [0; 16]);
+    old.resize(16 * n, 0);
+    d.resize(16 * n, 0);
+    read_rows(&c.b.shared, b_chunks, b);
     // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
-    // 8i + 2t + q % 2.
-    let first = |j: usize| (j % 4 / 2) * 8 * n + 8 * (j / 4) + j % 2;
-    let mut d = vec![0u32; 16 * n];
-    for (j, &r) in m.d.iter().enumerate() {
-        let lanes: &[u64; 32] = c.w.regs[r as usize * 32..][..32].try_into().expect("32 lanes");
-        let rows = &mut d[first(j)..];
-        for (g, lanes) in lanes.chunks_exact(4).enumerate() {
-            for (t, &x) in lanes.iter().enumerate() {
-                rows[g * n + 2 * t] = x as u32;
+    // 8i + 2t + q % 2, so pair p of registers (2p and 2p + 1) holds
+    // columns 8 (p / 2)..+ 8 of rows 8 (p % 2)..+ 8, a row 4 lanes of
+    // each: in `half_rows`'s order of columns, the first register's 4
+    // lanes, then the second's.
+    let regs: &mut [u64] = &mut c.w.regs;
+    let at = |p: usize, g: usize| (p % 2 * 8 + g) * n + 8 * (p / 2);
+    for (p, pair) in m.d.chunks_exact(2).enumerate() {
+        for (half, &r) in pair.iter().enumerate() {
+            let lanes: &[u64; 32] = regs[r as usize * 32..][..32].try_into().expect("32 lanes");
+            for (g, lanes) in lanes.as_chunks::<4>().0.iter().enumerate() {
+                let to: &mut [u32; 4] = (&mut old[at(p, g) + 4 * half..][..4]).try_into().expect("4 columns");
+                *to = lanes.map(|v| v as u32);
             }
         }
     }
-    half_rows(&a, &b, f, (m.neg_a, m.neg_b), &mut d, m.scale_d);
-    for (j, &r) in m.d.iter().enumerate() {
-        let lanes: &mut [u64; 32] = (&mut c.w.regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
-        let rows = &d[first(j)..];
-        for (g, lanes) in lanes.chunks_exact_mut(4).enumerate() {
-            for (t, x) in lanes.iter_mut().enumerate() {
-                *x = u64::from(rows[g * n + 2 * t]);
+    half_rows(&a, b, f, (m.neg_a, m.neg_b), old, d, m.scale_d);
+    for (p, pair) in m.d.chunks_exact(2).enumerate() {
+        for (half, &r) in pair.iter().enumerate() {
+            let lanes: &mut [u64; 32] = (&mut regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
+            for (g, lanes) in lanes.as_chunks_mut::<4>().0.iter_mut().enumerate() {
+                let from: &[u32; 4] = d[at(p, g) + 4 * half..][..4].try_into().expect("4 columns");
+                *lanes = from.map(u64::from);
             }
         }
     }
-    let wg = c.w.held.as_deref_mut().expect("held registers");
-    for &r in m.d.iter() {
-        wg.release(&mut c.w.init, r, true);
-    }
-    for &r in m.a.iter() {
-        wg.release(&mut c.w.init, r, false);
-    }
-    // The warp read its operands by now: later writes must be ordered
-    // after this wait.
-    let t = c.thread_index(0);
-    if c.cl.clocks.on() {
-        for &off in m.chunks.iter() {
-            c.b.shadow.record(&c.cl.clocks, t, m.pc, off as usize, 16, false);
-        }
-    }
-    c.b.inflight.remove(m.read);
 }
 
 /// Rows of 16 f16 or bf16 values from shared memory, each two 16-byte

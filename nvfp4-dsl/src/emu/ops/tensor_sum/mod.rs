@@ -1,6 +1,6 @@
 //! The tensor cores' sums, a row of D at a time and vectorised: the
 //! block-scaled FP4 MMA of `tcgen05.mma` ([`BlockScaledB`]) and the
-//! f16/bf16 `wgmma` ([`half_rows`]).
+//! f16/bf16 `wgmma` ([`half_rows`], in `half_sums.rs`).
 //!
 //! Both models (the `tcgen05` and `wgmma` module docs) align every term of
 //! an element of D to the largest leading exponent `emax` among them,
@@ -20,8 +20,6 @@
 //! compiled a second time for AVX2 and picked at run time (the same IEEE
 //! operations on wider vectors: the same bits). The scalar models they
 //! replace are kept as the reference of the tests (`reference.rs`).
-
-use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
 #[cfg(test)]
 mod reference;
@@ -45,9 +43,9 @@ const NAN: u32 = 0x7FFF_FFFF;
 /// Defines `fn $name`, whose body runs compiled for AVX2 where the CPU has
 /// it and for the baseline otherwise.
 macro_rules! vectorised {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$doc])*
-        fn $name($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
             fn body($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
@@ -56,7 +54,7 @@ macro_rules! vectorised {
                 body($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
-            if use_avx2() {
+            if crate::emu::ops::tensor_sum::use_avx2() {
                 // SAFETY: `use_avx2` is true only where the CPU has AVX2.
                 return unsafe { avx2($($arg),*) };
             }
@@ -64,6 +62,9 @@ macro_rules! vectorised {
         }
     };
 }
+
+mod half_sums;
+pub(super) use half_sums::half_rows;
 
 /// Whether the AVX2 copies run: where the CPU has AVX2, unless a test
 /// asks for the baseline ones.
@@ -291,401 +292,4 @@ fn finish(r: u32, bits: u32, acc: bool, nan: bool) -> u32 {
     let nan_d = special & (bits & 0x7F_FFFF != 0);
     let r = if special { bits } else { r };
     if nan | nan_d { NAN } else { r }
-}
-
-/// A wgmma operand value decoded: its value (negated where asked; 0 for
-/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
-/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
-/// is an infinity or NaN.
-///
-/// Branch-free on the bits (it runs for every operand of every wgmma):
-/// `be`/`frac` the fields, subnormals at the least exponent, unnormalised.
-#[inline(always)]
-fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
-    let (x, ones) = (u32::from(bits), (1u32 << f.exp) - 1);
-    let (be, frac) = (x >> f.man & ones, x & ((1 << f.man) - 1));
-    let special = be == ones;
-    let live = !special && (be | frac) != 0;
-    let m = frac | if be != 0 { 1 << f.man } else { 0 };
-    let e = be.max(1) as i32 - f.bias() - f.man as i32;
-    let v = f64::from(m as i32) * pow2(e);
-    let v = if (x >> (f.exp + f.man) != 0) != neg { -v } else { v };
-    let low = e + lowest_bit(m);
-    if live {
-        (v, e + f.man as i32, low, special)
-    } else {
-        (0.0, NONE, ABSENT, special)
-    }
-}
-
-/// The position of `m`'s lowest set bit (`m` below 2^24, not 0): that bit
-/// as an f32 power of two gives it.
-#[inline(always)]
-fn lowest_bit(m: u32) -> i32 {
-    (((m & m.wrapping_neg()) as i32 as f32).to_bits() >> 23) as i32 - 127
-}
-
-/// An f32 accumulator's leading exponent and the exponent of its lowest
-/// set bit (`NONE` and `ABSENT` for zero, infinities and NaN).
-#[inline(always)]
-fn f32_lead_low(bits: u32) -> (i32, i32) {
-    let e = (bits >> 23 & 0xFF) as i32;
-    let finite_nonzero = e != 0xFF && bits & 0x7FFF_FFFF != 0;
-    let m = bits & 0x7F_FFFF | if e == 0 { 0 } else { 1 << 23 };
-    let lsb = e.max(1) - 150 + lowest_bit(m);
-    if finite_nonzero {
-        (e.max(1) - 127, lsb)
-    } else {
-        (NONE, ABSENT)
-    }
-}
-
-/// A warp's 16 rows of a `wgmma.mma_async` D (16 x N, row-major f32 bits
-/// in `d`, in place): `a` its 16 rows of A, `b` the N rows of B (16
-/// K-major f16 or bf16 values each, as bits), `f` their format, `neg` the
-/// negations of A and B, `scale_d` whether D is a term.
-pub(super) fn half_rows(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d: &mut [u32], scale_d: bool) {
-    RECENT_B.with_borrow_mut(|recent| {
-        let same = |l: &HalfB| l.f == f && l.neg == neg.1 && l.rows.first() == b.first() && *l.rows == *b;
-        let k = match recent.iter().position(same) {
-            Some(k) => k,
-            None if recent.len() < RECENT => {
-                recent.push(HalfB::new(b, f, neg.1));
-                recent.len() - 1
-            }
-            None => {
-                // The oldest entry goes (they are kept in insertion order,
-                // rotated).
-                recent.rotate_left(1);
-                recent[RECENT - 1] = HalfB::new(b, f, neg.1);
-                RECENT - 1
-            }
-        };
-        half_rows_with(a, &recent[k], neg.0, d, scale_d);
-    });
-}
-
-/// How many decoded B operands a thread keeps: the warps of a block
-/// multiply the same B (the four of a warpgroup, and often every
-/// warpgroup), but a warp runs through several pipeline stages (each a few
-/// k16 steps of B) before the next one reaches them.
-const RECENT: usize = 48;
-
-thread_local! {
-    /// The B operands decoded last on this thread, oldest first.
-    static RECENT_B: std::cell::RefCell<Vec<HalfB>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Forgets the decoded B operands (the tests decode every B both ways).
-#[cfg(test)]
-fn forget_b() {
-    RECENT_B.with_borrow_mut(Vec::clear);
-}
-
-/// B's rows of a wgmma decoded, with the operand they came from: values
-/// and leading exponents K-major (`k * n + j`, so that a row of D runs
-/// along B's rows), and per row whether it holds an infinity or
-/// NaN, its largest leading exponent and its least lowest-bit exponent.
-struct HalfB {
-    rows: Box<[[u16; 16]]>,
-    f: Fmt,
-    neg: bool,
-    vals: Vec<f64>,
-    leads: Vec<i32>,
-    special: Vec<bool>,
-    lead: Vec<i32>,
-    low: Vec<i32>,
-}
-
-impl HalfB {
-    fn new(b: &[[u16; 16]], f: Fmt, neg: bool) -> HalfB {
-        let n = b.len();
-        let mut bits = vec![0u16; 16 * n];
-        for (j, row) in b.iter().enumerate() {
-            for (k, &x) in row.iter().enumerate() {
-                bits[k * n + j] = x;
-            }
-        }
-        let mut ops = Decoded::new(16 * n);
-        decode(&bits, f, neg, &mut ops);
-        let (mut special, mut lead, mut low) = (vec![false; n], vec![NONE; n], vec![ABSENT; n]);
-        reduce_b(&ops, &mut special, &mut lead, &mut low);
-        HalfB {
-            rows: b.into(),
-            f,
-            neg,
-            vals: ops.vals,
-            leads: ops.leads,
-            special,
-            lead,
-            low,
-        }
-    }
-}
-
-/// [`half_rows`] with B decoded (`b`), `neg_a` A's negation.
-fn half_rows_with(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, d: &mut [u32], scale_d: bool) {
-    let (n, f) = (b.rows.len(), b.f);
-    let mut a_ops = Decoded::new(256);
-    decode(a.as_flattened(), f, neg_a, &mut a_ops);
-    // Per row of A: whether it holds an infinity or NaN, its largest
-    // leading exponent and its least lowest-bit exponent.
-    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
-    for r in 0..16 {
-        let row = 16 * r..16 * r + 16;
-        a_special[r] = a_ops.special[row.clone()].iter().any(|&s| s);
-        a_lead[r] = a_ops.leads[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
-        a_low[r] = a_ops.lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
-    }
-    let mut scratch = HalfScratch {
-        emax: vec![0; n],
-        inv: vec![0.0; n],
-        sum: vec![0.0; n],
-    };
-    let ops = HalfOps {
-        av: a_ops.vals[..].try_into().expect("256 values"),
-        al: a_ops.leads[..].try_into().expect("256 exponents"),
-        bv: &b.vals,
-        bl: &b.leads,
-    };
-    let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
-    let neg = (neg_a, b.neg);
-    let mut old = vec![0; n];
-    for (r, drow) in d.chunks_exact_mut(n).enumerate() {
-        old.copy_from_slice(drow);
-        if row_exact((a_lead[r], a_low[r]), &b.lead, &b.low, drow, scale_d) {
-            half_row_exact(&ops, r, drow, scale_d);
-        } else {
-            half_row(&ops, r, drow, scale_d, &mut scratch);
-        }
-        // Most rows hold no infinity or NaN: one branch-free pass tells.
-        let d_special = scale_d && old.iter().fold(false, |s, &o| s | (o >> 23 & 0xFF == 0xFF));
-        if !(a_special[r] || any_b_special || d_special) {
-            continue;
-        }
-        for (j, (x, &o)) in drow.iter_mut().zip(&old).enumerate() {
-            let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
-            if (a_special[r] || b.special[j] || d_special)
-                && let Some(bits) = special_dot(&a[r], &b.rows[j], f, neg, scale_d.then_some(o))
-            {
-                *x = bits;
-            }
-        }
-    }
-}
-
-/// wgmma operands decoded one by one ([`half_parts`]): values, leading
-/// exponents, lowest-bit exponents and whether each is an infinity or NaN.
-struct Decoded {
-    vals: Vec<f64>,
-    leads: Vec<i32>,
-    lows: Vec<i32>,
-    special: Vec<bool>,
-}
-
-impl Decoded {
-    fn new(len: usize) -> Decoded {
-        Decoded {
-            vals: vec![0.0; len],
-            leads: vec![NONE; len],
-            lows: vec![ABSENT; len],
-            special: vec![false; len],
-        }
-    }
-}
-
-vectorised! {
-    /// Decodes `bits` (format `f`, negated if `neg`) into `out`, element
-    /// by element: one flat loop over structure-of-arrays outputs, which
-    /// the compiler vectorises (with f16's and bf16's fields as constants).
-    fn decode(bits: &[u16], f: Fmt, neg: bool, out: &mut Decoded) {
-        #[inline(always)]
-        fn each(bits: &[u16], f: Fmt, neg: bool, out: &mut Decoded) {
-            let n = bits.len();
-            let (vals, leads, lows, special) =
-                (&mut out.vals[..n], &mut out.leads[..n], &mut out.lows[..n], &mut out.special[..n]);
-            for i in 0..n {
-                (vals[i], leads[i], lows[i], special[i]) = half_parts(bits[i], f, neg);
-            }
-        }
-        if f == F16 {
-            each(bits, F16, neg, out);
-        } else if f == BF16 {
-            each(bits, BF16, neg, out);
-        } else {
-            each(bits, f, neg, out);
-        }
-    }
-}
-
-vectorised! {
-    /// Per row `j` of B (decoded K-major in `b`): whether it holds an
-    /// infinity or NaN, its largest leading exponent and its least
-    /// lowest-bit exponent.
-    fn reduce_b(b: &Decoded, special: &mut [bool], lead: &mut [i32], low: &mut [i32]) {
-        let n = special.len();
-        let (lead, low) = (&mut lead[..n], &mut low[..n]);
-        for k in 0..16 {
-            let at = k * n..k * n + n;
-            let (s, l, w) = (&b.special[at.clone()], &b.leads[at.clone()], &b.lows[at]);
-            for j in 0..n {
-                special[j] |= s[j];
-                lead[j] = lead[j].max(l[j]);
-                low[j] = low[j].min(w[j]);
-            }
-        }
-    }
-}
-
-vectorised! {
-    /// Whether no term of a row of a wgmma's D needs truncating: every
-    /// product's lowest bit and D's are at or above `2^(emax - 25)`, with
-    /// `emax` bounded by the largest leading exponents of A's row (`a`:
-    /// largest leading, least lowest-bit exponent) and B's rows (`b_lead`,
-    /// `b_low`) and D's.
-    fn row_exact(a: (i32, i32), b_lead: &[i32], b_low: &[i32], d: &[u32], scale_d: bool) -> bool {
-        let n = d.len();
-        let (b_lead, b_low) = (&b_lead[..n], &b_low[..n]);
-        let mut exact = true;
-        for j in 0..n {
-            let (lead, low) = if scale_d { f32_lead_low(d[j]) } else { (NONE, ABSENT) };
-            let unit = (a.0 + b_lead[j]).max(lead) - 25;
-            exact &= unit <= a.1 + b_low[j] && unit <= low;
-        }
-        exact
-    }
-}
-
-vectorised! {
-    /// Row `r` of a wgmma's D (`d`, N f32 bits, in place) where no term
-    /// needs truncating ([`row_exact`]), without the infinities and NaN:
-    /// the plain sum of the products and D, exact in f64, cast toward zero.
-    /// Sixteen columns at a time, their sums kept in registers.
-    fn half_row_exact(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool) {
-        let n = d.len();
-        let a: &[f64; 16] = o.av[16 * r..16 * r + 16].try_into().expect("a row of A");
-        let mut j0 = 0;
-        while j0 < n {
-            let w = (n - j0).min(16);
-            let mut sum = [0.0f64; 16];
-            for (t, &x) in sum.iter_mut().zip(&d[j0..j0 + w]) {
-                *t = if scale_d { f32_term(x).0 } else { 0.0 };
-            }
-            if w == 16 {
-                for (k, &x) in a.iter().enumerate() {
-                    let b: &[f64; 16] = o.bv[k * n + j0..k * n + j0 + 16].try_into().expect("16 columns");
-                    for (t, &y) in sum.iter_mut().zip(b) {
-                        *t += x * y;
-                    }
-                }
-            } else {
-                for (k, &x) in a.iter().enumerate() {
-                    for (t, &y) in sum.iter_mut().zip(&o.bv[k * n + j0..k * n + j0 + w]) {
-                        *t += x * y;
-                    }
-                }
-            }
-            for (x, &t) in d[j0..j0 + w].iter_mut().zip(&sum) {
-                *x = f32_toward_zero(t);
-            }
-            j0 += w;
-        }
-    }
-}
-
-/// The decoded operands of [`half_row`]: A's values and leading exponents
-/// row-major (`16 r + k`), B's K-major (`k * n + j`).
-struct HalfOps<'a> {
-    av: &'a [f64; 256],
-    al: &'a [i32; 256],
-    bv: &'a [f64],
-    bl: &'a [i32],
-}
-
-/// Per column of a row: `emax`, `2^(25 - emax)` and the aligned sum.
-struct HalfScratch {
-    emax: Vec<i32>,
-    inv: Vec<f64>,
-    sum: Vec<f64>,
-}
-
-vectorised! {
-    /// Row `r` of a wgmma's D (`d`, N f32 bits, in place) without the
-    /// infinities and NaN (which [`half_rows`] puts in after): 16 products
-    /// per element, each with leading exponent `la + lb`, 25 bits below the
-    /// largest kept.
-    fn half_row(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, s: &mut HalfScratch) {
-        let n = d.len();
-        let (emax, inv, sum) = (&mut s.emax[..n], &mut s.inv[..n], &mut s.sum[..n]);
-        let (bv, bl) = (&o.bv[..16 * n], &o.bl[..16 * n]);
-        for (e, &x) in emax.iter_mut().zip(d.iter()) {
-            *e = if scale_d { f32_term(x).1 } else { NONE };
-        }
-        for k in 0..16 {
-            let l = o.al[16 * r + k];
-            if l != NONE {
-                for (e, &m) in emax.iter_mut().zip(&bl[k * n..k * n + n]) {
-                    *e = (*e).max(l + m);
-                }
-            }
-        }
-        for j in 0..n {
-            let e = emax[j].max(FLOOR);
-            emax[j] = e;
-            inv[j] = pow2(25 - e);
-            let dv = if scale_d { f32_term(d[j]).0 } else { 0.0 };
-            sum[j] = trunc(dv * inv[j]);
-        }
-        for k in 0..16 {
-            let x = o.av[16 * r + k];
-            if x != 0.0 {
-                for ((t, &y), &i) in sum.iter_mut().zip(&bv[k * n..k * n + n]).zip(inv.iter()) {
-                    *t += trunc(x * y * i);
-                }
-            }
-        }
-        for j in 0..n {
-            d[j] = f32_toward_zero(sum[j] * pow2(emax[j] - 25));
-        }
-    }
-}
-
-/// The result of an element of a wgmma whose terms include an infinity or
-/// a NaN (`None` if none does): NaN operands, `0 * inf` and `inf - inf`
-/// give the canonical NaN, infinities otherwise follow IEEE.
-fn special_dot(a: &[u16; 16], b: &[u16; 16], f: Fmt, neg: (bool, bool), old: Option<u32>) -> Option<u32> {
-    let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
-    for (&x, &y) in a.iter().zip(b) {
-        match (fp::unpack(u64::from(x), f), fp::unpack(u64::from(y), f)) {
-            (Val::Nan, _) | (_, Val::Nan) | (Val::Inf(_), Val::Zero(_)) | (Val::Zero(_), Val::Inf(_)) => nan = true,
-            (Val::Inf(_), _) | (_, Val::Inf(_)) => {
-                if sign_of(x, f, neg.0) != sign_of(y, f, neg.1) {
-                    neg_inf = true;
-                } else {
-                    pos_inf = true;
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(bits) = old {
-        match fp::unpack(u64::from(bits), fp::F32) {
-            Val::Nan => nan = true,
-            Val::Inf(true) => neg_inf = true,
-            Val::Inf(false) => pos_inf = true,
-            _ => {}
-        }
-    }
-    if nan || (pos_inf && neg_inf) {
-        Some(NAN)
-    } else if pos_inf || neg_inf {
-        Some(fp::F32.inf(neg_inf) as u32)
-    } else {
-        None
-    }
-}
-
-/// Whether an operand is negative (after the negation asked for).
-fn sign_of(bits: u16, f: Fmt, neg: bool) -> bool {
-    (u64::from(bits) >> (f.exp + f.man) & 1 != 0) != neg
 }

@@ -4,9 +4,10 @@
 //! zero, subnormal, infinite and NaN accumulators; wide exponent gaps that
 //! truncate; cancellation), and the models' own cases.
 
+use super::half_sums::{self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_with, rows_exact};
 use super::reference::{self, Op, Scales};
 use super::*;
-use crate::emu::fp::{BF16, F16};
+use crate::emu::fp::{BF16, F16, Fmt};
 
 thread_local! {
     /// Run the baseline copies of the vectorised loops, not the AVX2 ones.
@@ -279,13 +280,33 @@ fn half_value(rng: &mut Rng, f: Fmt, window: (u64, u64), specials: bool, short: 
     }
 }
 
+/// [`half_sums::half_rows`] with D's columns in their natural order.
+fn half_rows(
+    a: &[[u16; 16]; 16],
+    b: &[[u16; 16]],
+    f: Fmt,
+    neg: (bool, bool),
+    old: &[u32],
+    d: &mut [u32],
+    scale_d: bool,
+) {
+    let n = b.len();
+    let at = |i: usize| i - i % n + fragment_column(n, i % n);
+    let old: Vec<u32> = (0..16 * n).map(|i| old[at(i)]).collect();
+    let mut got = vec![0; 16 * n];
+    half_sums::half_rows(a, b, f, neg, &old, &mut got, scale_d);
+    for (i, x) in got.into_iter().enumerate() {
+        d[at(i)] = x;
+    }
+}
+
 /// Runs a warp's part of a wgmma both ways and compares every element;
 /// returns the new D.
 fn check_half(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d: &[u32], scale_d: bool) -> Vec<u32> {
     let n = b.len();
     let got = both_ways(|| {
-        let mut got = d.to_vec();
-        half_rows(a, b, f, neg, &mut got, scale_d);
+        let mut got = vec![0; d.len()];
+        half_rows(a, b, f, neg, d, &mut got, scale_d);
         got
     });
     for (r, row) in a.iter().enumerate() {
@@ -344,6 +365,76 @@ fn half_rows_match_the_scalar_model_on_random_operands() {
 }
 
 #[test]
+fn half_rows_mix_plain_and_truncating_rows_in_a_group_of_four() {
+    // Short values a few binades apart sum exactly; a subnormal in a row
+    // of A puts products below the unit, so that row truncates. Rows 1,
+    // 4, 7, 10 and the whole last group of four truncate.
+    let truncating = |r: usize| r % 3 == 1 || r >= 12;
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+    for n in [8, 16, 24, 3] {
+        let mut value = || half_value(&mut rng, F16, (12, 18), false, true);
+        let b: Vec<[u16; 16]> = (0..n).map(|_| std::array::from_fn(|_| value())).collect();
+        let a_rows: [[u16; 16]; 16] = std::array::from_fn(|r| {
+            let mut row: [u16; 16] = std::array::from_fn(|_| value());
+            if truncating(r) {
+                row[5] = 0x0001;
+            }
+            row
+        });
+        let d: Vec<u32> = (0..16 * n).map(|_| f32_near(&mut rng, -2, 4)).collect();
+        // Each row's largest leading and least lowest-bit exponent.
+        let lead_low = |rows: &[[u16; 16]]| -> (Vec<i32>, Vec<i32>) {
+            rows.iter()
+                .map(|row| {
+                    row.iter()
+                        .fold((NONE, ABSENT), |(l, w), &x| match Op::of(u64::from(x), F16, false) {
+                            Op::Fin { m, e, lead } if m != 0 => (l.max(lead), w.min(e + m.trailing_zeros() as i32)),
+                            _ => (l, w),
+                        })
+                })
+                .unzip()
+        };
+        let ((a_lead, a_low), (b_lead, b_low)) = (lead_low(&a_rows), lead_low(&b));
+        let a = (&a_lead[..].try_into().unwrap(), &a_low[..].try_into().unwrap());
+        let exact = rows_exact(a, (&b_lead, &b_low), &d, false);
+        assert_eq!(exact, std::array::from_fn(|r| !truncating(r)), "N = {n}");
+        check_half(&a_rows, &b, F16, (false, false), &d, false);
+        check_half(&a_rows, &b, F16, (true, false), &d, true);
+    }
+}
+
+#[test]
+fn truncating_a_normal_sum_is_the_cast_toward_zero() {
+    let mut rng = Rng(0xC2B2_AE3D_27D4_EB4F);
+    let least = f64::from(f32::MIN_POSITIVE);
+    let edges = [
+        least,
+        least * (1.0 + 2f64.powi(-40)),
+        2f64.powi(127) * (2.0 - 2f64.powi(-30)),
+        1.0,
+        1.0 - 2f64.powi(-53),
+    ];
+    let random = (0..10_000).map(|_| f64::from_bits(rng.next() >> 12 | ((1023 - 126 + rng.below(254)) << 52)));
+    for x in edges.into_iter().chain(random) {
+        for x in [x, -x] {
+            assert_eq!(half_sums::f32_outside(x) >> 63, 0, "{x:e}");
+            assert_eq!(half_sums::f32_truncated(x), f32_toward_zero(x), "{x:e}");
+        }
+    }
+    for x in [
+        0.0,
+        least * 0.5,
+        least * (1.0 - 2f64.powi(-40)),
+        2f64.powi(128),
+        2f64.powi(1000),
+    ] {
+        for x in [x, -x] {
+            assert_eq!(half_sums::f32_outside(x) >> 63, 1, "{x:e}");
+        }
+    }
+}
+
+#[test]
 fn half_rows_reuse_a_decoded_b_only_for_the_same_operand() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let value = |rng: &mut Rng| half_value(rng, F16, (8, 24), false, false);
@@ -367,10 +458,11 @@ fn half_rows_reuse_a_decoded_b_only_for_the_same_operand() {
         let mut a: [[u16; 16]; 16] = std::array::from_fn(|_| std::array::from_fn(|_| value(&mut rng)));
         a[0][3] = f16(1.0);
         let d: Vec<u32> = (0..16 * b.len()).map(|_| f32_near(&mut rng, -4, 4)).collect();
-        let mut got = d.clone();
-        half_rows(&a, b, F16, (false, *neg_b), &mut got, true);
-        let mut fresh = d.clone();
-        half_rows_with(&a, &HalfB::new(b, F16, *neg_b), false, &mut fresh, true);
+        let mut got = vec![0; d.len()];
+        half_sums::half_rows(&a, b, F16, (false, *neg_b), &d, &mut got, true);
+        let mut fresh = vec![0; d.len()];
+        let fresh_b = HalfB::new(b, F16, *neg_b);
+        half_rows_with(&a, &fresh_b, false, (&d, &mut fresh), true, &mut HalfScratch::default());
         assert_eq!(got, fresh, "B negated {neg_b}");
     }
 }

@@ -1,0 +1,579 @@
+//! The f16/bf16 `wgmma` sums ([`half_rows`]), a warp's 16 rows of D at a
+//! time. B is decoded once per operand and kept ([`HalfB`]); rows whose
+//! terms need no truncation (checked from the operands' exponents) are
+//! plain f64 sums, four rows by eight columns at a time; the others
+//! truncate each term; infinities and NaN are put in after.
+
+use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
+use crate::emu::fp::{self, BF16, F16, Fmt, Val};
+
+/// A wgmma operand value decoded: its value (negated where asked; 0 for
+/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
+/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
+/// is an infinity or NaN.
+///
+/// Branch-free on the bits (it runs for every operand of every wgmma):
+/// `be`/`frac` the fields, subnormals at the least exponent, unnormalised.
+#[inline(always)]
+fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
+    let (x, ones) = (u32::from(bits), (1u32 << f.exp) - 1);
+    let (be, frac) = (x >> f.man & ones, x & ((1 << f.man) - 1));
+    let special = be == ones;
+    let live = !special && (be | frac) != 0;
+    let m = frac | if be != 0 { 1 << f.man } else { 0 };
+    let e = be.max(1) as i32 - f.bias() - f.man as i32;
+    let v = f64::from(m as i32) * pow2(e);
+    let v = if (x >> (f.exp + f.man) != 0) != neg { -v } else { v };
+    let low = e + lowest_bit(m);
+    if live {
+        (v, e + f.man as i32, low, special)
+    } else {
+        (0.0, NONE, ABSENT, special)
+    }
+}
+
+/// The position of `m`'s lowest set bit (`m` below 2^24, not 0): that bit
+/// as an f32 power of two gives it.
+#[inline(always)]
+fn lowest_bit(m: u32) -> i32 {
+    (((m & m.wrapping_neg()) as i32 as f32).to_bits() >> 23) as i32 - 127
+}
+
+/// An f32 accumulator's leading exponent and the exponent of its lowest
+/// set bit (`NONE` and `ABSENT` for zero, infinities and NaN).
+#[inline(always)]
+fn f32_lead_low(bits: u32) -> (i32, i32) {
+    let e = (bits >> 23 & 0xFF) as i32;
+    let finite_nonzero = e != 0xFF && bits & 0x7FFF_FFFF != 0;
+    let m = bits & 0x7F_FFFF | if e == 0 { 0 } else { 1 << 23 };
+    let lsb = e.max(1) - 150 + lowest_bit(m);
+    if finite_nonzero {
+        (e.max(1) - 127, lsb)
+    } else {
+        (NONE, ABSENT)
+    }
+}
+
+/// A warp's 16 rows of a `wgmma.mma_async` D (16 x N, row-major f32 bits:
+/// `old` before, `d` after, the columns in [`fragment_column`] order): `a`
+/// its 16 rows of A, `b` the N rows of B (16 K-major f16 or bf16 values
+/// each, as bits), `f` their format, `neg` the negations of A and B,
+/// `scale_d` whether D is a term.
+pub(in crate::emu::ops) fn half_rows(
+    a: &[[u16; 16]; 16],
+    b: &[[u16; 16]],
+    f: Fmt,
+    neg: (bool, bool),
+    old: &[u32],
+    d: &mut [u32],
+    scale_d: bool,
+) {
+    RECENT_B.with_borrow_mut(|recent| {
+        let k = recent.find(b, f, neg.1);
+        half_rows_with(a, &recent.entries[k], neg.0, (old, d), scale_d, &mut recent.scratch);
+    });
+}
+
+/// The column of D (and row of B) at place `j` of a row of N in the order
+/// [`half_rows`] takes them: in each whole group of eight, the even ones
+/// then the odd ones, the order of the lanes of two consecutive wgmma
+/// accumulator registers, so that the wgmma gathers D by plain copies; a
+/// last group of fewer than eight unchanged.
+pub(super) fn fragment_column(n: usize, j: usize) -> usize {
+    if j < n - n % 8 {
+        j - j % 8 + 2 * (j % 4) + j % 8 / 4
+    } else {
+        j
+    }
+}
+
+/// How many decoded B operands a thread keeps: the warps of a block
+/// multiply the same B (the four of a warpgroup, and often every
+/// warpgroup), but a warp runs through several pipeline stages (each a few
+/// k16 steps of B) before the next one reaches them.
+pub(super) const RECENT: usize = 48;
+
+thread_local! {
+    /// The B operands decoded last on this thread, and the scratch of the
+    /// sums (no allocation per wgmma).
+    static RECENT_B: std::cell::RefCell<Recent> = std::cell::RefCell::new(Recent::default());
+}
+
+/// Forgets the decoded B operands (the tests decode every B both ways).
+#[cfg(test)]
+pub(super) fn forget_b() {
+    RECENT_B.with_borrow_mut(|r| *r = Recent::default());
+}
+
+/// The decoded B operands a thread keeps, replaced oldest first.
+#[derive(Default)]
+struct Recent {
+    entries: Vec<HalfB>,
+    /// Once `entries` is full, the oldest one.
+    next: usize,
+    scratch: HalfScratch,
+}
+
+impl Recent {
+    /// The index of `b` (format `f`, negated if `neg`) decoded, decoding
+    /// it in place of the oldest where it is not kept.
+    fn find(&mut self, b: &[[u16; 16]], f: Fmt, neg: bool) -> usize {
+        if let Some(k) = self.entries.iter().position(|l| l.is(b, f, neg)) {
+            return k;
+        }
+        if self.entries.len() < RECENT {
+            self.entries.push(HalfB::new(b, f, neg));
+            return self.entries.len() - 1;
+        }
+        let k = self.next;
+        self.next = (k + 1) % RECENT;
+        self.entries[k].refill(b, f, neg);
+        k
+    }
+}
+
+/// B's rows of a wgmma decoded, with the operand they came from: values
+/// and leading exponents K-major (`k * n + j`, so that a row of D runs
+/// along B's rows) in [`fragment_column`] order, as are per row whether
+/// it holds an infinity or NaN, its largest leading exponent and its
+/// least lowest-bit exponent. A refill reuses the buffers.
+pub(super) struct HalfB {
+    rows: Vec<[u16; 16]>,
+    f: Fmt,
+    neg: bool,
+    /// The bits K-major, and their lowest-bit exponents and specials (the
+    /// decoding's scratch).
+    bits: Vec<u16>,
+    lows: Vec<i32>,
+    specials: Vec<bool>,
+    vals: Vec<f64>,
+    leads: Vec<i32>,
+    special: Vec<bool>,
+    lead: Vec<i32>,
+    low: Vec<i32>,
+}
+
+impl HalfB {
+    pub(super) fn new(b: &[[u16; 16]], f: Fmt, neg: bool) -> HalfB {
+        let mut h = HalfB {
+            rows: Vec::new(),
+            f,
+            neg,
+            bits: Vec::new(),
+            lows: Vec::new(),
+            specials: Vec::new(),
+            vals: Vec::new(),
+            leads: Vec::new(),
+            special: Vec::new(),
+            lead: Vec::new(),
+            low: Vec::new(),
+        };
+        h.refill(b, f, neg);
+        h
+    }
+
+    /// Whether it is `b` (format `f`, negated if `neg`) decoded.
+    fn is(&self, b: &[[u16; 16]], f: Fmt, neg: bool) -> bool {
+        self.f == f && self.neg == neg && self.rows.first() == b.first() && *self.rows == *b
+    }
+
+    fn refill(&mut self, b: &[[u16; 16]], f: Fmt, neg: bool) {
+        let n = b.len();
+        (self.f, self.neg) = (f, neg);
+        self.rows.clear();
+        self.rows.extend_from_slice(b);
+        self.bits.resize(16 * n, 0);
+        for j in 0..n {
+            for (k, &x) in b[fragment_column(n, j)].iter().enumerate() {
+                self.bits[k * n + j] = x;
+            }
+        }
+        self.vals.resize(16 * n, 0.0);
+        self.leads.resize(16 * n, 0);
+        self.lows.resize(16 * n, 0);
+        self.specials.resize(16 * n, false);
+        let parts = Parts {
+            vals: &mut self.vals,
+            leads: &mut self.leads,
+            lows: &mut self.lows,
+            special: &mut self.specials,
+        };
+        decode(&self.bits, f, neg, parts);
+        for (v, x) in [(&mut self.lead, NONE), (&mut self.low, ABSENT)] {
+            v.clear();
+            v.resize(n, x);
+        }
+        self.special.clear();
+        self.special.resize(n, false);
+        reduce_b(
+            &self.specials,
+            &self.leads,
+            &self.lows,
+            &mut self.special,
+            &mut self.lead,
+            &mut self.low,
+        );
+    }
+}
+
+/// [`half_rows`] with B decoded (`b`), `neg_a` A's negation.
+pub(super) fn half_rows_with(
+    a: &[[u16; 16]; 16],
+    b: &HalfB,
+    neg_a: bool,
+    (old, d): (&[u32], &mut [u32]),
+    scale_d: bool,
+    s: &mut HalfScratch,
+) {
+    let (n, f) = (b.rows.len(), b.f);
+    let (mut av, mut al) = ([0.0; 256], [NONE; 256]);
+    let (mut lows, mut specials) = ([ABSENT; 256], [false; 256]);
+    let parts = Parts {
+        vals: &mut av,
+        leads: &mut al,
+        lows: &mut lows,
+        special: &mut specials,
+    };
+    decode(a.as_flattened(), f, neg_a, parts);
+    // Per row of A: whether it holds an infinity or NaN, its largest
+    // leading exponent and its least lowest-bit exponent.
+    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
+    for r in 0..16 {
+        let row = 16 * r..16 * r + 16;
+        a_special[r] = specials[row.clone()].iter().any(|&s| s);
+        a_lead[r] = al[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
+        a_low[r] = lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
+    }
+    s.fit(n);
+    let ops = HalfOps {
+        av: &av,
+        al: &al,
+        bv: &b.vals,
+        bl: &b.leads,
+    };
+    let exact = rows_exact((&a_lead, &a_low), (&b.lead, &b.low), old, scale_d);
+    half_rows_exact(&ops, &exact, old, d, scale_d);
+    let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
+    let neg = (neg_a, b.neg);
+    for (r, (drow, old)) in d.chunks_exact_mut(n).zip(old.chunks_exact(n)).enumerate() {
+        if !exact[r] {
+            drow.copy_from_slice(old);
+            half_row(&ops, r, drow, scale_d, s);
+        }
+        // Most rows hold no infinity or NaN: one branch-free pass tells.
+        let d_special = scale_d && old.iter().fold(false, |s, &o| s | (o >> 23 & 0xFF == 0xFF));
+        if !(a_special[r] || any_b_special || d_special) {
+            continue;
+        }
+        for (j, (x, &o)) in drow.iter_mut().zip(old).enumerate() {
+            let d_special = scale_d && o >> 23 & 0xFF == 0xFF;
+            if (a_special[r] || b.special[j] || d_special)
+                && let Some(bits) = special_dot(&a[r], &b.rows[fragment_column(n, j)], f, neg, scale_d.then_some(o))
+            {
+                *x = bits;
+            }
+        }
+    }
+}
+
+/// wgmma operands decoded one by one ([`half_parts`]): values, leading
+/// exponents, lowest-bit exponents and whether each is an infinity or NaN.
+struct Parts<'a> {
+    vals: &'a mut [f64],
+    leads: &'a mut [i32],
+    lows: &'a mut [i32],
+    special: &'a mut [bool],
+}
+
+vectorised! {
+    /// Decodes `bits` (format `f`, negated if `neg`) into `out`, element
+    /// by element: one flat loop over structure-of-arrays outputs, which
+    /// the compiler vectorises (with f16's and bf16's fields as constants).
+    fn decode(bits: &[u16], f: Fmt, neg: bool, out: Parts<'_>) {
+        #[inline(always)]
+        fn each(bits: &[u16], f: Fmt, neg: bool, out: Parts<'_>) {
+            let n = bits.len();
+            let (vals, leads, lows, special) =
+                (&mut out.vals[..n], &mut out.leads[..n], &mut out.lows[..n], &mut out.special[..n]);
+            for i in 0..n {
+                (vals[i], leads[i], lows[i], special[i]) = half_parts(bits[i], f, neg);
+            }
+        }
+        if f == F16 {
+            each(bits, F16, neg, out);
+        } else if f == BF16 {
+            each(bits, BF16, neg, out);
+        } else {
+            each(bits, f, neg, out);
+        }
+    }
+}
+
+vectorised! {
+    /// Per row `j` of B (decoded K-major: `specials`, `leads`, `lows`):
+    /// whether it holds an infinity or NaN, its largest leading exponent
+    /// and its least lowest-bit exponent.
+    fn reduce_b(
+        specials: &[bool],
+        leads: &[i32],
+        lows: &[i32],
+        special: &mut [bool],
+        lead: &mut [i32],
+        low: &mut [i32],
+    ) {
+        let n = special.len();
+        let (lead, low) = (&mut lead[..n], &mut low[..n]);
+        for k in 0..16 {
+            let at = k * n..k * n + n;
+            let (s, l, w) = (&specials[at.clone()], &leads[at.clone()], &lows[at]);
+            for j in 0..n {
+                special[j] |= s[j];
+                lead[j] = lead[j].max(l[j]);
+                low[j] = low[j].min(w[j]);
+            }
+        }
+    }
+}
+
+vectorised! {
+    /// Per row of a wgmma's D (`d`, 16 x N): whether no term needs
+    /// truncating, every product's lowest bit and D's at or above `2^(emax
+    /// - 25)`, with `emax` bounded by the largest leading exponents of A's
+    /// row and B's rows and D's (`a` and `b`: the rows' largest leading
+    /// and least lowest-bit exponents).
+    pub(super) fn rows_exact(a: (&[i32; 16], &[i32; 16]), b: (&[i32], &[i32]), d: &[u32], scale_d: bool) -> [bool; 16] {
+        let n = b.0.len();
+        let (b_lead, b_low) = (b.0, &b.1[..n]);
+        let mut out = [true; 16];
+        for (r, drow) in d.chunks_exact(n).take(16).enumerate() {
+            let (lead_a, low_a) = (a.0[r], a.1[r]);
+            let mut exact = true;
+            for j in 0..n {
+                let (lead, low) = if scale_d { f32_lead_low(drow[j]) } else { (NONE, ABSENT) };
+                let unit = (lead_a + b_lead[j]).max(lead) - 25;
+                exact &= (unit <= low_a + b_low[j]) & (unit <= low);
+            }
+            out[r] = exact;
+        }
+        out
+    }
+}
+
+/// `W` columns from `j0` of rows `r0..r0 + 4` of a wgmma's D where no
+/// term needs truncating, without the infinities and NaN: the plain sums
+/// of the products and D (`old`), exact in f64 in any order, cast toward
+/// zero into `d`. The 4 x W sums stay in registers: 8 independent chains
+/// of additions at W = 8. `FUSED`: with fused multiply-adds, which give
+/// the same bits (every product is exact in f64).
+#[inline(always)]
+fn exact_tile<const W: usize, const FUSED: bool>(
+    o: &HalfOps<'_>,
+    (r0, j0): (usize, usize),
+    old: &[u32],
+    d: &mut [u32],
+    scale_d: bool,
+) {
+    let n = d.len() / 16;
+    let a: [&[f64; 16]; 4] = std::array::from_fn(|i| o.av[16 * (r0 + i)..][..16].try_into().expect("a row of A"));
+    let mut sum = [[0.0f64; W]; 4];
+    for (i, s) in sum.iter_mut().enumerate() {
+        let from: &[u32; W] = old[(r0 + i) * n + j0..][..W].try_into().expect("W columns");
+        for (t, &x) in s.iter_mut().zip(from) {
+            *t = if scale_d { f32_term(x).0 } else { 0.0 };
+        }
+    }
+    for k in 0..16 {
+        let b: &[f64; W] = o.bv[k * n + j0..][..W].try_into().expect("W columns");
+        for (s, a) in sum.iter_mut().zip(&a) {
+            let x = a[k];
+            for (t, &y) in s.iter_mut().zip(b) {
+                *t = if FUSED { x.mul_add(y, *t) } else { *t + x * y };
+            }
+        }
+    }
+    // Most tiles' sums are all in f32's normal range, where dropping the
+    // bits below f32's is the cast toward zero.
+    let mut outside = 0;
+    for s in &sum {
+        for &t in s {
+            outside |= f32_outside(t);
+        }
+    }
+    let normal = outside >> 63 == 0;
+    for (i, s) in sum.iter().enumerate() {
+        let to: &mut [u32; W] = (&mut d[(r0 + i) * n + j0..][..W]).try_into().expect("W columns");
+        if normal {
+            for (x, &t) in to.iter_mut().zip(s) {
+                *x = f32_truncated(t);
+            }
+        } else {
+            for (x, &t) in to.iter_mut().zip(s) {
+                *x = f32_toward_zero(t);
+            }
+        }
+    }
+}
+
+/// A word whose top bit says whether `x` is outside f32's normal range
+/// (rounded toward zero), so that a tile's words ORed tell whether any
+/// is: with `e` its biased f64 exponent, `e - 897` wraps for those below,
+/// and `e - 897 + 2^63 - 254` reaches 2^63 for those above.
+#[inline(always)]
+pub(super) fn f32_outside(x: f64) -> u64 {
+    let below = (x.to_bits() >> 52 & 0x7FF).wrapping_sub(1023 - 126);
+    below | below.wrapping_add((1 << 63) - 254)
+}
+
+/// `x`, in f32's normal range ([`f32_outside`]), rounded toward zero to
+/// f32 bits: its sign, exponent rebiased and the top 23 bits of its
+/// fraction.
+#[inline(always)]
+pub(super) fn f32_truncated(x: f64) -> u32 {
+    let b = x.to_bits();
+    let sign = (b >> 32) as u32 & 0x8000_0000;
+    sign | ((b & !(1 << 63)) >> 29).wrapping_sub((1023 - 127) << 23) as u32
+}
+
+/// The rows of a wgmma's D (`d`, 16 x N f32 bits; `old` before) in
+/// groups of four that hold one where no term needs truncating
+/// (`exact`), as [`exact_tile`]s; the caller does the others. Compiled
+/// for AVX2 with FMA where the CPU has both, else for the baseline.
+fn half_rows_exact(o: &HalfOps<'_>, exact: &[bool; 16], old: &[u32], d: &mut [u32], scale_d: bool) {
+    #[inline(always)]
+    fn body<const FUSED: bool>(o: &HalfOps<'_>, exact: &[bool; 16], old: &[u32], d: &mut [u32], scale_d: bool) {
+        let n = d.len() / 16;
+        let wide = n - n % 8;
+        let groups: [bool; 4] = std::array::from_fn(|g| exact[4 * g..4 * g + 4].contains(&true));
+        // Columns outermost: a tile's B (8 columns of 16 values) is read
+        // from the cache's nearest level by all four groups.
+        for j0 in (0..wide).step_by(8) {
+            for r0 in (0..16).step_by(4).filter(|r| groups[r / 4]) {
+                exact_tile::<8, FUSED>(o, (r0, j0), old, d, scale_d);
+            }
+        }
+        for j0 in wide..n {
+            for r0 in (0..16).step_by(4).filter(|r| groups[r / 4]) {
+                exact_tile::<1, FUSED>(o, (r0, j0), old, d, scale_d);
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn fused(o: &HalfOps<'_>, exact: &[bool; 16], old: &[u32], d: &mut [u32], scale_d: bool) {
+        body::<true>(o, exact, old, d, scale_d);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::use_avx2() && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { fused(o, exact, old, d, scale_d) };
+    }
+    body::<false>(o, exact, old, d, scale_d);
+}
+
+/// The decoded operands of [`half_row`]: A's values and leading exponents
+/// row-major (`16 r + k`), B's K-major (`k * n + j`).
+struct HalfOps<'a> {
+    av: &'a [f64; 256],
+    al: &'a [i32; 256],
+    bv: &'a [f64],
+    bl: &'a [i32],
+}
+
+/// Per column of a truncating row: `emax`, `2^(25 - emax)` and the
+/// aligned sum.
+#[derive(Default)]
+pub(super) struct HalfScratch {
+    emax: Vec<i32>,
+    inv: Vec<f64>,
+    sum: Vec<f64>,
+}
+
+impl HalfScratch {
+    /// Room for `n` columns.
+    fn fit(&mut self, n: usize) {
+        self.emax.resize(n, 0);
+        self.inv.resize(n, 0.0);
+        self.sum.resize(n, 0.0);
+    }
+}
+
+vectorised! {
+    /// Row `r` of a wgmma's D (`d`, N f32 bits, in place) without the
+    /// infinities and NaN (which [`half_rows`] puts in after): 16 products
+    /// per element, each with leading exponent `la + lb`, 25 bits below the
+    /// largest kept.
+    fn half_row(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, s: &mut HalfScratch) {
+        let n = d.len();
+        let (emax, inv, sum) = (&mut s.emax[..n], &mut s.inv[..n], &mut s.sum[..n]);
+        let (bv, bl) = (&o.bv[..16 * n], &o.bl[..16 * n]);
+        for (e, &x) in emax.iter_mut().zip(d.iter()) {
+            *e = if scale_d { f32_term(x).1 } else { NONE };
+        }
+        for k in 0..16 {
+            let l = o.al[16 * r + k];
+            if l != NONE {
+                for (e, &m) in emax.iter_mut().zip(&bl[k * n..k * n + n]) {
+                    *e = (*e).max(l + m);
+                }
+            }
+        }
+        for j in 0..n {
+            let e = emax[j].max(FLOOR);
+            emax[j] = e;
+            inv[j] = pow2(25 - e);
+            let dv = if scale_d { f32_term(d[j]).0 } else { 0.0 };
+            sum[j] = trunc(dv * inv[j]);
+        }
+        for k in 0..16 {
+            let x = o.av[16 * r + k];
+            if x != 0.0 {
+                for ((t, &y), &i) in sum.iter_mut().zip(&bv[k * n..k * n + n]).zip(inv.iter()) {
+                    *t += trunc(x * y * i);
+                }
+            }
+        }
+        for j in 0..n {
+            d[j] = f32_toward_zero(sum[j] * pow2(emax[j] - 25));
+        }
+    }
+}
+
+/// The result of an element of a wgmma whose terms include an infinity or
+/// a NaN (`None` if none does): NaN operands, `0 * inf` and `inf - inf`
+/// give the canonical NaN, infinities otherwise follow IEEE.
+fn special_dot(a: &[u16; 16], b: &[u16; 16], f: Fmt, neg: (bool, bool), old: Option<u32>) -> Option<u32> {
+    let (mut nan, mut pos_inf, mut neg_inf) = (false, false, false);
+    for (&x, &y) in a.iter().zip(b) {
+        match (fp::unpack(u64::from(x), f), fp::unpack(u64::from(y), f)) {
+            (Val::Nan, _) | (_, Val::Nan) | (Val::Inf(_), Val::Zero(_)) | (Val::Zero(_), Val::Inf(_)) => nan = true,
+            (Val::Inf(_), _) | (_, Val::Inf(_)) => {
+                if sign_of(x, f, neg.0) != sign_of(y, f, neg.1) {
+                    neg_inf = true;
+                } else {
+                    pos_inf = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(bits) = old {
+        match fp::unpack(u64::from(bits), fp::F32) {
+            Val::Nan => nan = true,
+            Val::Inf(true) => neg_inf = true,
+            Val::Inf(false) => pos_inf = true,
+            _ => {}
+        }
+    }
+    if nan || (pos_inf && neg_inf) {
+        Some(NAN)
+    } else if pos_inf || neg_inf {
+        Some(fp::F32.inf(neg_inf) as u32)
+    } else {
+        None
+    }
+}
+
+/// Whether an operand is negative (after the negation asked for).
+fn sign_of(bits: u16, f: Fmt, neg: bool) -> bool {
+    (u64::from(bits) >> (f.exp + f.man) & 1 != 0) != neg
+}
