@@ -348,6 +348,21 @@ impl Render<'_> {
                 );
                 vec![format!("let m: {} = {value};", t.name()), out_line(*slot, *t, "m")]
             }
+            DayOne::SharedLen { slot, len, value, k } => vec![
+                format!("let sl = shared_array::<u32, {len}>();"),
+                format!("sl[tid as usize % sl.len()] = {};", self.expr(value)),
+                "sync_threads();".to_string(),
+                format!("let r = sl[(tid ^ {k}) as usize % sl.len()] ^ sl.len() as u32;"),
+                "sync_threads();".to_string(),
+                out_line(*slot, U32, "r"),
+            ],
+            later => self.later_lines(later),
+        }
+    }
+
+    /// The statements of `day_one_later`'s constructs.
+    fn later_lines(&self, x: &DayOne) -> Vec<String> {
+        match x {
             DayOne::LoopValue { slot, s, d, limit } => vec![
                 format!("let s0: u32 = {};", self.expr(s)),
                 format!("let d0: u32 = ({}) % 7 + 2;", self.expr(d)),
@@ -401,14 +416,7 @@ impl Render<'_> {
                     out_line(*slot, *t, &format!("{f}(v64, {lane}u32)")),
                 ]
             }
-            DayOne::SharedLen { slot, len, value, k } => vec![
-                format!("let sl = shared_array::<u32, {len}>();"),
-                format!("sl[tid as usize % sl.len()] = {};", self.expr(value)),
-                "sync_threads();".to_string(),
-                format!("let r = sl[(tid ^ {k}) as usize % sl.len()] ^ sl.len() as u32;"),
-                "sync_threads();".to_string(),
-                out_line(*slot, U32, "r"),
-            ],
+            _ => unreachable!("a construct of `day_one_later`"),
         }
     }
 }
