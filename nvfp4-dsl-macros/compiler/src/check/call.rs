@@ -698,6 +698,13 @@ fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
             "`.{method}()` returns an `Option`, which kernels do not have; index after a bounds check: `if i < x.len() {{ x[i] }} else {{ .. }}`"
         ));
     }
+    if let Some(instead) = float_method_instead(method)
+        && matches!(ty, Ty::Scalar(Scalar::F32 | Scalar::F64))
+    {
+        return Some(format!(
+            "`.{method}()` is not available in kernels (PTX has no instruction for it); write {instead}"
+        ));
+    }
     let int = ty.is_int();
     if int && (method.starts_with("checked_") || method.starts_with("overflowing_")) {
         let op = method.split_once('_').map_or(method, |(_, op)| op);
@@ -762,4 +769,28 @@ fn leak_name(q: &str) -> &'static str {
             _ => None,
         })
         .unwrap_or("")
+}
+
+/// What to write for a float method Rust has and kernels do not, from the
+/// ones they have.
+fn float_method_instead(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "powf" => {
+            "`x.powi(n)` for an integer exponent, or `(y * x.log2()).exp2()` for `x > 0` (approximate, as CUDA's `__powf`)"
+        }
+        "hypot" => "`(x * x + y * y).sqrt()` (it overflows where `hypot` does not: scale first for values beyond 1e18)",
+        "log10" => "`x.log2() * core::f32::consts::LOG10_2`, or `x.ln()` divided by `ln 10`",
+        "ln_1p" => "`(1.0 + x).ln()` (inexact for tiny `x`)",
+        "exp_m1" => "`x.exp() - 1.0` (inexact for tiny `x`)",
+        "sinh" | "cosh" => "it from `x.exp()`: `(x.exp() - (-x).exp()) * 0.5` (`+` for `cosh`)",
+        "tan" => "`x.sin() / x.cos()`",
+        "cbrt" => "`x.signum() * (x.abs().log2() / 3.0).exp2()` (approximate)",
+        "atan" | "atan2" | "asin" | "acos" | "asinh" | "acosh" | "atanh" => {
+            "a polynomial or a `#[device]` function of your own (no PTX instruction approximates it)"
+        }
+        "to_degrees" | "to_radians" => "a multiplication by the constant (`x * (180.0 / core::f32::consts::PI)`)",
+        "rem_euclid" => "`x - (x / y).floor() * y` for `y > 0` (rounded at each step)",
+        "div_euclid" => "`(x / y).floor()` for `y > 0`",
+        _ => return None,
+    })
 }
