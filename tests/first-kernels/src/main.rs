@@ -5,13 +5,16 @@
 //! a closure, module constants shared by host and kernel, and a kernel
 //! generic over its element type (`T: Float`, for `f16` and `bf16`); and a
 //! new user's first three: a block scan (`scan`), a tiled matrix multiply
-//! (`matmul`) and a row argmax with warp shuffles (`argmax`).
+//! (`matmul`) and a row argmax with warp shuffles (`argmax`); and row
+//! statistics with an `f64` warp sum, a `loop` that gives its value and a
+//! `match` on a pair (`row_stats`).
 
 use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
 
 mod argmax;
 mod matmul;
+mod row_stats;
 mod scan;
 
 /// A reproducible stream of pseudo-random numbers (xorshift64*), so the
@@ -263,7 +266,8 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
     scan::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
     matmul::check(&device, &mut Rng(0x2545_f491_4f6c_dd1d))?;
     argmax::check(&device, &mut Rng(0x1234_5678_9abc_def1))?;
-    println!("block scan, tiled matmul and row argmax match the CPU");
+    row_stats::check(&device, &mut Rng(0x0fed_cba9_8765_4321))?;
+    println!("block scan, tiled matmul, row argmax and row statistics match the CPU");
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
         bytes.len()
