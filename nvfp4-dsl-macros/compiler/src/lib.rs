@@ -30,6 +30,8 @@ pub mod attr;
 #[cfg(feature = "compiler")]
 pub mod check;
 #[cfg(feature = "compiler")]
+mod devices;
+#[cfg(feature = "compiler")]
 mod driver;
 #[cfg(feature = "compiler")]
 pub mod expand;
@@ -53,4 +55,6 @@ pub mod typed;
 pub mod types;
 
 #[cfg(feature = "compiler")]
-pub use driver::{Compiled, Dump, Options, SourceFn, Stage, StructParam, Variant, compile, missing_devices};
+pub use devices::missing_devices;
+#[cfg(feature = "compiler")]
+pub use driver::{Compiled, Dump, Options, SourceFn, Stage, StructParam, Variant, compile};
