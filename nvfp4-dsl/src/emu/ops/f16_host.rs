@@ -135,14 +135,16 @@ pub(super) fn arith(op: u8, a: u64, b: u64) -> u64 {
     }
 }
 
-/// [`arith`] on every lane of f16 (`pair`: f16x2) sources `a` and `b`, into
-/// `d`: one loop per operation, branch-free, which the compiler
-/// vectorises.
-pub(super) fn arith_lanes(d: &mut [u64; 32], op: u8, pair: bool, a: &[u64; 32], b: &[u64; 32]) {
-    match op {
-        ADD => each(d, pair, a, b, |x, y| arith(ADD, x, y)),
-        SUB => each(d, pair, a, b, |x, y| arith(SUB, x, y)),
-        _ => each(d, pair, a, b, |x, y| arith(MUL, x, y)),
+vectorised! {
+    /// [`arith`] on every lane of f16 (`pair`: f16x2) sources `a` and `b`,
+    /// into `d`: one loop per operation, branch-free, which the compiler
+    /// vectorises.
+    pub(super) fn arith_lanes(d: &mut [u64; 32], op: u8, pair: bool, a: &[u64; 32], b: &[u64; 32]) {
+        match op {
+            ADD => each(d, pair, a, b, |x, y| arith(ADD, x, y)),
+            SUB => each(d, pair, a, b, |x, y| arith(SUB, x, y)),
+            _ => each(d, pair, a, b, |x, y| arith(MUL, x, y)),
+        }
     }
 }
 

@@ -11,6 +11,30 @@ use super::decode::{Dec, Decoder};
 use super::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use super::pending::{AsyncOp, Work};
 
+/// Defines `fn $name`, whose body runs compiled for AVX2 where the CPU has
+/// it and for the baseline otherwise (the same IEEE and integer operations
+/// on wider vectors: the same bits).
+macro_rules! vectorised {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn body($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            fn avx2($($arg: $ty),*) $(-> $ret)? {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if crate::emu::ops::tensor_sum::use_avx2() {
+                // SAFETY: `use_avx2` is true only where the CPU has AVX2.
+                return unsafe { avx2($($arg),*) };
+            }
+            body($($arg),*)
+        }
+    };
+}
+
 mod bits;
 mod bulk;
 mod cluster;

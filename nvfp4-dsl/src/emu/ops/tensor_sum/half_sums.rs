@@ -147,10 +147,16 @@ pub(super) struct HalfB {
     lows: Vec<i32>,
     specials: Vec<bool>,
     vals: Vec<f64>,
+    /// `vals` as f32 (f16 and bf16 values are exact in f32).
+    vals32: Vec<f32>,
     leads: Vec<i32>,
     special: Vec<bool>,
     lead: Vec<i32>,
     low: Vec<i32>,
+    /// The largest magnitude and the least lowest-bit exponent (for
+    /// [`narrow_rows`]).
+    max_abs: f64,
+    bottom: i32,
 }
 
 impl HalfB {
@@ -163,10 +169,13 @@ impl HalfB {
             lows: Vec::new(),
             specials: Vec::new(),
             vals: Vec::new(),
+            vals32: Vec::new(),
             leads: Vec::new(),
             special: Vec::new(),
             lead: Vec::new(),
             low: Vec::new(),
+            max_abs: 0.0,
+            bottom: ABSENT,
         };
         h.refill(b, f, neg);
         h
@@ -213,6 +222,10 @@ impl HalfB {
             &mut self.lead,
             &mut self.low,
         );
+        self.vals32.clear();
+        self.vals32.extend(self.vals.iter().map(|&v| v as f32));
+        self.max_abs = max_abs(&self.vals);
+        self.bottom = self.low.iter().fold(ABSENT, |b, &w| b.min(w));
     }
 }
 
@@ -245,14 +258,22 @@ pub(super) fn half_rows_with(
         a_low[r] = lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
     }
     s.fit(n);
+    let narrow = narrow_rows(&av, &a_low, b);
+    let av32 = if narrow.contains(&true) {
+        av.map(|v| v as f32)
+    } else {
+        [0.0; 256]
+    };
     let ops = HalfOps {
         av: &av,
         al: &al,
         bv: &b.vals,
         bl: &b.leads,
+        av32: &av32,
+        bv32: &b.vals32,
     };
     let exact = rows_exact((&a_lead, &a_low), (&b.lead, &b.low), old, scale_d);
-    half_rows_exact(&ops, &exact, old, d, scale_d);
+    half_rows_exact(&ops, (&exact, &narrow), old, d, scale_d);
     let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
     let neg = (neg_a, b.neg);
     for (r, (drow, old)) in d.chunks_exact_mut(n).zip(old.chunks_exact(n)).enumerate() {
@@ -310,6 +331,23 @@ vectorised! {
 }
 
 vectorised! {
+    /// The largest magnitude of `vals` (no NaN): four running maxima, which
+    /// the compiler vectorises (a fold with `f64::max` it does not).
+    fn max_abs(vals: &[f64]) -> f64 {
+        let larger = |m: f64, v: f64| if v.abs() > m { v.abs() } else { m };
+        let mut m = [0.0f64; 4];
+        let quads = vals.chunks_exact(4);
+        let rest = quads.remainder();
+        for q in quads {
+            for i in 0..4 {
+                m[i] = larger(m[i], q[i]);
+            }
+        }
+        rest.iter().chain(&m).fold(0.0, |m, &v| larger(m, v))
+    }
+}
+
+vectorised! {
     /// Per row `j` of B (decoded K-major: `specials`, `leads`, `lows`):
     /// whether it holds an infinity or NaN, its largest leading exponent
     /// and its least lowest-bit exponent.
@@ -359,14 +397,35 @@ vectorised! {
     }
 }
 
+/// Per row of A (`av`: its values; `low`: each row's least lowest-bit
+/// exponent) whether the sums of its 16 products with every row of B are
+/// exact in f32 in any order: every product and partial sum is a multiple
+/// of `2^lo`, `lo` the sum of the row's and B's least lowest-bit
+/// exponents, and at most the row's sum of magnitudes times B's largest
+/// (computed in f64 with a margin for its rounding), so it has at most 24
+/// bits where that bound is below `2^(24 + lo)`, and lies inside f32's
+/// exponents (subnormals included) where the bound is below `2^120` and
+/// `lo >= -149`. A row or a B of zeros is narrow.
+pub(super) fn narrow_rows(av: &[f64; 256], low: &[i32; 16], b: &HalfB) -> [bool; 16] {
+    std::array::from_fn(|r| {
+        let lo = low[r].saturating_add(b.bottom);
+        let bound = av[16 * r..16 * r + 16].iter().map(|v| v.abs()).sum::<f64>() * b.max_abs * (1.0 + pow2(-30));
+        bound == 0.0 || (bound < pow2((24 + lo).min(120)) && lo >= -149)
+    })
+}
+
 /// `W` columns from `j0` of rows `r0..r0 + 4` of a wgmma's D where no
 /// term needs truncating, without the infinities and NaN: the plain sums
 /// of the products and D (`old`), exact in f64 in any order, cast toward
 /// zero into `d`. The 4 x W sums stay in registers: 8 independent chains
 /// of additions at W = 8. `FUSED`: with fused multiply-adds, which give
-/// the same bits (every product is exact in f64).
+/// the same bits (every product is exact in f64). `NARROW`: the products
+/// summed in f32 first (exact there: [`narrow_rows`]; twice the lanes a
+/// vector), then D added in f64; a zero sum is +0 either way (every chain
+/// starts at +0 or D's nonzero value, and an exact zero of a sum of
+/// values not both -0 is +0).
 #[inline(always)]
-fn exact_tile<const W: usize, const FUSED: bool>(
+fn exact_tile<const W: usize, const FUSED: bool, const NARROW: bool>(
     o: &HalfOps<'_>,
     (r0, j0): (usize, usize),
     old: &[u32],
@@ -374,8 +433,32 @@ fn exact_tile<const W: usize, const FUSED: bool>(
     scale_d: bool,
 ) {
     let n = d.len() / 16;
-    let a: [&[f64; 16]; 4] = std::array::from_fn(|i| o.av[16 * (r0 + i)..][..16].try_into().expect("a row of A"));
     let mut sum = [[0.0f64; W]; 4];
+    if NARROW {
+        let products = narrow_products::<W, FUSED>(o, (r0, j0));
+        for (i, (s, p)) in sum.iter_mut().zip(&products).enumerate() {
+            let from: &[u32; W] = old[(r0 + i) * n + j0..][..W].try_into().expect("W columns");
+            for ((t, &x), &p) in s.iter_mut().zip(from).zip(p) {
+                *t = if scale_d { f32_term(x).0 } else { 0.0 } + f64::from(p);
+            }
+        }
+    } else {
+        wide_sums::<W, FUSED>(o, (r0, j0), old, scale_d, &mut sum);
+    }
+    finish_tile((r0, j0), &sum, d);
+}
+
+/// [`exact_tile`]'s sums in f64: D's terms, then the products added.
+#[inline(always)]
+fn wide_sums<const W: usize, const FUSED: bool>(
+    o: &HalfOps<'_>,
+    (r0, j0): (usize, usize),
+    old: &[u32],
+    scale_d: bool,
+    sum: &mut [[f64; W]; 4],
+) {
+    let n = o.bv.len() / 16;
+    let a: [&[f64; 16]; 4] = std::array::from_fn(|i| o.av[16 * (r0 + i)..][..16].try_into().expect("a row of A"));
     for (i, s) in sum.iter_mut().enumerate() {
         let from: &[u32; W] = old[(r0 + i) * n + j0..][..W].try_into().expect("W columns");
         for (t, &x) in s.iter_mut().zip(from) {
@@ -391,10 +474,34 @@ fn exact_tile<const W: usize, const FUSED: bool>(
             }
         }
     }
+}
+
+/// [`exact_tile`]'s sums of the products alone, in f32.
+#[inline(always)]
+fn narrow_products<const W: usize, const FUSED: bool>(o: &HalfOps<'_>, (r0, j0): (usize, usize)) -> [[f32; W]; 4] {
+    let n = o.bv32.len() / 16;
+    let a: [&[f32; 16]; 4] = std::array::from_fn(|i| o.av32[16 * (r0 + i)..][..16].try_into().expect("a row of A"));
+    let mut sum = [[0.0f32; W]; 4];
+    for k in 0..16 {
+        let b: &[f32; W] = o.bv32[k * n + j0..][..W].try_into().expect("W columns");
+        for (s, a) in sum.iter_mut().zip(&a) {
+            let x = a[k];
+            for (t, &y) in s.iter_mut().zip(b) {
+                *t = if FUSED { x.mul_add(y, *t) } else { *t + x * y };
+            }
+        }
+    }
+    sum
+}
+
+/// Writes [`exact_tile`]'s sums (`sum`, exact) into `d` cast toward zero.
+#[inline(always)]
+fn finish_tile<const W: usize>((r0, j0): (usize, usize), sum: &[[f64; W]; 4], d: &mut [u32]) {
+    let n = d.len() / 16;
     // Most tiles' sums are all in f32's normal range, where dropping the
     // bits below f32's is the cast toward zero.
     let mut outside = 0;
-    for s in &sum {
+    for s in sum {
         for &t in s {
             outside |= f32_outside(t);
         }
@@ -436,30 +543,44 @@ pub(super) fn f32_truncated(x: f64) -> u32 {
 
 /// The rows of a wgmma's D (`d`, 16 x N f32 bits; `old` before) in
 /// groups of four that hold one where no term needs truncating
-/// (`exact`), as [`exact_tile`]s; the caller does the others. Compiled
-/// for AVX2 with FMA where the CPU has both, else for the baseline.
-fn half_rows_exact(o: &HalfOps<'_>, exact: &[bool; 16], old: &[u32], d: &mut [u32], scale_d: bool) {
+/// (`exact.0`), as [`exact_tile`]s, narrow ones 16 columns wide where
+/// the group's four rows are narrow (`exact.1`); the caller does the
+/// others. Compiled for AVX2 with FMA where the CPU has both, else for
+/// the baseline.
+fn half_rows_exact(o: &HalfOps<'_>, exact: (&[bool; 16], &[bool; 16]), old: &[u32], d: &mut [u32], scale_d: bool) {
+    type Rows<'a> = (&'a [bool; 16], &'a [bool; 16]);
     #[inline(always)]
-    fn body<const FUSED: bool>(o: &HalfOps<'_>, exact: &[bool; 16], old: &[u32], d: &mut [u32], scale_d: bool) {
+    fn body<const FUSED: bool>(o: &HalfOps<'_>, (exact, narrow): Rows<'_>, old: &[u32], d: &mut [u32], scale_d: bool) {
         let n = d.len() / 16;
-        let wide = n - n % 8;
+        let (wide, pairs) = (n - n % 8, n - n % 16);
         let groups: [bool; 4] = std::array::from_fn(|g| exact[4 * g..4 * g + 4].contains(&true));
-        // Columns outermost: a tile's B (8 columns of 16 values) is read
-        // from the cache's nearest level by all four groups.
-        for j0 in (0..wide).step_by(8) {
-            for r0 in (0..16).step_by(4).filter(|r| groups[r / 4]) {
-                exact_tile::<8, FUSED>(o, (r0, j0), old, d, scale_d);
+        let narrow: [bool; 4] = std::array::from_fn(|g| !narrow[4 * g..4 * g + 4].contains(&false));
+        // Columns outermost: a tile's B (8 or 16 columns of 16 values) is
+        // read from the cache's nearest level by all four groups.
+        for j0 in (0..pairs).step_by(16) {
+            for g in (0..4).filter(|&g| groups[g]) {
+                if narrow[g] {
+                    exact_tile::<16, FUSED, true>(o, (4 * g, j0), old, d, scale_d);
+                } else {
+                    exact_tile::<8, FUSED, false>(o, (4 * g, j0), old, d, scale_d);
+                    exact_tile::<8, FUSED, false>(o, (4 * g, j0 + 8), old, d, scale_d);
+                }
+            }
+        }
+        for j0 in (pairs..wide).step_by(8) {
+            for g in (0..4).filter(|&g| groups[g]) {
+                exact_tile::<8, FUSED, false>(o, (4 * g, j0), old, d, scale_d);
             }
         }
         for j0 in wide..n {
-            for r0 in (0..16).step_by(4).filter(|r| groups[r / 4]) {
-                exact_tile::<1, FUSED>(o, (r0, j0), old, d, scale_d);
+            for g in (0..4).filter(|&g| groups[g]) {
+                exact_tile::<1, FUSED, false>(o, (4 * g, j0), old, d, scale_d);
             }
         }
     }
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn fused(o: &HalfOps<'_>, exact: &[bool; 16], old: &[u32], d: &mut [u32], scale_d: bool) {
+    fn fused(o: &HalfOps<'_>, exact: Rows<'_>, old: &[u32], d: &mut [u32], scale_d: bool) {
         body::<true>(o, exact, old, d, scale_d);
     }
     #[cfg(target_arch = "x86_64")]
@@ -477,6 +598,9 @@ struct HalfOps<'a> {
     al: &'a [i32; 256],
     bv: &'a [f64],
     bl: &'a [i32],
+    /// `av` and `bv` as f32 (`av` all zeros where no row is narrow).
+    av32: &'a [f32; 256],
+    bv32: &'a [f32],
 }
 
 /// Per column of a truncating row: `emax`, `2^(25 - emax)` and the

@@ -40,36 +40,13 @@ const ABSENT: i32 = 100_000;
 /// The canonical NaN the tensor cores return.
 const NAN: u32 = 0x7FFF_FFFF;
 
-/// Defines `fn $name`, whose body runs compiled for AVX2 where the CPU has
-/// it and for the baseline otherwise.
-macro_rules! vectorised {
-    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
-        $(#[$doc])*
-        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
-            #[inline(always)]
-            fn body($($arg: $ty),*) $(-> $ret)? $body
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2")]
-            fn avx2($($arg: $ty),*) $(-> $ret)? {
-                body($($arg),*)
-            }
-            #[cfg(target_arch = "x86_64")]
-            if crate::emu::ops::tensor_sum::use_avx2() {
-                // SAFETY: `use_avx2` is true only where the CPU has AVX2.
-                return unsafe { avx2($($arg),*) };
-            }
-            body($($arg),*)
-        }
-    };
-}
-
 mod half_sums;
 pub(super) use half_sums::half_rows;
 
 /// Whether the AVX2 copies run: where the CPU has AVX2, unless a test
 /// asks for the baseline ones.
 #[cfg(target_arch = "x86_64")]
-fn use_avx2() -> bool {
+pub(super) fn use_avx2() -> bool {
     #[cfg(test)]
     if tests::BASELINE.get() {
         return false;

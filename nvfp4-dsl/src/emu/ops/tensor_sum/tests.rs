@@ -4,7 +4,9 @@
 //! zero, subnormal, infinite and NaN accumulators; wide exponent gaps that
 //! truncate; cancellation), and the models' own cases.
 
-use super::half_sums::{self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_with, rows_exact};
+use super::half_sums::{
+    self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_with, narrow_rows, rows_exact,
+};
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
@@ -400,6 +402,37 @@ fn half_rows_mix_plain_and_truncating_rows_in_a_group_of_four() {
         assert_eq!(exact, std::array::from_fn(|r| !truncating(r)), "N = {n}");
         check_half(&a_rows, &b, F16, (false, false), &d, false);
         check_half(&a_rows, &b, F16, (true, false), &d, true);
+    }
+}
+
+#[test]
+fn narrow_rows_sum_in_f32_only_where_every_partial_sum_fits_24_bits() {
+    // Short values a few binades apart (as the sm_90a GEMM's decoded
+    // FP4) sum in f32, with a row of B of 1 + 2^-10 too; row 3 spans 2^15
+    // down to 2^-24 (a subnormal), and row 9 (16 times 4095) times that
+    // row of B passes 2^24 units of 2^-10: those two do not.
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for n in [8, 16, 32, 40] {
+        let mut value = || half_value(&mut rng, F16, (12, 16), false, true);
+        let b: Vec<[u16; 16]> = (0..n).map(|_| std::array::from_fn(|_| value())).collect();
+        let mut a: [[u16; 16]; 16] = std::array::from_fn(|_| std::array::from_fn(|_| value()));
+        (a[3][0], a[3][1]) = (0x7800, 0x0001);
+        a[9] = [0x6BFF; 16];
+        let mut b_ones = b.clone();
+        b_ones[0] = [0x3C01; 16];
+        let low = |row: &[u16; 16]| {
+            row.iter().fold(ABSENT, |w, &x| match Op::of(u64::from(x), F16, false) {
+                Op::Fin { m, e, .. } if m != 0 => w.min(e + m.trailing_zeros() as i32),
+                _ => w,
+            })
+        };
+        let av: [f64; 256] = std::array::from_fn(|i| half::f16::from_bits(a[i / 16][i % 16]).to_f64());
+        let a_low: [i32; 16] = std::array::from_fn(|r| low(&a[r]));
+        let narrow = narrow_rows(&av, &a_low, &HalfB::new(&b_ones, F16, false));
+        assert_eq!(narrow, std::array::from_fn(|r| r != 3 && r != 9), "N = {n}");
+        let d: Vec<u32> = (0..16 * n).map(|_| f32_near(&mut rng, -2, 4)).collect();
+        check_half(&a, &b_ones, F16, (false, true), &d, false);
+        check_half(&a, &b, F16, (true, false), &d, true);
     }
 }
 
