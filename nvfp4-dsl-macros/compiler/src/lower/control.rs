@@ -528,17 +528,23 @@ impl Lower<'_> {
 
     /// `break` or `break 'label`, with the value of the `loop` it leaves.
     pub(super) fn break_expr(&mut self, label: &Option<String>, value: Option<&Expr>, e: &Expr) -> Result<Val> {
+        let target = self.loop_target(label);
         if let Some(value) = value {
             let v = self.expr(value)?;
-            let Some(LoopTarget::Loop(id)) = self.loop_target(label) else {
-                return err(e.span, "`break` with a value outside a `loop`");
-            };
-            if let Some((_, result, t)) = self.loop_values.iter().rev().find(|(loop_id, ..)| *loop_id == id) {
-                let (result, t) = (result.clone(), t.clone());
-                self.assign_regs(&result, &v, &t);
+            // Checked: a value leaves a `loop`, which has its result's registers.
+            let (result, t) = match target {
+                Some(LoopTarget::Loop(id)) => self
+                    .loop_values
+                    .iter()
+                    .rev()
+                    .find(|(loop_id, ..)| *loop_id == id)
+                    .map(|(_, result, t)| (result.clone(), t.clone())),
+                _ => None,
             }
+            .ok_or_else(|| e.span.error("`break` with a value outside a `loop`"))?;
+            self.assign_regs(&result, &v, &t);
         }
-        match self.loop_target(label) {
+        match target {
             Some(LoopTarget::Loop(id)) => self.push(Node::Break(id)),
             Some(LoopTarget::Unrolled { outer, .. }) => self.push(Node::ExitBlock(outer)),
             None => return err(e.span, "`break` outside a loop"),
