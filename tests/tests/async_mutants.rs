@@ -51,7 +51,7 @@ fn schedules() -> [Options; 5] {
         Options::adversarial(2),
         Options::adversarial(3).with_independent_threads(),
         Options::priority(4),
-        Options::adversarial(5).with_starvation(),
+        Options::adversarial(0).with_starvation(),
     ]
 }
 

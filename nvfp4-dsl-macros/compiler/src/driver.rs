@@ -9,7 +9,7 @@ use crate::spec::{launch_bounds, spec_name, specialisations};
 use crate::target::Target;
 use crate::typed::Types;
 use crate::types::{self, Scalar};
-use crate::{ast, attr, check, lower, parse, ptx};
+use crate::{ast, attr, check, coalesce, lower, parse, ptx};
 use proc_macro2::{Span, TokenStream};
 
 /// Compiler options that do not come from the attribute.
@@ -209,6 +209,10 @@ pub fn compile(
                         debug_assertions,
                     },
                 )
+                .map(|mut func| {
+                    coalesce::coalesce(&mut func.body);
+                    func
+                })
                 .map_err(|e| in_spec(e, &kernel.name, &spec_name, *target, spec.is_empty()))
             };
             let func = lower_with(true)?;

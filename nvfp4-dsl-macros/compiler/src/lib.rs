@@ -6,7 +6,7 @@
 //!
 //! One direction, one module per stage:
 //! `attr` -> `parse` (with `generics`) -> `check` -> `lower` (with
-//! `intrinsics`) -> `ir` -> `ptx`; `spec` evaluates the attribute's lists;
+//! `intrinsics`) -> `ir` -> `coalesce` -> `ptx`; `spec` evaluates the attribute's lists;
 //! `expand` turns the result into the Rust tokens the macro emits;
 //! `driver` runs them.
 //!
@@ -29,6 +29,8 @@ pub mod ast;
 pub mod attr;
 #[cfg(feature = "compiler")]
 pub mod check;
+#[cfg(feature = "compiler")]
+pub mod coalesce;
 #[cfg(feature = "compiler")]
 mod devices;
 #[cfg(feature = "compiler")]

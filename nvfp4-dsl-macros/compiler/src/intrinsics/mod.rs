@@ -439,6 +439,7 @@ pub(super) fn shared_address_reg(l: &mut Lower<'_>, c: &Call, mem_arg: usize, in
             l.emit("mov.u32", vec![d.into(), Operand::Sym(s)]);
             l.emit("add.s32", vec![d.into(), d.into(), Operand::imm(offset)]);
         }
+        other if offset == 0 => l.emit("mov.u32", vec![d.into(), other]),
         other => l.emit("add.s32", vec![d.into(), other, Operand::imm(offset)]),
     }
     Ok(d)
