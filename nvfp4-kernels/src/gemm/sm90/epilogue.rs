@@ -37,6 +37,9 @@ pub(super) fn stage_partial_tile<const BLOCKS: u32>(
     let w = ct / 32 % 4;
     let g = ct % 32 / 4;
     let t = ct % 4;
+    // The place of the thread's first value (A row 2t, B row
+    // 64 BLOCKS wg + 16 w + g); every other one's is a constant away.
+    let first = 2 * t * PITCH + 64 * BLOCKS * wg + 16 * w + g;
     // Both warpgroups' MMAs are done with the ring, so the partial
     // tile may overwrite it.
     named_barrier_sync(1, THREADS);
@@ -44,10 +47,10 @@ pub(super) fn stage_partial_tile<const BLOCKS: u32>(
     for x in 0..64 * BLOCKS as usize {
         let blk = x / 64;
         let i = x % 64;
-        let b_row = 64 * (BLOCKS * wg + blk as u32) + 16 * w + g + 8 * (i as u32 % 4 / 2);
-        let a_row = 8 * (i as u32 / 4) + 2 * t + i as u32 % 2;
+        let b_rows = 64 * blk as u32 + 8 * (i as u32 % 4 / 2);
+        let a_rows = 8 * (i as u32 / 4) + i as u32 % 2;
         let v = if blk == 0 { acc0[i] } else { acc1[i] };
-        partial[a_row * PITCH + b_row] = v * UNSCALE;
+        partial[first + (a_rows * PITCH + b_rows)] = v * UNSCALE;
     }
 }
 

@@ -102,6 +102,12 @@ pub(super) fn consume<const BLOCKS: u32>(
                 let s = i % STAGES;
                 let stage = RING_B_BASE + s * raw_bytes;
                 mbarrier_wait_parity(bars, s, (i / STAGES) & 1);
+                // A's image in slot s as the MMAs read it, built once a
+                // stage; each K step's MMA reads it from its own offset.
+                let image = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES))
+                    .with_leading_byte_offset(16)
+                    .with_stride_byte_offset(1024)
+                    .with_swizzle(Swizzle::B128);
                 #[unroll]
                 for blk in 0..BLOCKS as usize {
                     // The thread's pre-arranged words of the stage (one
@@ -124,11 +130,7 @@ pub(super) fn consume<const BLOCKS: u32>(
                             // f: row (f % 2: g or g + 8), K pair (f / 2).
                             frag[f] = hmul2(raw[f], splat[f % 2]);
                         }
-                        let desc = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES + step as u32 / 4 * 16384))
-                            .with_leading_byte_offset(16)
-                            .with_stride_byte_offset(1024)
-                            .with_swizzle(Swizzle::B128)
-                            .offset(step as u32 % 4 * 32);
+                        let desc = image.offset(step as u32 / 4 * 16384 + step as u32 % 4 * 32);
                         wgmma_fence();
                         wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
                         wgmma_commit_group();
