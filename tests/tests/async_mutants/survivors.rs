@@ -1,0 +1,178 @@
+//! The mutants that survive, each with the reason it is benign or the
+//! subject whose run kills it.
+
+use super::Mutant;
+
+/// Why a mutant survives.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Why {
+    /// The mutant is still a correct program (an equivalent mutant, left
+    /// out of the killed share).
+    Equivalent(&'static str),
+    /// Code this subject's run does not reach; the named subject's run
+    /// reaches it and kills the same mutant there.
+    Elsewhere(&'static str),
+}
+
+/// One or more listed survivors: the mutants `change` of the occurrences
+/// `occurrences` (ranges of them) of instruction `text` in `subject`.
+pub(super) struct Survivor {
+    pub(super) subjects: &'static [&'static str],
+    pub(super) text: &'static str,
+    pub(super) occurrences: &'static [std::ops::Range<usize>],
+    pub(super) change: &'static str,
+    why: Why,
+}
+
+/// Every mutant that survives, with the reason.
+#[allow(clippy::single_range_in_vec_init)] // a list of ranges, often of one
+pub(super) const SURVIVORS: &[Survivor] = &[
+    Survivor {
+        subjects: &["gemm sm_100a"],
+        text: "tcgen05.fence::after_thread_sync;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Equivalent(
+            "the fence after the first bar.sync: every warp's next tcgen05 instruction comes after a later mbarrier wait and the tcgen05.fence::after_thread_sync that follows it",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "bar.warp.sync -1;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Equivalent(
+            "the producer warpgroup's reconvergence before the cluster barriers, which a split through global memory skips: the warp's lanes only exit after it (no .aligned instruction, collective or shared access follows), so they need not be converged (in the clustered run, where the cluster barriers follow it, removing it is killed)",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "barrier.cluster.wait.acquire.aligned;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Equivalent(
+            "the producer warpgroup's last cluster wait: it reads nothing after it, and its block (whose shared memory the other block pushed into) stays alive while the consumers wait at the same phase",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        text: "wgmma.commit_group.sync.aligned;",
+        occurrences: &[0..7, 9..15, 17..23, 25..31],
+        change: "removed",
+        why: Why::Equivalent(
+            "the step's wgmma joins the next step's group inside one stage of the chain (4 stages of 8 steps, unrolled): the next wait still covers it before the stage's slot is released, the wgmma.wait_group 0 at the chain's end before its accumulator is read, and nothing touches its registers or operands before then; removing the last step's commit of a stage, or the first step's of the next, lets the slot go early and is killed",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        text: "wgmma.wait_group.sync.aligned 1;",
+        occurrences: &[0..8, 9..16, 17..24, 25..32],
+        change: "removed",
+        why: Why::Equivalent(
+            "the waits inside a chain only bound the wgmmas in flight: each step's A fragment has registers of its own and the accumulator is read after wgmma.wait_group 0; the waits that do guard something, at the first step of the chain's second, third and fourth stage (the previous stage's slot is released after them), are killed",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        text: "wgmma.wait_group.sync.aligned 1;",
+        occurrences: &[0..8, 9..16, 17..24, 25..32],
+        change: "waits for one group fewer",
+        why: Why::Equivalent(
+            "as for the removed wait: one more wgmma in flight changes nothing the step reads or writes",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "bar.sync 1, 256;",
+        occurrences: &[0..1, 2..3],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a global split: the barriers before a block writes its partial tile over the ring and before it reads the tile back, where K is not split over a cluster (in a cluster of two the blocks swap halves of their accumulators instead)",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "bar.sync 1, 256;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a: the barrier between staging C's rows in shared memory and storing them, where the blocks of a cluster swap halves of their accumulators",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "barrier.cluster.wait.acquire.aligned;",
+        occurrences: &[0..4],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "barrier.cluster.arrive.relaxed.aligned;",
+        occurrences: &[0..2],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+    },
+    // Item 5 of issue 24: programmatic dependent launch, memory order.
+    Survivor {
+        subjects: &["gemm sm_90a global split", "gemm sm_90a cluster of 4"],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[0..1],
+        change: "made relaxed",
+        why: Why::Elsewhere(
+            "gemm sm_90a and gemm sm_90a pairs: the consumers' arrive after they push their halves of the sums into the other block of a cluster of two, which a split through global memory or over a cluster of four does not take",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a pairs"],
+        text: "barrier.cluster.arrive.release.aligned;",
+        occurrences: &[1..2],
+        change: "made relaxed",
+        why: Why::Elsewhere(
+            "gemm sm_90a cluster of 4: the cluster barrier before the blocks of a cluster of four sum their partial tiles",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a decode"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a decode, twice: the first call's decode kernel has no kernel before it"),
+    },
+    Survivor {
+        subjects: &["gemv"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere("gemv, twice: a single call has no kernel before it"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a pairs"],
+        text: "fence.acq_rel.gpu;",
+        occurrences: &[0..2],
+        change: "removed",
+        why: Why::Equivalent(
+            "either fence around the counter: the sums' stores precede the named barrier before thread 0's atom.acq_rel.gpu, and a release is cumulative over what happens before it (the barrier's CTA-scope order), as is its acquire over the loads after the barrier that follows it (CUTLASS's split-K semaphore: a barrier, then one thread's release); the atom made relaxed instead is killed (the global-memory race check: each thread's fence before the barrier releases its own sums alone)",
+        ),
+    },
+];
+
+/// The listed reason for a mutant, if it is one.
+pub(super) fn listed(subject: &str, m: &Mutant) -> Option<(usize, Why)> {
+    SURVIVORS
+        .iter()
+        .position(|e| {
+            e.subjects.contains(&subject)
+                && e.text == m.text
+                && e.change == m.change
+                && e.occurrences.iter().any(|r| r.contains(&m.occurrence))
+        })
+        .map(|k| (k, SURVIVORS[k].why))
+}
