@@ -4,6 +4,7 @@
 //! plain f64 sums, four rows by eight columns at a time; the others
 //! truncate each term; infinities and NaN are put in after.
 
+use super::half_tiles::{ARows, Frag, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
@@ -59,7 +60,8 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
 /// its 16 rows of A, `b` the N rows of B (16 K-major f16 or bf16 values
 /// each, as bits), `f` their format, `neg` the negations of A and B,
 /// `scale_d` whether D is a term.
-pub(in crate::emu::ops) fn half_rows(
+#[cfg(test)]
+pub(super) fn half_rows(
     a: &[[u16; 16]; 16],
     b: &[[u16; 16]],
     f: Fmt,
@@ -112,6 +114,9 @@ struct Recent {
     /// Once `entries` is full, the oldest one.
     next: usize,
     scratch: HalfScratch,
+    /// D before and after, where [`half_rows_frag`] gathers it.
+    old: Vec<u32>,
+    d: Vec<u32>,
 }
 
 impl Recent {
@@ -149,10 +154,12 @@ pub(super) struct HalfB {
     vals: Vec<f64>,
     /// `vals` as f32 (f16 and bf16 values are exact in f32).
     vals32: Vec<f32>,
+    /// `vals32` by 16 columns (the whole groups of 16), each K-major.
+    pub(super) tiles32: Vec<[[f32; 16]; 16]>,
     leads: Vec<i32>,
-    special: Vec<bool>,
-    lead: Vec<i32>,
-    low: Vec<i32>,
+    pub(super) special: Vec<bool>,
+    pub(super) lead: Vec<i32>,
+    pub(super) low: Vec<i32>,
     /// The largest magnitude and the least lowest-bit exponent (for
     /// [`narrow_rows`]).
     max_abs: f64,
@@ -170,6 +177,7 @@ impl HalfB {
             specials: Vec::new(),
             vals: Vec::new(),
             vals32: Vec::new(),
+            tiles32: Vec::new(),
             leads: Vec::new(),
             special: Vec::new(),
             lead: Vec::new(),
@@ -224,12 +232,133 @@ impl HalfB {
         );
         self.vals32.clear();
         self.vals32.extend(self.vals.iter().map(|&v| v as f32));
+        self.tiles32.clear();
+        self.tiles32.extend(
+            (0..n / 16)
+                .map(|t| std::array::from_fn(|k| self.vals32[k * n + 16 * t..][..16].try_into().expect("16 columns"))),
+        );
         self.max_abs = max_abs(&self.vals);
         self.bottom = self.low.iter().fold(ABSENT, |b, &w| b.min(w));
     }
 }
 
+/// A wgmma's 16 rows of A decoded (values and leading exponents
+/// row-major, `16 r + k`; the values in f32 too, zeros where no row is
+/// narrow), and per row whether it holds an infinity or NaN, its largest
+/// leading and least lowest-bit exponents and whether it is narrow
+/// ([`narrow_rows`]).
+struct DecodedA {
+    av: [f64; 256],
+    al: [i32; 256],
+    av32: [[f32; 16]; 16],
+    special: [bool; 16],
+    lead: [i32; 16],
+    low: [i32; 16],
+    narrow: [bool; 16],
+}
+
+impl DecodedA {
+    fn new(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool) -> DecodedA {
+        let (mut av, mut al) = ([0.0; 256], [NONE; 256]);
+        let (mut lows, mut specials) = ([ABSENT; 256], [false; 256]);
+        let parts = Parts {
+            vals: &mut av,
+            leads: &mut al,
+            lows: &mut lows,
+            special: &mut specials,
+        };
+        decode(a.as_flattened(), b.f, neg_a, parts);
+        let (mut special, mut lead, mut low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
+        for r in 0..16 {
+            let row = 16 * r..16 * r + 16;
+            special[r] = specials[row.clone()].iter().any(|&s| s);
+            lead[r] = al[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
+            low[r] = lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
+        }
+        let narrow = narrow_rows(&av, &low, b);
+        let av32 = if narrow.contains(&true) {
+            std::array::from_fn(|r| std::array::from_fn(|k| av[16 * r + k] as f32))
+        } else {
+            [[0.0; 16]; 16]
+        };
+        DecodedA {
+            av,
+            al,
+            av32,
+            special,
+            lead,
+            low,
+            narrow,
+        }
+    }
+
+    fn ops<'a>(&'a self, b: &'a HalfB) -> HalfOps<'a> {
+        HalfOps {
+            av: &self.av,
+            al: &self.al,
+            bv: &b.vals,
+            bl: &b.leads,
+            av32: self.av32.as_flattened(),
+            bv32: &b.vals32,
+        }
+    }
+
+    /// What the tiles take of it ([`ARows`]).
+    fn rows(&self) -> ARows<'_> {
+        ARows {
+            vals: &self.av32,
+            lead: &self.lead,
+            low: &self.low,
+            ok: (0..16).all(|r| self.narrow[r] && !self.special[r]),
+        }
+    }
+}
+
+/// Whether [`half_rows_frag`] sums D (`old`, 16 x N row-major) by tiles
+/// alone (`a` with `b` decoded, A negated if `neg_a`).
+#[cfg(test)]
+pub(super) fn by_tiles(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, old: &[u32], scale_d: bool) -> bool {
+    let da = DecodedA::new(a, b, neg_a);
+    narrow_tiles(&da.rows(), b, (old, &mut vec![0; old.len()]), scale_d)
+}
+
+/// [`half_rows`] with D in the accumulator registers (`frag`), in place:
+/// D gathered, summed by tiles ([`narrow_tiles`]) where none needs
+/// truncating, else all by the general sums, and scattered back.
+pub(in crate::emu::ops) fn half_rows_frag(
+    a: &[[u16; 16]; 16],
+    b: &[[u16; 16]],
+    f: Fmt,
+    neg: (bool, bool),
+    mut frag: Frag<'_>,
+    scale_d: bool,
+) {
+    RECENT_B.with_borrow_mut(|recent| {
+        let k = recent.find(b, f, neg.1);
+        let Recent {
+            entries,
+            scratch,
+            old,
+            d,
+            ..
+        } = recent;
+        let b = &entries[k];
+        let da = DecodedA::new(a, b, neg.0);
+        let n = frag.n();
+        old.resize(16 * n, 0);
+        d.resize(16 * n, 0);
+        if scale_d {
+            frag.gather(old);
+        }
+        if !narrow_tiles(&da.rows(), b, (old, d), scale_d) {
+            half_rows_decoded(a, &da, b, neg.0, (old, d), scale_d, scratch);
+        }
+        frag.scatter(d);
+    });
+}
+
 /// [`half_rows`] with B decoded (`b`), `neg_a` A's negation.
+#[cfg(test)]
 pub(super) fn half_rows_with(
     a: &[[u16; 16]; 16],
     b: &HalfB,
@@ -238,42 +367,25 @@ pub(super) fn half_rows_with(
     scale_d: bool,
     s: &mut HalfScratch,
 ) {
+    half_rows_decoded(a, &DecodedA::new(a, b, neg_a), b, neg_a, (old, d), scale_d, s);
+}
+
+/// [`half_rows_with`] with A decoded too (`da`).
+fn half_rows_decoded(
+    a: &[[u16; 16]; 16],
+    da: &DecodedA,
+    b: &HalfB,
+    neg_a: bool,
+    (old, d): (&[u32], &mut [u32]),
+    scale_d: bool,
+    s: &mut HalfScratch,
+) {
     let (n, f) = (b.rows.len(), b.f);
-    let (mut av, mut al) = ([0.0; 256], [NONE; 256]);
-    let (mut lows, mut specials) = ([ABSENT; 256], [false; 256]);
-    let parts = Parts {
-        vals: &mut av,
-        leads: &mut al,
-        lows: &mut lows,
-        special: &mut specials,
-    };
-    decode(a.as_flattened(), f, neg_a, parts);
-    // Per row of A: whether it holds an infinity or NaN, its largest
-    // leading exponent and its least lowest-bit exponent.
-    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
-    for r in 0..16 {
-        let row = 16 * r..16 * r + 16;
-        a_special[r] = specials[row.clone()].iter().any(|&s| s);
-        a_lead[r] = al[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
-        a_low[r] = lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
-    }
+    let (a_special, a_lead, a_low, narrow) = (&da.special, &da.lead, &da.low, &da.narrow);
     s.fit(n);
-    let narrow = narrow_rows(&av, &a_low, b);
-    let av32 = if narrow.contains(&true) {
-        av.map(|v| v as f32)
-    } else {
-        [0.0; 256]
-    };
-    let ops = HalfOps {
-        av: &av,
-        al: &al,
-        bv: &b.vals,
-        bl: &b.leads,
-        av32: &av32,
-        bv32: &b.vals32,
-    };
-    let exact = rows_exact((&a_lead, &a_low), (&b.lead, &b.low), old, scale_d);
-    half_rows_exact(&ops, (&exact, &narrow), old, d, scale_d);
+    let ops = da.ops(b);
+    let exact = rows_exact((a_lead, a_low), (&b.lead, &b.low), old, scale_d);
+    half_rows_exact(&ops, (&exact, narrow), old, d, scale_d);
     let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
     let neg = (neg_a, b.neg);
     for (r, (drow, old)) in d.chunks_exact_mut(n).zip(old.chunks_exact(n)).enumerate() {
@@ -599,7 +711,7 @@ struct HalfOps<'a> {
     bv: &'a [f64],
     bl: &'a [i32],
     /// `av` and `bv` as f32 (`av` all zeros where no row is narrow).
-    av32: &'a [f32; 256],
+    av32: &'a [f32],
     bv32: &'a [f32],
 }
 

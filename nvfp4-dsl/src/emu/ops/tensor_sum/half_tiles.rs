@@ -1,0 +1,234 @@
+//! The f16/bf16 `wgmma` sums straight in the accumulator registers
+//! ([`Frag`]), where they need no truncation: a tile of four rows by 16
+//! columns sums its products in f32 (exact: [`narrow_rows`]), reads D from
+//! D's copy, checks per element that no term needs truncating and adds D
+//! rounded toward zero, in one pass. Where a tile fails a check, the
+//! general sums (`half_rows_with`) compute the whole of D.
+//!
+//! [`narrow_rows`]: super::half_sums::narrow_rows
+
+use super::half_sums::HalfB;
+
+/// A warp's 16 x N part of a wgmma's D in its accumulator registers:
+/// register `4i + q` of lane `(g, t)` (`g = lane / 4`, `t = lane % 4`)
+/// holds row `g + 8 (q / 2)`, column `8i + 2t + q % 2`, so pair `p` of
+/// registers (`2p` and `2p + 1`) holds columns `8 (p / 2)..+ 8` of rows
+/// `8 (p % 2)..+ 8`, a row in 4 lanes of each: the first register's 4
+/// lanes (the even columns), then the second's (the odd ones), which is
+/// [`fragment_column`] order.
+///
+/// [`fragment_column`]: super::half_sums::fragment_column
+pub(in crate::emu::ops) struct Frag<'a> {
+    /// The warp's registers, 32 lanes each (`regs[32 r + lane]`).
+    pub regs: &'a mut [u64],
+    /// The N / 2 accumulator registers, in order.
+    pub d: &'a [u32],
+}
+
+impl Frag<'_> {
+    /// N.
+    pub(super) fn n(&self) -> usize {
+        2 * self.d.len()
+    }
+
+    /// The lanes of register pair `p`'s two registers that hold row `r`.
+    #[cfg(test)]
+    fn at(&self, r: usize, c: usize) -> [usize; 2] {
+        let p = 2 * c + r / 8;
+        [0, 1].map(|h| self.d[2 * p + h] as usize * 32 + 4 * (r % 8))
+    }
+
+    /// The whole of D into `old` (16 x N, row-major), register by
+    /// register: each register's 32 lanes are contiguous, which the
+    /// cache's prefetch follows (the tiles' own reads and writes, 4 lanes
+    /// of a register at a time between the sums, would wait for memory).
+    pub(super) fn gather(&self, old: &mut [u32]) {
+        for (r, at) in lanes(self.d) {
+            let lanes: &[u64; 4] = self.regs[r..r + 4].try_into().expect("4 lanes");
+            let to: &mut [u32; 4] = (&mut old[at..at + 4]).try_into().expect("4 columns");
+            *to = lanes.map(|v| v as u32);
+        }
+    }
+
+    /// Writes the whole of D from `d` (16 x N, row-major), as
+    /// [`Frag::gather`] reads it.
+    pub(super) fn scatter(&mut self, d: &[u32]) {
+        for (r, at) in lanes(self.d) {
+            let from: &[u32; 4] = d[at..at + 4].try_into().expect("4 columns");
+            let lanes: &mut [u64; 4] = (&mut self.regs[r..r + 4]).try_into().expect("4 lanes");
+            *lanes = from.map(u64::from);
+        }
+    }
+
+    /// Columns `8c..8c + 8` of row `r` (in fragment order).
+    #[cfg(test)]
+    pub(super) fn get(&self, r: usize, c: usize) -> [u32; 8] {
+        let [lo, hi] = self
+            .at(r, c)
+            .map(|k| -> [u64; 4] { self.regs[k..k + 4].try_into().expect("4 lanes") });
+        std::array::from_fn(|j| if j < 4 { lo[j] } else { hi[j - 4] } as u32)
+    }
+
+    /// Writes columns `8c..8c + 8` of row `r`.
+    #[cfg(test)]
+    pub(super) fn set(&mut self, r: usize, c: usize, x: &[u32; 8]) {
+        let [lo, hi] = self.at(r, c);
+        for (to, from) in [(lo, &x[..4]), (hi, &x[4..])] {
+            for (t, &v) in self.regs[to..to + 4].iter_mut().zip(from) {
+                *t = u64::from(v);
+            }
+        }
+    }
+}
+
+/// Every group of 4 lanes of the accumulator registers `d`, in register
+/// order: its index in the register file and where its 4 columns are in a
+/// row-major D ([`Frag`]'s layout).
+fn lanes(d: &[u32]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let n = 2 * d.len();
+    d.iter().enumerate().flat_map(move |(q, &r)| {
+        let (p, h) = (q / 2, q % 2);
+        (0..8).map(move |g| (r as usize * 32 + 4 * g, (p % 2 * 8 + g) * n + 8 * (p / 2) + 4 * h))
+    })
+}
+
+/// A's rows: values in f32 (exact), per row the largest leading and least
+/// lowest-bit exponents, and whether the tiles may take them (every row
+/// narrow, none with an infinity or NaN).
+pub(super) struct ARows<'a> {
+    pub vals: &'a [[f32; 16]; 16],
+    pub lead: &'a [i32; 16],
+    pub low: &'a [i32; 16],
+    pub ok: bool,
+}
+
+/// D (`old` before, `d` after, 16 x N row-major) by tiles, if every tile
+/// passes its checks: returns whether it did (else the general sums must
+/// compute the whole of D, `d` holding anything). Compiled for AVX2 with
+/// FMA where the CPU has both, else for the baseline.
+pub(super) fn narrow_tiles(a: &ARows<'_>, b: &HalfB, (old, d): (&[u32], &mut [u32]), scale_d: bool) -> bool {
+    type D<'a> = (&'a [u32], &'a mut [u32]);
+    #[inline(always)]
+    fn body<const FUSED: bool>(a: &ARows<'_>, b: &HalfB, (old, d): D<'_>, scale_d: bool) -> bool {
+        let n = d.len() / 16;
+        if n % 16 != 0 || !a.ok || b.special.contains(&true) {
+            return false;
+        }
+        // Columns outermost: a tile's B (16 columns of 16 values) is read
+        // from the cache's nearest level by all four groups.
+        for c in (0..n / 8).step_by(2) {
+            for g in 0..4 {
+                if !tile::<FUSED>(a, b, (old, d), (g, c), scale_d) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn fused(a: &ARows<'_>, b: &HalfB, d: D<'_>, scale_d: bool) -> bool {
+        body::<true>(a, b, d, scale_d)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::use_avx2() && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { fused(a, b, (old, d), scale_d) };
+    }
+    body::<false>(a, b, (old, d), scale_d)
+}
+
+/// Rows `4g..4g + 4`, columns `8c..8c + 16` of D, where every element
+/// passes [`add_exact`]'s checks (else it writes nothing and returns
+/// false).
+#[inline(always)]
+fn tile<const FUSED: bool>(
+    a: &ARows<'_>,
+    b: &HalfB,
+    (old, d): (&[u32], &mut [u32]),
+    (g, c): (usize, usize),
+    scale_d: bool,
+) -> bool {
+    let (n, j0) = (d.len() / 16, 8 * c);
+    let rows: &[[f32; 16]; 4] = a.vals[4 * g..4 * g + 4].try_into().expect("4 rows");
+    let products = products::<FUSED>(rows, &b.tiles32[c / 2]);
+    let lead: &[i32; 16] = b.lead[j0..j0 + 16].try_into().expect("16 columns");
+    let low: &[i32; 16] = b.low[j0..j0 + 16].try_into().expect("16 columns");
+    let mut out = [[0u32; 16]; 4];
+    let mut bad = 0;
+    for (i, (out, p)) in out.iter_mut().zip(&products).enumerate() {
+        let r = 4 * g + i;
+        let x: [u32; 16] = if scale_d {
+            old[r * n + j0..][..16].try_into().expect("16 columns")
+        } else {
+            [0; 16]
+        };
+        for j in 0..16 {
+            let (bits, exact) = add_exact(x[j], p[j], (a.lead[r], a.low[r]), (lead[j], low[j]));
+            out[j] = bits;
+            bad |= u32::from(!exact);
+        }
+    }
+    let ok = bad == 0;
+    if ok {
+        for (i, out) in out.iter().enumerate() {
+            d[(4 * g + i) * n + j0..][..16].copy_from_slice(out);
+        }
+    }
+    ok
+}
+
+/// The sums of the products of four rows of A (`a`) with 16 columns of B
+/// (`b`, K-major), in f32: 8 independent chains of fused or plain
+/// multiply-adds, the same bits either way (every product and partial sum
+/// is exact). The sums start at +0, so a zero sum is +0.
+#[inline(always)]
+fn products<const FUSED: bool>(a: &[[f32; 16]; 4], b: &[[f32; 16]; 16]) -> [[f32; 16]; 4] {
+    let mut sum = [[0.0f32; 16]; 4];
+    for (k, b) in b.iter().enumerate() {
+        for (s, a) in sum.iter_mut().zip(a) {
+            let x = a[k];
+            for (t, &y) in s.iter_mut().zip(b) {
+                *t = if FUSED { x.mul_add(y, *t) } else { *t + x * y };
+            }
+        }
+    }
+    sum
+}
+
+/// D (`x`, f32 bits; +0 where it is no term) plus `p`, the exact sum of
+/// its products, rounded toward zero, and whether that is the model's
+/// result: no term needs truncating (`rows_exact`'s condition, with the
+/// products' leading exponents bounded by `a.0 + b.0` and their lowest
+/// bits by `a.1 + b.1`: the unit `2^(emax - 25)` at or below every term's
+/// lowest bit), D is finite and the sum rounds to a finite f32. A few
+/// exact elements fail the checks (a zero D where the products' lowest
+/// bit is below 2^-151, a unit outside f32's normal exponents): the
+/// general sums take them.
+///
+/// The sum toward zero is the sum to nearest `s` stepped toward zero where
+/// the error (exact by Knuth's two-sum, f32 having no overflow here) has
+/// the other sign.
+#[inline(always)]
+fn add_exact(x: u32, p: f32, a: (i32, i32), b: (i32, i32)) -> (u32, bool) {
+    let (top, bottom) = (a.0 + b.0, a.1 + b.1);
+    let unit = top - 25;
+    // D's leading exponent (subnormals at -126, as the model's; a zero
+    // counted as one) at most `bottom + 25`; no infinity or NaN.
+    let e = (x >> 23 & 0xFF) as i32;
+    let lead_ok = (e.max(1) - 127 <= bottom + 25) & (e != 0xFF);
+    // D's lowest bit at or above the unit: D / 2^unit an integer, exact
+    // unless it underflows (to a non-integer or a zero that D is not).
+    let dv = f32::from_bits(x);
+    let q = dv * f32::from_bits(((127 - unit.clamp(-127, 126)) as u32) << 23);
+    let low_ok = (q == q.trunc()) & ((q != 0.0) | (dv == 0.0)) & (unit <= 126);
+    let s = dv + p;
+    let pp = s - dv;
+    let err = (dv - (s - pp)) + (p - pp);
+    let toward = (err != 0.0) & ((s.to_bits() ^ err.to_bits()) >> 31 != 0);
+    let finite = s.to_bits() & 0x7F80_0000 != 0x7F80_0000;
+    (
+        s.to_bits() - u32::from(toward),
+        (unit <= bottom) & lead_ok & low_ok & finite,
+    )
+}
