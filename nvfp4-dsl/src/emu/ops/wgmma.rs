@@ -363,14 +363,27 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     }
     // The shared operands: this warp's 16 rows of A, N rows of B.
     let mut chunks = Vec::with_capacity(2 * (16 + n as usize));
-    let operands = [(&i.s[0], "A", 16 * (w % 4), 16), (&i.s[1], "B", 0, n)];
-    for &(op, name, first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
-        let bits = uniform(c, op, &format!("the {name} descriptor"))?;
-        let desc = SmemDesc::sm90(bits, &format!("wgmma.mma_async {name}")).map_err(Fault::new)?;
-        let what = format!("wgmma.mma_async {name} operand read");
+    // The names of each operand's descriptor, of the descriptor in its
+    // errors and of its read (constants: an issue formats nothing).
+    let labels = [
+        [
+            "the A descriptor",
+            "wgmma.mma_async A",
+            "wgmma.mma_async A operand read",
+        ],
+        [
+            "the B descriptor",
+            "wgmma.mma_async B",
+            "wgmma.mma_async B operand read",
+        ],
+    ];
+    let operands = [(&i.s[0], labels[0], 16 * (w % 4), 16), (&i.s[1], labels[1], 0, n)];
+    for &(op, [desc_name, what_desc, what], first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
+        let bits = uniform(c, op, desc_name)?;
+        let desc = SmemDesc::sm90(bits, what_desc).map_err(Fault::new)?;
         let from = chunks.len();
         chunks.extend((first..first + rows).flat_map(|r| [desc.chunk(r, 0), desc.chunk(r, 1)]));
-        shared_offsets(c, &mut chunks[from..], &what)?;
+        shared_offsets(c, &mut chunks[from..], what)?;
     }
     if c.cl.clocks.on() || c.b.inflight.any_busy(&chunks, false) {
         c.check_async(0, &chunks, false)?;

@@ -43,20 +43,26 @@ impl Frag<'_> {
     /// cache's prefetch follows (the tiles' own reads and writes, 4 lanes
     /// of a register at a time between the sums, would wait for memory).
     pub(super) fn gather(&self, old: &mut [u32]) {
-        for (r, at) in lanes(self.d) {
-            let lanes: &[u64; 4] = self.regs[r..r + 4].try_into().expect("4 lanes");
-            let to: &mut [u32; 4] = (&mut old[at..at + 4]).try_into().expect("4 columns");
-            *to = lanes.map(|v| v as u32);
+        let n = self.n();
+        for (q, &r) in self.d.iter().enumerate() {
+            let lanes: &[u64; 32] = self.regs[r as usize * 32..][..32].try_into().expect("32 lanes");
+            for (g, lanes) in lanes.as_chunks::<4>().0.iter().enumerate() {
+                let to: &mut [u32; 4] = (&mut old[at(n, q, g)..][..4]).try_into().expect("4 columns");
+                *to = lanes.map(|v| v as u32);
+            }
         }
     }
 
     /// Writes the whole of D from `d` (16 x N, row-major), as
     /// [`Frag::gather`] reads it.
     pub(super) fn scatter(&mut self, d: &[u32]) {
-        for (r, at) in lanes(self.d) {
-            let from: &[u32; 4] = d[at..at + 4].try_into().expect("4 columns");
-            let lanes: &mut [u64; 4] = (&mut self.regs[r..r + 4]).try_into().expect("4 lanes");
-            *lanes = from.map(u64::from);
+        let n = self.n();
+        for (q, &r) in self.d.iter().enumerate() {
+            let lanes: &mut [u64; 32] = (&mut self.regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
+            for (g, lanes) in lanes.as_chunks_mut::<4>().0.iter_mut().enumerate() {
+                let from: &[u32; 4] = d[at(n, q, g)..][..4].try_into().expect("4 columns");
+                *lanes = from.map(u64::from);
+            }
         }
     }
 
@@ -81,15 +87,12 @@ impl Frag<'_> {
     }
 }
 
-/// Every group of 4 lanes of the accumulator registers `d`, in register
-/// order: its index in the register file and where its 4 columns are in a
-/// row-major D ([`Frag`]'s layout).
-fn lanes(d: &[u32]) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let n = 2 * d.len();
-    d.iter().enumerate().flat_map(move |(q, &r)| {
-        let (p, h) = (q / 2, q % 2);
-        (0..8).map(move |g| (r as usize * 32 + 4 * g, (p % 2 * 8 + g) * n + 8 * (p / 2) + 4 * h))
-    })
+/// Where the 4 columns of row `g` or `8 + g` that accumulator register `q`
+/// holds are in a row-major D of N columns ([`Frag`]'s layout).
+#[inline(always)]
+fn at(n: usize, q: usize, g: usize) -> usize {
+    let p = q / 2;
+    (p % 2 * 8 + g) * n + 8 * (p / 2) + 4 * (q % 2)
 }
 
 /// A's rows: values in f32 (exact), per row the largest leading and least
