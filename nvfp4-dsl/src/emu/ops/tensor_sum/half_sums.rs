@@ -4,7 +4,7 @@
 //! plain f64 sums, four rows by eight columns at a time; the others
 //! truncate each term; infinities and NaN are put in after.
 
-use super::half_tiles::{ARows, Frag, narrow_tiles};
+use super::half_tiles::{ARows, BTiles, Frag, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
@@ -154,12 +154,12 @@ pub(super) struct HalfB {
     vals: Vec<f64>,
     /// `vals` as f32 (f16 and bf16 values are exact in f32).
     vals32: Vec<f32>,
-    /// `vals32` by 16 columns (the whole groups of 16), each K-major.
-    pub(super) tiles32: Vec<[[f32; 16]; 16]>,
+    /// What the tiles take of it.
+    tiles: BTiles,
     leads: Vec<i32>,
-    pub(super) special: Vec<bool>,
-    pub(super) lead: Vec<i32>,
-    pub(super) low: Vec<i32>,
+    special: Vec<bool>,
+    lead: Vec<i32>,
+    low: Vec<i32>,
     /// The largest magnitude and the least lowest-bit exponent (for
     /// [`narrow_rows`]).
     max_abs: f64,
@@ -177,7 +177,7 @@ impl HalfB {
             specials: Vec::new(),
             vals: Vec::new(),
             vals32: Vec::new(),
-            tiles32: Vec::new(),
+            tiles: BTiles::default(),
             leads: Vec::new(),
             special: Vec::new(),
             lead: Vec::new(),
@@ -232,11 +232,7 @@ impl HalfB {
         );
         self.vals32.clear();
         self.vals32.extend(self.vals.iter().map(|&v| v as f32));
-        self.tiles32.clear();
-        self.tiles32.extend(
-            (0..n / 16)
-                .map(|t| std::array::from_fn(|k| self.vals32[k * n + 16 * t..][..16].try_into().expect("16 columns"))),
-        );
+        self.tiles.fill(&self.vals32, &self.lead, &self.low, &self.special);
         self.max_abs = max_abs(&self.vals);
         self.bottom = self.low.iter().fold(ABSENT, |b, &w| b.min(w));
     }
@@ -303,14 +299,10 @@ impl DecodedA {
         }
     }
 
-    /// What the tiles take of it ([`ARows`]).
+    /// What the tiles take of it.
     fn rows(&self) -> ARows<'_> {
-        ARows {
-            vals: &self.av32,
-            lead: &self.lead,
-            low: &self.low,
-            ok: (0..16).all(|r| self.narrow[r] && !self.special[r]),
-        }
+        let ok = (0..16).all(|r| self.narrow[r] && !self.special[r]);
+        ARows::new(&self.av32, &self.lead, &self.low, ok)
     }
 }
 
@@ -319,7 +311,7 @@ impl DecodedA {
 #[cfg(test)]
 pub(super) fn by_tiles(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, old: &[u32], scale_d: bool) -> bool {
     let da = DecodedA::new(a, b, neg_a);
-    narrow_tiles(&da.rows(), b, (old, &mut vec![0; old.len()]), scale_d)
+    narrow_tiles(&da.rows(), &b.tiles, (old, &mut vec![0; old.len()]), scale_d)
 }
 
 /// [`half_rows`] with D in the accumulator registers (`frag`), in place:
@@ -350,7 +342,7 @@ pub(in crate::emu::ops) fn half_rows_frag(
         if scale_d {
             frag.gather(old);
         }
-        if !narrow_tiles(&da.rows(), b, (old, d), scale_d) {
+        if !narrow_tiles(&da.rows(), &b.tiles, (old, d), scale_d) {
             half_rows_decoded(a, &da, b, neg.0, (old, d), scale_d, scratch);
         }
         frag.scatter(d);

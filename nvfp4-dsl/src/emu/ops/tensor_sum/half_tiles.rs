@@ -7,8 +7,6 @@
 //!
 //! [`narrow_rows`]: super::half_sums::narrow_rows
 
-use super::half_sums::HalfB;
-
 /// A warp's 16 x N part of a wgmma's D in its accumulator registers:
 /// register `4i + q` of lane `(g, t)` (`g = lane / 4`, `t = lane % 4`)
 /// holds row `g + 8 (q / 2)`, column `8i + 2t + q % 2`, so pair `p` of
@@ -95,26 +93,95 @@ fn at(n: usize, q: usize, g: usize) -> usize {
     (p % 2 * 8 + g) * n + 8 * (p / 2) + 4 * (q % 2)
 }
 
-/// A's rows: values in f32 (exact), per row the largest leading and least
-/// lowest-bit exponents, and whether the tiles may take them (every row
-/// narrow, none with an infinity or NaN).
+/// The least and the largest leading exponent a tile's operand row or
+/// column is taken at: a product's unit `2^(la + lb - 25)` is then inside
+/// f32's normal exponents. A lower one is raised to the least, which
+/// asks more of D (a conservative check); a higher one leaves the
+/// operand to the general sums.
+const LEAD_MIN: i32 = -51;
+const LEAD_MAX: i32 = 75;
+
+/// A's rows as the tiles take them: values in f32 (exact); per row its
+/// largest leading exponent `la` (at least [`LEAD_MIN`]) as f32 exponent
+/// bits (`la << 23`), its least lowest-bit exponent `lowa` and their
+/// span `la - lowa` (`ROW_SPAN` and `NONE` less `ABSENT` for a row of
+/// zeros); and whether the tiles may take them (every row narrow, with
+/// no infinity or NaN, none above [`LEAD_MAX`]).
 pub(super) struct ARows<'a> {
     pub vals: &'a [[f32; 16]; 16],
-    pub lead: &'a [i32; 16],
+    pub scale: [i32; 16],
     pub low: &'a [i32; 16],
+    pub span: [i32; 16],
     pub ok: bool,
+}
+
+impl<'a> ARows<'a> {
+    /// `lead` and `low`: each row's largest leading and least lowest-bit
+    /// exponents; `ok`: every row narrow, with no infinity or NaN.
+    pub(super) fn new(vals: &'a [[f32; 16]; 16], lead: &[i32; 16], low: &'a [i32; 16], ok: bool) -> ARows<'a> {
+        ARows {
+            vals,
+            scale: lead.map(|l| l.max(LEAD_MIN) << 23),
+            low,
+            span: std::array::from_fn(|r| lead[r] - low[r]),
+            ok: ok && lead.iter().all(|&l| l <= LEAD_MAX),
+        }
+    }
+}
+
+/// B's side of the tiles, per 16 columns (the whole groups of 16).
+#[derive(Default)]
+pub(super) struct BTiles {
+    /// The values in f32 (exact), K-major.
+    vals: Vec<[[f32; 16]; 16]>,
+    /// Per column, with `lb` its largest leading exponent (at least
+    /// [`LEAD_MIN`]) and `lowb` its least lowest-bit exponent: `(152 -
+    /// lb) << 23`, less a row's `la << 23` the f32 bits of `2^-(la + lb -
+    /// 25)`, and `lowb + 152`.
+    scale: Vec<[i32; 16]>,
+    thr: Vec<[i32; 16]>,
+    /// The largest `lb - lowb`.
+    span: Vec<i32>,
+    /// No infinity or NaN, no leading exponent above [`LEAD_MAX`].
+    pub ok: bool,
+}
+
+impl BTiles {
+    /// From B decoded: `vals` K-major (N columns), per column its largest
+    /// leading and least lowest-bit exponents and whether it holds an
+    /// infinity or NaN.
+    pub(super) fn fill(&mut self, vals: &[f32], lead: &[i32], low: &[i32], special: &[bool]) {
+        let n = lead.len();
+        let groups = 0..n / 16;
+        let col = |t: usize, f: &dyn Fn(usize) -> i32| -> [i32; 16] { std::array::from_fn(|j| f(16 * t + j)) };
+        self.vals.clear();
+        self.vals.extend(
+            groups
+                .clone()
+                .map(|t| std::array::from_fn(|k| vals[k * n + 16 * t..][..16].try_into().expect("16 columns"))),
+        );
+        self.scale.clear();
+        self.scale
+            .extend(groups.clone().map(|t| col(t, &|j| (152 - lead[j].max(LEAD_MIN)) << 23)));
+        self.thr.clear();
+        self.thr.extend(groups.clone().map(|t| col(t, &|j| low[j] + 152)));
+        self.span.clear();
+        self.span
+            .extend(groups.map(|t| col(t, &|j| lead[j] - low[j]).into_iter().fold(i32::MIN, i32::max)));
+        self.ok = !special.contains(&true) && lead.iter().all(|&l| l <= LEAD_MAX);
+    }
 }
 
 /// D (`old` before, `d` after, 16 x N row-major) by tiles, if every tile
 /// passes its checks: returns whether it did (else the general sums must
 /// compute the whole of D, `d` holding anything). Compiled for AVX2 with
 /// FMA where the CPU has both, else for the baseline.
-pub(super) fn narrow_tiles(a: &ARows<'_>, b: &HalfB, (old, d): (&[u32], &mut [u32]), scale_d: bool) -> bool {
+pub(super) fn narrow_tiles(a: &ARows<'_>, b: &BTiles, (old, d): (&[u32], &mut [u32]), scale_d: bool) -> bool {
     type D<'a> = (&'a [u32], &'a mut [u32]);
     #[inline(always)]
-    fn body<const FUSED: bool>(a: &ARows<'_>, b: &HalfB, (old, d): D<'_>, scale_d: bool) -> bool {
+    fn body<const FUSED: bool>(a: &ARows<'_>, b: &BTiles, (old, d): D<'_>, scale_d: bool) -> bool {
         let n = d.len() / 16;
-        if n % 16 != 0 || !a.ok || b.special.contains(&true) {
+        if n % 16 != 0 || !a.ok || !b.ok {
             return false;
         }
         // Columns outermost: a tile's B (16 columns of 16 values) is read
@@ -130,7 +197,7 @@ pub(super) fn narrow_tiles(a: &ARows<'_>, b: &HalfB, (old, d): (&[u32], &mut [u3
     }
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn fused(a: &ARows<'_>, b: &HalfB, d: D<'_>, scale_d: bool) -> bool {
+    fn fused(a: &ARows<'_>, b: &BTiles, d: D<'_>, scale_d: bool) -> bool {
         body::<true>(a, b, d, scale_d)
     }
     #[cfg(target_arch = "x86_64")]
@@ -141,24 +208,27 @@ pub(super) fn narrow_tiles(a: &ARows<'_>, b: &HalfB, (old, d): (&[u32], &mut [u3
     body::<false>(a, b, (old, d), scale_d)
 }
 
-/// Rows `4g..4g + 4`, columns `8c..8c + 16` of D, where every element
-/// passes [`add_exact`]'s checks (else it writes nothing and returns
-/// false).
+/// Rows `4g..4g + 4`, columns `8c..8c + 16` of D, where no product needs
+/// truncating (`(la - lowa) + (lb - lowb) <= 25` for every row and
+/// column, as `rows_exact`) and every element passes [`add_exact`]'s
+/// checks (else it writes nothing and returns false).
 #[inline(always)]
 fn tile<const FUSED: bool>(
     a: &ARows<'_>,
-    b: &HalfB,
+    b: &BTiles,
     (old, d): (&[u32], &mut [u32]),
     (g, c): (usize, usize),
     scale_d: bool,
 ) -> bool {
-    let (n, j0) = (d.len() / 16, 8 * c);
+    let (n, j0, t) = (d.len() / 16, 8 * c, c / 2);
+    if (4 * g..4 * g + 4).any(|r| a.span[r] + b.span[t] > 25) {
+        return false;
+    }
     let rows: &[[f32; 16]; 4] = a.vals[4 * g..4 * g + 4].try_into().expect("4 rows");
-    let products = products::<FUSED>(rows, &b.tiles32[c / 2]);
-    let lead: &[i32; 16] = b.lead[j0..j0 + 16].try_into().expect("16 columns");
-    let low: &[i32; 16] = b.low[j0..j0 + 16].try_into().expect("16 columns");
+    let products = products::<FUSED>(rows, &b.vals[t]);
+    let (scale, thr) = (&b.scale[t], &b.thr[t]);
     let mut out = [[0u32; 16]; 4];
-    let mut bad = 0;
+    let mut bad = [false; 16];
     for (i, (out, p)) in out.iter_mut().zip(&products).enumerate() {
         let r = 4 * g + i;
         let x: [u32; 16] = if scale_d {
@@ -167,12 +237,12 @@ fn tile<const FUSED: bool>(
             [0; 16]
         };
         for j in 0..16 {
-            let (bits, exact) = add_exact(x[j], p[j], (a.lead[r], a.low[r]), (lead[j], low[j]));
+            let (bits, exact) = add_exact(x[j], p[j], scale[j] - a.scale[r], (thr[j] + a.low[r]).min(254));
             out[j] = bits;
-            bad |= u32::from(!exact);
+            bad[j] |= !exact;
         }
     }
-    let ok = bad == 0;
+    let ok = !bad.contains(&true);
     if ok {
         for (i, out) in out.iter().enumerate() {
             d[(4 * g + i) * n + j0..][..16].copy_from_slice(out);
@@ -201,37 +271,29 @@ fn products<const FUSED: bool>(a: &[[f32; 16]; 4], b: &[[f32; 16]; 16]) -> [[f32
 
 /// D (`x`, f32 bits; +0 where it is no term) plus `p`, the exact sum of
 /// its products, rounded toward zero, and whether that is the model's
-/// result: no term needs truncating (`rows_exact`'s condition, with the
-/// products' leading exponents bounded by `a.0 + b.0` and their lowest
-/// bits by `a.1 + b.1`: the unit `2^(emax - 25)` at or below every term's
-/// lowest bit), D is finite and the sum rounds to a finite f32. A few
-/// exact elements fail the checks (a zero D where the products' lowest
-/// bit is below 2^-151, a unit outside f32's normal exponents): the
-/// general sums take them.
+/// result, given that no product needs truncating: D's lowest bit at or
+/// above the unit `2^(la + lb - 25)` (`scale`: the f32 bits of the unit's
+/// inverse, so that D times it is an integer; exact unless it underflows,
+/// to a non-integer or to a zero that D is not), D's leading exponent
+/// (subnormals at -126, as the model's; a zero counted as one) at most
+/// `lowa + lowb + 25` (`thr`: that plus 127, at most 254, so that D is
+/// finite too), and the sum rounds to a finite f32 (`rows_exact`'s
+/// condition, but for a zero D where the products' lowest bit is below
+/// 2^-151 and the raised leading exponents: the general sums take those).
 ///
 /// The sum toward zero is the sum to nearest `s` stepped toward zero where
 /// the error (exact by Knuth's two-sum, f32 having no overflow here) has
 /// the other sign.
 #[inline(always)]
-fn add_exact(x: u32, p: f32, a: (i32, i32), b: (i32, i32)) -> (u32, bool) {
-    let (top, bottom) = (a.0 + b.0, a.1 + b.1);
-    let unit = top - 25;
-    // D's leading exponent (subnormals at -126, as the model's; a zero
-    // counted as one) at most `bottom + 25`; no infinity or NaN.
-    let e = (x >> 23 & 0xFF) as i32;
-    let lead_ok = (e.max(1) - 127 <= bottom + 25) & (e != 0xFF);
-    // D's lowest bit at or above the unit: D / 2^unit an integer, exact
-    // unless it underflows (to a non-integer or a zero that D is not).
+fn add_exact(x: u32, p: f32, scale: i32, thr: i32) -> (u32, bool) {
+    let lead_ok = ((x >> 23 & 0xFF) as i32).max(1) <= thr;
     let dv = f32::from_bits(x);
-    let q = dv * f32::from_bits(((127 - unit.clamp(-127, 126)) as u32) << 23);
-    let low_ok = (q == q.trunc()) & ((q != 0.0) | (dv == 0.0)) & (unit <= 126);
+    let q = dv * f32::from_bits(scale as u32);
+    let low_ok = (q == q.trunc()) & ((q != 0.0) | (dv == 0.0));
     let s = dv + p;
     let pp = s - dv;
     let err = (dv - (s - pp)) + (p - pp);
     let toward = (err != 0.0) & ((s.to_bits() ^ err.to_bits()) >> 31 != 0);
     let finite = s.to_bits() & 0x7F80_0000 != 0x7F80_0000;
-    (
-        s.to_bits() - u32::from(toward),
-        (unit <= bottom) & lead_ok & low_ok & finite,
-    )
+    (s.to_bits() - u32::from(toward), lead_ok & low_ok & finite)
 }
