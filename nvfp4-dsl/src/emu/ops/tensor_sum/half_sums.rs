@@ -4,30 +4,38 @@
 //! plain f64 sums, four rows by eight columns at a time; the others
 //! truncate each term; infinities and NaN are put in after.
 
-use super::half_tiles::{ARows, BTiles, Frag, narrow_tiles};
+use super::half_tiles::{BTiles, Frag, a_rows, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
-/// A wgmma operand value decoded: its value (negated where asked; 0 for
-/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
-/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
-/// is an infinity or NaN.
+/// A wgmma operand's fields: its significand `m` (with the leading bit of
+/// normals) and the exponent `e` of its last bit (subnormals at the least
+/// exponent, unnormalised), whether it is negative (after the negation
+/// asked for), a nonzero finite value, or an infinity or NaN.
 ///
-/// Branch-free on the bits (it runs for every operand of every wgmma):
-/// `be`/`frac` the fields, subnormals at the least exponent, unnormalised.
+/// Branch-free on the bits (it runs for every operand of every wgmma).
 #[inline(always)]
-fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
+pub(super) fn half_fields(bits: u16, f: Fmt, neg: bool) -> (u32, i32, bool, bool, bool) {
     let (x, ones) = (u32::from(bits), (1u32 << f.exp) - 1);
     let (be, frac) = (x >> f.man & ones, x & ((1 << f.man) - 1));
     let special = be == ones;
     let live = !special && (be | frac) != 0;
     let m = frac | if be != 0 { 1 << f.man } else { 0 };
     let e = be.max(1) as i32 - f.bias() - f.man as i32;
+    (m, e, (x >> (f.exp + f.man) != 0) != neg, live, special)
+}
+
+/// A wgmma operand value decoded: its value (negated where asked; 0 for
+/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
+/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
+/// is an infinity or NaN.
+#[inline(always)]
+pub(super) fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
+    let (m, e, negative, live, special) = half_fields(bits, f, neg);
     let v = f64::from(m as i32) * pow2(e);
-    let v = if (x >> (f.exp + f.man) != 0) != neg { -v } else { v };
-    let low = e + lowest_bit(m);
+    let v = if negative { -v } else { v };
     if live {
-        (v, e + f.man as i32, low, special)
+        (v, e + f.man as i32, e + lowest_bit(m), special)
     } else {
         (0.0, NONE, ABSENT, special)
     }
@@ -36,7 +44,7 @@ fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
 /// The position of `m`'s lowest set bit (`m` below 2^24, not 0): that bit
 /// as an f32 power of two gives it.
 #[inline(always)]
-fn lowest_bit(m: u32) -> i32 {
+pub(super) fn lowest_bit(m: u32) -> i32 {
     (((m & m.wrapping_neg()) as i32 as f32).to_bits() >> 23) as i32 - 127
 }
 
@@ -194,6 +202,12 @@ impl HalfB {
         self.f == f && self.neg == neg && self.rows.first() == b.first() && *self.rows == *b
     }
 
+    /// Its largest magnitude and least lowest-bit exponent (for
+    /// [`narrow_row`]).
+    pub(super) fn narrow_bounds(&self) -> (f64, i32) {
+        (self.max_abs, self.bottom)
+    }
+
     fn refill(&mut self, b: &[[u16; 16]], f: Fmt, neg: bool) {
         let n = b.len();
         (self.f, self.neg) = (f, neg);
@@ -298,20 +312,14 @@ impl DecodedA {
             bv32: &b.vals32,
         }
     }
-
-    /// What the tiles take of it.
-    fn rows(&self) -> ARows<'_> {
-        let ok = (0..16).all(|r| self.narrow[r] && !self.special[r]);
-        ARows::new(&self.av32, &self.lead, &self.low, ok)
-    }
 }
 
 /// Whether [`half_rows_frag`] sums D (`old`, 16 x N row-major) by tiles
 /// alone (`a` with `b` decoded, A negated if `neg_a`).
 #[cfg(test)]
 pub(super) fn by_tiles(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, old: &[u32], scale_d: bool) -> bool {
-    let da = DecodedA::new(a, b, neg_a);
-    narrow_tiles(&da.rows(), &b.tiles, (old, &mut vec![0; old.len()]), scale_d)
+    let rows = a_rows(a, b.f, neg_a, b.narrow_bounds());
+    narrow_tiles(&rows, &b.tiles, (old, &mut vec![0; old.len()]), scale_d)
 }
 
 /// [`half_rows`] with D in the accumulator registers (`frag`), in place:
@@ -335,15 +343,15 @@ pub(in crate::emu::ops) fn half_rows_frag(
             ..
         } = recent;
         let b = &entries[k];
-        let da = DecodedA::new(a, b, neg.0);
         let n = frag.n();
         old.resize(16 * n, 0);
         d.resize(16 * n, 0);
         if scale_d {
             frag.gather(old);
         }
-        if !narrow_tiles(&da.rows(), &b.tiles, (old, d), scale_d) {
-            half_rows_decoded(a, &da, b, neg.0, (old, d), scale_d, scratch);
+        let rows = a_rows(a, f, neg.0, b.narrow_bounds());
+        if !narrow_tiles(&rows, &b.tiles, (old, d), scale_d) {
+            half_rows_decoded(a, &DecodedA::new(a, b, neg.0), b, neg.0, (old, d), scale_d, scratch);
         }
         frag.scatter(d);
     });
@@ -512,10 +520,18 @@ vectorised! {
 /// `lo >= -149`. A row or a B of zeros is narrow.
 pub(super) fn narrow_rows(av: &[f64; 256], low: &[i32; 16], b: &HalfB) -> [bool; 16] {
     std::array::from_fn(|r| {
-        let lo = low[r].saturating_add(b.bottom);
-        let bound = av[16 * r..16 * r + 16].iter().map(|v| v.abs()).sum::<f64>() * b.max_abs * (1.0 + pow2(-30));
-        bound == 0.0 || (bound < pow2((24 + lo).min(120)) && lo >= -149)
+        let sum = av[16 * r..16 * r + 16].iter().fold(0.0, |s, v| s + v.abs());
+        narrow_row(sum, low[r], b.narrow_bounds())
     })
+}
+
+/// [`narrow_rows`] for one row: `sum` its magnitudes summed in order,
+/// `low` its least lowest-bit exponent, `(max_abs, bottom)` B's largest
+/// magnitude and least lowest-bit exponent.
+pub(super) fn narrow_row(sum: f64, low: i32, (max_abs, bottom): (f64, i32)) -> bool {
+    let lo = low.saturating_add(bottom);
+    let bound = sum * max_abs * (1.0 + pow2(-30));
+    bound == 0.0 || (bound < pow2((24 + lo).min(120)) && lo >= -149)
 }
 
 /// `W` columns from `j0` of rows `r0..r0 + 4` of a wgmma's D where no

@@ -7,6 +7,10 @@
 //!
 //! [`narrow_rows`]: super::half_sums::narrow_rows
 
+use super::half_sums::{half_fields, lowest_bit, narrow_row};
+use super::{ABSENT, NONE};
+use crate::emu::fp::{BF16, F16, Fmt};
+
 /// A warp's 16 x N part of a wgmma's D in its accumulator registers:
 /// register `4i + q` of lane `(g, t)` (`g = lane / 4`, `t = lane % 4`)
 /// holds row `g + 8 (q / 2)`, column `8i + 2t + q % 2`, so pair `p` of
@@ -103,28 +107,87 @@ const LEAD_MAX: i32 = 75;
 
 /// A's rows as the tiles take them: values in f32 (exact); per row its
 /// largest leading exponent `la` (at least [`LEAD_MIN`]) as f32 exponent
-/// bits (`la << 23`), its least lowest-bit exponent `lowa` and their
-/// span `la - lowa` (`ROW_SPAN` and `NONE` less `ABSENT` for a row of
-/// zeros); and whether the tiles may take them (every row narrow, with
-/// no infinity or NaN, none above [`LEAD_MAX`]).
-pub(super) struct ARows<'a> {
-    pub vals: &'a [[f32; 16]; 16],
-    pub scale: [i32; 16],
-    pub low: &'a [i32; 16],
-    pub span: [i32; 16],
-    pub ok: bool,
+/// bits (`la << 23`), its least lowest-bit exponent `lowa` and their span
+/// `la - lowa`; and whether the tiles may take them (every row narrow,
+/// with no infinity or NaN, none above [`LEAD_MAX`]).
+pub(super) struct ARows {
+    vals: [[f32; 16]; 16],
+    scale: [i32; 16],
+    low: [i32; 16],
+    span: [i32; 16],
+    ok: bool,
 }
 
-impl<'a> ARows<'a> {
-    /// `lead` and `low`: each row's largest leading and least lowest-bit
-    /// exponents; `ok`: every row narrow, with no infinity or NaN.
-    pub(super) fn new(vals: &'a [[f32; 16]; 16], lead: &[i32; 16], low: &'a [i32; 16], ok: bool) -> ARows<'a> {
+/// A's values decoded one by one ([`half_parts32`]), row by row.
+struct Parts32 {
+    vals: [[f32; 16]; 16],
+    leads: [[i32; 16]; 16],
+    lows: [[i32; 16]; 16],
+    special: [[bool; 16]; 16],
+}
+
+/// A wgmma operand value decoded as `half_parts` does, in f32: its value
+/// `m 2^e`, for a negative `e` `m 2^(e + 64)` (normal) times `2^-64`,
+/// exact (at least bf16's least subnormal, 2^-133).
+#[inline(always)]
+pub(super) fn half_parts32(bits: u16, f: Fmt, neg: bool) -> (f32, i32, i32, bool) {
+    let pow2 = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
+    let (m, e, negative, live, special) = half_fields(bits, f, neg);
+    let (e1, e2) = if e < 0 { (e + 64, -64) } else { (e, 0) };
+    let v = m as f32 * pow2(e1) * pow2(e2);
+    let v = if negative { -v } else { v };
+    if live {
+        (v, e + f.man as i32, e + lowest_bit(m), special)
+    } else {
+        (0.0, NONE, ABSENT, special)
+    }
+}
+
+vectorised! {
+    /// A's 16 rows (format `f`, negated if `neg`) as the tiles take them,
+    /// for a B of largest magnitude and least lowest-bit exponent `b`
+    /// ([`narrow_row`]): the values decoded in one flat loop, which the
+    /// compiler vectorises (with f16's and bf16's fields as constants),
+    /// then the rows' reductions side by side.
+    pub(super) fn a_rows(a: &[[u16; 16]; 16], f: Fmt, neg: bool, b: (f64, i32)) -> ARows {
+        #[inline(always)]
+        fn each(a: &[[u16; 16]; 16], f: Fmt, neg: bool, out: &mut Parts32) {
+            let (bits, vals, leads) = (a.as_flattened(), out.vals.as_flattened_mut(), out.leads.as_flattened_mut());
+            let (lows, special) = (out.lows.as_flattened_mut(), out.special.as_flattened_mut());
+            for i in 0..256 {
+                (vals[i], leads[i], lows[i], special[i]) = half_parts32(bits[i], f, neg);
+            }
+        }
+        let mut parts = Parts32 {
+            vals: [[0.0; 16]; 16],
+            leads: [[0; 16]; 16],
+            lows: [[0; 16]; 16],
+            special: [[false; 16]; 16],
+        };
+        if f == F16 {
+            each(a, F16, neg, &mut parts);
+        } else if f == BF16 {
+            each(a, BF16, neg, &mut parts);
+        } else {
+            each(a, f, neg, &mut parts);
+        }
+        let (mut lead, mut low, mut special, mut sum) = ([NONE; 16], [ABSENT; 16], [false; 16], [0.0f64; 16]);
+        // Each row's magnitudes summed in order.
+        for k in 0..16 {
+            for r in 0..16 {
+                lead[r] = lead[r].max(parts.leads[r][k]);
+                low[r] = low[r].min(parts.lows[r][k]);
+                special[r] |= parts.special[r][k];
+                sum[r] += f64::from(parts.vals[r][k].abs());
+            }
+        }
+        let ok = (0..16).fold(true, |ok, r| ok & narrow_row(sum[r], low[r], b) & !special[r] & (lead[r] <= LEAD_MAX));
         ARows {
-            vals,
+            vals: parts.vals,
             scale: lead.map(|l| l.max(LEAD_MIN) << 23),
             low,
             span: std::array::from_fn(|r| lead[r] - low[r]),
-            ok: ok && lead.iter().all(|&l| l <= LEAD_MAX),
+            ok,
         }
     }
 }
@@ -143,7 +206,7 @@ pub(super) struct BTiles {
     /// The largest `lb - lowb`.
     span: Vec<i32>,
     /// No infinity or NaN, no leading exponent above [`LEAD_MAX`].
-    pub ok: bool,
+    ok: bool,
 }
 
 impl BTiles {
@@ -176,10 +239,10 @@ impl BTiles {
 /// passes its checks: returns whether it did (else the general sums must
 /// compute the whole of D, `d` holding anything). Compiled for AVX2 with
 /// FMA where the CPU has both, else for the baseline.
-pub(super) fn narrow_tiles(a: &ARows<'_>, b: &BTiles, (old, d): (&[u32], &mut [u32]), scale_d: bool) -> bool {
+pub(super) fn narrow_tiles(a: &ARows, b: &BTiles, (old, d): (&[u32], &mut [u32]), scale_d: bool) -> bool {
     type D<'a> = (&'a [u32], &'a mut [u32]);
     #[inline(always)]
-    fn body<const FUSED: bool>(a: &ARows<'_>, b: &BTiles, (old, d): D<'_>, scale_d: bool) -> bool {
+    fn body<const FUSED: bool>(a: &ARows, b: &BTiles, (old, d): D<'_>, scale_d: bool) -> bool {
         let n = d.len() / 16;
         if n % 16 != 0 || !a.ok || !b.ok {
             return false;
@@ -197,7 +260,7 @@ pub(super) fn narrow_tiles(a: &ARows<'_>, b: &BTiles, (old, d): (&[u32], &mut [u
     }
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn fused(a: &ARows<'_>, b: &BTiles, d: D<'_>, scale_d: bool) -> bool {
+    fn fused(a: &ARows, b: &BTiles, d: D<'_>, scale_d: bool) -> bool {
         body::<true>(a, b, d, scale_d)
     }
     #[cfg(target_arch = "x86_64")]
@@ -214,7 +277,7 @@ pub(super) fn narrow_tiles(a: &ARows<'_>, b: &BTiles, (old, d): (&[u32], &mut [u
 /// checks (else it writes nothing and returns false).
 #[inline(always)]
 fn tile<const FUSED: bool>(
-    a: &ARows<'_>,
+    a: &ARows,
     b: &BTiles,
     (old, d): (&[u32], &mut [u32]),
     (g, c): (usize, usize),

@@ -8,7 +8,7 @@ use super::half_sums::{
     self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_frag, half_rows_with, narrow_rows,
     rows_exact,
 };
-use super::half_tiles::Frag;
+use super::half_tiles::{Frag, half_parts32};
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
@@ -532,6 +532,24 @@ fn tiles_in_registers_take_the_gemms_operands_and_leave_the_others() {
         let taken = change == 0 || (!scale_d && (1..=3).contains(&change));
         assert_eq!(tiles, taken, "case {case}: change {change}, scale-d {scale_d}");
         check_half(&a, &b, F16, neg, &d, scale_d);
+    }
+}
+
+#[test]
+fn operands_decode_alike_in_f32_and_f64() {
+    for f in [F16, BF16] {
+        for neg in [false, true] {
+            for bits in 0..=u16::MAX {
+                let (v, lead, low, special) = half_sums::half_parts(bits, f, neg);
+                let (v32, lead32, low32, special32) = half_parts32(bits, f, neg);
+                assert_eq!(
+                    (f64::from(v32).to_bits(), lead32, low32, special32),
+                    (v.to_bits(), lead, low, special),
+                    "{bits:#06x} ({}), negated {neg}",
+                    if f == F16 { "f16" } else { "bf16" }
+                );
+            }
+        }
     }
 }
 
