@@ -4,49 +4,10 @@
 //! plain f64 sums, four rows by eight columns at a time; the others
 //! truncate each term; infinities and NaN are put in after.
 
+use super::half_parts::{half_parts, lowest_bit};
 use super::half_tiles::{BTiles, Frag, a_rows, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
-
-/// A wgmma operand's fields: its significand `m` (with the leading bit of
-/// normals) and the exponent `e` of its last bit (subnormals at the least
-/// exponent, unnormalised), whether it is negative (after the negation
-/// asked for), a nonzero finite value, or an infinity or NaN.
-///
-/// Branch-free on the bits (it runs for every operand of every wgmma).
-#[inline(always)]
-pub(super) fn half_fields(bits: u16, f: Fmt, neg: bool) -> (u32, i32, bool, bool, bool) {
-    let (x, ones) = (u32::from(bits), (1u32 << f.exp) - 1);
-    let (be, frac) = (x >> f.man & ones, x & ((1 << f.man) - 1));
-    let special = be == ones;
-    let live = !special && (be | frac) != 0;
-    let m = frac | if be != 0 { 1 << f.man } else { 0 };
-    let e = be.max(1) as i32 - f.bias() - f.man as i32;
-    (m, e, (x >> (f.exp + f.man) != 0) != neg, live, special)
-}
-
-/// A wgmma operand value decoded: its value (negated where asked; 0 for
-/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
-/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
-/// is an infinity or NaN.
-#[inline(always)]
-pub(super) fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
-    let (m, e, negative, live, special) = half_fields(bits, f, neg);
-    let v = f64::from(m as i32) * pow2(e);
-    let v = if negative { -v } else { v };
-    if live {
-        (v, e + f.man as i32, e + lowest_bit(m), special)
-    } else {
-        (0.0, NONE, ABSENT, special)
-    }
-}
-
-/// The position of `m`'s lowest set bit (`m` below 2^24, not 0): that bit
-/// as an f32 power of two gives it.
-#[inline(always)]
-pub(super) fn lowest_bit(m: u32) -> i32 {
-    (((m & m.wrapping_neg()) as i32 as f32).to_bits() >> 23) as i32 - 127
-}
 
 /// An f32 accumulator's leading exponent and the exponent of its lowest
 /// set bit (`NONE` and `ABSENT` for zero, infinities and NaN).

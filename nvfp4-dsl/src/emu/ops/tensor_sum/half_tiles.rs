@@ -7,7 +7,8 @@
 //!
 //! [`narrow_rows`]: super::half_sums::narrow_rows
 
-use super::half_sums::{half_fields, lowest_bit, narrow_row};
+use super::half_parts::half_parts32;
+use super::half_sums::narrow_row;
 use super::{ABSENT, NONE};
 use crate::emu::fp::{BF16, F16, Fmt};
 
@@ -124,23 +125,6 @@ struct Parts32 {
     leads: [[i32; 16]; 16],
     lows: [[i32; 16]; 16],
     special: [[bool; 16]; 16],
-}
-
-/// A wgmma operand value decoded as `half_parts` does, in f32: its value
-/// `m 2^e`, for a negative `e` `m 2^(e + 64)` (normal) times `2^-64`,
-/// exact (at least bf16's least subnormal, 2^-133).
-#[inline(always)]
-pub(super) fn half_parts32(bits: u16, f: Fmt, neg: bool) -> (f32, i32, i32, bool) {
-    let pow2 = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
-    let (m, e, negative, live, special) = half_fields(bits, f, neg);
-    let (e1, e2) = if e < 0 { (e + 64, -64) } else { (e, 0) };
-    let v = m as f32 * pow2(e1) * pow2(e2);
-    let v = if negative { -v } else { v };
-    if live {
-        (v, e + f.man as i32, e + lowest_bit(m), special)
-    } else {
-        (0.0, NONE, ABSENT, special)
-    }
 }
 
 vectorised! {

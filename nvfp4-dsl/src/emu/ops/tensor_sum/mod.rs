@@ -40,6 +40,7 @@ const ABSENT: i32 = 100_000;
 /// The canonical NaN the tensor cores return.
 const NAN: u32 = 0x7FFF_FFFF;
 
+mod half_parts;
 mod half_sums;
 mod half_tiles;
 pub(super) use half_sums::half_rows_frag;

@@ -4,11 +4,12 @@
 //! zero, subnormal, infinite and NaN accumulators; wide exponent gaps that
 //! truncate; cancellation), and the models' own cases.
 
+use super::half_parts::{half_parts, half_parts32};
 use super::half_sums::{
     self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_frag, half_rows_with, narrow_rows,
     rows_exact,
 };
-use super::half_tiles::{Frag, half_parts32};
+use super::half_tiles::Frag;
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
@@ -540,7 +541,7 @@ fn operands_decode_alike_in_f32_and_f64() {
     for f in [F16, BF16] {
         for neg in [false, true] {
             for bits in 0..=u16::MAX {
-                let (v, lead, low, special) = half_sums::half_parts(bits, f, neg);
+                let (v, lead, low, special) = half_parts(bits, f, neg);
                 let (v32, lead32, low32, special32) = half_parts32(bits, f, neg);
                 assert_eq!(
                     (f64::from(v32).to_bits(), lead32, low32, special32),
