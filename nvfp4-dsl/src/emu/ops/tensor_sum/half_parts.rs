@@ -1,9 +1,10 @@
 //! A wgmma operand (f16 or bf16 bits) decoded, branch-free on the bits
 //! (it runs for every operand of every wgmma): in f64 for the general
-//! sums ([`half_parts`]), in f32 for the tiles ([`half_parts32`]).
+//! sums ([`half_parts`]), in f32 for the tiles and B ([`half_parts32`],
+//! [`decode32`]).
 
 use super::{ABSENT, NONE, pow2};
-use crate::emu::fp::Fmt;
+use crate::emu::fp::{BF16, F16, Fmt};
 
 /// A wgmma operand's fields: its significand `m` (with the leading bit of
 /// normals) and the exponent `e` of its last bit (subnormals at the least
@@ -57,5 +58,38 @@ pub(super) fn half_parts32(bits: u16, f: Fmt, neg: bool) -> (f32, i32, i32, bool
         (v, e + f.man as i32, e + lowest_bit(m), special)
     } else {
         (0.0, NONE, ABSENT, special)
+    }
+}
+
+/// wgmma operands decoded one by one ([`half_parts32`]): values, leading
+/// exponents, lowest-bit exponents and whether each is an infinity or NaN.
+pub(super) struct Parts32<'a> {
+    pub vals: &'a mut [f32],
+    pub leads: &'a mut [i32],
+    pub lows: &'a mut [i32],
+    pub special: &'a mut [bool],
+}
+
+vectorised! {
+    /// Decodes `bits` (format `f`, negated if `neg`) into `out`, element
+    /// by element: one flat loop over structure-of-arrays outputs, which
+    /// the compiler vectorises (with f16's and bf16's fields as constants).
+    pub(super) fn decode32(bits: &[u16], f: Fmt, neg: bool, out: Parts32<'_>) {
+        #[inline(always)]
+        fn each(bits: &[u16], f: Fmt, neg: bool, out: Parts32<'_>) {
+            let n = bits.len();
+            let (vals, leads, lows, special) =
+                (&mut out.vals[..n], &mut out.leads[..n], &mut out.lows[..n], &mut out.special[..n]);
+            for i in 0..n {
+                (vals[i], leads[i], lows[i], special[i]) = half_parts32(bits[i], f, neg);
+            }
+        }
+        if f == F16 {
+            each(bits, F16, neg, out);
+        } else if f == BF16 {
+            each(bits, BF16, neg, out);
+        } else {
+            each(bits, f, neg, out);
+        }
     }
 }

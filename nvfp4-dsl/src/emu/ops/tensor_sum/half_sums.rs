@@ -4,7 +4,7 @@
 //! plain f64 sums, four rows by eight columns at a time; the others
 //! truncate each term; infinities and NaN are put in after.
 
-use super::half_parts::{half_parts, lowest_bit};
+use super::half_parts::{Parts32, decode32, half_parts, lowest_bit};
 use super::half_tiles::{BTiles, Frag, a_rows, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
@@ -120,8 +120,7 @@ pub(super) struct HalfB {
     bits: Vec<u16>,
     lows: Vec<i32>,
     specials: Vec<bool>,
-    vals: Vec<f64>,
-    /// `vals` as f32 (f16 and bf16 values are exact in f32).
+    /// The values in f32 (exact).
     vals32: Vec<f32>,
     /// What the tiles take of it.
     tiles: BTiles,
@@ -144,7 +143,6 @@ impl HalfB {
             bits: Vec::new(),
             lows: Vec::new(),
             specials: Vec::new(),
-            vals: Vec::new(),
             vals32: Vec::new(),
             tiles: BTiles::default(),
             leads: Vec::new(),
@@ -180,17 +178,17 @@ impl HalfB {
                 self.bits[k * n + j] = x;
             }
         }
-        self.vals.resize(16 * n, 0.0);
+        self.vals32.resize(16 * n, 0.0);
         self.leads.resize(16 * n, 0);
         self.lows.resize(16 * n, 0);
         self.specials.resize(16 * n, false);
-        let parts = Parts {
-            vals: &mut self.vals,
+        let parts = Parts32 {
+            vals: &mut self.vals32,
             leads: &mut self.leads,
             lows: &mut self.lows,
             special: &mut self.specials,
         };
-        decode(&self.bits, f, neg, parts);
+        decode32(&self.bits, f, neg, parts);
         for (v, x) in [(&mut self.lead, NONE), (&mut self.low, ABSENT)] {
             v.clear();
             v.resize(n, x);
@@ -205,10 +203,8 @@ impl HalfB {
             &mut self.lead,
             &mut self.low,
         );
-        self.vals32.clear();
-        self.vals32.extend(self.vals.iter().map(|&v| v as f32));
         self.tiles.fill(&self.vals32, &self.lead, &self.low, &self.special);
-        self.max_abs = max_abs(&self.vals);
+        self.max_abs = f64::from(max_abs(&self.vals32));
         self.bottom = self.low.iter().fold(ABSENT, |b, &w| b.min(w));
     }
 }
@@ -263,11 +259,12 @@ impl DecodedA {
         }
     }
 
-    fn ops<'a>(&'a self, b: &'a HalfB) -> HalfOps<'a> {
+    /// With B decoded (`b`, its values in f64 `bv`).
+    fn ops<'a>(&'a self, b: &'a HalfB, bv: &'a [f64]) -> HalfOps<'a> {
         HalfOps {
             av: &self.av,
             al: &self.al,
-            bv: &b.vals,
+            bv,
             bl: &b.leads,
             av32: self.av32.as_flattened(),
             bv32: &b.vals32,
@@ -343,8 +340,11 @@ fn half_rows_decoded(
 ) {
     let (n, f) = (b.rows.len(), b.f);
     let (a_special, a_lead, a_low, narrow) = (&da.special, &da.lead, &da.low, &da.narrow);
-    s.fit(n);
-    let ops = da.ops(b);
+    let HalfScratch { bv, columns } = s;
+    bv.clear();
+    bv.extend(b.vals32.iter().map(|&v| f64::from(v)));
+    columns.fit(n);
+    let ops = da.ops(b, bv);
     let exact = rows_exact((a_lead, a_low), (&b.lead, &b.low), old, scale_d);
     half_rows_exact(&ops, (&exact, narrow), old, d, scale_d);
     let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
@@ -352,7 +352,7 @@ fn half_rows_decoded(
     for (r, (drow, old)) in d.chunks_exact_mut(n).zip(old.chunks_exact(n)).enumerate() {
         if !exact[r] {
             drow.copy_from_slice(old);
-            half_row(&ops, r, drow, scale_d, s);
+            half_row(&ops, r, drow, scale_d, columns);
         }
         // Most rows hold no infinity or NaN: one branch-free pass tells.
         let d_special = scale_d && old.iter().fold(false, |s, &o| s | (o >> 23 & 0xFF == 0xFF));
@@ -406,9 +406,9 @@ vectorised! {
 vectorised! {
     /// The largest magnitude of `vals` (no NaN): four running maxima, which
     /// the compiler vectorises (a fold with `f64::max` it does not).
-    fn max_abs(vals: &[f64]) -> f64 {
-        let larger = |m: f64, v: f64| if v.abs() > m { v.abs() } else { m };
-        let mut m = [0.0f64; 4];
+    fn max_abs(vals: &[f32]) -> f32 {
+        let larger = |m: f32, v: f32| if v.abs() > m { v.abs() } else { m };
+        let mut m = [0.0f32; 4];
         let quads = vals.chunks_exact(4);
         let rest = quads.remainder();
         for q in quads {
@@ -684,16 +684,24 @@ struct HalfOps<'a> {
     bv32: &'a [f32],
 }
 
+/// The general sums' scratch: B's values in f64, and per column of a
+/// truncating row what [`half_row`] keeps.
+#[derive(Default)]
+pub(super) struct HalfScratch {
+    bv: Vec<f64>,
+    columns: Columns,
+}
+
 /// Per column of a truncating row: `emax`, `2^(25 - emax)` and the
 /// aligned sum.
 #[derive(Default)]
-pub(super) struct HalfScratch {
+struct Columns {
     emax: Vec<i32>,
     inv: Vec<f64>,
     sum: Vec<f64>,
 }
 
-impl HalfScratch {
+impl Columns {
     /// Room for `n` columns.
     fn fit(&mut self, n: usize) {
         self.emax.resize(n, 0);
@@ -707,7 +715,7 @@ vectorised! {
     /// infinities and NaN (which [`half_rows`] puts in after): 16 products
     /// per element, each with leading exponent `la + lb`, 25 bits below the
     /// largest kept.
-    fn half_row(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, s: &mut HalfScratch) {
+    fn half_row(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, s: &mut Columns) {
         let n = d.len();
         let (emax, inv, sum) = (&mut s.emax[..n], &mut s.inv[..n], &mut s.sum[..n]);
         let (bv, bl) = (&o.bv[..16 * n], &o.bl[..16 * n]);

@@ -7,10 +7,10 @@
 //!
 //! [`narrow_rows`]: super::half_sums::narrow_rows
 
-use super::half_parts::half_parts32;
+use super::half_parts::{Parts32, decode32};
 use super::half_sums::narrow_row;
 use super::{ABSENT, NONE};
-use crate::emu::fp::{BF16, F16, Fmt};
+use crate::emu::fp::Fmt;
 
 /// A warp's 16 x N part of a wgmma's D in its accumulator registers:
 /// register `4i + q` of lane `(g, t)` (`g = lane / 4`, `t = lane % 4`)
@@ -119,55 +119,34 @@ pub(super) struct ARows {
     ok: bool,
 }
 
-/// A's values decoded one by one ([`half_parts32`]), row by row.
-struct Parts32 {
-    vals: [[f32; 16]; 16],
-    leads: [[i32; 16]; 16],
-    lows: [[i32; 16]; 16],
-    special: [[bool; 16]; 16],
-}
-
 vectorised! {
     /// A's 16 rows (format `f`, negated if `neg`) as the tiles take them,
     /// for a B of largest magnitude and least lowest-bit exponent `b`
-    /// ([`narrow_row`]): the values decoded in one flat loop, which the
-    /// compiler vectorises (with f16's and bf16's fields as constants),
-    /// then the rows' reductions side by side.
+    /// ([`narrow_row`]): the values decoded ([`decode32`]), then the rows'
+    /// reductions side by side.
     pub(super) fn a_rows(a: &[[u16; 16]; 16], f: Fmt, neg: bool, b: (f64, i32)) -> ARows {
-        #[inline(always)]
-        fn each(a: &[[u16; 16]; 16], f: Fmt, neg: bool, out: &mut Parts32) {
-            let (bits, vals, leads) = (a.as_flattened(), out.vals.as_flattened_mut(), out.leads.as_flattened_mut());
-            let (lows, special) = (out.lows.as_flattened_mut(), out.special.as_flattened_mut());
-            for i in 0..256 {
-                (vals[i], leads[i], lows[i], special[i]) = half_parts32(bits[i], f, neg);
-            }
-        }
-        let mut parts = Parts32 {
-            vals: [[0.0; 16]; 16],
-            leads: [[0; 16]; 16],
-            lows: [[0; 16]; 16],
-            special: [[false; 16]; 16],
+        let (mut vals, mut leads) = ([[0.0; 16]; 16], [[0; 16]; 16]);
+        let (mut lows, mut specials) = ([[0; 16]; 16], [[false; 16]; 16]);
+        let parts = Parts32 {
+            vals: vals.as_flattened_mut(),
+            leads: leads.as_flattened_mut(),
+            lows: lows.as_flattened_mut(),
+            special: specials.as_flattened_mut(),
         };
-        if f == F16 {
-            each(a, F16, neg, &mut parts);
-        } else if f == BF16 {
-            each(a, BF16, neg, &mut parts);
-        } else {
-            each(a, f, neg, &mut parts);
-        }
+        decode32(a.as_flattened(), f, neg, parts);
         let (mut lead, mut low, mut special, mut sum) = ([NONE; 16], [ABSENT; 16], [false; 16], [0.0f64; 16]);
         // Each row's magnitudes summed in order.
         for k in 0..16 {
             for r in 0..16 {
-                lead[r] = lead[r].max(parts.leads[r][k]);
-                low[r] = low[r].min(parts.lows[r][k]);
-                special[r] |= parts.special[r][k];
-                sum[r] += f64::from(parts.vals[r][k].abs());
+                lead[r] = lead[r].max(leads[r][k]);
+                low[r] = low[r].min(lows[r][k]);
+                special[r] |= specials[r][k];
+                sum[r] += f64::from(vals[r][k].abs());
             }
         }
         let ok = (0..16).fold(true, |ok, r| ok & narrow_row(sum[r], low[r], b) & !special[r] & (lead[r] <= LEAD_MAX));
         ARows {
-            vals: parts.vals,
+            vals,
             scale: lead.map(|l| l.max(LEAD_MIN) << 23),
             low,
             span: std::array::from_fn(|r| lead[r] - low[r]),
