@@ -45,14 +45,19 @@ pub(super) fn lowest_bit(m: u32) -> i32 {
 }
 
 /// A wgmma operand value decoded as `half_parts` does, in f32: its value
-/// `m 2^e`, for a negative `e` `m 2^(e + 64)` (normal) times `2^-64`,
+/// `m 2^e` (`2^e` normal for every f16), or for a format with smaller
+/// ones (bf16) and a negative `e`, `m 2^(e + 64)` (normal) times `2^-64`,
 /// exact (at least bf16's least subnormal, 2^-133).
 #[inline(always)]
 pub(super) fn half_parts32(bits: u16, f: Fmt, neg: bool) -> (f32, i32, i32, bool) {
     let pow2f = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
     let (m, e, negative, live, special) = half_fields(bits, f, neg);
-    let (e1, e2) = if e < 0 { (e + 64, -64) } else { (e, 0) };
-    let v = m as f32 * pow2f(e1) * pow2f(e2);
+    let v = if 1 - f.bias() - f.man as i32 >= -126 {
+        m as f32 * pow2f(e)
+    } else {
+        let (e1, e2) = if e < 0 { (e + 64, -64) } else { (e, 0) };
+        m as f32 * pow2f(e1) * pow2f(e2)
+    };
     let v = if negative { -v } else { v };
     if live {
         (v, e + f.man as i32, e + lowest_bit(m), special)
