@@ -44,7 +44,7 @@
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::tcgen05::whole_warp;
-use super::tensor_sum::half_rows;
+use super::tensor_sum::{Frag, half_rows_frag};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{BF16, F16};
@@ -363,14 +363,27 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     }
     // The shared operands: this warp's 16 rows of A, N rows of B.
     let mut chunks = Vec::with_capacity(2 * (16 + n as usize));
-    let operands = [(&i.s[0], "A", 16 * (w % 4), 16), (&i.s[1], "B", 0, n)];
-    for &(op, name, first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
-        let bits = uniform(c, op, &format!("the {name} descriptor"))?;
-        let desc = SmemDesc::sm90(bits, &format!("wgmma.mma_async {name}")).map_err(Fault::new)?;
-        let what = format!("wgmma.mma_async {name} operand read");
+    // The names of each operand's descriptor, of the descriptor in its
+    // errors and of its read (constants: an issue formats nothing).
+    let labels = [
+        [
+            "the A descriptor",
+            "wgmma.mma_async A",
+            "wgmma.mma_async A operand read",
+        ],
+        [
+            "the B descriptor",
+            "wgmma.mma_async B",
+            "wgmma.mma_async B operand read",
+        ],
+    ];
+    let operands = [(&i.s[0], labels[0], 16 * (w % 4), 16), (&i.s[1], labels[1], 0, n)];
+    for &(op, [desc_name, what_desc, what], first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
+        let bits = uniform(c, op, desc_name)?;
+        let desc = SmemDesc::sm90(bits, what_desc).map_err(Fault::new)?;
         let from = chunks.len();
         chunks.extend((first..first + rows).flat_map(|r| [desc.chunk(r, 0), desc.chunk(r, 1)]));
-        shared_offsets(c, &mut chunks[from..], &what)?;
+        shared_offsets(c, &mut chunks[from..], what)?;
     }
     if c.cl.clocks.on() || c.b.inflight.any_busy(&chunks, false) {
         c.check_async(0, &chunks, false)?;
@@ -415,18 +428,16 @@ fn shared_offsets(c: &mut Ctx<'_>, chunks: &mut [u32], what: &str) -> Result<(),
     Ok(())
 }
 
-/// B's rows and D's 16 rows before and after, as [`compute`] gathers them.
-type Scratch = (Vec<[u16; 16]>, Vec<u32>, Vec<u32>);
-
 thread_local! {
-    /// [`compute`]'s scratch, kept so that a wgmma allocates nothing.
-    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
+    /// [`compute`]'s room for B's rows, kept so that a wgmma allocates
+    /// nothing.
+    static B_ROWS: std::cell::RefCell<Vec<[u16; 16]>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Completes a pending `wgmma.mma_async`: reads its operands, writes this
 /// warp's 16 rows of D and lets go of its registers and shared bytes.
 fn complete(c: &mut Ctx<'_>, m: &Mma) {
-    SCRATCH.with_borrow_mut(|scratch| compute(c, m, scratch));
+    B_ROWS.with_borrow_mut(|b| compute(c, m, b));
     let wg = c.w.held.as_deref_mut().expect("held registers");
     wg.release_mma(&mut c.w.init, m);
     // The warp read its operands by now: later writes must be ordered
@@ -441,11 +452,9 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
 }
 
 /// Reads a pending `wgmma.mma_async`'s operands, computes and writes this
-/// warp's 16 rows of D (`scratch`: room for B's rows and D's before and
-/// after).
-fn compute(c: &mut Ctx<'_>, m: &Mma, scratch: &mut Scratch) {
+/// warp's 16 rows of D in its registers (`b`: room for B's rows).
+fn compute(c: &mut Ctx<'_>, m: &Mma, b: &mut Vec<[u16; 16]>) {
     let f = if m.bf16 { BF16 } else { F16 };
-    let n = m.n as usize;
     // A: 16 rows x 16 values; B: N rows x 16 values (K-major).
     let mut a = [[0u16; 16]; 16];
     let b_chunks = if m.a.is_empty() {
@@ -463,37 +472,13 @@ fn compute(c: &mut Ctx<'_>, m: &Mma, scratch: &mut Scratch) {
         }
         &m.chunks[..]
     };
-    let (b, old, d) = &mut *scratch;
-    b.resize(n, [0; 16]);
-    old.resize(16 * n, 0);
-    d.resize(16 * n, 0);
+    b.resize(m.n as usize, [0; 16]);
     read_rows(&c.b.shared, b_chunks, b);
-    // D: register 4i + q of lane (g, t) is row g + 8 (q / 2), column
-    // 8i + 2t + q % 2, so pair p of registers (2p and 2p + 1) holds
-    // columns 8 (p / 2)..+ 8 of rows 8 (p % 2)..+ 8, a row 4 lanes of
-    // each: in `half_rows`'s order of columns, the first register's 4
-    // lanes, then the second's.
-    let regs: &mut [u64] = &mut c.w.regs;
-    let at = |p: usize, g: usize| (p % 2 * 8 + g) * n + 8 * (p / 2);
-    for (p, pair) in m.d.chunks_exact(2).enumerate() {
-        for (half, &r) in pair.iter().enumerate() {
-            let lanes: &[u64; 32] = regs[r as usize * 32..][..32].try_into().expect("32 lanes");
-            for (g, lanes) in lanes.as_chunks::<4>().0.iter().enumerate() {
-                let to: &mut [u32; 4] = (&mut old[at(p, g) + 4 * half..][..4]).try_into().expect("4 columns");
-                *to = lanes.map(|v| v as u32);
-            }
-        }
-    }
-    half_rows(&a, b, f, (m.neg_a, m.neg_b), old, d, m.scale_d);
-    for (p, pair) in m.d.chunks_exact(2).enumerate() {
-        for (half, &r) in pair.iter().enumerate() {
-            let lanes: &mut [u64; 32] = (&mut regs[r as usize * 32..][..32]).try_into().expect("32 lanes");
-            for (g, lanes) in lanes.as_chunks_mut::<4>().0.iter_mut().enumerate() {
-                let from: &[u32; 4] = d[at(p, g) + 4 * half..][..4].try_into().expect("4 columns");
-                *lanes = from.map(u64::from);
-            }
-        }
-    }
+    let frag = Frag {
+        regs: &mut c.w.regs,
+        d: &m.d,
+    };
+    half_rows_frag(&a, b, f, (m.neg_a, m.neg_b), frag, m.scale_d);
 }
 
 /// Rows of 16 f16 or bf16 values from shared memory, each two 16-byte

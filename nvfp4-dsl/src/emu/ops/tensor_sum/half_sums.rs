@@ -4,40 +4,10 @@
 //! plain f64 sums, four rows by eight columns at a time; the others
 //! truncate each term; infinities and NaN are put in after.
 
+use super::half_parts::{Parts32, decode32, half_parts, lowest_bit};
+use super::half_tiles::{BTiles, Frag, a_rows, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
-
-/// A wgmma operand value decoded: its value (negated where asked; 0 for
-/// zeros, infinities and NaN), its leading exponent (`NONE` for those),
-/// the exponent of its lowest set bit (`ABSENT` for those), and whether it
-/// is an infinity or NaN.
-///
-/// Branch-free on the bits (it runs for every operand of every wgmma):
-/// `be`/`frac` the fields, subnormals at the least exponent, unnormalised.
-#[inline(always)]
-fn half_parts(bits: u16, f: Fmt, neg: bool) -> (f64, i32, i32, bool) {
-    let (x, ones) = (u32::from(bits), (1u32 << f.exp) - 1);
-    let (be, frac) = (x >> f.man & ones, x & ((1 << f.man) - 1));
-    let special = be == ones;
-    let live = !special && (be | frac) != 0;
-    let m = frac | if be != 0 { 1 << f.man } else { 0 };
-    let e = be.max(1) as i32 - f.bias() - f.man as i32;
-    let v = f64::from(m as i32) * pow2(e);
-    let v = if (x >> (f.exp + f.man) != 0) != neg { -v } else { v };
-    let low = e + lowest_bit(m);
-    if live {
-        (v, e + f.man as i32, low, special)
-    } else {
-        (0.0, NONE, ABSENT, special)
-    }
-}
-
-/// The position of `m`'s lowest set bit (`m` below 2^24, not 0): that bit
-/// as an f32 power of two gives it.
-#[inline(always)]
-fn lowest_bit(m: u32) -> i32 {
-    (((m & m.wrapping_neg()) as i32 as f32).to_bits() >> 23) as i32 - 127
-}
 
 /// An f32 accumulator's leading exponent and the exponent of its lowest
 /// set bit (`NONE` and `ABSENT` for zero, infinities and NaN).
@@ -59,7 +29,8 @@ fn f32_lead_low(bits: u32) -> (i32, i32) {
 /// its 16 rows of A, `b` the N rows of B (16 K-major f16 or bf16 values
 /// each, as bits), `f` their format, `neg` the negations of A and B,
 /// `scale_d` whether D is a term.
-pub(in crate::emu::ops) fn half_rows(
+#[cfg(test)]
+pub(super) fn half_rows(
     a: &[[u16; 16]; 16],
     b: &[[u16; 16]],
     f: Fmt,
@@ -112,6 +83,9 @@ struct Recent {
     /// Once `entries` is full, the oldest one.
     next: usize,
     scratch: HalfScratch,
+    /// D before and after, where [`half_rows_frag`] gathers it.
+    old: Vec<u32>,
+    d: Vec<u32>,
 }
 
 impl Recent {
@@ -146,9 +120,10 @@ pub(super) struct HalfB {
     bits: Vec<u16>,
     lows: Vec<i32>,
     specials: Vec<bool>,
-    vals: Vec<f64>,
-    /// `vals` as f32 (f16 and bf16 values are exact in f32).
+    /// The values in f32 (exact).
     vals32: Vec<f32>,
+    /// What the tiles take of it.
+    tiles: BTiles,
     leads: Vec<i32>,
     special: Vec<bool>,
     lead: Vec<i32>,
@@ -168,8 +143,8 @@ impl HalfB {
             bits: Vec::new(),
             lows: Vec::new(),
             specials: Vec::new(),
-            vals: Vec::new(),
             vals32: Vec::new(),
+            tiles: BTiles::default(),
             leads: Vec::new(),
             special: Vec::new(),
             lead: Vec::new(),
@@ -186,6 +161,12 @@ impl HalfB {
         self.f == f && self.neg == neg && self.rows.first() == b.first() && *self.rows == *b
     }
 
+    /// Its largest magnitude and least lowest-bit exponent (for
+    /// [`narrow_row`]).
+    pub(super) fn narrow_bounds(&self) -> (f64, i32) {
+        (self.max_abs, self.bottom)
+    }
+
     fn refill(&mut self, b: &[[u16; 16]], f: Fmt, neg: bool) {
         let n = b.len();
         (self.f, self.neg) = (f, neg);
@@ -197,17 +178,17 @@ impl HalfB {
                 self.bits[k * n + j] = x;
             }
         }
-        self.vals.resize(16 * n, 0.0);
+        self.vals32.resize(16 * n, 0.0);
         self.leads.resize(16 * n, 0);
         self.lows.resize(16 * n, 0);
         self.specials.resize(16 * n, false);
-        let parts = Parts {
-            vals: &mut self.vals,
+        let parts = Parts32 {
+            vals: &mut self.vals32,
             leads: &mut self.leads,
             lows: &mut self.lows,
             special: &mut self.specials,
         };
-        decode(&self.bits, f, neg, parts);
+        decode32(&self.bits, f, neg, parts);
         for (v, x) in [(&mut self.lead, NONE), (&mut self.low, ABSENT)] {
             v.clear();
             v.resize(n, x);
@@ -222,14 +203,120 @@ impl HalfB {
             &mut self.lead,
             &mut self.low,
         );
-        self.vals32.clear();
-        self.vals32.extend(self.vals.iter().map(|&v| v as f32));
-        self.max_abs = max_abs(&self.vals);
+        self.tiles.fill(&self.vals32, &self.lead, &self.low, &self.special);
+        self.max_abs = f64::from(max_abs(&self.vals32));
         self.bottom = self.low.iter().fold(ABSENT, |b, &w| b.min(w));
     }
 }
 
+/// A wgmma's 16 rows of A decoded (values and leading exponents
+/// row-major, `16 r + k`; the values in f32 too, zeros where no row is
+/// narrow), and per row whether it holds an infinity or NaN, its largest
+/// leading and least lowest-bit exponents and whether it is narrow
+/// ([`narrow_rows`]).
+struct DecodedA {
+    av: [f64; 256],
+    al: [i32; 256],
+    av32: [[f32; 16]; 16],
+    special: [bool; 16],
+    lead: [i32; 16],
+    low: [i32; 16],
+    narrow: [bool; 16],
+}
+
+impl DecodedA {
+    fn new(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool) -> DecodedA {
+        let (mut av, mut al) = ([0.0; 256], [NONE; 256]);
+        let (mut lows, mut specials) = ([ABSENT; 256], [false; 256]);
+        let parts = Parts {
+            vals: &mut av,
+            leads: &mut al,
+            lows: &mut lows,
+            special: &mut specials,
+        };
+        decode(a.as_flattened(), b.f, neg_a, parts);
+        let (mut special, mut lead, mut low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
+        for r in 0..16 {
+            let row = 16 * r..16 * r + 16;
+            special[r] = specials[row.clone()].iter().any(|&s| s);
+            lead[r] = al[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
+            low[r] = lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
+        }
+        let narrow = narrow_rows(&av, &low, b);
+        let av32 = if narrow.contains(&true) {
+            std::array::from_fn(|r| std::array::from_fn(|k| av[16 * r + k] as f32))
+        } else {
+            [[0.0; 16]; 16]
+        };
+        DecodedA {
+            av,
+            al,
+            av32,
+            special,
+            lead,
+            low,
+            narrow,
+        }
+    }
+
+    /// With B decoded (`b`, its values in f64 `bv`).
+    fn ops<'a>(&'a self, b: &'a HalfB, bv: &'a [f64]) -> HalfOps<'a> {
+        HalfOps {
+            av: &self.av,
+            al: &self.al,
+            bv,
+            bl: &b.leads,
+            av32: self.av32.as_flattened(),
+            bv32: &b.vals32,
+        }
+    }
+}
+
+/// Whether [`half_rows_frag`] sums D (`old`, 16 x N row-major) by tiles
+/// alone (`a` with `b` decoded, A negated if `neg_a`).
+#[cfg(test)]
+pub(super) fn by_tiles(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, old: &[u32], scale_d: bool) -> bool {
+    let rows = a_rows(a, b.f, neg_a, b.narrow_bounds());
+    narrow_tiles(&rows, &b.tiles, (old, &mut vec![0; old.len()]), scale_d)
+}
+
+/// [`half_rows`] with D in the accumulator registers (`frag`), in place:
+/// D gathered, summed by tiles ([`narrow_tiles`]) where none needs
+/// truncating, else all by the general sums, and scattered back.
+pub(in crate::emu::ops) fn half_rows_frag(
+    a: &[[u16; 16]; 16],
+    b: &[[u16; 16]],
+    f: Fmt,
+    neg: (bool, bool),
+    mut frag: Frag<'_>,
+    scale_d: bool,
+) {
+    RECENT_B.with_borrow_mut(|recent| {
+        let k = recent.find(b, f, neg.1);
+        let Recent {
+            entries,
+            scratch,
+            old,
+            d,
+            ..
+        } = recent;
+        let b = &entries[k];
+        let n = frag.n();
+        old.resize(16 * n, 0);
+        d.resize(16 * n, 0);
+        if scale_d {
+            frag.gather(old);
+        }
+        let rows = a_rows(a, f, neg.0, b.narrow_bounds());
+        if !narrow_tiles(&rows, &b.tiles, (old, d), scale_d) {
+            half_rows_decoded(a, &DecodedA::new(a, b, neg.0), b, neg.0, (old, d), scale_d, scratch);
+        }
+        frag.scatter(d);
+    });
+}
+
 /// [`half_rows`] with B decoded (`b`), `neg_a` A's negation.
+#[cfg(test)]
 pub(super) fn half_rows_with(
     a: &[[u16; 16]; 16],
     b: &HalfB,
@@ -238,48 +325,34 @@ pub(super) fn half_rows_with(
     scale_d: bool,
     s: &mut HalfScratch,
 ) {
+    half_rows_decoded(a, &DecodedA::new(a, b, neg_a), b, neg_a, (old, d), scale_d, s);
+}
+
+/// [`half_rows_with`] with A decoded too (`da`).
+fn half_rows_decoded(
+    a: &[[u16; 16]; 16],
+    da: &DecodedA,
+    b: &HalfB,
+    neg_a: bool,
+    (old, d): (&[u32], &mut [u32]),
+    scale_d: bool,
+    s: &mut HalfScratch,
+) {
     let (n, f) = (b.rows.len(), b.f);
-    let (mut av, mut al) = ([0.0; 256], [NONE; 256]);
-    let (mut lows, mut specials) = ([ABSENT; 256], [false; 256]);
-    let parts = Parts {
-        vals: &mut av,
-        leads: &mut al,
-        lows: &mut lows,
-        special: &mut specials,
-    };
-    decode(a.as_flattened(), f, neg_a, parts);
-    // Per row of A: whether it holds an infinity or NaN, its largest
-    // leading exponent and its least lowest-bit exponent.
-    let (mut a_special, mut a_lead, mut a_low) = ([false; 16], [NONE; 16], [ABSENT; 16]);
-    for r in 0..16 {
-        let row = 16 * r..16 * r + 16;
-        a_special[r] = specials[row.clone()].iter().any(|&s| s);
-        a_lead[r] = al[row.clone()].iter().fold(NONE, |m, &l| m.max(l));
-        a_low[r] = lows[row].iter().fold(ABSENT, |m, &l| m.min(l));
-    }
-    s.fit(n);
-    let narrow = narrow_rows(&av, &a_low, b);
-    let av32 = if narrow.contains(&true) {
-        av.map(|v| v as f32)
-    } else {
-        [0.0; 256]
-    };
-    let ops = HalfOps {
-        av: &av,
-        al: &al,
-        bv: &b.vals,
-        bl: &b.leads,
-        av32: &av32,
-        bv32: &b.vals32,
-    };
-    let exact = rows_exact((&a_lead, &a_low), (&b.lead, &b.low), old, scale_d);
-    half_rows_exact(&ops, (&exact, &narrow), old, d, scale_d);
+    let (a_special, a_lead, a_low, narrow) = (&da.special, &da.lead, &da.low, &da.narrow);
+    let HalfScratch { bv, columns } = s;
+    bv.clear();
+    bv.extend(b.vals32.iter().map(|&v| f64::from(v)));
+    columns.fit(n);
+    let ops = da.ops(b, bv);
+    let exact = rows_exact((a_lead, a_low), (&b.lead, &b.low), old, scale_d);
+    half_rows_exact(&ops, (&exact, narrow), old, d, scale_d);
     let any_b_special = b.special.iter().fold(false, |s, &x| s | x);
     let neg = (neg_a, b.neg);
     for (r, (drow, old)) in d.chunks_exact_mut(n).zip(old.chunks_exact(n)).enumerate() {
         if !exact[r] {
             drow.copy_from_slice(old);
-            half_row(&ops, r, drow, scale_d, s);
+            half_row(&ops, r, drow, scale_d, columns);
         }
         // Most rows hold no infinity or NaN: one branch-free pass tells.
         let d_special = scale_d && old.iter().fold(false, |s, &o| s | (o >> 23 & 0xFF == 0xFF));
@@ -333,9 +406,9 @@ vectorised! {
 vectorised! {
     /// The largest magnitude of `vals` (no NaN): four running maxima, which
     /// the compiler vectorises (a fold with `f64::max` it does not).
-    fn max_abs(vals: &[f64]) -> f64 {
-        let larger = |m: f64, v: f64| if v.abs() > m { v.abs() } else { m };
-        let mut m = [0.0f64; 4];
+    fn max_abs(vals: &[f32]) -> f32 {
+        let larger = |m: f32, v: f32| if v.abs() > m { v.abs() } else { m };
+        let mut m = [0.0f32; 4];
         let quads = vals.chunks_exact(4);
         let rest = quads.remainder();
         for q in quads {
@@ -408,10 +481,18 @@ vectorised! {
 /// `lo >= -149`. A row or a B of zeros is narrow.
 pub(super) fn narrow_rows(av: &[f64; 256], low: &[i32; 16], b: &HalfB) -> [bool; 16] {
     std::array::from_fn(|r| {
-        let lo = low[r].saturating_add(b.bottom);
-        let bound = av[16 * r..16 * r + 16].iter().map(|v| v.abs()).sum::<f64>() * b.max_abs * (1.0 + pow2(-30));
-        bound == 0.0 || (bound < pow2((24 + lo).min(120)) && lo >= -149)
+        let sum = av[16 * r..16 * r + 16].iter().fold(0.0, |s, v| s + v.abs());
+        narrow_row(sum, low[r], b.narrow_bounds())
     })
+}
+
+/// [`narrow_rows`] for one row: `sum` its magnitudes summed in order,
+/// `low` its least lowest-bit exponent, `(max_abs, bottom)` B's largest
+/// magnitude and least lowest-bit exponent.
+pub(super) fn narrow_row(sum: f64, low: i32, (max_abs, bottom): (f64, i32)) -> bool {
+    let lo = low.saturating_add(bottom);
+    let bound = sum * max_abs * (1.0 + pow2(-30));
+    bound == 0.0 || (bound < pow2((24 + lo).min(120)) && lo >= -149)
 }
 
 /// `W` columns from `j0` of rows `r0..r0 + 4` of a wgmma's D where no
@@ -599,20 +680,28 @@ struct HalfOps<'a> {
     bv: &'a [f64],
     bl: &'a [i32],
     /// `av` and `bv` as f32 (`av` all zeros where no row is narrow).
-    av32: &'a [f32; 256],
+    av32: &'a [f32],
     bv32: &'a [f32],
+}
+
+/// The general sums' scratch: B's values in f64, and per column of a
+/// truncating row what [`half_row`] keeps.
+#[derive(Default)]
+pub(super) struct HalfScratch {
+    bv: Vec<f64>,
+    columns: Columns,
 }
 
 /// Per column of a truncating row: `emax`, `2^(25 - emax)` and the
 /// aligned sum.
 #[derive(Default)]
-pub(super) struct HalfScratch {
+struct Columns {
     emax: Vec<i32>,
     inv: Vec<f64>,
     sum: Vec<f64>,
 }
 
-impl HalfScratch {
+impl Columns {
     /// Room for `n` columns.
     fn fit(&mut self, n: usize) {
         self.emax.resize(n, 0);
@@ -626,7 +715,7 @@ vectorised! {
     /// infinities and NaN (which [`half_rows`] puts in after): 16 products
     /// per element, each with leading exponent `la + lb`, 25 bits below the
     /// largest kept.
-    fn half_row(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, s: &mut HalfScratch) {
+    fn half_row(o: &HalfOps<'_>, r: usize, d: &mut [u32], scale_d: bool, s: &mut Columns) {
         let n = d.len();
         let (emax, inv, sum) = (&mut s.emax[..n], &mut s.inv[..n], &mut s.sum[..n]);
         let (bv, bl) = (&o.bv[..16 * n], &o.bl[..16 * n]);

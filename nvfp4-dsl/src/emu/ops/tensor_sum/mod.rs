@@ -40,8 +40,11 @@ const ABSENT: i32 = 100_000;
 /// The canonical NaN the tensor cores return.
 const NAN: u32 = 0x7FFF_FFFF;
 
+mod half_parts;
 mod half_sums;
-pub(super) use half_sums::half_rows;
+mod half_tiles;
+pub(super) use half_sums::half_rows_frag;
+pub(super) use half_tiles::Frag;
 
 /// Whether the AVX2 copies run: where the CPU has AVX2, unless a test
 /// asks for the baseline ones.

@@ -4,9 +4,12 @@
 //! zero, subnormal, infinite and NaN accumulators; wide exponent gaps that
 //! truncate; cancellation), and the models' own cases.
 
+use super::half_parts::{half_parts, half_parts32};
 use super::half_sums::{
-    self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_with, narrow_rows, rows_exact,
+    self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_frag, half_rows_with, narrow_rows,
+    rows_exact,
 };
+use super::half_tiles::Frag;
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
@@ -282,21 +285,58 @@ fn half_value(rng: &mut Rng, f: Fmt, window: (u64, u64), specials: bool, short: 
     }
 }
 
-/// [`half_sums::half_rows`] with D's columns in their natural order.
+/// [`half_sums::half_rows`] with D's columns in their natural order; with
+/// `regs`, [`half_rows_frag`] on D scattered into a warp's accumulator
+/// registers (N a multiple of 8) instead.
 fn half_rows(
     a: &[[u16; 16]; 16],
     b: &[[u16; 16]],
     f: Fmt,
     neg: (bool, bool),
-    old: &[u32],
-    d: &mut [u32],
+    (old, d): (&[u32], &mut [u32]),
     scale_d: bool,
+    regs: bool,
 ) {
     let n = b.len();
     let at = |i: usize| i - i % n + fragment_column(n, i % n);
     let old: Vec<u32> = (0..16 * n).map(|i| old[at(i)]).collect();
     let mut got = vec![0; 16 * n];
-    half_sums::half_rows(a, b, f, neg, &old, &mut got, scale_d);
+    if regs {
+        // The accumulators in registers 3, 5, 7, ... of 2 + N registers,
+        // the others poisoned.
+        let dregs: Vec<u32> = (0..n as u32 / 2).map(|i| 3 + 2 * i).collect();
+        let mut file = vec![0xDEAD_BEEF_DEAD_BEEF; 32 * (2 + n)];
+        let mut frag = Frag {
+            regs: &mut file,
+            d: &dregs,
+        };
+        for r in 0..16 {
+            for c in 0..n / 8 {
+                frag.set(r, c, old[r * n + 8 * c..][..8].try_into().unwrap());
+            }
+        }
+        half_rows_frag(a, b, f, neg, frag, scale_d);
+        let frag = Frag {
+            regs: &mut file,
+            d: &dregs,
+        };
+        for r in 0..16 {
+            for c in 0..n / 8 {
+                got[r * n + 8 * c..][..8].copy_from_slice(&frag.get(r, c));
+            }
+        }
+        let held: Vec<usize> = dregs.iter().map(|&r| r as usize).collect();
+        for (r, lanes) in file.chunks_exact(32).enumerate() {
+            if !held.contains(&r) {
+                assert!(
+                    lanes.iter().all(|&x| x == 0xDEAD_BEEF_DEAD_BEEF),
+                    "register {r} written"
+                );
+            }
+        }
+    } else {
+        half_sums::half_rows(a, b, f, neg, &old, &mut got, scale_d);
+    }
     for (i, x) in got.into_iter().enumerate() {
         d[at(i)] = x;
     }
@@ -308,9 +348,17 @@ fn check_half(a: &[[u16; 16]; 16], b: &[[u16; 16]], f: Fmt, neg: (bool, bool), d
     let n = b.len();
     let got = both_ways(|| {
         let mut got = vec![0; d.len()];
-        half_rows(a, b, f, neg, d, &mut got, scale_d);
+        half_rows(a, b, f, neg, (d, &mut got), scale_d, false);
         got
     });
+    if n.is_multiple_of(8) {
+        let in_regs = both_ways(|| {
+            let mut got = vec![0; d.len()];
+            half_rows(a, b, f, neg, (d, &mut got), scale_d, true);
+            got
+        });
+        assert_eq!(in_regs, got, "in registers and gathered");
+    }
     for (r, row) in a.iter().enumerate() {
         let ops = |v: &[u16; 16], neg| -> [Op; 16] { v.map(|x| Op::of(u64::from(x), f, neg)) };
         for j in 0..n {
@@ -433,6 +481,76 @@ fn narrow_rows_sum_in_f32_only_where_every_partial_sum_fits_24_bits() {
         let d: Vec<u32> = (0..16 * n).map(|_| f32_near(&mut rng, -2, 4)).collect();
         check_half(&a, &b_ones, F16, (false, true), &d, false);
         check_half(&a, &b, F16, (true, false), &d, true);
+    }
+}
+
+#[test]
+fn tiles_in_registers_take_the_gemms_operands_and_leave_the_others() {
+    // Short values (as the sm_90a GEMM's decoded FP4) and short
+    // accumulators a few binades around them: every tile passes its
+    // checks. Then one
+    // change each that some tile must not take (the general sums
+    // compute D): an accumulator with bits below the unit, one too large
+    // for the products' lowest bits, an infinite one, an A row that is not
+    // narrow (a subnormal), an infinity in B, a narrow row whose products'
+    // lowest bits may lie 26 binades below their largest (a subnormal's
+    // leading exponent is the least normal one: 2^-24 times 2^-11 and
+    // 2^5), N = 24 (a half tile).
+    let mut rng = Rng(0x1405_7B7E_F767_814F);
+    for case in 0..60 {
+        let n = [16, 32, 128][case % 3];
+        let neg = (case % 2 == 0, case % 4 < 2);
+        let mut value = || half_value(&mut rng, F16, (12, 17), false, true);
+        let mut a: [[u16; 16]; 16] = std::array::from_fn(|_| std::array::from_fn(|_| value()));
+        let mut b: Vec<[u16; 16]> = (0..n).map(|_| std::array::from_fn(|_| value())).collect();
+        let change = case % 8;
+        if change == 7 {
+            b.resize(24, b[0]);
+        }
+        let n = b.len();
+        // 12 significant bits at most, as sums of such products.
+        let mut d: Vec<u32> = (0..16 * n).map(|_| f32_near(&mut rng, -2, 6) & !0xFFF).collect();
+        let scale_d = case % 5 != 0;
+        let at = rng.below(16 * n as u64) as usize;
+        match change {
+            0 => {}
+            1 => d[at] = f32_near(&mut rng, -30, -29) | 1,
+            2 => d[at] = f32_near(&mut rng, 40, 41),
+            3 => d[at] = 0xFF80_0000,
+            4 => a[at % 16][3] = 0x0001,
+            5 => b[at % n][7] = 0x7C00,
+            6 => {
+                a[at % 16] = [0; 16];
+                a[at % 16][0] = 0x0001;
+                (b[at % n][0], b[at % n][1]) = (0x1000, 0x5000);
+            }
+            _ => {}
+        }
+        forget_b();
+        let old: Vec<u32> = (0..16 * n).map(|i| d[i - i % n + fragment_column(n, i % n)]).collect();
+        let tiles = half_sums::by_tiles(&a, &HalfB::new(&b, F16, neg.1), neg.0, &old, scale_d);
+        // Without D, its changes do not matter.
+        let taken = change == 0 || (!scale_d && (1..=3).contains(&change));
+        assert_eq!(tiles, taken, "case {case}: change {change}, scale-d {scale_d}");
+        check_half(&a, &b, F16, neg, &d, scale_d);
+    }
+}
+
+#[test]
+fn operands_decode_alike_in_f32_and_f64() {
+    for f in [F16, BF16] {
+        for neg in [false, true] {
+            for bits in 0..=u16::MAX {
+                let (v, lead, low, special) = half_parts(bits, f, neg);
+                let (v32, lead32, low32, special32) = half_parts32(bits, f, neg);
+                assert_eq!(
+                    (f64::from(v32).to_bits(), lead32, low32, special32),
+                    (v.to_bits(), lead, low, special),
+                    "{bits:#06x} ({}), negated {neg}",
+                    if f == F16 { "f16" } else { "bf16" }
+                );
+            }
+        }
     }
 }
 
