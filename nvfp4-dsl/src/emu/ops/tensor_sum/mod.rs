@@ -57,6 +57,17 @@ pub(super) fn use_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
 
+/// Whether the tiles' copy for AVX-512F runs (the same code in wider
+/// registers: the same bits, every operation written out).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn use_avx512() -> bool {
+    #[cfg(test)]
+    if tests::NO_AVX512.get() {
+        return false;
+    }
+    use_avx2() && std::arch::is_x86_feature_detected!("avx512f")
+}
+
 /// `2^e` (`e` within f64's normal exponents).
 #[inline(always)]
 fn pow2(e: i32) -> f64 {

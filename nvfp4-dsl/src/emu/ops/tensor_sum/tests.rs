@@ -17,17 +17,24 @@ use crate::emu::fp::{BF16, F16, Fmt};
 thread_local! {
     /// Run the baseline copies of the vectorised loops, not the AVX2 ones.
     pub(super) static BASELINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Run the AVX2 copies where there are AVX-512 ones too.
+    pub(super) static NO_AVX512: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// `f()` with the AVX2 copies of the loops and with the baseline ones,
-/// which must agree.
+/// `f()` with the widest copies of the loops the CPU runs, with the AVX2
+/// ones and with the baseline ones, which must agree.
 fn both_ways<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> T {
+    forget_b();
+    let widest = f();
+    NO_AVX512.set(true);
     forget_b();
     let avx2 = f();
     BASELINE.set(true);
     forget_b();
     let baseline = f();
+    NO_AVX512.set(false);
     BASELINE.set(false);
+    assert_eq!(widest, avx2, "the AVX-512 and the AVX2 loops differ");
     assert_eq!(avx2, baseline, "the AVX2 and the baseline loops differ");
     avx2
 }
