@@ -172,7 +172,7 @@
 //!
 //! Results are meant to be bit-identical to an H100's. The rules below were
 //! checked on one (driver 580, `sm_90`): `tests/data/h100_probes.txt` holds
-//! the probes and the outputs it gave, and `tests/emu.rs` replays them.
+//! the probes and the outputs it gave, and `tests/emu/probes.rs` replays them.
 //! - Every float operation is correctly rounded in the rounding mode it
 //!   names (f64, f32, f16, bf16, f16x2, bf16x2; `fma` rounds once);
 //!   subnormals are kept unless an instruction says `.ftz`.
