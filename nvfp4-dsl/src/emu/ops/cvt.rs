@@ -36,6 +36,25 @@ fn packed(t: Ty) -> Option<(Fmt, u32)> {
     })
 }
 
+/// The f16 bits of every code of the packed small format `t` (one of
+/// `UNPACK`'s sources), made once per format by `fp::convert`: the
+/// conversion is exact and depends on the code alone.
+fn unpack_table(t: Ty) -> &'static [u64; 256] {
+    static TABLES: [std::sync::OnceLock<[u64; 256]>; 5] = [const { std::sync::OnceLock::new() }; 5];
+    let k = match t {
+        Ty::E4m3x2 => 0,
+        Ty::E5m2x2 => 1,
+        Ty::E2m1x2 => 2,
+        Ty::E2m3x2 => 3,
+        Ty::E3m2x2 => 4,
+        other => unreachable!("decode makes UNPACK only of the packed small formats, not {other:?}"),
+    };
+    TABLES[k].get_or_init(|| {
+        let (ef, w) = packed(t).expect("a packed small format");
+        std::array::from_fn(|x| fp::convert(x as u64 & ((1 << w) - 1), ef, fp::F16, Rnd::Rn, false))
+    })
+}
+
 const TF32_FMT: Fmt = Fmt {
     exp: 8,
     man: 10,
@@ -287,12 +306,9 @@ fn exec_cvt(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
             }
         }
         UNPACK => {
-            let (ef, w) = packed(at).expect("packed type");
-            let mask = (1u64 << w) - 1;
-            let one = |x: u64| {
-                let r = fp::convert(x & mask, ef, fp::F16, Rnd::Rn, false);
-                relu_small(r, fp::F16, flags)
-            };
+            let (_, w) = packed(at).expect("packed type");
+            let (mask, table) = ((1u64 << w) - 1, unpack_table(at));
+            let one = |x: u64| relu_small(table[(x & mask) as usize], fp::F16, flags);
             for l in lanes(exec) {
                 d[l] = one(a[l]) | (one(a[l] >> w) << 16);
             }
