@@ -1,7 +1,7 @@
 //! The `f32` functions PTX approximates (`exp`, `exp2`, `ln`, `log2`,
 //! `sin`, `cos`, `tanh`, `rsqrt_approx`, `recip_approx`) against f64,
 //! within the bounds the README documents: on the emulator
-//! (`tests/std_methods.rs`) and on a GPU (`tests/gpu/main.rs`).
+//! (`tests/std_methods/floats.rs`) and on a GPU (`tests/gpu/main.rs`).
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_kernels::rng::Rng;

@@ -2,7 +2,7 @@
 //! blocks of a launch count their arrivals on one counter, and the last to
 //! arrive sums what every block released before its increment; and
 //! `global_timer`, read around that. On the emulator blocks run one after another
-//! (`tests/std_methods.rs`); on a GPU they run at once (`tests/gpu/main.rs`).
+//! (`tests/std_methods/`); on a GPU they run at once (`tests/gpu/main.rs`).
 
 use nvfp4_dsl::prelude::*;
 use nvfp4_kernels::rng::Rng;

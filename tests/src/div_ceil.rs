@@ -1,6 +1,6 @@
 //! `u32::div_ceil` and `u64::div_ceil` in a kernel against std over pairs
 //! of edge cases and random values, zero divisors included (`MAX` in a
-//! kernel, as `x / 0`): on a GPU (`tests/gpu/main.rs`); `tests/std_methods.rs`
+//! kernel, as `x / 0`): on a GPU (`tests/gpu/main.rs`); `tests/std_methods/`
 //! checks every unsigned type on the emulator.
 
 use nvfp4_dsl::prelude::*;
