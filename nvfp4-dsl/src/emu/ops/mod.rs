@@ -35,6 +35,7 @@ macro_rules! vectorised {
     };
 }
 
+mod atomic;
 mod bits;
 mod bulk;
 mod cluster;
@@ -110,8 +111,8 @@ static TABLE: &[(&str, Decoder)] = &[
     ("ld", mem::ld),
     ("ldu", mem::ld),
     ("st", mem::st),
-    ("atom", mem::atom),
-    ("red", mem::red),
+    ("atom", atomic::atom),
+    ("red", atomic::red),
     ("prefetch", mem::prefetch),
     ("prefetchu", mem::prefetch),
     ("createpolicy", mem::createpolicy),
