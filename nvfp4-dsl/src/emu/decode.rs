@@ -504,6 +504,39 @@ fn layout_consts(decls: &[ConstDecl], names: &mut Names, entry: &mut Entry) -> R
 }
 
 /// Builds an executable entry.
+/// The parameters' offsets in the parameter space, each at its
+/// alignment, in declaration order.
+fn layout_params(ast: &EntryAst, names: &mut Names, entry: &mut Entry) {
+    let mut off = 0u32;
+    for p in &ast.params {
+        off = off.div_ceil(p.align) * p.align;
+        names.params.insert(p.name.clone(), (off, p.bytes));
+        entry.params.push(ParamInfo {
+            name: p.name.clone(),
+            offset: off,
+            bytes: p.bytes,
+        });
+        off += p.bytes;
+    }
+    entry.param_bytes = off;
+}
+
+/// Each label's target, the index of the instruction after it; the line
+/// and name of a label defined twice, if one is.
+fn label_targets(ast: &EntryAst, names: &mut Names) -> Option<(u32, String)> {
+    let mut n = 0u32;
+    for s in &ast.body {
+        match s {
+            Stmt::Inst(_) => n += 1,
+            Stmt::Label { line, name } if names.labels.insert(name.clone(), n).is_some() => {
+                return Some((*line, name.clone()));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
     let text_of = |from: u32, to: u32| -> String {
         let (a, b) = (from as usize - 1, (to as usize).min(lines.len()));
@@ -557,38 +590,13 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
     }));
     layout_shared(&decls, &mut names, &mut entry).map_err(in_kernel)?;
     layout_consts(&ast.consts, &mut names, &mut entry).map_err(in_kernel)?;
-    // Parameters.
-    let mut off = 0u32;
-    for p in &ast.params {
-        off = off.div_ceil(p.align) * p.align;
-        names.params.insert(p.name.clone(), (off, p.bytes));
-        entry.params.push(super::decode::ParamInfo {
-            name: p.name.clone(),
-            offset: off,
-            bytes: p.bytes,
-        });
-        off += p.bytes;
-    }
-    entry.param_bytes = off;
-    // Labels: the index of the next instruction.
-    let mut n = 0u32;
-    for s in &ast.body {
-        match s {
-            Stmt::Inst(_) => n += 1,
-            Stmt::Label { line, name } => match names.labels.entry(name.clone()) {
-                std::collections::hash_map::Entry::Occupied(_) => {
-                    return Err(in_kernel(EmuError::at_line(
-                        *line,
-                        &text_of(*line, *line),
-                        format!("label `{name}` is defined twice"),
-                    )));
-                }
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(n);
-                }
-            },
-            _ => {}
-        }
+    layout_params(ast, &mut names, &mut entry);
+    if let Some((line, name)) = label_targets(ast, &mut names) {
+        return Err(in_kernel(EmuError::at_line(
+            line,
+            &text_of(line, line),
+            format!("label `{name}` is defined twice"),
+        )));
     }
     // Instructions.
     for s in &ast.body {
