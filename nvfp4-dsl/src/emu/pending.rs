@@ -314,11 +314,14 @@ impl InflightShared {
         let mut granules = self.free.pop().unwrap_or_default();
         granules.extend(offs.iter().map(|&o| o / 16));
         let counts = if write { &mut self.writers } else { &mut self.readers };
+        // One pass over the counts: their updates bound it, the bounds
+        // come free.
+        let (mut lo, mut hi) = (u32::MAX, 0);
         for &g in &granules {
             counts[g as usize] += 1;
+            lo = lo.min(g);
+            hi = hi.max(g + 1);
         }
-        let lo = granules.iter().copied().min().unwrap_or(0);
-        let hi = granules.iter().map(|&g| g + 1).max().unwrap_or(0);
         let id = self.next;
         self.next += 1;
         self.spans.push(Span {
@@ -366,21 +369,17 @@ impl InflightShared {
 
     /// Whether an access of the 16 bytes at each of `offs` may overlap an
     /// in-flight access it may not ([`InflightShared::conflict`] names it).
+    /// A caller that knows the bytes' bounds asks [`InflightShared::quiet`]
+    /// first.
     pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
-        // The span from the lowest byte to the highest first: most often
-        // nothing that may conflict (for a read, a write) is in flight
-        // there, and no granule needs looking at.
-        let lo = offs.iter().copied().min().unwrap_or(0) as usize;
-        let hi = offs.iter().map(|&o| o as usize + 16).max().unwrap_or(0);
-        if self.quiet(lo, hi, write) {
-            return false;
-        }
         let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
-        offs.iter().any(|&o| {
-            let g = o as usize / 16;
-            // An unaligned access spans two granules.
-            busy(g) || (o % 16 != 0 && busy(g + 1))
-        })
+        // Reading, only a write in flight may conflict.
+        self.spans.iter().any(|s| s.write || write)
+            && offs.iter().any(|&o| {
+                let g = o as usize / 16;
+                // An unaligned access spans two granules.
+                busy(g) || (o % 16 != 0 && busy(g + 1))
+            })
     }
 
     /// The first in-flight access that bytes `off..off + len` may not
