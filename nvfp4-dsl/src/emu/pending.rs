@@ -69,6 +69,25 @@ pub(crate) struct TcLoad {
     pub regs: Box<[u32]>,
 }
 
+/// What a warp's pending asynchronous operations do to one register.
+#[derive(Clone, Copy, Debug, Default)]
+struct RegHold {
+    /// The fence count when an instruction other than a `wgmma` last
+    /// wrote it, and that instruction's index (a fence bumps the count
+    /// instead of clearing every register).
+    written: u64,
+    written_pc: u32,
+    /// Its written bits when it was first held.
+    init: u32,
+    /// How many pending operations hold it.
+    holds: u16,
+    /// How many pending `wgmma.mma_async` accumulate into it, and how
+    /// many read it as an A operand (the checks of an issue search the
+    /// pending operations only where these say it may fail).
+    acc: u16,
+    reads: u16,
+}
+
 /// A warp's registers that asynchronous operations hold, created by its
 /// first `wgmma` or `tcgen05.ld` instruction.
 #[derive(Debug)]
@@ -80,19 +99,9 @@ pub(crate) struct AsyncRegs {
     pub groups: VecDeque<Vec<Mma>>,
     /// `tcgen05.ld` results not yet waited for.
     pub loads: Vec<TcLoad>,
-    /// Per register: how many pending operations hold it.
-    holds: Vec<u16>,
-    /// Per register: how many pending `wgmma.mma_async` accumulate into
-    /// it, and how many read it as an A operand (the checks of an issue
-    /// search the pending operations only where these say it may fail).
-    acc: Vec<u16>,
-    reads: Vec<u16>,
-    /// Per held register: its written bits when it was first held.
-    held_init: Vec<u32>,
-    /// Per register: the fence count when an instruction other than a
-    /// `wgmma` last wrote it, and that instruction's index (a fence bumps
-    /// the count instead of clearing every register).
-    written: Vec<(u64, u32)>,
+    /// Per register, what the pending operations do to it (one entry: a
+    /// write or an issue touches one place per register).
+    regs: Vec<RegHold>,
     /// `wgmma.fence`s executed, plus one.
     fences: u64,
     /// The index of the warp's last `wgmma.fence`.
@@ -105,11 +114,7 @@ impl AsyncRegs {
             open: Vec::new(),
             groups: VecDeque::new(),
             loads: Vec::new(),
-            holds: vec![0; nregs],
-            acc: vec![0; nregs],
-            reads: vec![0; nregs],
-            held_init: vec![0; nregs],
-            written: vec![(0, 0); nregs],
+            regs: vec![RegHold::default(); nregs],
             fences: 1,
             fence: None,
         }
@@ -124,24 +129,25 @@ impl AsyncRegs {
     /// A write of register `r` by the instruction at `pc` (not a wgmma).
     #[inline]
     pub fn note_write(&mut self, r: u32, pc: u32) {
-        self.written[r as usize] = (self.fences, pc);
+        let e = &mut self.regs[r as usize];
+        (e.written, e.written_pc) = (self.fences, pc);
     }
 
     /// The instruction that wrote `r` since the last `wgmma.fence`.
     pub fn written_since_fence(&self, r: u32) -> Option<u32> {
-        let (fences, pc) = self.written[r as usize];
-        (fences == self.fences).then_some(pc)
+        let e = &self.regs[r as usize];
+        (e.written == self.fences).then_some(e.written_pc)
     }
 
     #[inline]
     pub fn is_held(&self, r: u32) -> bool {
-        self.holds[r as usize] != 0
+        self.regs[r as usize].holds != 0
     }
 
     /// The written bits of `r`, held or not.
     pub fn init_of(&self, init: &[u32], r: u32) -> u32 {
         if self.is_held(r) {
-            self.held_init[r as usize]
+            self.regs[r as usize].init
         } else {
             init[r as usize]
         }
@@ -149,37 +155,27 @@ impl AsyncRegs {
 
     /// A pending operation holds `r` (once more).
     pub fn hold(&mut self, init: &mut [u32], r: u32) {
-        let i = r as usize;
-        if self.holds[i] == 0 {
-            self.held_init[i] = init[i];
-            init[i] = 0;
-        }
-        self.holds[i] += 1;
+        hold(&mut self.regs[r as usize], &mut init[r as usize]);
     }
 
     /// A pending operation completed and lets go of `r`; `written` says
     /// it wrote `r` (for every lane).
     pub fn release(&mut self, init: &mut [u32], r: u32, written: bool) {
-        let i = r as usize;
-        if written {
-            self.held_init[i] = u32::MAX;
-        }
-        self.holds[i] -= 1;
-        if self.holds[i] == 0 {
-            init[i] = self.held_init[i];
-        }
+        release(&mut self.regs[r as usize], &mut init[r as usize], written);
     }
 
     /// A `wgmma.mma_async` with accumulators `d` and A registers `a` is
     /// issued: it holds them.
     pub fn hold_mma(&mut self, init: &mut [u32], d: &[u32], a: &[u32]) {
         for &r in d {
-            self.hold(init, r);
-            self.acc[r as usize] += 1;
+            let e = &mut self.regs[r as usize];
+            hold(e, &mut init[r as usize]);
+            e.acc += 1;
         }
         for &r in a {
-            self.hold(init, r);
-            self.reads[r as usize] += 1;
+            let e = &mut self.regs[r as usize];
+            hold(e, &mut init[r as usize]);
+            e.reads += 1;
         }
     }
 
@@ -187,23 +183,25 @@ impl AsyncRegs {
     /// its registers.
     pub fn release_mma(&mut self, init: &mut [u32], m: &Mma) {
         for &r in m.d.iter() {
-            self.release(init, r, true);
-            self.acc[r as usize] -= 1;
+            let e = &mut self.regs[r as usize];
+            release(e, &mut init[r as usize], true);
+            e.acc -= 1;
         }
         for &r in m.a.iter() {
-            self.release(init, r, false);
-            self.reads[r as usize] -= 1;
+            let e = &mut self.regs[r as usize];
+            release(e, &mut init[r as usize], false);
+            e.reads -= 1;
         }
     }
 
     /// Whether a pending `wgmma.mma_async` accumulates into `r`.
     pub fn pending_acc(&self, r: u32) -> bool {
-        self.acc[r as usize] != 0
+        self.regs[r as usize].acc != 0
     }
 
     /// Whether a pending `wgmma.mma_async` reads `r` as an A operand.
     pub fn pending_read(&self, r: u32) -> bool {
-        self.reads[r as usize] != 0
+        self.regs[r as usize].reads != 0
     }
 
     /// Pending operations in issue order, each with whether it has been
@@ -232,6 +230,30 @@ impl AsyncRegs {
     }
 }
 
+/// A pending operation holds the register of `e` (once more): the first
+/// hold keeps its written bits `init` and clears them.
+#[inline]
+fn hold(e: &mut RegHold, init: &mut u32) {
+    if e.holds == 0 {
+        e.init = *init;
+        *init = 0;
+    }
+    e.holds += 1;
+}
+
+/// A pending operation lets go of the register of `e`; `written` says it
+/// wrote it (for every lane). The last gives its written bits back.
+#[inline]
+fn release(e: &mut RegHold, init: &mut u32, written: bool) {
+    if written {
+        e.init = u32::MAX;
+    }
+    e.holds -= 1;
+    if e.holds == 0 {
+        *init = e.init;
+    }
+}
+
 /// One operation's access of shared memory while it is in flight.
 #[derive(Debug)]
 struct Span {
@@ -240,7 +262,10 @@ struct Span {
     pc: u32,
     thread: (u32, u32, u32),
     write: bool,
-    granules: Box<[u32]>,
+    granules: Vec<u32>,
+    /// The lowest granule and one past the highest.
+    lo: u32,
+    hi: u32,
 }
 
 /// What an in-flight operation does to the bytes another access wants.
@@ -265,6 +290,9 @@ pub(crate) struct InflightShared {
     writers: Vec<u16>,
     spans: Vec<Span>,
     next: u64,
+    /// The granule lists of finished spans, reused: an operation
+    /// allocates nothing.
+    free: Vec<Vec<u32>>,
 }
 
 impl InflightShared {
@@ -283,10 +311,16 @@ impl InflightShared {
             self.writers = vec![0; size.div_ceil(16)];
         }
         // A granule listed twice is counted twice and released twice.
-        let granules: Vec<u32> = offs.iter().map(|c| c / 16).collect();
+        let mut granules = self.free.pop().unwrap_or_default();
+        granules.extend(offs.iter().map(|&o| o / 16));
         let counts = if write { &mut self.writers } else { &mut self.readers };
+        // One pass over the counts: their updates bound it, the bounds
+        // come free.
+        let (mut lo, mut hi) = (u32::MAX, 0);
         for &g in &granules {
             counts[g as usize] += 1;
+            lo = lo.min(g);
+            hi = hi.max(g + 1);
         }
         let id = self.next;
         self.next += 1;
@@ -295,7 +329,9 @@ impl InflightShared {
             pc,
             thread,
             write,
-            granules: granules.into_boxed_slice(),
+            granules,
+            lo,
+            hi,
         });
         id
     }
@@ -305,17 +341,40 @@ impl InflightShared {
         if let Some(k) = self.spans.iter().position(|s| s.id == id) {
             let s = self.spans.swap_remove(k);
             let counts = if s.write { &mut self.writers } else { &mut self.readers };
-            for g in s.granules.iter() {
-                counts[*g as usize] -= 1;
+            for &g in &s.granules {
+                counts[g as usize] -= 1;
             }
+            self.recycle(s);
         }
+    }
+
+    fn recycle(&mut self, s: Span) {
+        let mut granules = s.granules;
+        granules.clear();
+        self.free.push(granules);
+    }
+
+    /// Whether no operation in flight may conflict with an access of
+    /// shared bytes `lo..hi` (`write`: a write): none that it may not
+    /// overlap (a write for any access, a read for a write) spans a
+    /// granule of them. Where this holds, every per-access check
+    /// ([`InflightShared::conflict`]) of those bytes finds nothing.
+    #[inline]
+    pub fn quiet(&self, lo: usize, hi: usize, write: bool) -> bool {
+        let (glo, ghi) = (lo / 16, hi.div_ceil(16));
+        self.spans
+            .iter()
+            .all(|s| !(s.write || write) || s.hi as usize <= glo || s.lo as usize >= ghi)
     }
 
     /// Whether an access of the 16 bytes at each of `offs` may overlap an
     /// in-flight access it may not ([`InflightShared::conflict`] names it).
+    /// A caller that knows the bytes' bounds asks [`InflightShared::quiet`]
+    /// first.
     pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
         let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
-        self.active()
+        // Reading, only a write in flight may conflict.
+        self.spans.iter().any(|s| s.write || write)
             && offs.iter().any(|&o| {
                 let g = o as usize / 16;
                 // An unaligned access spans two granules.
@@ -345,7 +404,9 @@ impl InflightShared {
     pub fn clear(&mut self) {
         self.readers.clear();
         self.writers.clear();
-        self.spans.clear();
+        while let Some(s) = self.spans.pop() {
+            self.recycle(s);
+        }
     }
 }
 

@@ -625,6 +625,8 @@ pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Resu
     s.clocks.acquire(agent, &op.clock);
     let mut hint = 0;
     for ch in &copy.chunks {
+        // Sixteen bytes straight into shared memory: copies of a constant
+        // length, not calls to memmove.
         let mut buf = [0u8; 16];
         if ch.len > 0 {
             let (at, len) = (usize::from(ch.at), usize::from(ch.len));
@@ -632,10 +634,15 @@ pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Resu
                 .mem
                 .locate(ch.src, len as u64, &mut hint)
                 .map_err(|f| f.describe("asynchronous copy source read", ch.src, len))?;
-            buf[at..at + len].copy_from_slice(s.mem.bytes(k, ch.src, len));
+            let src = s.mem.bytes(k, ch.src, len);
+            match <&[u8; 16]>::try_from(src) {
+                Ok(whole) => buf = *whole,
+                Err(_) => buf[at..at + len].copy_from_slice(src),
+            }
         }
         let off = ch.off as usize;
-        s.b.shared[off..off + 16].copy_from_slice(&buf);
+        let dst: &mut [u8; 16] = (&mut s.b.shared[off..off + 16]).try_into().expect("16 bytes");
+        *dst = buf;
         s.b.shadow.record(s.clocks, agent, op.pc, off, 16, true);
     }
     let row = s.clocks.row(agent);

@@ -4,7 +4,8 @@
 //! highest lanes' accesses: bounds and the array or view an address came
 //! from (`origin`) are intervals. Shared memory's race and in-flight
 //! checks stay per lane, and are skipped only where they cannot fail (the
-//! fast mode keeps no clocks; nothing in flight).
+//! fast mode keeps no clocks; nothing in flight that may conflict spans
+//! the accessed bytes).
 
 use super::mem::le;
 use crate::emu::ctx::{Ctx, dest_lanes};
@@ -66,11 +67,12 @@ pub(super) fn outside_origin(c: &Ctx<'_>, addr: &[u64; 32], x: &Extent, total: u
 /// `addr` pass every check of the lane path but the race and in-flight
 /// ones: aligned, all in the shared variable of the lowest one, inside the
 /// array or view their address came from. Their offsets in the block's
-/// buffer are then `addr - SHARED_BASE`.
-fn warp_shared(c: &mut Ctx<'_>, addr: &[u64; 32], total: usize) -> bool {
+/// buffer are then `addr - SHARED_BASE`; returns the lowest and one past
+/// the highest.
+fn warp_shared(c: &mut Ctx<'_>, addr: &[u64; 32], total: usize) -> Option<(usize, usize)> {
     let x = extent(c, addr, total);
     if !x.aligned || c.shared_at(x.lo_lane, x.lo, total as u32, "shared access").is_err() {
-        return false;
+        return None;
     }
     // `shared_at` left the hint at the variable holding the lowest access.
     let one = c
@@ -78,12 +80,15 @@ fn warp_shared(c: &mut Ctx<'_>, addr: &[u64; 32], total: usize) -> bool {
         .regions
         .get(c.region_hint)
         .is_some_and(|&(s, e)| x.hi >= u64::from(s) && x.hi + total as u64 <= u64::from(e));
-    one && !outside_origin(c, addr, &x, total, true)
+    let base = u64::from(SHARED_BASE);
+    (one && !outside_origin(c, addr, &x, total, true)).then(|| ((x.lo - base) as usize, (x.hi - base) as usize + total))
 }
 
-/// Whether shared accesses need their per-lane race and in-flight checks.
-fn checked(c: &Ctx<'_>) -> bool {
-    c.b.inflight.active() || c.cl.clocks.on()
+/// Whether shared accesses of bytes `lo..hi` (offsets in the block's
+/// buffer) need their per-lane race and in-flight checks: the clocks are
+/// on, or an operation in flight may conflict with them.
+fn checked(c: &Ctx<'_>, (lo, hi): (usize, usize), write: bool) -> bool {
+    c.cl.clocks.on() || !c.b.inflight.quiet(lo, hi, write)
 }
 
 /// `ld.shared` of a warp in one piece, if [`warp_shared`] takes it: each
@@ -92,11 +97,11 @@ fn checked(c: &Ctx<'_>) -> bool {
 pub(super) fn ld_shared(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], check: Check) -> Result<bool, Fault> {
     let esz = i.ty.bytes() as usize;
     let total = esz * i.v.len();
-    if !warp_shared(c, addr, total) {
+    let Some(range) = warp_shared(c, addr, total) else {
         return Ok(false);
-    }
+    };
     let base = u64::from(SHARED_BASE);
-    if checked(c) {
+    if checked(c, range, false) {
         let mut buf = [0u8; 64];
         for l in lanes(c.exec) {
             c.shared_read(l, None, (addr[l] - base) as usize, &mut buf[..total], check)?;
@@ -127,11 +132,11 @@ pub(super) fn ld_shared(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], check: Chec
 pub(super) fn st_shared(c: &mut Ctx<'_>, i: &Inst, addr: &[u64; 32], check: Check) -> Result<bool, Fault> {
     let esz = i.ty.bytes() as usize;
     let total = esz * i.v.len();
-    if !warp_shared(c, addr, total) {
+    let Some(range) = warp_shared(c, addr, total) else {
         return Ok(false);
-    }
+    };
     let base = u64::from(SHARED_BASE);
-    if checked(c) {
+    if checked(c, range, true) {
         let vals = i.v.iter().map(|op| c.src(op)).collect::<Result<Vec<_>, _>>()?;
         let mut buf = [0u8; 64];
         for l in lanes(c.exec) {

@@ -378,14 +378,18 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
         ],
     ];
     let operands = [(&i.s[0], labels[0], 16 * (w % 4), 16), (&i.s[1], labels[1], 0, n)];
+    // Whether no operation in flight writes within an operand's bounds
+    // (then no chunk needs checking).
+    let mut quiet = true;
     for &(op, [desc_name, what_desc, what], first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
         let bits = uniform(c, op, desc_name)?;
         let desc = SmemDesc::sm90(bits, what_desc).map_err(Fault::new)?;
         let from = chunks.len();
         chunks.extend((first..first + rows).flat_map(|r| [desc.chunk(r, 0), desc.chunk(r, 1)]));
-        shared_offsets(c, &mut chunks[from..], what)?;
+        let (lo, hi) = shared_offsets(c, &mut chunks[from..], what)?;
+        quiet &= c.b.inflight.quiet(lo, hi, false);
     }
-    if c.cl.clocks.on() || c.b.inflight.any_busy(&chunks, false) {
+    if c.cl.clocks.on() || (!quiet && c.b.inflight.any_busy(&chunks, false)) {
         c.check_async(0, &chunks, false)?;
     }
     let size = c.b.shared.len();
@@ -412,7 +416,8 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
 /// as offsets in the block's shared buffer: checked at once where the
 /// span from the lowest to the highest lies in one shared variable (then
 /// every chunk does), else one by one, which reports the first outside.
-fn shared_offsets(c: &mut Ctx<'_>, chunks: &mut [u32], what: &str) -> Result<(), Fault> {
+/// Returns the offsets' bounds (the lowest, one past the highest byte).
+fn shared_offsets(c: &mut Ctx<'_>, chunks: &mut [u32], what: &str) -> Result<(usize, usize), Fault> {
     let (lo, hi) = chunks.iter().fold((u32::MAX, 0), |(l, h), &x| (l.min(x), h.max(x)));
     if !chunks.is_empty()
         && let Ok(off) = c.shared_at(0, u64::from(lo), hi - lo + 16, what)
@@ -420,12 +425,14 @@ fn shared_offsets(c: &mut Ctx<'_>, chunks: &mut [u32], what: &str) -> Result<(),
         for x in chunks.iter_mut() {
             *x = *x - lo + off as u32;
         }
-        return Ok(());
+        return Ok((off, off + (hi - lo) as usize + 16));
     }
+    let (mut lo, mut hi) = (usize::MAX, 0);
     for x in chunks.iter_mut() {
         *x = c.shared_at(0, u64::from(*x), 16, what)? as u32;
+        (lo, hi) = (lo.min(*x as usize), hi.max(*x as usize + 16));
     }
-    Ok(())
+    Ok((lo.min(hi), hi))
 }
 
 thread_local! {
