@@ -5,8 +5,8 @@
 //! copies it where the value goes (`mul.rn.f16x2 %r9, ..; mov.b32 %r4,
 //! %r9;` for `frag[f] = hmul2(..)`, `add.rn.f32 %f9, ..; mov.f32 %f4,
 //! %f9;` for `acc += x`). ptxas removes those copies, but the emulator
-//! interprets every instruction it is given, and the copies were a fifth
-//! of a GEMM's. Where a register appears exactly twice in the function,
+//! interprets every instruction it is given, and the copies were a
+//! quarter of the sm_90a GEMM's. Where a register appears exactly twice in the function,
 //! as the destination of an unguarded instruction and as the source of
 //! the unguarded `mov` right after it into a register of its class, the
 //! instruction writes the `mov`'s destination itself and the `mov` goes.
@@ -18,6 +18,10 @@
 //! the two (the instruction may read it: its sources are read before its
 //! destination is written, as the `mov` was after).
 //!
+//! A copy `mov d, s` between registers of one class whose destination
+//! appears once more, read by the next instruction (comments aside), is
+//! read there from `s` and the `mov` goes: nothing runs between them.
+//!
 //! A `mov` whose destination the same straight run of instructions
 //! overwrites before anything reads it goes too: `let mut frag = [0; 4];`
 //! followed by `frag[f] = ..` for every `f` writes each register once.
@@ -28,8 +32,8 @@ use std::collections::HashMap;
 
 use crate::ir::{Inst, Node, Operand, Reg, RegId};
 
-/// Folds each copy of a single-use temporary into the instruction that
-/// computes it, everywhere in `body`.
+/// Removes the copies and dead initial values the module's comment
+/// describes, everywhere in `body`.
 pub fn coalesce(body: &mut Vec<Node>) {
     let mut uses = HashMap::new();
     count_nodes(body, &mut uses);
