@@ -21,7 +21,7 @@
 //! each barrier keeps, per thread, the phase it was in at the thread's last
 //! successful wait. And the initialisation fence: the
 //! `fence.mbarrier_init` (or a stronger fence) that publishes the init to
-//! the asynchronous proxy (see `ops::bulk::check_published`).
+//! the asynchronous proxy (see `ops::mbarrier::check_published`).
 
 use super::race::join;
 

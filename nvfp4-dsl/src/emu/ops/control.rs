@@ -242,7 +242,7 @@ pub(super) fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
 /// without a state space or with `.shared::cta`/`::cluster`) is recorded,
 /// and so is a fence that publishes the executing thread's mbarrier inits
 /// (`fence.mbarrier_init`, that `fence.proxy.async`, or a thread fence of
-/// cluster scope or wider; see `bulk::check_published`).
+/// cluster scope or wider; see `mbarrier::check_published`).
 pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let init = m.take("mbarrier_init");
     let is_proxy = m.take("proxy");

@@ -46,6 +46,7 @@ mod desc;
 mod f16_host;
 mod float;
 mod int;
+mod mbarrier;
 mod mem;
 mod mov;
 mod span;
@@ -130,7 +131,7 @@ static TABLE: &[(&str, Decoder)] = &[
     // Thread-block clusters.
     ("mapa", cluster::mapa),
     // Asynchronous copies, mbarriers, tensor memory and tensor cores.
-    ("mbarrier", bulk::mbarrier),
+    ("mbarrier", mbarrier::mbarrier),
     ("cp", bulk::cp),
     ("tcgen05", tcgen05::tcgen05),
     ("wgmma", wgmma::wgmma),

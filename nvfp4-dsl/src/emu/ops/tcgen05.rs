@@ -39,9 +39,10 @@
 //! `0xFF`: the sign bit of a UE4M3 scale is ignored) or a NaN D makes the
 //! result the canonical NaN `0x7FFFFFFF`; an infinite D stays infinite.
 
-use super::bulk::{check_published, shared_operand};
+use super::bulk::shared_operand;
 use super::control::uniform;
 use super::desc::SmemDesc;
+use super::mbarrier::check_published;
 use super::mem::address_values;
 use super::tensor_sum::BlockScaledB;
 use crate::emu::ctx::{Ctx, Side};
