@@ -284,11 +284,9 @@ pub(crate) struct Busy {
 /// write, in 16-byte granules.
 #[derive(Debug, Default)]
 pub(crate) struct InflightShared {
-    /// Per granule, how many operations in flight write it (empty until
-    /// the first). Reads are found through their spans (bounds, then the
-    /// granules): only a write may conflict with them, and writes rarely
-    /// fall inside the bounds of a read in flight, while reads (a wgmma's
-    /// 256 granules) are many.
+    /// Per granule, how many operations in flight read it and write it
+    /// (empty until the first).
+    readers: Vec<u16>,
     writers: Vec<u16>,
     spans: Vec<Span>,
     next: u64,
@@ -308,27 +306,22 @@ impl InflightShared {
     /// `offs` (of a buffer of `size` bytes) by the operation at `pc`
     /// issued by `thread`; returns its id.
     pub fn add(&mut self, pc: u32, thread: (u32, u32, u32), write: bool, offs: &[u32], size: usize) -> u64 {
-        if self.writers.is_empty() {
+        if self.readers.is_empty() {
+            self.readers = vec![0; size.div_ceil(16)];
             self.writers = vec![0; size.div_ceil(16)];
         }
         // A granule listed twice is counted twice and released twice.
         let mut granules = self.free.pop().unwrap_or_default();
         granules.extend(offs.iter().map(|&o| o / 16));
-        let (lo, hi) = if write {
-            // One pass over the counts: their updates bound it, the
-            // bounds come free.
-            let (mut lo, mut hi) = (u32::MAX, 0);
-            for &g in &granules {
-                self.writers[g as usize] += 1;
-                lo = lo.min(g);
-                hi = hi.max(g + 1);
-            }
-            (lo, hi)
-        } else {
-            granules
-                .iter()
-                .fold((u32::MAX, 0), |(lo, hi), &g| (lo.min(g), hi.max(g + 1)))
-        };
+        let counts = if write { &mut self.writers } else { &mut self.readers };
+        // One pass over the counts: their updates bound it, the bounds
+        // come free.
+        let (mut lo, mut hi) = (u32::MAX, 0);
+        for &g in &granules {
+            counts[g as usize] += 1;
+            lo = lo.min(g);
+            hi = hi.max(g + 1);
+        }
         let id = self.next;
         self.next += 1;
         self.spans.push(Span {
@@ -347,10 +340,9 @@ impl InflightShared {
     pub fn remove(&mut self, id: u64) {
         if let Some(k) = self.spans.iter().position(|s| s.id == id) {
             let s = self.spans.swap_remove(k);
-            if s.write {
-                for &g in &s.granules {
-                    self.writers[g as usize] -= 1;
-                }
+            let counts = if s.write { &mut self.writers } else { &mut self.readers };
+            for &g in &s.granules {
+                counts[g as usize] -= 1;
             }
             self.recycle(s);
         }
@@ -360,14 +352,6 @@ impl InflightShared {
         let mut granules = s.granules;
         granules.clear();
         self.free.push(granules);
-    }
-
-    /// Whether a read in flight reads granule `g`.
-    fn read(&self, g: usize) -> bool {
-        let g = g as u32;
-        self.spans
-            .iter()
-            .any(|s| !s.write && s.lo <= g && g < s.hi && s.granules.contains(&g))
     }
 
     /// Whether no operation in flight may conflict with an access of
@@ -388,7 +372,7 @@ impl InflightShared {
     /// A caller that knows the bytes' bounds asks [`InflightShared::quiet`]
     /// first.
     pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
-        let busy = |g: usize| self.writers[g] != 0 || (write && self.read(g));
+        let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
         // Reading, only a write in flight may conflict.
         self.spans.iter().any(|s| s.write || write)
             && offs.iter().any(|&o| {
@@ -401,7 +385,7 @@ impl InflightShared {
     /// The first in-flight access that bytes `off..off + len` may not
     /// overlap: a write for any access, a read for a write.
     pub fn conflict(&self, off: usize, len: usize, write: bool) -> Option<Busy> {
-        let busy = |g: usize| self.writers[g] != 0 || (write && self.read(g));
+        let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
         let g = (off / 16..(off + len).div_ceil(16)).find(|&g| busy(g))?;
         let s = self
             .spans
@@ -418,6 +402,7 @@ impl InflightShared {
 
     /// A fresh block: nothing in flight.
     pub fn clear(&mut self) {
+        self.readers.clear();
         self.writers.clear();
         while let Some(s) = self.spans.pop() {
             self.recycle(s);
