@@ -154,9 +154,7 @@ fn read_once_copy(copy: &Inst, reader: &Inst, uses: &HashMap<RegId, u32>) -> Opt
     let head = reader.op.split('.').next().unwrap_or("");
     let reads_rest = WRITES_FIRST.contains(&head) && reader.args.first() != Some(&Operand::Reg(to)) || head == "st";
     let guard_free = reader.guard.is_none_or(|(g, _)| g != to);
-    let mut read = HashMap::new();
-    reader.args.iter().skip(1).for_each(|a| count_operand(a, &mut read));
-    let reads_it = read.contains_key(&to.id);
+    let reads_it = reader.args.iter().skip(1).any(|a| appearances(a, to) > 0);
     (uses.get(&to.id) == Some(&2) && reads_it && reads_rest && guard_free && to != from).then_some((to, from))
 }
 
@@ -170,6 +168,18 @@ fn register_copy(i: &Inst) -> Option<(Reg, Reg)> {
             Some((*to, *from))
         }
         _ => None,
+    }
+}
+
+/// How often register `r` appears in `o`.
+fn appearances(o: &Operand, r: Reg) -> usize {
+    match o {
+        Operand::Reg(x) => usize::from(*x == r),
+        Operand::Addr(b, _) => appearances(b, r),
+        Operand::Vec(v) => v.iter().map(|o| appearances(o, r)).sum(),
+        Operand::Pair(a, b) => appearances(a, r) + appearances(b, r),
+        Operand::TensorCoords(m, c) => appearances(m, r) + c.iter().map(|o| appearances(o, r)).sum::<usize>(),
+        Operand::Imm(_) | Operand::Sym(_) | Operand::Sink => 0,
     }
 }
 
@@ -245,13 +255,11 @@ fn overwritten(r: Reg, after: &[Node]) -> Option<bool> {
                 }
             }
             Node::Inst(i) => {
-                let mut uses = HashMap::new();
-                count_nodes(std::slice::from_ref(n), &mut uses);
-                if uses.contains_key(&r.id) {
+                let guard = usize::from(i.guard.is_some_and(|(g, _)| g == r));
+                let times = guard + i.args.iter().map(|a| appearances(a, r)).sum::<usize>();
+                if times > 0 {
                     let writes = WRITES_FIRST.contains(&i.op.split('.').next().unwrap_or(""));
-                    return Some(
-                        i.guard.is_none() && writes && uses[&r.id] == 1 && i.args.first() == Some(&Operand::Reg(r)),
-                    );
+                    return Some(guard == 0 && writes && times == 1 && i.args.first() == Some(&Operand::Reg(r)));
                 }
             }
             _ => return Some(false),
