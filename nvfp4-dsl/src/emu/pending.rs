@@ -106,6 +106,11 @@ pub(crate) struct AsyncRegs {
     fences: u64,
     /// The index of the warp's last `wgmma.fence`.
     pub fence: Option<u32>,
+    /// The accumulators of the last completed `wgmma.mma_async` whose D
+    /// stayed in `carried_rows` because a later pending one holds the
+    /// same registers (empty: none).
+    pub carried: Vec<u32>,
+    pub carried_rows: Vec<u32>,
 }
 
 impl AsyncRegs {
@@ -117,6 +122,8 @@ impl AsyncRegs {
             regs: vec![RegHold::default(); nregs],
             fences: 1,
             fence: None,
+            carried: Vec::new(),
+            carried_rows: Vec::new(),
         }
     }
 

@@ -593,3 +593,22 @@ fn pending_wgmmas_may_share_a_registers() {
     // round(A B) + round(-A B) = +0.
     assert!(got.iter().all(|&x| x == 0), "{got:x?}");
 }
+
+/// A wgmma into other accumulators between two steps of a chain (all
+/// pending together): the chain's D, which the emulator keeps out of the
+/// registers between its steps, is written back before the other one
+/// completes, and the chain's result is unchanged.
+#[test]
+fn another_accumulator_between_the_steps_of_a_chain() {
+    let mut c = Cfg::new(128, Kind::F16, false, 128, 4);
+    c.acc = true;
+    let d = Data::random(&c, 14);
+    let first = "wgmma.mma_async.sync.aligned.m64n128k16";
+    let src = kernel(&c);
+    let at =
+        src.find(first).expect("a wgmma") + src[src.find(first).expect("a wgmma")..].find('\n').expect("a line") + 1;
+    let other = "\t.reg .f32 %g<4>;\n\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%g0, %g1, %g2, %g3}, {%a0, %a1, %a2, %a3}, %rd31, 0, 1, 1, 0;\n";
+    let src = format!("{}{other}{}", &src[..at], &src[at..]);
+    let got = run_with(&c, &d, &src, c.desc_hi(64), c.desc_hi(128), 128).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got, d.reference(&c));
+}

@@ -44,7 +44,7 @@
 use super::control::uniform;
 use super::desc::SmemDesc;
 use super::tcgen05::whole_warp;
-use super::tensor_sum::{Frag, half_rows_frag};
+use super::tensor_sum::{Chain, Frag, half_rows_frag};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{BF16, F16};
@@ -275,8 +275,13 @@ fn wait(c: &mut Ctx<'_>, keep: usize) {
             return;
         }
         let group = wg.groups.pop_front().expect("a group");
-        for m in &group {
-            complete(c, m);
+        for (k, m) in group.iter().enumerate() {
+            let wg = c.w.held.as_deref().expect("held registers");
+            let held_later = group[k + 1..]
+                .iter()
+                .chain(wg.pending().map(|(p, _)| p))
+                .any(|p| p.d == m.d);
+            complete(c, m, held_later);
         }
     }
 }
@@ -443,9 +448,32 @@ thread_local! {
 
 /// Completes a pending `wgmma.mma_async`: reads its operands, writes this
 /// warp's 16 rows of D and lets go of its registers and shared bytes.
-fn complete(c: &mut Ctx<'_>, m: &Mma) {
-    B_ROWS.with_borrow_mut(|b| compute(c, m, b));
+/// Where a later pending one accumulates into the same registers
+/// (`held_later`), D stays in the warp's row-major copy for it
+/// ([`Chain`]); a copy of other registers is written back first.
+fn complete(c: &mut Ctx<'_>, m: &Mma, held_later: bool) {
     let wg = c.w.held.as_deref_mut().expect("held registers");
+    let (mut carried, mut rows) = (std::mem::take(&mut wg.carried), std::mem::take(&mut wg.carried_rows));
+    let from = *carried == *m.d;
+    if !from && !carried.is_empty() {
+        Frag {
+            regs: &mut c.w.regs,
+            d: &carried,
+        }
+        .scatter(&rows);
+    }
+    let chain = Chain {
+        rows: &mut rows,
+        from,
+        to: held_later,
+    };
+    B_ROWS.with_borrow_mut(|b| compute(c, m, b, chain));
+    carried.clear();
+    if held_later {
+        carried.extend_from_slice(&m.d);
+    }
+    let wg = c.w.held.as_deref_mut().expect("held registers");
+    (wg.carried, wg.carried_rows) = (carried, rows);
     wg.release_mma(&mut c.w.init, m);
     // The warp read its operands by now: later writes must be ordered
     // after this wait.
@@ -459,8 +487,9 @@ fn complete(c: &mut Ctx<'_>, m: &Mma) {
 }
 
 /// Reads a pending `wgmma.mma_async`'s operands, computes and writes this
-/// warp's 16 rows of D in its registers (`b`: room for B's rows).
-fn compute(c: &mut Ctx<'_>, m: &Mma, b: &mut Vec<[u16; 16]>) {
+/// warp's 16 rows of D in its registers or `chain`'s copy (`b`: room for
+/// B's rows).
+fn compute(c: &mut Ctx<'_>, m: &Mma, b: &mut Vec<[u16; 16]>, chain: Chain<'_>) {
     let f = if m.bf16 { BF16 } else { F16 };
     // A: 16 rows x 16 values; B: N rows x 16 values (K-major).
     let mut a = [[0u16; 16]; 16];
@@ -485,7 +514,7 @@ fn compute(c: &mut Ctx<'_>, m: &Mma, b: &mut Vec<[u16; 16]>) {
         regs: &mut c.w.regs,
         d: &m.d,
     };
-    half_rows_frag(&a, b, f, (m.neg_a, m.neg_b), frag, m.scale_d);
+    half_rows_frag(&a, b, f, (m.neg_a, m.neg_b), frag, m.scale_d, chain);
 }
 
 /// Rows of 16 f16 or bf16 values from shared memory, each two 16-byte

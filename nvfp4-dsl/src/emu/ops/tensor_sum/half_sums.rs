@@ -5,7 +5,7 @@
 //! truncate each term; infinities and NaN are put in after.
 
 use super::half_parts::{Parts32, decode32, half_parts, lowest_bit};
-use super::half_tiles::{BTiles, Frag, a_rows, narrow_tiles};
+use super::half_tiles::{BTiles, Chain, Frag, a_rows, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
@@ -282,7 +282,8 @@ pub(super) fn by_tiles(a: &[[u16; 16]; 16], b: &HalfB, neg_a: bool, old: &[u32],
 
 /// [`half_rows`] with D in the accumulator registers (`frag`), in place:
 /// D gathered, summed by tiles ([`narrow_tiles`]) where none needs
-/// truncating, else all by the general sums, and scattered back.
+/// truncating, else all by the general sums, and scattered back; or, as
+/// `chain` says, taken from and left in the warp's row-major copy.
 pub(in crate::emu::ops) fn half_rows_frag(
     a: &[[u16; 16]; 16],
     b: &[[u16; 16]],
@@ -290,6 +291,7 @@ pub(in crate::emu::ops) fn half_rows_frag(
     neg: (bool, bool),
     mut frag: Frag<'_>,
     scale_d: bool,
+    chain: Chain<'_>,
 ) {
     RECENT_B.with_borrow_mut(|recent| {
         let k = recent.find(b, f, neg.1);
@@ -302,16 +304,23 @@ pub(in crate::emu::ops) fn half_rows_frag(
         } = recent;
         let b = &entries[k];
         let n = frag.n();
-        old.resize(16 * n, 0);
-        d.resize(16 * n, 0);
-        if scale_d {
+        if scale_d && chain.from {
+            std::mem::swap(old, chain.rows);
+        } else if scale_d {
+            old.resize(16 * n, 0);
             frag.gather(old);
         }
+        old.resize(16 * n, 0);
+        d.resize(16 * n, 0);
         let rows = a_rows(a, f, neg.0, b.narrow_bounds());
         if !narrow_tiles(&rows, &b.tiles, (old, d), scale_d) {
             half_rows_decoded(a, &DecodedA::new(a, b, neg.0), b, neg.0, (old, d), scale_d, scratch);
         }
-        frag.scatter(d);
+        if chain.to {
+            std::mem::swap(d, chain.rows);
+        } else {
+            frag.scatter(d);
+        }
     });
 }
 

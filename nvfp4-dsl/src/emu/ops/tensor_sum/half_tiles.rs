@@ -28,6 +28,19 @@ pub(in crate::emu::ops) struct Frag<'a> {
     pub d: &'a [u32],
 }
 
+/// D's row-major copy ([`Frag::gather`]'s order) that a warp keeps
+/// between two `wgmma.mma_async` on the same accumulators: while a later
+/// pending one holds the registers, no other instruction may read or
+/// write them, so the first one's D need not go through them.
+pub(in crate::emu::ops) struct Chain<'a> {
+    /// The copy.
+    pub rows: &'a mut Vec<u32>,
+    /// Whether `rows` holds D now (the registers are stale).
+    pub from: bool,
+    /// Whether D is left in `rows` rather than written to the registers.
+    pub to: bool,
+}
+
 impl Frag<'_> {
     /// N.
     pub(super) fn n(&self) -> usize {
@@ -58,7 +71,7 @@ impl Frag<'_> {
 
     /// Writes the whole of D from `d` (16 x N, row-major), as
     /// [`Frag::gather`] reads it.
-    pub(super) fn scatter(&mut self, d: &[u32]) {
+    pub(in crate::emu::ops) fn scatter(&mut self, d: &[u32]) {
         let n = self.n();
         for (q, &r) in self.d.iter().enumerate() {
             let lanes: &mut [u64; 32] = (&mut self.regs[r as usize * 32..][..32]).try_into().expect("32 lanes");

@@ -44,7 +44,7 @@ mod half_parts;
 mod half_sums;
 mod half_tiles;
 pub(super) use half_sums::half_rows_frag;
-pub(super) use half_tiles::Frag;
+pub(super) use half_tiles::{Chain, Frag};
 
 /// Whether the AVX2 copies run: where the CPU has AVX2, unless a test
 /// asks for the baseline ones.

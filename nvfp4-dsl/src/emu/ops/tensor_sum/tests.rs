@@ -9,7 +9,7 @@ use super::half_sums::{
     self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_frag, half_rows_with, narrow_rows,
     rows_exact,
 };
-use super::half_tiles::Frag;
+use super::half_tiles::{Chain, Frag};
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
@@ -322,7 +322,12 @@ fn half_rows(
                 frag.set(r, c, old[r * n + 8 * c..][..8].try_into().unwrap());
             }
         }
-        half_rows_frag(a, b, f, neg, frag, scale_d);
+        let chain = Chain {
+            rows: &mut Vec::new(),
+            from: false,
+            to: false,
+        };
+        half_rows_frag(a, b, f, neg, frag, scale_d, chain);
         let frag = Frag {
             regs: &mut file,
             d: &dregs,
