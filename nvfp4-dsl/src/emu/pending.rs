@@ -269,6 +269,9 @@ struct Span {
     pc: u32,
     thread: (u32, u32, u32),
     write: bool,
+    /// Whether its granules are counted in `InflightShared::readers` (a
+    /// write's always are).
+    counted: bool,
     granules: Vec<u32>,
     /// The lowest granule and one past the highest.
     lo: u32,
@@ -292,7 +295,8 @@ pub(crate) struct Busy {
 #[derive(Debug, Default)]
 pub(crate) struct InflightShared {
     /// Per granule, how many operations in flight read it and write it
-    /// (empty until the first).
+    /// (empty until the first); reads added by
+    /// [`InflightShared::add_wide_read`] are not counted.
     readers: Vec<u16>,
     writers: Vec<u16>,
     spans: Vec<Span>,
@@ -313,10 +317,7 @@ impl InflightShared {
     /// `offs` (of a buffer of `size` bytes) by the operation at `pc`
     /// issued by `thread`; returns its id.
     pub fn add(&mut self, pc: u32, thread: (u32, u32, u32), write: bool, offs: &[u32], size: usize) -> u64 {
-        if self.readers.is_empty() {
-            self.readers = vec![0; size.div_ceil(16)];
-            self.writers = vec![0; size.div_ceil(16)];
-        }
+        self.fit(size);
         // A granule listed twice is counted twice and released twice.
         let mut granules = self.free.pop().unwrap_or_default();
         granules.extend(offs.iter().map(|&o| o / 16));
@@ -336,6 +337,7 @@ impl InflightShared {
             pc,
             thread,
             write,
+            counted: true,
             granules,
             lo,
             hi,
@@ -343,13 +345,64 @@ impl InflightShared {
         id
     }
 
+    /// [`InflightShared::add`] for a read of the offsets `offs`, which lie
+    /// in bytes `lo..hi`, that is not counted per granule: a write's check
+    /// finds it through its bounds, then its granules. For the many
+    /// granules of a wgmma's operands, which writes in flight rarely come
+    /// near (the counts' updates cost more than those checks).
+    pub fn add_wide_read(
+        &mut self,
+        pc: u32,
+        thread: (u32, u32, u32),
+        offs: &[u32],
+        (lo, hi): (usize, usize),
+        size: usize,
+    ) -> u64 {
+        self.fit(size);
+        let mut granules = self.free.pop().unwrap_or_default();
+        granules.extend(offs.iter().map(|&o| o / 16));
+        let id = self.next;
+        self.next += 1;
+        self.spans.push(Span {
+            id,
+            pc,
+            thread,
+            write: false,
+            counted: false,
+            granules,
+            lo: (lo / 16) as u32,
+            hi: hi.div_ceil(16) as u32,
+        });
+        id
+    }
+
+    /// The counts for a shared buffer of `size` bytes.
+    fn fit(&mut self, size: usize) {
+        if self.readers.is_empty() {
+            self.readers = vec![0; size.div_ceil(16)];
+            self.writers = vec![0; size.div_ceil(16)];
+        }
+    }
+
+    /// Whether an operation in flight reads granule `g`.
+    fn read(&self, g: usize) -> bool {
+        self.readers[g] != 0 || {
+            let g = g as u32;
+            self.spans
+                .iter()
+                .any(|s| !s.counted && s.lo <= g && g < s.hi && s.granules.contains(&g))
+        }
+    }
+
     /// The access `id` is over.
     pub fn remove(&mut self, id: u64) {
         if let Some(k) = self.spans.iter().position(|s| s.id == id) {
             let s = self.spans.swap_remove(k);
             let counts = if s.write { &mut self.writers } else { &mut self.readers };
-            for &g in &s.granules {
-                counts[g as usize] -= 1;
+            if s.counted {
+                for &g in &s.granules {
+                    counts[g as usize] -= 1;
+                }
             }
             self.recycle(s);
         }
@@ -379,7 +432,7 @@ impl InflightShared {
     /// A caller that knows the bytes' bounds asks [`InflightShared::quiet`]
     /// first.
     pub fn any_busy(&self, offs: &[u32], write: bool) -> bool {
-        let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
+        let busy = |g: usize| self.writers[g] != 0 || (write && self.read(g));
         // Reading, only a write in flight may conflict.
         self.spans.iter().any(|s| s.write || write)
             && offs.iter().any(|&o| {
@@ -392,7 +445,7 @@ impl InflightShared {
     /// The first in-flight access that bytes `off..off + len` may not
     /// overlap: a write for any access, a read for a write.
     pub fn conflict(&self, off: usize, len: usize, write: bool) -> Option<Busy> {
-        let busy = |g: usize| self.writers[g] != 0 || (write && self.readers[g] != 0);
+        let busy = |g: usize| self.writers[g] != 0 || (write && self.read(g));
         let g = (off / 16..(off + len).div_ceil(16)).find(|&g| busy(g))?;
         let s = self
             .spans

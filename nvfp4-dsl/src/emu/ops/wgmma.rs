@@ -386,6 +386,7 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     // Whether no operation in flight writes within an operand's bounds
     // (then no chunk needs checking).
     let mut quiet = true;
+    let mut bounds = (usize::MAX, 0);
     for &(op, [desc_name, what_desc, what], first, rows) in &operands[usize::from(i.flags & F_SS == 0)..] {
         let bits = uniform(c, op, desc_name)?;
         let desc = SmemDesc::sm90(bits, what_desc).map_err(Fault::new)?;
@@ -393,13 +394,14 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
         chunks.extend((first..first + rows).flat_map(|r| [desc.chunk(r, 0), desc.chunk(r, 1)]));
         let (lo, hi) = shared_offsets(c, &mut chunks[from..], what)?;
         quiet &= c.b.inflight.quiet(lo, hi, false);
+        bounds = (bounds.0.min(lo), bounds.1.max(hi));
     }
     if c.cl.clocks.on() || (!quiet && c.b.inflight.any_busy(&chunks, false)) {
         c.check_async(0, &chunks, false)?;
     }
     let size = c.b.shared.len();
     let thread = c.thread_of(0);
-    let read = c.b.inflight.add(pc, thread, false, &chunks, size);
+    let read = c.b.inflight.add_wide_read(pc, thread, &chunks, bounds, size);
     let wg = c.w.held.as_deref_mut().expect("held registers");
     wg.hold_mma(&mut c.w.init, &d, &a);
     wg.open.push(Mma {
