@@ -186,7 +186,9 @@ fn gemm_sm90_case(name: &'static str, (m, n, k): (usize, usize, usize)) -> Case 
     }
 }
 
-fn main() {
+/// The SIMT snapshot kernels: saxpy, mixed_ops, block_sum and
+/// tile_mirror.
+fn simt_cases() -> Vec<Case> {
     let mut cases = Vec::new();
 
     // saxpy over 2^20 elements.
@@ -298,7 +300,11 @@ fn main() {
             macs: 0,
         });
     }
+    cases
+}
 
+fn main() {
+    let mut cases = simt_cases();
     // The sm_100a block-scaled NVFP4 GEMM: tensor copies, mbarrier
     // pipelines, tcgen05 MMAs.
     cases.push(gemm_case(

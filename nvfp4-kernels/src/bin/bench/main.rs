@@ -594,25 +594,61 @@ fn main() -> ExitCode {
                 .filter_map(|(name, kernel)| geomean_of_best(&rows, kernel, |r| r.graph_us).map(|g| (name, g))),
         )
         .collect();
+    let report = Report {
+        device: &device,
+        ceiling,
+        rows: &rows,
+        geomeans: &geomeans,
+        launches: &launches,
+        gemm_note: &gemm_note,
+    };
     if opts.json {
+        report.print_json();
+    } else {
+        report.print_table();
+    }
+    ExitCode::SUCCESS
+}
+
+/// What a run measured, for printing.
+struct Report<'a> {
+    device: &'a Device,
+    ceiling: f64,
+    rows: &'a [Row],
+    geomeans: &'a [(&'a str, f64)],
+    launches: &'a [LaunchRow],
+    gemm_note: &'a str,
+}
+
+impl Report<'_> {
+    /// One JSON object on standard output (`--json`).
+    fn print_json(&self) {
+        let Report {
+            device,
+            ceiling,
+            rows,
+            geomeans,
+            launches,
+            gemm_note,
+        } = *self;
         let items: Vec<String> = rows
-            .iter()
-            .map(|r| {
-                let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
-                    (Some(t), Some(f), Some(e)) => format!(
-                        ",\"tflop_per_s\":{t:.1},\"percent_of_f16_peak\":{:.1},\"byte_floor_us\":{f:.3},\"percent_of_byte_floor\":{:.1},\"worst_error_over_tolerance\":{e:.3}",
-                        100.0 * t * 1e12 / F16_PEAK,
-                        100.0 * f / r.us
-                    ),
-                    _ => String::new(),
-                };
-                let graph = r.graph_us.map_or("null".to_string(), |g| format!("{g:.3}"));
-                format!(
-                    "{{\"kernel\":\"{}\",\"shape\":\"{}\",\"variant\":\"{}\",\"us\":{:.3},\"graph_us\":{graph},\"gb_per_s\":{:.1},\"percent_of_copy\":{:.1}{gemm}}}",
-                    r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
-                )
-            })
-            .collect();
+        .iter()
+        .map(|r| {
+            let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
+                (Some(t), Some(f), Some(e)) => format!(
+                    ",\"tflop_per_s\":{t:.1},\"percent_of_f16_peak\":{:.1},\"byte_floor_us\":{f:.3},\"percent_of_byte_floor\":{:.1},\"worst_error_over_tolerance\":{e:.3}",
+                    100.0 * t * 1e12 / F16_PEAK,
+                    100.0 * f / r.us
+                ),
+                _ => String::new(),
+            };
+            let graph = r.graph_us.map_or("null".to_string(), |g| format!("{g:.3}"));
+            format!(
+                "{{\"kernel\":\"{}\",\"shape\":\"{}\",\"variant\":\"{}\",\"us\":{:.3},\"graph_us\":{graph},\"gb_per_s\":{:.1},\"percent_of_copy\":{:.1}{gemm}}}",
+                r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
+            )
+        })
+        .collect();
         let means: Vec<String> = geomeans.iter().map(|(k, g)| format!("\"{k}\":{g:.3}")).collect();
         let number = |v: Option<f64>| v.map_or("null".to_string(), |v| format!("{v:.3}"));
         let launch_items: Vec<String> = launches
@@ -635,7 +671,18 @@ fn main() -> ExitCode {
             launch_items.join(","),
             gemm_note
         );
-    } else {
+    }
+
+    /// A table on standard output.
+    fn print_table(&self) {
+        let Report {
+            device,
+            ceiling,
+            rows,
+            geomeans,
+            launches,
+            gemm_note,
+        } = *self;
         println!("device: {}", device.describe());
         println!("device-to-device copy: {:.1} GB/s (read + write)", ceiling / 1e9);
         println!(
@@ -653,7 +700,7 @@ fn main() -> ExitCode {
             "% floor",
             "err/tol"
         );
-        for r in &rows {
+        for r in rows {
             let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
                 (Some(t), Some(f), Some(e)) => format!(
                     " {t:>8.1} {:>7.1}% {f:>9.2} {:>6.1}% {e:>7.2}",
@@ -668,7 +715,7 @@ fn main() -> ExitCode {
                 r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
             );
         }
-        for (kernel, g) in &geomeans {
+        for (kernel, g) in geomeans {
             println!("{kernel} geometric mean: {g:.2} us");
         }
         if !gemm_note.is_empty() {
@@ -676,11 +723,10 @@ fn main() -> ExitCode {
         }
         if !launches.is_empty() {
             println!("launch cost of a 512 x 2048 GEMV (medians): host us per GEMV, GPU us per GEMV");
-            for l in &launches {
+            for l in launches {
                 let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
                 println!("  {:<32} {:>8} {:>8}", l.what, cell(l.host_us), cell(l.gpu_us));
             }
         }
     }
-    ExitCode::SUCCESS
 }
