@@ -384,7 +384,10 @@ impl InflightShared {
         }
     }
 
-    /// Whether an operation in flight reads granule `g`.
+    /// Whether an operation in flight reads granule `g` (not inlined:
+    /// the accesses' checks that call it are hot code that a scan of the
+    /// spans would crowd).
+    #[inline(never)]
     fn read(&self, g: usize) -> bool {
         self.readers[g] != 0 || {
             let g = g as u32;
