@@ -330,10 +330,8 @@ impl InflightShared {
             lo = lo.min(g);
             hi = hi.max(g + 1);
         }
-        let id = self.next;
-        self.next += 1;
-        self.spans.push(Span {
-            id,
+        self.push(Span {
+            id: 0,
             pc,
             thread,
             write,
@@ -341,8 +339,7 @@ impl InflightShared {
             granules,
             lo,
             hi,
-        });
-        id
+        })
     }
 
     /// [`InflightShared::add`] for a read of the offsets `offs`, which lie
@@ -361,10 +358,8 @@ impl InflightShared {
         self.fit(size);
         let mut granules = self.free.pop().unwrap_or_default();
         granules.extend(offs.iter().map(|&o| o / 16));
-        let id = self.next;
-        self.next += 1;
-        self.spans.push(Span {
-            id,
+        self.push(Span {
+            id: 0,
             pc,
             thread,
             write: false,
@@ -372,7 +367,14 @@ impl InflightShared {
             granules,
             lo: (lo / 16) as u32,
             hi: hi.div_ceil(16) as u32,
-        });
+        })
+    }
+
+    /// Keeps `span` under the next id, which it returns.
+    fn push(&mut self, span: Span) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.spans.push(Span { id, ..span });
         id
     }
 

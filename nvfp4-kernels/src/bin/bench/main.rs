@@ -623,15 +623,7 @@ struct Report<'a> {
 impl Report<'_> {
     /// One JSON object on standard output (`--json`).
     fn print_json(&self) {
-        let Report {
-            device,
-            ceiling,
-            rows,
-            geomeans,
-            launches,
-            gemm_note,
-        } = *self;
-        let items: Vec<String> = rows
+        let items: Vec<String> = self.rows
         .iter()
         .map(|r| {
             let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
@@ -649,9 +641,10 @@ impl Report<'_> {
             )
         })
         .collect();
-        let means: Vec<String> = geomeans.iter().map(|(k, g)| format!("\"{k}\":{g:.3}")).collect();
+        let means: Vec<String> = self.geomeans.iter().map(|(k, g)| format!("\"{k}\":{g:.3}")).collect();
         let number = |v: Option<f64>| v.map_or("null".to_string(), |v| format!("{v:.3}"));
-        let launch_items: Vec<String> = launches
+        let launch_items: Vec<String> = self
+            .launches
             .iter()
             .map(|l| {
                 format!(
@@ -664,27 +657,19 @@ impl Report<'_> {
             .collect();
         println!(
             "{{\"device\":\"{}\",\"copy_gb_per_s\":{:.1},\"results\":[{}],\"geomean_us\":{{{}}},\"launch\":[{}],\"note\":\"{}\"}}",
-            device.describe(),
-            ceiling / 1e9,
+            self.device.describe(),
+            self.ceiling / 1e9,
             items.join(","),
             means.join(","),
             launch_items.join(","),
-            gemm_note
+            self.gemm_note
         );
     }
 
     /// A table on standard output.
     fn print_table(&self) {
-        let Report {
-            device,
-            ceiling,
-            rows,
-            geomeans,
-            launches,
-            gemm_note,
-        } = *self;
-        println!("device: {}", device.describe());
-        println!("device-to-device copy: {:.1} GB/s (read + write)", ceiling / 1e9);
+        println!("device: {}", self.device.describe());
+        println!("device-to-device copy: {:.1} GB/s (read + write)", self.ceiling / 1e9);
         println!(
             "{:<6} {:<24} {:<22} {:>10} {:>9} {:>8} {:>7} {:>8} {:>8} {:>9} {:>7} {:>7}",
             "kernel",
@@ -700,7 +685,7 @@ impl Report<'_> {
             "% floor",
             "err/tol"
         );
-        for r in rows {
+        for r in self.rows {
             let gemm = match (r.tflops, r.floor_us, r.error_ratio) {
                 (Some(t), Some(f), Some(e)) => format!(
                     " {t:>8.1} {:>7.1}% {f:>9.2} {:>6.1}% {e:>7.2}",
@@ -715,15 +700,15 @@ impl Report<'_> {
                 r.kernel, r.shape, r.variant, r.us, r.gbps, r.percent
             );
         }
-        for (kernel, g) in geomeans {
+        for (kernel, g) in self.geomeans {
             println!("{kernel} geometric mean: {g:.2} us");
         }
-        if !gemm_note.is_empty() {
-            println!("{gemm_note}");
+        if !self.gemm_note.is_empty() {
+            println!("{}", self.gemm_note);
         }
-        if !launches.is_empty() {
+        if !self.launches.is_empty() {
             println!("launch cost of a 512 x 2048 GEMV (medians): host us per GEMV, GPU us per GEMV");
-            for l in launches {
+            for l in self.launches {
                 let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
                 println!("  {:<32} {:>8} {:>8}", l.what, cell(l.host_us), cell(l.gpu_us));
             }
