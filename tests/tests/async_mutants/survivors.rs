@@ -57,25 +57,25 @@ pub(super) const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a", "gemm sm_90a global split"],
         text: "wgmma.commit_group.sync.aligned;",
-        occurrences: &[0..7, 9..15, 17..23, 25..31],
+        occurrences: &[0..7, 10..15, 18..23, 26..31],
         change: "removed",
         why: Why::Equivalent(
-            "the step's wgmma joins the next step's group inside one stage of the chain (4 stages of 8 steps, unrolled): the next wait still covers it before the stage's slot is released, the wgmma.wait_group 0 at the chain's end before its accumulator is read, and nothing touches its registers or operands before then; removing the last step's commit of a stage, or the first step's of the next, lets the slot go early and is killed",
+            "the step's wgmma joins the next step's group inside one stage of the chain (4 stages of 8 steps, unrolled): the next waits still cover it before the stage's slot is released, the wgmma.wait_group 0 at the chain's end before its accumulator is read, and nothing touches its registers or operands before then; removing the last step's commit of a stage, or the first two steps' of the next, lets the slot go early and is killed",
         ),
     },
     Survivor {
         subjects: &["gemm sm_90a", "gemm sm_90a global split"],
-        text: "wgmma.wait_group.sync.aligned 1;",
-        occurrences: &[0..8, 9..16, 17..24, 25..32],
+        text: "wgmma.wait_group.sync.aligned 2;",
+        occurrences: &[0..9, 10..17, 18..25, 26..32],
         change: "removed",
         why: Why::Equivalent(
-            "the waits inside a chain only bound the wgmmas in flight: each step's A fragment has registers of its own and the accumulator is read after wgmma.wait_group 0; the waits that do guard something, at the first step of the chain's second, third and fourth stage (the previous stage's slot is released after them), are killed",
+            "the waits inside a chain only bound the wgmmas in flight: each step's A fragment has registers of its own (the next chain reuses them after its wgmma.wait_group 0) and the accumulator is read after wgmma.wait_group 0; the waits that do guard something, at the second step of the chain's second, third and fourth stage (the previous stage's slot is released after them), are killed",
         ),
     },
     Survivor {
         subjects: &["gemm sm_90a", "gemm sm_90a global split"],
-        text: "wgmma.wait_group.sync.aligned 1;",
-        occurrences: &[0..8, 9..16, 17..24, 25..32],
+        text: "wgmma.wait_group.sync.aligned 2;",
+        occurrences: &[0..9, 10..17, 18..25, 26..32],
         change: "waits for one group fewer",
         why: Why::Equivalent(
             "as for the removed wait: one more wgmma in flight changes nothing the step reads or writes",

@@ -70,6 +70,12 @@ pub(super) fn produce(
     }
 }
 
+/// How many of a chain's wgmmas a consumer with one m64 block per
+/// warpgroup leaves in flight while it decodes the next K step's fragment
+/// (with two blocks, one: a second fragment's registers would spill).
+#[device]
+pub(super) const IN_FLIGHT: u32 = 2;
+
 /// A consumer thread `ct` (0..256) of a GEMM block: multiplies the block's
 /// `stages` K stages as they land in the ring into its accumulators of
 /// `BLOCKS` m64 blocks (`acc0`, and `acc1` for the second), releasing each
@@ -134,11 +140,15 @@ pub(super) fn consume<const BLOCKS: u32>(
                         wgmma_fence();
                         wgmma_f16_rs(&mut chain, frag, desc, step > 0 || sub > 0);
                         wgmma_commit_group();
-                        wgmma_wait_group(1);
-                        if sub > 0 && step == 0 {
-                            // Only this step's MMA may be pending: the previous
-                            // stage's are done, and with them this thread's
-                            // reads of its slot.
+                        if BLOCKS == 1 {
+                            wgmma_wait_group(IN_FLIGHT);
+                        } else {
+                            wgmma_wait_group(1);
+                        }
+                        if sub > 0 && step == IN_FLIGHT as usize - 1 {
+                            // Only this stage's MMAs may be pending: the
+                            // previous stage's are done, and with them this
+                            // thread's reads of its slot.
                             mbarrier_arrive(bars, STAGES + (i + (STAGES - 1)) % STAGES);
                         }
                     }

@@ -49,11 +49,13 @@
 //!   block a thread loads its words and scales of the stage into registers
 //!   (two 16-byte loads and one 4-byte load), converts its four scales
 //!   once, then for each of the 8 K steps of 16 decodes its fragment and
-//!   issues a `wgmma.m64n128k16`, then waits until at most that one is
-//!   pending. A stage's slot (the MMAs read A's image from it) is
-//!   released once the next stage's first wait shows its MMAs done, or at
-//!   the end of the chain, where the thread waits for all and promotes the
-//!   scratch accumulator. The two warpgroups share nothing but the ring,
+//!   issues a `wgmma.m64n128k16`, then waits until at most that one and
+//!   the one before are pending (`IN_FLIGHT`; one with two m64 blocks), so
+//!   that decoding the next step's fragment overlaps two MMAs (docs/perf.md
+//!   entry 14). A stage's slot (the MMAs read A's image from it) is
+//!   released once the next stage's second wait shows its MMAs done, or
+//!   at the end of the chain, where the thread waits for all and promotes
+//!   the scratch accumulator. The two warpgroups share nothing but the ring,
 //!   so neither waits for the other inside the K loop.
 //!
 //! K is split among `SPLIT` blocks (along grid x), each taking a
