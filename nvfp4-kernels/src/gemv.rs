@@ -84,21 +84,11 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
     let mut aq = [u32x4::new(0, 0, 0, 0); ROWS];
     let mut sq = [E4m3x2::from_bits(0); ROWS];
     if a_ready && u < units {
-        #[unroll]
-        for r in 0..ROWS {
-            let i = ((row0 + r as u32) * units + u) as usize;
-            aq[r] = load(a, i, Cache::NoAllocate);
-            sq[r] = load(sfa, i, Cache::NoAllocate);
-        }
+        load_a_unit::<ROWS>(a, sfa, row0, units, u, &mut aq, &mut sq);
     }
     grid_dependency_wait();
     if !a_ready && u < units {
-        #[unroll]
-        for r in 0..ROWS {
-            let i = ((row0 + r as u32) * units + u) as usize;
-            aq[r] = load(a, i, Cache::NoAllocate);
-            sq[r] = load(sfa, i, Cache::NoAllocate);
-        }
+        load_a_unit::<ROWS>(a, sfa, row0, units, u, &mut aq, &mut sq);
     }
     // b (and c) only after the wait: the previous kernel may write them.
     let mut bq = u32x4::new(0, 0, 0, 0);
@@ -177,12 +167,7 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
         }
         u += stride;
         if u < units {
-            #[unroll]
-            for r in 0..ROWS {
-                let i = ((row0 + r as u32) * units + u) as usize;
-                aq[r] = load(a, i, Cache::NoAllocate);
-                sq[r] = load(sfa, i, Cache::NoAllocate);
-            }
+            load_a_unit::<ROWS>(a, sfa, row0, units, u, &mut aq, &mut sq);
             bq = load(b, (b_row + u) as usize, Cache::NonCoherent);
             sbq = load(sfb, (b_row + u) as usize, Cache::NonCoherent);
         }
@@ -203,6 +188,27 @@ pub fn gemv_nvfp4<const ROWS: usize, const KSPLIT: u32>(
 /// `offset` away, so ROWS sums take log2(ROWS) + (5 - log2(ROWS)) steps
 /// instead of 5 * ROWS shuffles. Returns the row whose whole sum the lane
 /// then holds in `acc[0]`.
+/// Unit `u` of A's rows `row0 ..` (`ROWS` of them, `units` a row) and its
+/// scale pairs into `aq` and `sq`, streamed past the caches (each is read
+/// once).
+#[device]
+fn load_a_unit<const ROWS: usize>(
+    a: &[u32x4],
+    sfa: &[E4m3x2],
+    row0: u32,
+    units: u32,
+    u: u32,
+    aq: &mut [u32x4; ROWS],
+    sq: &mut [E4m3x2; ROWS],
+) {
+    #[unroll]
+    for r in 0..ROWS {
+        let i = ((row0 + r as u32) * units + u) as usize;
+        aq[r] = load(a, i, Cache::NoAllocate);
+        sq[r] = load(sfa, i, Cache::NoAllocate);
+    }
+}
+
 #[device]
 fn transposing_warp_sum<const ROWS: usize>(acc: &mut [f32; ROWS], lane: u32) -> u32 {
     let mut row = 0u32;
