@@ -5,7 +5,7 @@
 //! truncate each term; infinities and NaN are put in after.
 
 use super::half_parts::{Parts32, decode32, half_parts, lowest_bit};
-use super::half_tiles::{BTiles, Chain, Frag, a_rows, narrow_tiles};
+use super::half_tiles::{BTiles, Chain, Frag, a_rows, fragment_column, narrow_tiles};
 use super::{ABSENT, FLOOR, NAN, NONE, f32_term, f32_toward_zero, pow2, trunc};
 use crate::emu::fp::{self, BF16, F16, Fmt, Val};
 
@@ -43,19 +43,6 @@ pub(super) fn half_rows(
         let k = recent.find(b, f, neg.1);
         half_rows_with(a, &recent.entries[k], neg.0, (old, d), scale_d, &mut recent.scratch);
     });
-}
-
-/// The column of D (and row of B) at place `j` of a row of N in the order
-/// [`half_rows`] takes them: in each whole group of eight, the even ones
-/// then the odd ones, the order of the lanes of two consecutive wgmma
-/// accumulator registers, so that the wgmma gathers D by plain copies; a
-/// last group of fewer than eight unchanged.
-pub(super) fn fragment_column(n: usize, j: usize) -> usize {
-    if j < n - n % 8 {
-        j - j % 8 + 2 * (j % 4) + j % 8 / 4
-    } else {
-        j
-    }
 }
 
 /// How many decoded B operands a thread keeps: the warps of a block

@@ -19,8 +19,6 @@ use crate::emu::fp::Fmt;
 /// `8 (p % 2)..+ 8`, a row in 4 lanes of each: the first register's 4
 /// lanes (the even columns), then the second's (the odd ones), which is
 /// [`fragment_column`] order.
-///
-/// [`fragment_column`]: super::half_sums::fragment_column
 pub(in crate::emu::ops) struct Frag<'a> {
     /// The warp's registers, 32 lanes each (`regs[32 r + lane]`).
     pub regs: &'a mut [u64],
@@ -100,6 +98,21 @@ impl Frag<'_> {
                 *t = u64::from(v);
             }
         }
+    }
+}
+
+/// The column of D (and row of B) at place `j` of a row of N in the order
+/// [`half_rows`] takes them: in each whole group of eight, the even ones
+/// then the odd ones, the order of the lanes of two consecutive wgmma
+/// accumulator registers, so that the wgmma gathers D by plain copies; a
+/// last group of fewer than eight unchanged.
+///
+/// [`half_rows`]: super::half_sums::half_rows
+pub(super) fn fragment_column(n: usize, j: usize) -> usize {
+    if j < n - n % 8 {
+        j - j % 8 + 2 * (j % 4) + j % 8 / 4
+    } else {
+        j
     }
 }
 

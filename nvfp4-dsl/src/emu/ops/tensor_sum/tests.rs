@@ -6,10 +6,9 @@
 
 use super::half_parts::{half_parts, half_parts32};
 use super::half_sums::{
-    self, HalfB, HalfScratch, RECENT, forget_b, fragment_column, half_rows_frag, half_rows_with, narrow_rows,
-    rows_exact,
+    self, HalfB, HalfScratch, RECENT, forget_b, half_rows_frag, half_rows_with, narrow_rows, rows_exact,
 };
-use super::half_tiles::{Chain, Frag};
+use super::half_tiles::{Chain, Frag, fragment_column};
 use super::reference::{self, Op, Scales};
 use super::*;
 use crate::emu::fp::{BF16, F16, Fmt};
