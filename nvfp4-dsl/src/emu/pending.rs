@@ -319,8 +319,7 @@ impl InflightShared {
     pub fn add(&mut self, pc: u32, thread: (u32, u32, u32), write: bool, offs: &[u32], size: usize) -> u64 {
         self.fit(size);
         // A granule listed twice is counted twice and released twice.
-        let mut granules = self.free.pop().unwrap_or_default();
-        granules.extend(offs.iter().map(|&o| o / 16));
+        let granules = self.granules_of(offs);
         let counts = if write { &mut self.writers } else { &mut self.readers };
         // One pass over the counts: their updates bound it, the bounds
         // come free.
@@ -356,8 +355,7 @@ impl InflightShared {
         size: usize,
     ) -> u64 {
         self.fit(size);
-        let mut granules = self.free.pop().unwrap_or_default();
-        granules.extend(offs.iter().map(|&o| o / 16));
+        let granules = self.granules_of(offs);
         self.push(Span {
             id: 0,
             pc,
@@ -376,6 +374,13 @@ impl InflightShared {
         self.next += 1;
         self.spans.push(Span { id, ..span });
         id
+    }
+
+    /// The granules of the offsets `offs`, in a finished span's list.
+    fn granules_of(&mut self, offs: &[u32]) -> Vec<u32> {
+        let mut granules = self.free.pop().unwrap_or_default();
+        granules.extend(offs.iter().map(|&o| o / 16));
+        granules
     }
 
     /// The counts for a shared buffer of `size` bytes.

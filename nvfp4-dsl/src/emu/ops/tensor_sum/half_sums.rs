@@ -293,12 +293,12 @@ pub(in crate::emu::ops) fn half_rows_frag(
         let n = frag.n();
         if scale_d && chain.from {
             std::mem::swap(old, chain.rows);
-        } else if scale_d {
-            old.resize(16 * n, 0);
-            frag.gather(old);
         }
         old.resize(16 * n, 0);
         d.resize(16 * n, 0);
+        if scale_d && !chain.from {
+            frag.gather(old);
+        }
         let rows = a_rows(a, f, neg.0, b.narrow_bounds());
         if !narrow_tiles(&rows, &b.tiles, (old, d), scale_d) {
             half_rows_decoded(a, &DecodedA::new(a, b, neg.0), b, neg.0, (old, d), scale_d, scratch);
