@@ -10,4 +10,10 @@ fn angle(x: &mut [f32]) {
     x[0] = x[1].atan2(x[2]);
 }
 
+#[kernel(targets(sm_90))]
+fn rotate(x: &mut [f32]) {
+    let (s, c) = x[1].sin_cos();
+    x[0] = s * c;
+}
+
 fn main() {}

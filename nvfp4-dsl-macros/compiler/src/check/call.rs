@@ -784,6 +784,7 @@ fn float_method_instead(method: &str) -> Option<&'static str> {
         "exp_m1" => "`x.exp() - 1.0` (inexact for tiny `x`)",
         "sinh" | "cosh" => "it from `x.exp()`: `(x.exp() - (-x).exp()) * 0.5` (`+` for `cosh`)",
         "tan" => "`x.sin() / x.cos()`",
+        "sin_cos" => "`(x.sin(), x.cos())`",
         "cbrt" => "`x.signum() * (x.abs().log2() / 3.0).exp2()` (approximate)",
         "atan" | "atan2" | "asin" | "acos" | "asinh" | "acosh" | "atanh" => {
             "a polynomial or a `#[device]` function of your own (no PTX instruction approximates it)"

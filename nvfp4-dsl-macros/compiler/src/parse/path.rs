@@ -19,6 +19,11 @@ impl Parser {
         if p.path.segments.iter().any(|s| !s.arguments.is_none()) {
             return err(Loc::of(&p), "generic arguments are not supported here");
         }
+        if let [name] = segs.as_slice()
+            && let Some(msg) = std_variant(name)
+        {
+            return err(Loc::of(p), msg);
+        }
         match segs.as_slice() {
             [name] if self.is_local(name) => Ok(ExprKind::Var(name.clone())),
             [_] => self.const_ref(&p.path, Loc::of(p)),
@@ -117,6 +122,11 @@ impl Parser {
             return err(Loc::of(&fp), "qualified paths are not supported in kernels");
         }
         let segs: Vec<&syn::PathSegment> = fp.path.segments.iter().collect();
+        if let [only] = segs.as_slice()
+            && let Some(msg) = std_variant(&only.ident.to_string())
+        {
+            return err(Loc::of(fp), msg);
+        }
         if let Some(call) = self.cmp_min_max(&segs, c) {
             return call;
         }
@@ -253,5 +263,21 @@ pub fn path_key(path: &syn::Path) -> String {
         format!("::{segments}")
     } else {
         segments
+    }
+}
+
+/// What to write instead of `Some`, `None`, `Ok` or `Err` (kernels have
+/// no `Option` or `Result`); `None` for any other name. Without this a
+/// variant would be taken for a `#[device] const` or function and fail in
+/// rustc's name lookup ("cannot find macro `None`").
+fn std_variant(name: &str) -> Option<String> {
+    match name {
+        "Some" | "None" => Some(format!(
+            "`{name}`: kernels have no `Option`; keep a flag beside the value, e.g. `let (found, v) = if i < n {{ (true, x[i]) }} else {{ (false, 0.0) }};`"
+        )),
+        "Ok" | "Err" => Some(format!(
+            "`{name}`: kernels have no `Result`; return a status value beside the result (e.g. a `u32` code in a tuple)"
+        )),
+        _ => None,
     }
 }

@@ -283,6 +283,15 @@ impl Parser {
                 Loc::of(&p),
                 "raw pointers are not supported in kernels; use slices (`&[T]`, `&mut [T]`) and indices",
             ),
+            syn::Type::ImplTrait(syn::TypeImplTrait { bounds, .. })
+            | syn::Type::TraitObject(syn::TypeTraitObject { bounds, .. })
+                if bounds.iter().any(is_fn_trait) =>
+            {
+                err(
+                    Loc::of(&ty),
+                    "a closure cannot be passed to a function in kernels: a closure is bound with `let` and called where it is made; call a `#[device] fn` by its name instead, or pass a value that selects what to do",
+                )
+            }
             syn::Type::ImplTrait(_) | syn::Type::TraitObject(_) => {
                 err(Loc::of(&ty), "traits cannot be lowered to PTX; use a concrete type")
             }
@@ -292,6 +301,12 @@ impl Parser {
             ),
         }
     }
+}
+
+/// `Fn(..)`, `FnMut(..)` or `FnOnce(..)`: the bound of a closure parameter.
+fn is_fn_trait(bound: &syn::TypeParamBound) -> bool {
+    matches!(bound, syn::TypeParamBound::Trait(t)
+        if t.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Fn" | "FnMut" | "FnOnce")))
 }
 
 /// Most bytes of a struct kernel parameter: what the launcher's argument
