@@ -141,7 +141,7 @@ pub use runtime::{
     CudaDevice, Device, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, EmuDevice, Error, KernelArg, LaunchConfig,
     Result, TileMap2d, launch,
 };
-pub use target::{SourceFn, Target, Variant};
+pub use target::{PtxBuilds, SourceFn, Target, Variant};
 pub use types::{
     AtomicAdd, AtomicInt, Cache, DeviceIndex, E4m3, E4m3x2, Element, Fp4x2, InstrDesc, Memory, MemoryMut, Order, Scope,
     SharedArray, SharedElement, SharedMemory, SharedRow, SharedSlice, Shuffle, SmemDesc, Swizzle, TensorMap,

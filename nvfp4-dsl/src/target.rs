@@ -14,8 +14,14 @@ pub struct Variant {
     pub spec: &'static str,
     /// The PTX entry name.
     pub entry: &'static str,
-    /// The PTX text for each target.
+    /// The PTX text for each target, of this build: with `debug_assert!`s
+    /// and the column checks of 2-D shared arrays where the crate that
+    /// defines the kernel builds with `debug_assertions`, without them
+    /// otherwise.
     pub ptx: &'static [(Target, &'static str)],
+    /// Both builds' PTX, debug then release, where they differ (the kernel
+    /// has such checks); `None` where `ptx` is the same for both.
+    pub builds: Option<PtxBuilds>,
     /// The kernel and the device functions inlined into it, so that the
     /// emulator's errors name Rust lines.
     pub sources: &'static [SourceFn],
@@ -24,6 +30,10 @@ pub struct Variant {
     /// it start while that kernel finishes (programmatic dependent launch).
     pub programmatic: bool,
 }
+
+/// The PTX text per target of a build with debug assertions, then of one
+/// without (see [`Variant::builds`]).
+pub type PtxBuilds = (&'static [(Target, &'static str)], &'static [(Target, &'static str)]);
 
 /// A function whose statements the PTX's comments name, relative to its
 /// `fn` line: `// 12: let x = ..;` in the kernel, `// name:3: ..` in an
@@ -78,6 +88,7 @@ mod tests {
             ptx: &[(Target::Sm90, "a"), (Target::Sm100a, "b")],
             sources: &[],
             programmatic: false,
+            builds: None,
         };
         assert_eq!(v.select(9, 0), Some((Target::Sm90, "a")));
         assert_eq!(v.select(10, 0), Some((Target::Sm100a, "b")));
@@ -90,6 +101,7 @@ mod tests {
             ptx: &[(Target::Sm90, "a"), (Target::Sm90a, "h"), (Target::Sm100a, "b")],
             sources: &[],
             programmatic: false,
+            builds: None,
         };
         assert_eq!(hopper.select(9, 0), Some((Target::Sm90a, "h")));
         assert_eq!(hopper.select(10, 0), Some((Target::Sm100a, "b")));

@@ -60,6 +60,14 @@ pub fn snapshot_name(v: &Variant, target: Target) -> String {
     format!("{}__{}__{}", v.kernel, v.spec, target.name())
 }
 
+/// The target a snapshot's file stem names: `<kernel>__<spec>__<target>`,
+/// with `__release` after it for a release build's PTX (see
+/// `tests/tests/snapshots.rs`).
+pub fn snapshot_target(stem: &str) -> &str {
+    let stem = stem.strip_suffix("__release").unwrap_or(stem);
+    stem.rsplit("__").next().unwrap_or(stem)
+}
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

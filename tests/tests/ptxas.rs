@@ -1,7 +1,7 @@
 //! Assembles every PTX snapshot with ptxas for its target. Without ptxas the
 //! test is skipped locally and fails in CI (`CI=true`).
 
-use nvfp4_tests::{find_ptxas, in_ci, snapshot_body, snapshot_dir};
+use nvfp4_tests::{find_ptxas, in_ci, snapshot_body, snapshot_dir, snapshot_target};
 use std::process::Command;
 
 #[test]
@@ -31,7 +31,7 @@ fn every_snapshot_assembles_for_its_target() {
             .and_then(|s| s.to_str())
             .expect("utf-8 name")
             .to_string();
-        let target = name.rsplit("__").next().expect("target suffix").to_string();
+        let target = snapshot_target(&name).to_string();
         let text = std::fs::read_to_string(file).expect("readable snapshot");
         let body = snapshot_body(&text).unwrap_or_else(|| panic!("{name}: not an insta snapshot"));
         let ptx = out_dir.join(format!("{name}.ptx"));

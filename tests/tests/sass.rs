@@ -5,7 +5,7 @@
 //! fenced-by-the-compiler pipeline. Skipped locally without the tools,
 //! fails in CI (`CI=true`).
 
-use nvfp4_tests::{find_nvdisasm, find_ptxas, in_ci, sign_bit_or_kernel, snapshot_body, snapshot_dir};
+use nvfp4_tests::{find_nvdisasm, find_ptxas, in_ci, sign_bit_or_kernel, snapshot_body, snapshot_dir, snapshot_target};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,7 +45,7 @@ fn assemble(prefix: &str) -> Option<Vec<(String, Assembled)>> {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_string();
-        let target = name.rsplit("__").next().expect("target suffix").to_string();
+        let target = snapshot_target(&name).to_string();
         let text = std::fs::read_to_string(&path).expect("snapshot");
         let ptx = snapshot_body(&text).expect("insta snapshot").to_string();
         let assembled = assemble_ptx(&ptxas, &nvdisasm, &dir, &name, &target, ptx);

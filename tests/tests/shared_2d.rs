@@ -129,3 +129,38 @@ fn a_row_past_the_array_is_reported_by_the_emulator() {
     let text = e.to_string();
     assert!(text.contains("shared"), "{text}");
 }
+
+/// Writes cell `c` of row 0 of a 2 x 4 tile, then reads it back.
+#[kernel(targets(sm_90))]
+pub fn past_a_row(out: &mut [u32], c: u32) {
+    let tile = shared_array::<[u32; 4], 2>();
+    tile[0u32][c] = 7;
+    sync_threads();
+    out[0] = tile[1][0];
+}
+
+#[test]
+fn a_column_past_its_row_is_reported_in_a_debug_build() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.upload(&[0u32]).expect("upload");
+    // SAFETY: one thread; column 3 is inside the row.
+    unsafe { past_a_row::Kernel::launch(&device, LaunchConfig::linear(1, 1), &mut out, 3) }.expect("column 3");
+    // Column 4 of row 0 is the address of row 1's first cell: inside the
+    // array, so only the debug build's column check sees it.
+    // SAFETY: the address stays inside the tile either way.
+    let launched = unsafe { past_a_row::Kernel::launch(&device, LaunchConfig::linear(1, 1), &mut out, 4) };
+    if cfg!(debug_assertions) {
+        let text = launched.expect_err("column 4 of a row of 4").to_string();
+        assert!(
+            text.contains("index out of bounds: a column of `tile` is 4 or more, past its rows of 4 elements"),
+            "{text}"
+        );
+        assert!(
+            text.contains("tile[0u32][c] = 7;"),
+            "the message names the Rust line: {text}"
+        );
+    } else {
+        launched.expect("release builds check the whole array only, as CUDA");
+        assert_eq!(device.download(&out).expect("download"), [7]);
+    }
+}

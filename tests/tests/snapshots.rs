@@ -1,9 +1,26 @@
 //! Pins the full PTX of every kernel x specialisation x target in
-//! `snapshots/` (review changes with `cargo insta review`).
+//! `snapshots/` (review changes with `cargo insta review`): a kernel whose
+//! debug build differs (`debug_assert!`s, 2-D column checks) has its
+//! release build's PTX beside it as `<name>__release`, whichever profile
+//! the test runs in.
 
+use nvfp4_dsl::{Target, Variant};
 use nvfp4_kernels::registry::all_variants;
 use nvfp4_tests::{snapshot_dir, snapshot_name};
 use std::collections::BTreeSet;
+
+/// Every snapshot of `v`: its name and PTX.
+fn snapshots(v: &Variant) -> Vec<(String, &'static str)> {
+    let named = |ptx: &'static [(Target, &'static str)], suffix: &str| {
+        ptx.iter()
+            .map(|(t, text)| (format!("{}{suffix}", snapshot_name(v, *t)), *text))
+            .collect::<Vec<_>>()
+    };
+    match v.builds {
+        Some((debug, release)) => [named(debug, ""), named(release, "__release")].concat(),
+        None => named(v.ptx, ""),
+    }
+}
 
 #[test]
 fn every_variant_matches_its_snapshot() {
@@ -13,8 +30,8 @@ fn every_variant_matches_its_snapshot() {
     settings.set_omit_expression(true);
     settings.bind(|| {
         for v in all_variants() {
-            for (target, ptx) in v.ptx {
-                insta::assert_snapshot!(snapshot_name(v, *target), ptx);
+            for (name, ptx) in snapshots(v) {
+                insta::assert_snapshot!(name, ptx);
             }
         }
     });
@@ -24,7 +41,7 @@ fn every_variant_matches_its_snapshot() {
 fn no_snapshot_is_orphaned() {
     let expected: BTreeSet<String> = all_variants()
         .iter()
-        .flat_map(|v| v.ptx.iter().map(move |(t, _)| format!("{}.snap", snapshot_name(v, *t))))
+        .flat_map(|v| snapshots(v).into_iter().map(|(name, _)| format!("{name}.snap")))
         .collect();
     let present: BTreeSet<String> = std::fs::read_dir(snapshot_dir())
         .expect("snapshots/ exists")

@@ -185,7 +185,7 @@ pub fn compile(
             }
         };
         let (_, kernel, types) = &instances[at];
-        let debug_asserts = has_debug_asserts(kernel);
+        let mut debug_checks = false;
         let entry = if spec.is_empty() {
             kernel.name.clone()
         } else {
@@ -240,7 +240,8 @@ pub fn compile(
                 dump += &format!("=== {} ptx: {what} ===\n{text}\n", Dump::VAR);
             }
             ptx.push((*target, text));
-            if debug_asserts {
+            if func.debug_checks {
+                debug_checks = true;
                 release_ptx.push(ptx::emit(&lower_with(false)?));
             }
         }
@@ -249,7 +250,7 @@ pub fn compile(
             spec,
             entry,
             ptx,
-            release_ptx: debug_asserts.then_some(release_ptx),
+            release_ptx: debug_checks.then_some(release_ptx),
             programmatic,
         });
     }
@@ -370,18 +371,6 @@ fn in_types(e: syn::Error, kernel: &str, params: &[TypeParam], types: &[Scalar])
         }
     }
     out.unwrap_or_else(|| syn::Error::new(Span::call_site(), "unknown error"))
-}
-
-/// Whether the kernel or a device function it calls has a `debug_assert!`
-/// (so that it compiles twice: with them and without).
-fn has_debug_asserts(kernel: &ast::Kernel) -> bool {
-    let mut found = false;
-    for body in std::iter::once(&kernel.body).chain(kernel.devices.iter().map(|d| &d.body)) {
-        ast::walk_exprs(body, &mut |e| {
-            found |= matches!(e.kind, ast::ExprKind::Assert { debug: true, .. });
-        });
-    }
-    found
 }
 
 /// Adds which specialisation and target an error arose in, when it matters.

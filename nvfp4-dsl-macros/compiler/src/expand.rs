@@ -52,6 +52,20 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 None => quote!((#t, #text)),
             }
         });
+        let builds = match &v.release_ptx {
+            Some(release) => {
+                let debug = v.ptx.iter().map(|(t, text)| {
+                    let t = target_tokens(*t);
+                    quote!((#t, #text))
+                });
+                let release = v.ptx.iter().zip(release).map(|((t, _), text)| {
+                    let t = target_tokens(*t);
+                    quote!((#t, #text))
+                });
+                quote!(::core::option::Option::Some((&[#(#debug),*], &[#(#release),*])))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         quote! {
             ::nvfp4_dsl::Variant {
                 kernel: #kernel,
@@ -60,6 +74,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 ptx: &[#(#ptx),*],
                 sources: #sources,
                 programmatic: #programmatic,
+                builds: #builds,
             }
         }
     });

@@ -161,6 +161,10 @@ pub struct Function {
     pub programmatic: bool,
     /// Source file for `.file`, when line info is on.
     pub file: Option<String>,
+    /// It has code that only builds with debug assertions have
+    /// (`debug_assert!`, the column checks of 2-D shared arrays): the
+    /// release build needs PTX of its own.
+    pub debug_checks: bool,
     pub body: Vec<Node>,
 }
 

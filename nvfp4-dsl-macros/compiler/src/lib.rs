@@ -10,7 +10,7 @@
 //! `expand` turns the result into the Rust tokens the macro emits;
 //! `driver` runs them.
 //!
-//! [`Target`] and [`ASSERTION_FAILED`] need nothing of the rest: the
+//! [`Target`], [`ASSERTION_FAILED`] and [`INDEX_OUT_OF_BOUNDS`] need nothing of the rest: the
 //! runtime (`nvfp4-dsl`) takes this crate with `default-features = false`
 //! for them alone, so a user's build compiles syn only for the proc macro.
 
@@ -22,6 +22,12 @@ pub use target::Target;
 /// (`trap; // assertion failed: assert!(i < n)`): the emulator reports what
 /// follows, the assertion's source, when the trap executes.
 pub const ASSERTION_FAILED: &str = "assertion failed: ";
+
+/// How the PTX comment on the `trap` of a bounds check that only builds
+/// with debug assertions make starts (a 2-D shared array's column, which
+/// the emulator's whole-array check cannot see): the emulator reports
+/// what follows.
+pub const INDEX_OUT_OF_BOUNDS: &str = "index out of bounds: ";
 
 #[cfg(feature = "compiler")]
 pub mod ast;

@@ -369,6 +369,7 @@ mod tests {
             launch_bounds: Some((128, Some(2))),
             programmatic: false,
             file: None,
+            debug_checks: false,
             body,
         }
     }

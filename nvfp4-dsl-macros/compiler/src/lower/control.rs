@@ -426,6 +426,7 @@ impl Lower<'_> {
         if debug && !self.debug_assertions {
             return Ok(Val::Unit);
         }
+        self.func.debug_checks |= debug;
         let trap = Node::Trap(format!("{ASSERTION_FAILED}{text}"));
         match self.expr(cond)? {
             Val::Const(Const::Bool(true)) => {}

@@ -4,6 +4,7 @@
 
 use super::emit::{Lower, MemRef, Space, Val};
 use super::fold::{Const, Result, err, f32_imm, f64_imm, int_imm};
+use crate::INDEX_OUT_OF_BOUNDS;
 use crate::ast::*;
 use crate::ir::*;
 use crate::types::{CacheHint, MemLayout, RegClass, Scalar, Ty};
@@ -108,6 +109,7 @@ impl Lower<'_> {
             (Val::Const(Const::Int(r)), c) => {
                 let ct = self.ty(col);
                 let cr = self.index_u32(&c, &ct);
+                self.check_column(cr, cols, rows);
                 let d = self.reg(RegClass::B32);
                 let first = (r as i64).wrapping_mul(cols as i64) as u32;
                 self.emit("add.u32", vec![d.into(), cr.into(), Operand::imm(first)]);
@@ -118,7 +120,11 @@ impl Lower<'_> {
                 let rr = self.index_u32(&r, &rt);
                 let cr = match c {
                     Val::Const(Const::Int(k)) => Operand::imm(k),
-                    c => self.index_u32(&c, &ct).into(),
+                    c => {
+                        let cr = self.index_u32(&c, &ct);
+                        self.check_column(cr, cols, rows);
+                        cr.into()
+                    }
                 };
                 let d = self.reg(RegClass::B32);
                 self.emit("mad.lo.u32", vec![d.into(), rr.into(), Operand::imm(cols), cr]);
@@ -127,6 +133,32 @@ impl Lower<'_> {
         };
         let addr = self.element_addr(&m, index, &Ty::Scalar(Scalar::U32), col.span)?;
         Ok(Some((m, addr)))
+    }
+
+    /// With debug assertions, a trap where the column `c` of a 2-D shared
+    /// array (`rows`, whose rows have `cols` elements) is past its row:
+    /// the address `r * C + c` may still be inside the array (the next
+    /// row's), where the emulator's whole-array check cannot see it. A
+    /// negative `i32` column is a large `u32` here, past the row too.
+    fn check_column(&mut self, c: Reg, cols: u64, rows: &Expr) {
+        if !self.debug_assertions {
+            return;
+        }
+        self.func.debug_checks = true;
+        let name = match &rows.kind {
+            ExprKind::Var(name) => format!("`{name}`"),
+            _ => "the 2-D shared array".to_string(),
+        };
+        let past = self.reg(RegClass::Pred);
+        self.emit("setp.ge.u32", vec![past.into(), c.into(), Operand::imm(cols)]);
+        self.push(Node::If {
+            cond: past,
+            negate: false,
+            then: vec![Node::Trap(format!(
+                "{INDEX_OUT_OF_BOUNDS}a column of {name} is {cols} or more, past its rows of {cols} elements"
+            ))],
+            els: vec![],
+        });
     }
 
     /// A shared-memory index (`u32`, `i32` or `usize`) in a 32-bit register.

@@ -54,6 +54,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         launch_bounds: opts.launch_bounds,
         programmatic: false,
         file: opts.line_info.clone(),
+        debug_checks: false,
         body: Vec::new(),
     };
     let mut l = Lower {

@@ -372,13 +372,18 @@ pub(super) fn trap(d: &Dec<'_>, _: &mut Mods<'_>) -> R {
 }
 
 /// A kernel's failed assertion (its `trap` noted with the assertion's
-/// source by the compiler) names the assertion; another `trap` itself.
+/// source by the compiler) names the assertion, a failed bounds check of a
+/// debug build what it checked; another `trap` itself.
 fn exec_trap(c: &mut Ctx<'_>, _: &Inst) -> X {
     let text = &c.env.entry.texts[c.w.group_pc as usize];
+    let failed = |prefix| text.split_once(prefix).map(|(_, note): (&str, &str)| note.trim());
     Err(Fault::new(
-        match text.split_once(nvfp4_dsl_compiler::ASSERTION_FAILED) {
-            Some((_, source)) => format!("assertion failed: `{}`", source.trim()),
-            None => "`trap` executed".to_string(),
+        if let Some(source) = failed(nvfp4_dsl_compiler::ASSERTION_FAILED) {
+            format!("assertion failed: `{source}`")
+        } else if let Some(check) = failed(nvfp4_dsl_compiler::INDEX_OUT_OF_BOUNDS) {
+            format!("index out of bounds: {check}")
+        } else {
+            "`trap` executed".to_string()
         },
     ))
 }
