@@ -231,8 +231,15 @@ pub fn __kernel_with_devices(input: TokenStream) -> TokenStream {
 /// Fetches the next missing device function, or compiles the kernel when
 /// none is missing.
 fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)>) -> Tokens {
+    let failed = |e| {
+        expand::on_kernel_error(
+            e,
+            &func,
+            compiler::launcher_only(attr.clone(), &func, &devices).as_ref(),
+        )
+    };
     match compiler::missing_devices(attr.clone(), &func, &devices) {
-        Err(e) => return expand::on_error(e, &func),
+        Err(e) => return failed(e),
         Ok(missing) => {
             if let Some((key, span)) = missing.into_iter().next() {
                 return expand::fetch_device(&attr, &func, &devices, &key, span);
@@ -242,7 +249,7 @@ fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)
     let dump = match std::env::var(compiler::Dump::VAR) {
         Ok(value) => match compiler::Dump::parse(&value) {
             Ok(d) => Some(d),
-            Err(msg) => return expand::on_error(syn::Error::new(func.sig.ident.span(), msg), &func),
+            Err(msg) => return failed(syn::Error::new(func.sig.ident.span(), msg)),
         },
         Err(_) => None,
     };
@@ -250,14 +257,14 @@ fn kernel_with(attr: Tokens, func: syn::ItemFn, devices: Vec<(String, syn::Item)
         line_info: line_info_file(&func),
         dump,
     };
-    match compiler::compile(attr, &func, &devices, &opts) {
+    match compiler::compile(attr.clone(), &func, &devices, &opts) {
         Ok(c) => {
             // The stages `NVFP4_DSL_DUMP` asked for, on rustc's stderr
             // (which cargo shows for the crate being compiled).
             eprint!("{}", c.dump);
             expand::expand(&c, &func)
         }
-        Err(e) => expand::on_error(e, &func),
+        Err(e) => failed(e),
     }
 }
 

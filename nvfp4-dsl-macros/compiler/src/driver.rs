@@ -273,6 +273,39 @@ pub fn compile(
     })
 }
 
+/// The launcher of a kernel that did not compile: its specialisations
+/// without PTX, so that the host code naming `kernel::Kernel::launch`
+/// still resolves and the one error shown is the kernel's own (rustc would
+/// add "cannot find module" at every use). `None` where the attribute or
+/// the signature has the error: then there is nothing to launch with.
+pub fn launcher_only(attr: TokenStream, item: &syn::ItemFn, devices: &[(String, syn::Item)]) -> Option<Compiled> {
+    let attr = attr::parse(attr).ok()?;
+    let type_params = generics::type_params(&item.sig.generics, "a kernel").ok()?;
+    let first = first_instance(item, &type_params).ok()?;
+    parse::kernel_signature(&first.sig, devices).ok()?;
+    let consts = parse::kernel_consts(&first.sig).ok()?;
+    let specs = specialisations(&attr, item, &type_params, &consts, devices).ok()?;
+    let kernel = item.sig.ident.to_string();
+    let variants = specs
+        .into_iter()
+        .map(|spec| Variant {
+            spec_name: spec_name(&spec),
+            entry: kernel.clone(),
+            spec,
+            ptx: Vec::new(),
+            release_ptx: None,
+            programmatic: false,
+        })
+        .collect();
+    Some(Compiled {
+        kernel,
+        variants,
+        sources: Vec::new(),
+        struct_params: Vec::new(),
+        dump: String::new(),
+    })
+}
+
 /// The layouts of `kernel`'s struct parameters (the same in every
 /// instance: they do not depend on the types).
 fn struct_params(kernel: &ast::Kernel) -> Vec<StructParam> {

@@ -194,6 +194,20 @@ pub fn on_error(e: syn::Error, item: &syn::ItemFn) -> TokenStream {
     out
 }
 
+/// [`on_error`] for a kernel with its launcher module (from
+/// [`crate::launcher_only`]) where there is one: host code that launches
+/// the kernel then meets no second error of its own.
+pub fn on_kernel_error(e: syn::Error, item: &syn::ItemFn, launcher: Option<&Compiled>) -> TokenStream {
+    match launcher {
+        Some(c) => {
+            let mut out = e.to_compile_error();
+            out.extend(expand(c, item));
+            out
+        }
+        None => on_error(e, item),
+    }
+}
+
 /// `#[device] fn name`, `#[device] struct Name` or `#[device] const NAME`:
 /// the item (for rustc and host code), and a `macro_rules!` that appends
 /// its source to a kernel's callback, reachable as `name!` wherever the

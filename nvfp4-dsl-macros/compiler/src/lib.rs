@@ -65,4 +65,4 @@ pub mod types;
 #[cfg(feature = "compiler")]
 pub use devices::missing_devices;
 #[cfg(feature = "compiler")]
-pub use driver::{Compiled, Dump, Options, SourceFn, Stage, StructParam, Variant, compile};
+pub use driver::{Compiled, Dump, Options, SourceFn, Stage, StructParam, Variant, compile, launcher_only};

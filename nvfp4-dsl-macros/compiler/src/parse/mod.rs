@@ -99,6 +99,14 @@ pub fn collect_consts(
     (kernel, p.module.missing.take().unwrap_or_default())
 }
 
+/// Whether a kernel's signature (its type parameters substituted) parses:
+/// then a launcher can be made for it even where its body has an error.
+pub fn kernel_signature(sig: &syn::Signature, devices: &[(String, syn::Item)]) -> Result<()> {
+    Parser::new(ModuleConsts::new(devices, false))
+        .kernel_signature(sig, devices)
+        .map(drop)
+}
+
 /// The const generics of a kernel (whose type parameters are substituted).
 pub fn kernel_consts(sig: &syn::Signature) -> Result<Vec<crate::ast::ConstParam>> {
     const_params(sig)
@@ -187,33 +195,7 @@ impl Parser {
         instances: Option<&[Instance]>,
     ) -> Result<Kernel> {
         let sig = &item.sig;
-        check_signature(sig, FnKind::Kernel)?;
-        if let syn::ReturnType::Type(arrow, ty) = &sig.output {
-            let is_unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
-            if !is_unit {
-                return err(
-                    Loc {
-                        start: arrow.spans[0],
-                        end: Loc::of(ty).end,
-                    },
-                    "a kernel returns nothing; write its results through a `&mut [T]` parameter",
-                );
-            }
-        }
-        let consts = const_params(sig)?;
-        self.consts = consts.iter().map(|c| c.name.clone()).collect();
-        for (key, item) in devices {
-            if let syn::Item::Struct(st) = item {
-                // A `#[device(methods)]` struct's macro hands over its impl
-                // block with it, by the same path.
-                let methods = devices.iter().any(|(k, i)| k == key && matches!(i, syn::Item::Impl(_)));
-                self.caller = key.clone();
-                let ty = self.device_struct(st, methods);
-                self.caller.clear();
-                self.structs.push((key.clone(), ty?));
-            }
-        }
-        let params = self.params(sig, &consts, FnKind::Kernel)?;
+        let (consts, params) = self.kernel_signature(sig, devices)?;
         self.locals = vec![params.iter().map(|p| p.name.clone()).collect()];
         let body = self.block(&item.block)?;
         let mut parsed = Vec::with_capacity(devices.len());
@@ -251,6 +233,43 @@ impl Parser {
             tables: std::mem::take(&mut self.tables),
             expr_count: self.next_id,
         })
+    }
+
+    /// A kernel's signature: its const generics and parameters (with the
+    /// device structs among `devices` that they may name).
+    fn kernel_signature(
+        &mut self,
+        sig: &syn::Signature,
+        devices: &[(String, syn::Item)],
+    ) -> Result<(Vec<crate::ast::ConstParam>, Vec<crate::ast::Param>)> {
+        check_signature(sig, FnKind::Kernel)?;
+        if let syn::ReturnType::Type(arrow, ty) = &sig.output {
+            let is_unit = matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty());
+            if !is_unit {
+                return err(
+                    Loc {
+                        start: arrow.spans[0],
+                        end: Loc::of(ty).end,
+                    },
+                    "a kernel returns nothing; write its results through a `&mut [T]` parameter",
+                );
+            }
+        }
+        let consts = const_params(sig)?;
+        self.consts = consts.iter().map(|c| c.name.clone()).collect();
+        for (key, item) in devices {
+            if let syn::Item::Struct(st) = item {
+                // A `#[device(methods)]` struct's macro hands over its impl
+                // block with it, by the same path.
+                let methods = devices.iter().any(|(k, i)| k == key && matches!(i, syn::Item::Impl(_)));
+                self.caller = key.clone();
+                let ty = self.device_struct(st, methods);
+                self.caller.clear();
+                self.structs.push((key.clone(), ty?));
+            }
+        }
+        let params = self.params(sig, &consts, FnKind::Kernel)?;
+        Ok((consts, params))
     }
 
     /// Whether `name` is bound where the parser is: a parameter, a const
