@@ -384,6 +384,13 @@ fn a_slot_read_by_every_warp_without_a_barrier_is_a_data_race() {
                 || (text.starts_with("ld.shared") && message.contains("st.shared")),
             "{err}"
         );
+        // The other access by its Rust line too: the one this error is not at.
+        let other = if text.starts_with("st.shared") {
+            "out[t as usize] = slot[0u32];"
+        } else {
+            "slot[0u32] = 42;"
+        };
+        assert!(message.contains("tests/emu.rs:") && message.contains(other), "{err}");
         let mut out = device.upload(&[0u32; 128]).expect("upload");
         // SAFETY: as above.
         unsafe { broadcast_a_slot::Kernel::<true>::launch(&device, LaunchConfig::linear(1, 128), &mut out) }

@@ -168,7 +168,8 @@ pub(super) fn op_error(env: &Env<'_>, block: &Block, op: &AsyncOp, msg: String) 
 }
 
 /// Explains a hazard that the access at `pc` of kind `kind`, by a thread
-/// of the block of rank `me`, ran into.
+/// of the block of rank `me`, ran into; the fault that carries it cites
+/// [`Hazard::cited_pc`], whose Rust statement it names.
 #[cold]
 pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: Kind, whose: Option<String>) -> String {
     let at = |pc: u32| {
@@ -177,6 +178,9 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
             env.entry.lines[pc as usize], env.entry.texts[pc as usize]
         )
     };
+    // The other access (the one the fault cites: `Hazard::cited_pc`) by its
+    // Rust statement too.
+    let cited = |pc: u32| format!("{} `{}`", statement_of(env, pc), env.entry.texts[pc as usize]);
     let whose = whose.map_or(String::new(), |b| format!(" of block {b}"));
     let base = SHARED_BASE as usize;
     let who = |t: u32| thread_name(env, t, me);
@@ -199,17 +203,17 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
                 format!(
                     "that the {} at {} {verb} (this thread does not wait for its completion: no mbarrier wait that covers it)",
                     op_name(&env.entry.texts[earlier.pc as usize]),
-                    at(earlier.pc)
+                    cited(earlier.pc)
                 )
             } else if earlier.asynchronous {
                 format!(
                     "that the {} at {} waited for by {} {verb}",
                     op_name(&env.entry.texts[earlier.pc as usize]),
-                    at(earlier.pc),
+                    cited(earlier.pc),
                     who(earlier.thread())
                 )
             } else {
-                format!("that {} {verb} at {}", who(earlier.thread()), at(earlier.pc))
+                format!("that {} {verb} at {}", who(earlier.thread()), cited(earlier.pc))
             };
             let per_block = threads / env.cluster_size;
             let other_block = earlier.thread() < threads && earlier.thread() / per_block != me;
@@ -233,14 +237,14 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
             op_name(&env.entry.texts[pc as usize]),
             base + off,
             who(write.thread()),
-            at(write.pc)
+            cited(write.pc)
         ),
         Hazard::FenceUnordered { write, fence_pc, off } => format!(
             "the fence.proxy.async at {} of {}, after its store to shared memory {:#x} at {}, is not ordered before this {} (no barrier or mbarrier arrive and wait between the fence and it)",
             at(fence_pc),
             who(write.thread()),
             base + off,
-            at(write.pc),
+            cited(write.pc),
             op_name(&env.entry.texts[pc as usize])
         ),
     }

@@ -151,6 +151,17 @@ pub(crate) enum Hazard {
     FenceUnordered { write: Access, fence_pc: u32, off: usize },
 }
 
+impl Hazard {
+    /// The other access's instruction, which the message names by its Rust
+    /// statement (the fault cites it).
+    pub(crate) fn cited_pc(&self) -> u32 {
+        match self {
+            Hazard::Race { earlier, .. } => earlier.pc,
+            Hazard::NoProxyFence { write, .. } | Hazard::FenceUnordered { write, .. } => write.pc,
+        }
+    }
+}
+
 /// The vector clocks of the threads of a cluster.
 #[derive(Debug, Default)]
 pub(crate) struct Clocks {

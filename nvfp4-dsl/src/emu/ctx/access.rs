@@ -50,7 +50,7 @@ impl Ctx<'_> {
             Ok(()) => Ok(()),
             Err(h) => {
                 let whose = rank.map(|_| b.id());
-                Err(Fault::lane(lane, hazard_message(self.env, me, &h, pc, kind, whose)))
+                Err(Fault::lane(lane, hazard_message(self.env, me, &h, pc, kind, whose)).citing(h.cited_pc()))
             }
         }
     }
@@ -119,10 +119,9 @@ impl Ctx<'_> {
                 return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, None)));
             }
             if clocks && let Err(h) = self.b.shadow.access(&self.cl.clocks, t, pc, off, 16, kind) {
-                return Err(Fault::lane(
-                    lane,
-                    hazard_message(self.env, self.b.rank, &h, pc, kind, None),
-                ));
+                return Err(
+                    Fault::lane(lane, hazard_message(self.env, self.b.rank, &h, pc, kind, None)).citing(h.cited_pc()),
+                );
             }
         }
         Ok(())
