@@ -17,6 +17,17 @@ impl Lower<'_> {
     /// The address of element `index` of `m`, as a base operand and a
     /// constant byte offset.
     pub fn element_addr(&mut self, m: &MemRef, index: Val, index_ty: &Ty, span: Loc) -> Result<(Operand, i64)> {
+        // A shared array's length is its type's: a constant index past it
+        // is an error here, as rustc's for a Rust array.
+        if let (Space::Shared, Val::Const(Const::Int(i)), Some(Val::Const(Const::Int(len)))) =
+            (m.space, &index, m.len.as_deref())
+            && !(0..*len).contains(i)
+        {
+            return err(
+                span,
+                format!("index {i} is out of bounds for a shared array of {len} elements"),
+            );
+        }
         let size = self.elem_layout(&m.elem).bytes as i64;
         self.byte_addr(m, index, index_ty, size, span)
     }
@@ -100,6 +111,15 @@ impl Lower<'_> {
             return err(
                 col.span,
                 format!("index {k} is out of bounds for a row of {cols} elements"),
+            );
+        }
+        if let (Val::Const(Const::Int(k)), Some(Val::Const(Const::Int(len)))) = (&r, m.len.as_deref())
+            && let Some(rows) = len.checked_div(i128::from(cols))
+            && !(0..rows).contains(k)
+        {
+            return err(
+                row.span,
+                format!("row {k} is out of bounds for a 2-D shared array of {rows} rows"),
             );
         }
         let index = match (r, c) {
