@@ -157,6 +157,15 @@ impl Checker<'_> {
             .collect();
         if candidates.is_empty() {
             if let Some(msg) = unsupported_method(method, &rty) {
+                if let Some(t) = float_method_result(method, &rty) {
+                    // Rust's type of the result: checking goes on, so that
+                    // one build shows this and the errors after it.
+                    for a in args {
+                        self.expr(a, Some(&TyV::Ty(rty.clone())))?;
+                    }
+                    self.errors.push(e.span.error(msg));
+                    return Ok(t);
+                }
                 return err(e.span, msg);
             }
             let known: Vec<&str> = intrinsics::all()
@@ -773,6 +782,19 @@ fn leak_name(q: &str) -> &'static str {
 
 /// What to write for a float method Rust has and kernels do not, from the
 /// ones they have.
+/// The type Rust gives `x.method(..)` for a float method of
+/// [`float_method_instead`] on `x: ty` (`f32` or `f64`).
+fn float_method_result(method: &str, ty: &Ty) -> Option<TyV> {
+    if float_method_instead(method).is_none() || !matches!(ty, Ty::Scalar(Scalar::F32 | Scalar::F64)) {
+        return None;
+    }
+    Some(TyV::Ty(if method == "sin_cos" {
+        Ty::Tuple(vec![ty.clone(), ty.clone()])
+    } else {
+        ty.clone()
+    }))
+}
+
 fn float_method_instead(method: &str) -> Option<&'static str> {
     Some(match method {
         "powf" => {

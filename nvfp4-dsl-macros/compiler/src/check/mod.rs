@@ -94,6 +94,10 @@ struct Checker<'k> {
     /// The instantiations of generic device functions that calls need and
     /// the kernel has not got.
     wanted: Vec<Instance>,
+    /// Errors already reported whose checking went on: a statement that
+    /// binds no name, or a method rustc has and kernels do not (its type
+    /// is Rust's), so that one build shows every such error.
+    errors: Vec<syn::Error>,
 }
 
 /// What checking a kernel gives: the types, or the instantiations of
@@ -122,12 +126,17 @@ pub fn check(k: &Kernel) -> Result<Checked> {
         kernel_name: k.name.clone(),
         closures: Vec::new(),
         wanted: Vec::new(),
+        errors: Vec::new(),
     };
     let checked = c.check_kernel(k);
     if !c.wanted.is_empty() {
         return Ok(Checked::Instantiate(c.wanted));
     }
-    checked?;
+    let mut errors = std::mem::take(&mut c.errors).into_iter().chain(checked.err());
+    if let Some(mut first) = errors.next() {
+        first.extend(errors);
+        return Err(first);
+    }
     c.finish().map(Checked::Types)
 }
 
@@ -153,7 +162,12 @@ impl Checker<'_> {
             );
         }
         for (i, d) in k.devices.iter().enumerate() {
-            c.device_body(i, d).map_err(|e| in_device(e, d, &k.name))?;
+            let before = c.errors.len();
+            let body = c.device_body(i, d);
+            // The errors recorded in its body name it, as the one returned.
+            let recorded: Vec<syn::Error> = c.errors.drain(before..).map(|e| in_device(e, d, &k.name)).collect();
+            c.errors.extend(recorded);
+            body.map_err(|e| in_device(e, d, &k.name))?;
         }
         c.reject_recursion()
     }
@@ -186,48 +200,72 @@ impl Checker<'_> {
         let n = b.stmts.len();
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == n;
-            result = TyV::Ty(Ty::Unit);
-            match &s.kind {
-                StmtKind::Let {
-                    pat: LetPat::Name { name, .. },
-                    init:
-                        init @ Expr {
-                            kind: ExprKind::Closure { .. },
-                            ..
-                        },
-                    ..
-                } => self.bind_closure(name, init),
-                StmtKind::Let { pat, ty, init } => {
-                    let declared = ty.clone().map(TyV::Ty);
-                    let t = self.expr(init, declared.as_ref())?;
-                    let t = match &declared {
-                        Some(d) => self.unify(d, &t, init.span)?,
-                        None => t,
-                    };
-                    self.bind_let(pat, t)?;
+            let depth = (self.scopes.len(), self.loop_labels.len());
+            match self.stmt(s, last, hint) {
+                Ok(t) => result = t,
+                // A statement that binds nothing: later ones are checked
+                // as if it were not there (its value, if the block's, is
+                // `!`, which fits any type). A `let`'s error ends the block:
+                // what follows may use its names.
+                Err(e) if !matches!(s.kind, StmtKind::Let { .. }) => {
+                    self.scopes.truncate(depth.0);
+                    self.loop_labels.truncate(depth.1);
+                    self.errors.push(e);
+                    result = TyV::Never;
                 }
-                StmtKind::Const { name, ty, init } => {
-                    let t = TyV::Ty(Ty::Scalar(*ty));
-                    let it = self.expr(init, Some(&t))?;
-                    self.unify(&t, &it, init.span)?;
-                    self.bind(name, t, false, NameKind::LocalConst);
-                }
-                StmtKind::Expr(e, semi) => {
-                    let t = self.expr(e, if last && !semi { hint } else { None })?;
-                    if last && !semi {
-                        result = t;
-                    } else if *semi && t == TyV::Never {
-                        result = TyV::Never;
-                    } else if !semi {
-                        let t = self.shallow(&t);
-                        if t != TyV::Ty(Ty::Unit) && t != TyV::Never {
-                            return err(e.span, "expected `()`; add `;` after this expression");
-                        }
-                    }
+                Err(e) => {
+                    self.scopes.truncate(depth.0 - 1);
+                    self.loop_labels.truncate(depth.1);
+                    return Err(e);
                 }
             }
         }
         self.scopes.pop();
         Ok(result)
+    }
+
+    /// One statement of a block; its type where it gives the block's value
+    /// (`last`, no `;`), else `()` (or `!` for one that diverges).
+    fn stmt(&mut self, s: &Stmt, last: bool, hint: Option<&TyV>) -> Result<TyV> {
+        match &s.kind {
+            StmtKind::Let {
+                pat: LetPat::Name { name, .. },
+                init:
+                    init @ Expr {
+                        kind: ExprKind::Closure { .. },
+                        ..
+                    },
+                ..
+            } => self.bind_closure(name, init),
+            StmtKind::Let { pat, ty, init } => {
+                let declared = ty.clone().map(TyV::Ty);
+                let t = self.expr(init, declared.as_ref())?;
+                let t = match &declared {
+                    Some(d) => self.unify(d, &t, init.span)?,
+                    None => t,
+                };
+                self.bind_let(pat, t)?;
+            }
+            StmtKind::Const { name, ty, init } => {
+                let t = TyV::Ty(Ty::Scalar(*ty));
+                let it = self.expr(init, Some(&t))?;
+                self.unify(&t, &it, init.span)?;
+                self.bind(name, t, false, NameKind::LocalConst);
+            }
+            StmtKind::Expr(e, semi) => {
+                let t = self.expr(e, if last && !semi { hint } else { None })?;
+                if last && !semi {
+                    return Ok(t);
+                } else if *semi && t == TyV::Never {
+                    return Ok(TyV::Never);
+                } else if !semi {
+                    let t = self.shallow(&t);
+                    if t != TyV::Ty(Ty::Unit) && t != TyV::Never {
+                        return err(e.span, "expected `()`; add `;` after this expression");
+                    }
+                }
+            }
+        }
+        Ok(TyV::Ty(Ty::Unit))
     }
 }
