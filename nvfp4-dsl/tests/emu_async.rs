@@ -179,8 +179,9 @@ fn mbarrier_ping_pong_between_warps() {
 \t@%p1 mbarrier.init.shared::cta.b64 [bars], 32;
 \t@%p1 mbarrier.init.shared::cta.b64 [bars+8], 32;
 \t@%p1 fence.mbarrier_init.release.cluster;
-\tbar.sync 0;
 \tmov.u32 %r3, 0;
+\t@%p1 st.shared.u32 [token], %r3;
+\tbar.sync 0;
 $L_round:
 \tand.b32 %r4, %r3, 1;
 \tsetp.eq.u32 %p2, %r2, 0;
@@ -395,7 +396,8 @@ $L_wait:
 /// The expected shared image of a tensor copy: box row `i`, byte `j` at
 /// the swizzled `dst + i * box_bytes + j` (offsets from `base`).
 fn tensor_image(map: &TensorMap2d, global: &[u8], c0: i64, c1: i64, dst: u32, base: u32, len: usize) -> Vec<u8> {
-    let mut img = vec![0u8; len];
+    // Outside the box: the emulator's fresh shared memory, all ones.
+    let mut img = vec![0xFFu8; len];
     let mask = match map.swizzle {
         128 => 7,
         64 => 3,

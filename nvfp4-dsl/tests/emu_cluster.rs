@@ -150,7 +150,8 @@ fn cluster_special_registers() {
 /// thread reads word `tid` of its right neighbour (rank + 1) with
 /// `ld.shared::cluster`, four words of its left neighbour with a generic
 /// `ld.v4` through `mapa.u64`, and adds 1 to word `tid + 256` of rank 0
-/// with `atom.shared::cluster`; it stores `tid + 5` into word `tid + 128`
+/// with `atom.shared::cluster` (every block zeroed those words first); it
+/// stores `tid + 5` into word `tid + 128`
 /// of the right neighbour. After a second barrier it reads back its own
 /// word `tid + 128` and rank 0's word `tid + 256`. A third barrier keeps every block
 /// alive until the others are done with its shared memory.
@@ -164,6 +165,8 @@ fn dsmem_body(seed: u32, n: u32, trailing_barrier: bool) -> String {
 \tmov.u32 %r5, buf;
 \tadd.u32 %r6, %r5, %r4;
 \tst.shared.u32 [%r6], %r3;
+\tmov.u32 %r23, 0;
+\tst.shared.u32 [%r6+1024], %r23;
 \tbarrier.cluster.arrive.release.aligned;
 \tbarrier.cluster.wait.acquire.aligned;
 \tmov.u32 %r7, %cluster_ctarank;

@@ -310,7 +310,9 @@ fn a_slot_one_thread_writes_and_every_warp_reads_without_a_barrier_is_a_race() {
 const TC_SHARED: &str =
     ".shared .align 8 .b8 bar[8];\n.shared .align 4 .b8 slot[4];\n.shared .align 1024 .b8 sm[8192];\n";
 
-/// Four warps: warp 0 allocates 32 columns; every warp puts scale
+/// Four warps: warp 0 allocates 32 columns; every thread zeroes its 64
+/// bytes of the operands (then `fence.proxy.async`: the MMA reads them
+/// through the async proxy); every warp puts scale
 /// factors 1.0 in its lane quarter (columns 16..20 for A, 20 for B) and
 /// zeros in D;
 /// thread 0 issues one MMA (N = 8, A and B all zeros in shared memory)
@@ -323,6 +325,14 @@ const MMA: &str = "\tshr.u32 %r2, %r1, 5;
 \t@%p2 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
 \t@%p2 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
 \tfence.mbarrier_init.release.cluster;
+\tmov.u32 %r40, sm;
+\tmad.lo.u32 %r41, %r1, 64, %r40;
+\tmov.u32 %r42, 0;
+\tst.shared.v4.u32 [%r41], {%r42, %r42, %r42, %r42};
+\tst.shared.v4.u32 [%r41+16], {%r42, %r42, %r42, %r42};
+\tst.shared.v4.u32 [%r41+32], {%r42, %r42, %r42, %r42};
+\tst.shared.v4.u32 [%r41+48], {%r42, %r42, %r42, %r42};
+\tfence.proxy.async.shared::cta;
 \ttcgen05.fence::before_thread_sync;
 \tbar.sync 0;
 \ttcgen05.fence::after_thread_sync;

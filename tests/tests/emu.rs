@@ -434,3 +434,26 @@ fn the_gemm_matches_the_reference_on_the_task_shapes_on_the_emulator() {
         }
     }
 }
+
+/// Reads a shared word that nothing wrote.
+#[nvfp4_dsl::kernel(targets(sm_90))]
+pub fn read_unwritten(f: &mut [f32], u: &mut [u32]) {
+    let floats = nvfp4_dsl::prelude::shared_array::<f32, 4>();
+    let words = nvfp4_dsl::prelude::shared_array::<u32, 4>();
+    let t = nvfp4_dsl::prelude::thread_idx_x();
+    f[t as usize] = floats[t];
+    u[t as usize] = words[t];
+}
+
+#[test]
+fn shared_memory_that_nothing_wrote_reads_as_all_ones() {
+    // Not zeros, which a missing initialisation would often pass with: a
+    // GPU leaves whatever the last block wrote there.
+    let device = Device::emulator(Target::Sm90);
+    let mut f = device.upload(&[0.0f32; 4]).expect("upload");
+    let mut u = device.upload(&[0u32; 4]).expect("upload");
+    // SAFETY: four threads, each writes its own word of each output.
+    unsafe { read_unwritten::Kernel::launch(&device, LaunchConfig::linear(1, 4), &mut f, &mut u) }.expect("launch");
+    assert!(device.download(&f).expect("download").iter().all(|v| v.is_nan()));
+    assert_eq!(device.download(&u).expect("download"), [u32::MAX; 4]);
+}

@@ -33,5 +33,6 @@ pub(crate) fn const_table(addr: u64) -> Option<(usize, u64)> {
 pub(crate) const CLUSTER_SHIFT: u32 = 24;
 
 /// The byte that fills the destination of an asynchronous copy until it
-/// completes (all ones: NaN in every float format).
+/// completes, and a block's shared memory at its start (all ones: NaN in
+/// every float format).
 pub(crate) const POISON: u8 = 0xFF;

@@ -4,7 +4,7 @@
 //! and per cluster (its barrier, the threads' vector clocks).
 
 use super::decode::Entry;
-use super::layout::SHARED_BASE;
+use super::layout::{POISON, SHARED_BASE};
 use super::mbar::{Mbar, MbarWait};
 use super::pdl::BlockTrigger;
 use super::pending::{AsyncOp, AsyncRegs, InflightShared};
@@ -339,7 +339,7 @@ impl Block {
     pub(super) fn new(env: &Env<'_>, rank: u32) -> Block {
         let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
         Block {
-            shared: vec![0; (env.shared_end - SHARED_BASE) as usize],
+            shared: vec![POISON; (env.shared_end - SHARED_BASE) as usize],
             ctaid: [0; 3],
             rank,
             agent: env.cluster_size * threads + rank,
@@ -365,13 +365,15 @@ impl Block {
         }
     }
 
-    /// A fresh block `ctaid`: zeroed shared memory, no barrier, mbarrier
-    /// or allocation.
+    /// A fresh block `ctaid`: shared memory all [`POISON`] (a GPU's starts
+    /// as whatever the last block left: a kernel that reads what it never
+    /// wrote gets NaNs and all-ones integers, not zeros that may pass a
+    /// check), no barrier, mbarrier or allocation.
     pub(super) fn reset(&mut self, ctaid: [u32; 3]) {
         self.ctaid = ctaid;
         self.exited = false;
         self.clock = 0;
-        self.shared.fill(0);
+        self.shared.fill(POISON);
         self.bars = std::array::from_fn(|_| Bar::default());
         self.release = 0;
         self.live = self.threads;
