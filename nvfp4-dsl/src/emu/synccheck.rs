@@ -65,12 +65,12 @@ pub(super) fn exec_aligned(c: &mut Ctx<'_>, i: &Inst) -> Result<Flow, Fault> {
                 format!("is at line {} `{}`", e.lines[pc], e.texts[pc])
             };
             return Err(Fault::new(format!(
-                "divergent warp: this .aligned instruction is executed by lanes {:#010x} of the warp while lane {l} (thread ({},{},{})) {at}: the warp diverged at a branch and nothing reconverged it (under independent thread scheduling a warp reconverges only at bar.warp.sync, a .sync warp collective or a CTA barrier); reconverge it first, e.g. with sync_warp() (bar.warp.sync)",
+                "divergent warp: this .aligned instruction is executed by lanes {:#010x} of the warp while lane {l} (thread ({},{},{})) {at}: the warp diverged at a branch and nothing reconverged it (under independent thread scheduling a warp reconverges only at bar.warp.sync, a .sync warp collective or a CTA barrier); move it out of a branch that only some lanes take, or reconverge the warp first with sync_warp() (bar.warp.sync)",
                 w.group, w.tid[0][l], w.tid[1][l], w.tid[2][l]
             )));
         }
         return Err(Fault::new(format!(
-            "divergent warp: this .aligned instruction is executed by lanes {:#010x} of the warp while lane {l} (thread ({},{},{})), which has not exited, is at line {} `{}`; every lane of the warp must execute it together (reconverge first, e.g. with bar.warp.sync)",
+            "divergent warp: this .aligned instruction is executed by lanes {:#010x} of the warp while lane {l} (thread ({},{},{})), which has not exited, is at line {} `{}`; every lane of the warp must execute it together: the usual cause is a barrier or another collective inside a branch that only some threads take (`if t < n {{ sync_threads(); }}`); move it out of the branch, where every thread reaches it",
             w.group, w.tid[0][l], w.tid[1][l], w.tid[2][l], e.lines[pc], e.texts[pc]
         )));
     }

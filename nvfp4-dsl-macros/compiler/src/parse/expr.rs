@@ -319,7 +319,7 @@ fn unsupported(e: &syn::Expr, span: Loc) -> Result<Expr> {
         E::Yield(y) => err(Loc::of(&y), "`yield` is not supported in kernels"),
         E::Unsafe(u) => err(
             Loc::of(&u.unsafe_token),
-            "`unsafe` blocks are not needed in kernels (every access is already device code); remove `unsafe`",
+            "`unsafe` blocks are not needed in kernels (every access is already device code); remove `unsafe`. What they usually hold (raw pointers, `slice::from_raw_parts`, `transmute`) is not available either: index the slice, use `load_v4`/`store_v4` for 16 bytes at once whatever the element type, and `to_bits`/`from_bits` to reinterpret a value",
         ),
         E::Range(r) => err(
             Loc::of(&r),

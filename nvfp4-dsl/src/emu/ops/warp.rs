@@ -56,7 +56,7 @@ fn members(c: &mut Ctx<'_>, op: &Operand, what: &str) -> Result<Option<u32>, Fau
         return Err(Fault::lane(
             first,
             format!(
-                "inconsistent {what} mask: the member mask {mask:#010x} includes lane {l} (thread {}), which does not execute this instruction together with lanes {:#010x}",
+                "inconsistent {what} mask: the member mask {mask:#010x} includes lane {l} (thread {}), which does not execute this instruction together with lanes {:#010x}: call it where every lane of the mask reaches it (outside the branch, with a neutral value for the lanes without data), or give it the mask of the lanes that do",
                 thread(l),
                 c.exec
             ),
@@ -212,7 +212,7 @@ fn absent_lane(c: &Ctx<'_>, l: usize, j: usize) -> Fault {
     Fault::lane(
         l,
         format!(
-            "shfl.sync: lane {l} (thread ({x},{y},{z})) reads lane {j}, which does not take part in this shuffle (exited, missing or outside the member mask); its value is undefined"
+            "shfl.sync: lane {l} (thread ({x},{y},{z})) reads lane {j}, which does not take part in this shuffle (exited, missing or outside the member mask); its value is undefined: shuffle where every lane of the warp takes part, before any lane returns or branches away, and give the lanes without data a neutral value (`let v = if i < n {{ x[i] }} else {{ 0.0 }};`)"
         ),
     )
 }
