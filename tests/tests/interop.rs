@@ -50,6 +50,36 @@ fn a_kernel_launched_on_views_touches_only_their_elements() {
 }
 
 #[test]
+// `&xs` is the point: a caller holding a view passes it by reference.
+#[allow(clippy::needless_borrows_for_generic_args)]
+fn a_view_passed_by_reference_is_reborrowed_and_usable_after() {
+    let device = Device::emulator(Target::Sm90);
+    let x: Vec<f32> = (0..64).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let dx = device.upload(&x).expect("upload");
+    let mut dy = device.upload(&[1.0f32; 64]).expect("upload");
+    let xs = dx.slice(0..32).expect("slice");
+    let mut ys = dy.slice_mut(32..64).expect("slice");
+    // `&xs` and `&mut ys` as a caller holding views writes them; twice, so
+    // the views outlive the first launch.
+    for _ in 0..2 {
+        // SAFETY: one thread per element of ys; x has as many.
+        unsafe { saxpy::Kernel::launch(&device, LaunchConfig::linear(1, 32), &xs, &mut ys, 2.0).expect("launch") };
+    }
+    // `&ys` where the kernel reads: a read-only view of the writable one.
+    let mut z = device.upload(&[0.0f32; 32]).expect("upload");
+    // SAFETY: as above.
+    unsafe { saxpy::Kernel::launch(&device, LaunchConfig::linear(1, 32), &ys, &mut z, 1.0).expect("launch") };
+    let got = device.download(&dy).expect("download");
+    let z = device.download(&z).expect("download");
+    for i in 0..32 {
+        let want = 1.0 + 2.0 * x[i] + 2.0 * x[i];
+        assert_eq!(got[32 + i].to_bits(), want.to_bits(), "y[{}]", 32 + i);
+        assert_eq!(got[i], 1.0, "y[{i}] outside the view");
+        assert_eq!(z[i].to_bits(), want.to_bits(), "z[{i}]");
+    }
+}
+
+#[test]
 fn views_out_of_range_misaligned_or_foreign_are_errors() {
     let device = Device::emulator(Target::Sm90);
     let other = Device::emulator(Target::Sm90);

@@ -137,8 +137,9 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 /// Picks the PTX for the device's compute capability, loads the
                 /// module once, and launches on the device's stream. Slices are
                 /// anything that converts into a `DeviceView` (`&mut [T]`:
-                /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one, or cudarc's
-                /// `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
+                /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one (by value,
+                /// or `&view` and `&mut view`, reborrowed for the launch), or
+                /// cudarc's `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
                 ///
                 /// # Safety
                 ///

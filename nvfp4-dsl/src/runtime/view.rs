@@ -292,6 +292,29 @@ impl<'a, 'b: 'a, T: DeviceCopy> From<&'a mut CudaViewMut<'b, T>> for DeviceViewM
     }
 }
 
+/// `&mut view` where a launch takes a writable view: a reborrow
+/// ([`DeviceViewMut::reborrow`]), so the view can be used after the launch.
+impl<'a, 'b: 'a, T: DeviceCopy> From<&'a mut DeviceViewMut<'b, T>> for DeviceViewMut<'a, T> {
+    fn from(v: &'a mut DeviceViewMut<'b, T>) -> Self {
+        v.reborrow()
+    }
+}
+
+/// `&view` where a launch takes a view.
+impl<'a, 'b: 'a, T: DeviceCopy> From<&'a DeviceView<'b, T>> for DeviceView<'a, T> {
+    fn from(v: &'a DeviceView<'b, T>) -> Self {
+        *v
+    }
+}
+
+/// `&view` of a writable view where a launch takes a read-only one
+/// ([`DeviceViewMut::as_view`]).
+impl<'a, 'b: 'a, T: DeviceCopy> From<&'a DeviceViewMut<'b, T>> for DeviceView<'a, T> {
+    fn from(v: &'a DeviceViewMut<'b, T>) -> Self {
+        v.as_view()
+    }
+}
+
 /// A view resolved into its parts for a launch: the memory, the byte range,
 /// and what the kernel's element type needs.
 pub(super) struct BufferArg<M> {
