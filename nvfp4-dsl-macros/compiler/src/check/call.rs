@@ -692,6 +692,12 @@ fn wrong_t(intr: &Intrinsic, k: &Ty) -> String {
 }
 
 fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
+    if method == "swap" && ty.is_memory() {
+        return Some(
+            "`.swap()` is not available on memory in kernels; swap through a local: `let t = s[i]; s[i] = s[j]; s[j] = t;`"
+                .to_string(),
+        );
+    }
     if matches!(method, "iter" | "iter_mut" | "into_iter") && (ty.is_memory() || matches!(ty, Ty::Array { .. })) {
         return Some(format!(
             "`.{method}()` is for `for` loops in kernels (`for v in x.{method}()`); iterator adapters and consumers (`sum`, `map`, `max`, ...) are not supported: write a `for` loop"

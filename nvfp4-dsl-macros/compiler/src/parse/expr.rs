@@ -272,10 +272,20 @@ impl Parser {
     /// A `#[device]` struct built field by field.
     fn struct_expr(&mut self, lit: &syn::ExprStruct) -> Result<ExprKind> {
         let Some(Ty::Struct(ty)) = self.find_struct(&lit.path) else {
-            return err(
-                Loc::of(&lit.path),
-                "kernels build the structs marked `#[device]` only; mark the struct `#[device]`, or build vectors with their constructor, e.g. `u32x4::new(a, b, c, d)`",
-            );
+            let name = lit
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            let msg = match Ty::named(&name) {
+                // A type of the DSL's own: its constructor.
+                Some(_) => {
+                    format!("`{name}` is not built with a struct literal; use its constructor, `{name}::new(..)`")
+                }
+                None => "kernels build the structs marked `#[device]` only; mark the struct `#[device]`".to_string(),
+            };
+            return err(Loc::of(&lit.path), msg);
         };
         if let Some(rest) = &lit.rest {
             return err(Loc::of(rest), "`..base` is not supported in kernels; give every field");
