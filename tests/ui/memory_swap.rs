@@ -1,13 +1,6 @@
 use nvfp4_dsl::prelude::*;
 
-// A vector of the DSL is built with its constructor, not a struct literal;
-// a shared array's elements are swapped through a local.
-#[kernel(targets(sm_90))]
-fn vectors(out: &mut [u32]) {
-    let v = u32x4 { x: 1, y: 2, z: 3, w: 4 };
-    out[0] = v.x;
-}
-
+// A shared array's elements are swapped through a local.
 #[kernel(targets(sm_90))]
 fn swaps(out: &mut [u32]) {
     let s = shared_array::<u32, 4>();
