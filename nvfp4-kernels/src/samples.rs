@@ -7,6 +7,7 @@
 use crate::Error;
 use crate::rng::Rng;
 use nvfp4_dsl::prelude::*;
+use nvfp4_dsl::{KernelArg, Variant};
 
 /// `y = a * x + y`.
 #[kernel(targets(sm_90, sm_100a))]
@@ -308,13 +309,33 @@ pub fn check_tile_mirror(
 /// Runs `transpose` on a random `rows` x `cols` matrix (edges that are not
 /// multiples of the tile included) and checks every output element.
 pub fn check_transpose(device: &Device, rng: &mut Rng, rows: u32, cols: u32) -> Result<SampleReport, Error> {
+    check_transpose_build(device, rng, rows, cols, transpose::Kernel::VARIANT)
+}
+
+/// [`check_transpose`] of another build of the kernel: `variant` holds the
+/// PTX (the GPU test runs the debug build's, with its column checks, from
+/// a release binary).
+pub fn check_transpose_build(
+    device: &Device,
+    rng: &mut Rng,
+    rows: u32,
+    cols: u32,
+    variant: &'static Variant,
+) -> Result<SampleReport, Error> {
     let n = (rows * cols) as usize;
     let src: Vec<f32> = (0..n).map(|_| rng.uniform(-4.0, 4.0)).collect();
     let dsrc = device.upload(&src)?;
     let mut ddst = device.upload(&vec![f32::NAN; n])?;
     let cfg = LaunchConfig::new((cols.div_ceil(TILE), rows.div_ceil(TILE), 1), (TILE, 8, 1));
-    // SAFETY: each block reads and writes one tile, inside the matrix.
-    unsafe { transpose::Kernel::launch(device, cfg, &dsrc, &mut ddst, rows, cols)? };
+    let mut args = [
+        KernelArg::from(&dsrc),
+        KernelArg::from(&mut ddst),
+        KernelArg::from(rows),
+        KernelArg::from(cols),
+    ];
+    // SAFETY: `variant` is a build of `transpose` (its parameters in this
+    // order); each block reads and writes one tile, inside the matrix.
+    unsafe { nvfp4_dsl::launch(device, variant, cfg, &mut args)? };
     let got = device.download(&ddst)?;
     for r in 0..rows as usize {
         for c in 0..cols as usize {

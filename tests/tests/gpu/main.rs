@@ -49,6 +49,35 @@ fn samples_match_the_cpu_on_the_gpu() {
     }
 }
 
+/// A debug build checks each column of a 2-D shared array that is not a
+/// constant (a `trap` past its row): the transpose sample's debug PTX,
+/// launched from this release binary, runs on the GPU as the release one
+/// does where every column is inside its row.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn the_debug_build_s_column_checks_pass_on_the_gpu() {
+    let device = device();
+    let release = samples::transpose::Kernel::VARIANT;
+    let (debug, _) = release
+        .builds
+        .expect("the transpose sample's debug build checks its columns");
+    let variant: &'static Variant = Box::leak(Box::new(Variant {
+        kernel: release.kernel,
+        spec: release.spec,
+        entry: release.entry,
+        ptx: debug,
+        sources: release.sources,
+        programmatic: release.programmatic,
+        builds: None,
+    }));
+    let mut rng = Rng::new(9);
+    for (rows, cols) in [(32, 32), (33, 65), (7, 40), (256, 96)] {
+        let report = samples::check_transpose_build(&device, &mut rng, rows, cols, variant)
+            .unwrap_or_else(|e| panic!("{rows} x {cols}: {e}"));
+        println!("transpose, debug build: {} outputs match", report.checked);
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn the_prearranged_decode_is_exact_for_every_code_slot_and_scale_on_the_gpu() {
