@@ -12,7 +12,8 @@
 //! dispatch on expressions; operators, casts, fields, arrays, tuples),
 //! `control` (`if`, loops, `break`, `return`), `pattern` (`let` and
 //! `match` patterns), `place` (assignments, indexing), `call` (intrinsic
-//! calls and methods), `device` (device functions: calls, bodies,
+//! calls and methods; `instead`, what to write for the methods kernels
+//! lack), `device` (device functions: calls, bodies,
 //! recursion), `generic` (calls of generic device functions) and `closure`
 //! (closures and their calls). This file holds the entry point, the checker's state, and
 //! names and scopes.
@@ -24,6 +25,7 @@ mod device;
 mod expr;
 mod generic;
 mod infer;
+mod instead;
 mod pattern;
 mod place;
 #[cfg(test)]
