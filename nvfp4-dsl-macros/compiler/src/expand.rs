@@ -16,7 +16,7 @@
 
 mod structs;
 
-use super::Compiled;
+use super::{Compiled, Variant};
 use super::attr::SpecValue;
 use super::target::Target;
 use super::types::Scalar;
@@ -36,48 +36,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
     });
     let sources = quote!(&[#(#sources),*]);
 
-    let variants = c.variants.iter().map(|v| {
-        let entry = &v.entry;
-        let spec = &v.spec_name;
-        let programmatic = v.programmatic;
-        let ptx = v.ptx.iter().enumerate().map(|(i, (t, text))| {
-            let t = target_tokens(*t);
-            // `debug_assert!`s where the user's crate has debug assertions,
-            // as Rust's: `cfg!` in the expansion is the user's.
-            match &v.release_ptx {
-                Some(release) => {
-                    let release = &release[i];
-                    quote!((#t, if cfg!(debug_assertions) { #text } else { #release }))
-                }
-                None => quote!((#t, #text)),
-            }
-        });
-        let builds = match &v.release_ptx {
-            Some(release) => {
-                let debug = v.ptx.iter().map(|(t, text)| {
-                    let t = target_tokens(*t);
-                    quote!((#t, #text))
-                });
-                let release = v.ptx.iter().zip(release).map(|((t, _), text)| {
-                    let t = target_tokens(*t);
-                    quote!((#t, #text))
-                });
-                quote!(::core::option::Option::Some((&[#(#debug),*], &[#(#release),*])))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        quote! {
-            ::nvfp4_dsl::Variant {
-                kernel: #kernel,
-                spec: #spec,
-                entry: #entry,
-                ptx: &[#(#ptx),*],
-                sources: #sources,
-                programmatic: #programmatic,
-                builds: #builds,
-            }
-        }
-    });
+    let variants = c.variants.iter().map(|v| variant_tokens(kernel, &sources, v));
 
     let generic_params: Vec<TokenStream> = item
         .sig
@@ -183,6 +142,52 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
 
             #check_copy
             #layouts
+        }
+    }
+}
+
+/// One `::nvfp4_dsl::Variant` of the kernel `kernel`: its PTX for this
+/// build (picked by the user crate's `cfg!(debug_assertions)`) and, where
+/// the builds differ, both.
+fn variant_tokens(kernel: &str, sources: &TokenStream, v: &Variant) -> TokenStream {
+    let entry = &v.entry;
+    let spec = &v.spec_name;
+    let programmatic = v.programmatic;
+    let ptx = v.ptx.iter().enumerate().map(|(i, (t, text))| {
+        let t = target_tokens(*t);
+        // `debug_assert!`s where the user's crate has debug assertions,
+        // as Rust's: `cfg!` in the expansion is the user's.
+        match &v.release_ptx {
+            Some(release) => {
+                let release = &release[i];
+                quote!((#t, if cfg!(debug_assertions) { #text } else { #release }))
+            }
+            None => quote!((#t, #text)),
+        }
+    });
+    let builds = match &v.release_ptx {
+        Some(release) => {
+            let debug = v.ptx.iter().map(|(t, text)| {
+                let t = target_tokens(*t);
+                quote!((#t, #text))
+            });
+            let release = v.ptx.iter().zip(release).map(|((t, _), text)| {
+                let t = target_tokens(*t);
+                quote!((#t, #text))
+            });
+            quote!(::core::option::Option::Some((&[#(#debug),*], &[#(#release),*])))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        ::nvfp4_dsl::Variant {
+            kernel: #kernel,
+            spec: #spec,
+            entry: #entry,
+            ptx: &[#(#ptx),*],
+            sources: #sources,
+            programmatic: #programmatic,
+            builds: #builds,
         }
     }
 }
