@@ -79,11 +79,12 @@ pub struct Variant {
     pub spec_name: String,
     pub spec: Vec<(String, SpecValue)>,
     pub entry: String,
-    /// The PTX per target, with the kernel's `debug_assert!`s.
+    /// The PTX per target, with the kernel's `debug_assert!`s and 2-D
+    /// column checks.
     pub ptx: Vec<(Target, String)>,
-    /// Where the kernel has `debug_assert!`s: the PTX per target without
-    /// them, which the expansion takes where the user's crate builds
-    /// without `debug_assertions` (`cargo build --release`).
+    /// Where the kernel has such checks: the PTX per target without them,
+    /// which the expansion takes where the user's crate builds without
+    /// `debug_assertions` (`cargo build --release`).
     pub release_ptx: Option<Vec<String>>,
     /// Waits for the previous grid before touching its results: may be
     /// launched with programmatic stream serialization.
