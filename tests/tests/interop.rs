@@ -102,6 +102,16 @@ fn views_out_of_range_misaligned_or_foreign_are_errors() {
     let err = unsafe { saxpy::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &mut foreign, 1.0) }
         .expect_err("a buffer of another emulator");
     assert!(err.to_string().contains("another device"), "{err}");
+    // Copies too: another emulator's addresses name this one's bytes.
+    let err = device
+        .download(&foreign)
+        .expect_err("a download of another emulator's buffer");
+    assert!(err.to_string().contains("another device"), "{err}");
+    let err = device
+        .write(&mut foreign, &[1.0f32; 64])
+        .expect_err("a write into another emulator's buffer");
+    assert!(err.to_string().contains("another device"), "{err}");
+    assert_eq!(other.download(&foreign).expect("its own device"), [0.0f32; 64]);
     // A 16-byte vector view 4 bytes into a buffer: an Err naming the
     // alignment, not a fault inside the kernel.
     let bytes = device.upload(&[0u8; 4096]).expect("upload");

@@ -16,10 +16,10 @@
 
 mod structs;
 
-use super::{Compiled, Variant};
 use super::attr::SpecValue;
 use super::target::Target;
 use super::types::Scalar;
+use super::{Compiled, Variant};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::visit_mut::VisitMut;

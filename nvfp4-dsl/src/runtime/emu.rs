@@ -186,13 +186,27 @@ impl EmuDevice {
     }
 
     pub(super) fn download(&self, a: &EmuAlloc) -> Result<Vec<u8>> {
+        self.owns(a)?;
         self.synchronize();
         Ok(lock(&self.memory).read(a.addr, a.bytes).map_err(emulator)?.to_vec())
     }
 
     pub(super) fn write(&self, a: &mut EmuAlloc, bytes: &[u8]) -> Result<()> {
+        self.owns(a)?;
         self.synchronize();
         lock(&self.memory).write(a.addr, bytes).map_err(emulator)
+    }
+
+    /// An allocation of another emulator has its addresses in that one's
+    /// memory: read or written here they would name this one's bytes.
+    fn owns(&self, a: &EmuAlloc) -> Result<()> {
+        if Arc::ptr_eq(&a.memory, &self.memory) {
+            Ok(())
+        } else {
+            Err(Error::InvalidLaunch(
+                "the buffer belongs to another device (another emulator's memory)".into(),
+            ))
+        }
     }
 
     /// The stream's work is complete: a launch after this (or after a
