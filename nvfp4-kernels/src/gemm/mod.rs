@@ -311,6 +311,34 @@ pub struct GemmOperand<'a> {
     prearranged: Option<DeviceView<'a, u32>>,
 }
 
+/// What a GEMM operand's packed e2m1 data may be held as: [`Fp4x2`], or
+/// `u8` (as PyTorch holds `float4_e2m1fn_x2`); nothing else reads as codes.
+#[diagnostic::on_unimplemented(
+    message = "a GEMM operand's data is packed e2m1 bytes, `Fp4x2` or `u8`, not `{Self}`",
+    label = "a view of `Fp4x2` or `u8` expected here"
+)]
+pub trait Fp4Bytes: nvfp4_dsl::DeviceCopy + sealed::Sealed {}
+impl Fp4Bytes for Fp4x2 {}
+impl Fp4Bytes for u8 {}
+
+/// What a GEMM operand's e4m3 scales may be held as: [`E4m3`], or `u8` (as
+/// PyTorch holds `float8_e4m3fn`); nothing else reads as scales.
+#[diagnostic::on_unimplemented(
+    message = "a GEMM operand's scales are e4m3 bytes in the blocked 128x4 layout, `E4m3` or `u8`, not `{Self}`",
+    label = "a view of `E4m3` or `u8` expected here"
+)]
+pub trait E4m3Bytes: nvfp4_dsl::DeviceCopy + sealed::Sealed {}
+impl E4m3Bytes for E4m3 {}
+impl E4m3Bytes for u8 {}
+
+/// The byte types above, and no others.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for nvfp4_dsl::Fp4x2 {}
+    impl Sealed for nvfp4_dsl::E4m3 {}
+    impl Sealed for u8 {}
+}
+
 impl<'a> GemmOperand<'a> {
     /// The caller's operand of `batches` x `rows` x `k` (rows a positive
     /// multiple of 128, K of 256): `data` the packed e2m1 bytes
@@ -319,7 +347,7 @@ impl<'a> GemmOperand<'a> {
     /// layout the tensor cores read ([`crate::nvfp4::blocked_scale_offset`]).
     /// Builds the tensor maps now: the memory must outlive every launch
     /// that uses them.
-    pub fn new<T: nvfp4_dsl::DeviceCopy, S: nvfp4_dsl::DeviceCopy>(
+    pub fn new<T: Fp4Bytes, S: E4m3Bytes>(
         device: &Device,
         rows: usize,
         k: usize,
