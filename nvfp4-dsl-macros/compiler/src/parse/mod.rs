@@ -158,6 +158,9 @@ struct Parser {
     element_refs: Vec<ElementRef>,
     /// How many closure bodies are around (`return` is not allowed there).
     in_closure: u32,
+    /// Errors of statements already reported, whose parse went on at the
+    /// next statement (the kernel's parse then fails with all of them).
+    errors: Vec<syn::Error>,
 }
 
 /// What `Parser::enter_const` replaced, for `leave_const`.
@@ -182,6 +185,7 @@ impl Parser {
             self_ty: None,
             element_refs: Vec::new(),
             in_closure: 0,
+            errors: Vec::new(),
         }
     }
 
@@ -189,6 +193,28 @@ impl Parser {
     /// `devices`; generic device functions for the types of `instances`
     /// (`None`: for the first type of each bound).
     fn kernel(
+        &mut self,
+        item: &syn::ItemFn,
+        devices: &[(String, syn::Item)],
+        instances: Option<&[Instance]>,
+    ) -> Result<Kernel> {
+        let parsed = self.kernel_items(item, devices, instances);
+        // The statements' errors that the parse went on past, in order,
+        // then the one that ended it.
+        let mut errors = std::mem::take(&mut self.errors)
+            .into_iter()
+            .chain(parsed.as_ref().err().cloned());
+        match errors.next() {
+            Some(mut first) => {
+                first.extend(errors);
+                Err(first)
+            }
+            None => parsed,
+        }
+    }
+
+    /// [`Parser::kernel`]'s work, which may leave errors in `errors`.
+    fn kernel_items(
         &mut self,
         item: &syn::ItemFn,
         devices: &[(String, syn::Item)],
@@ -294,6 +320,18 @@ impl Parser {
             locals: std::mem::replace(&mut self.locals, vec![Vec::new()]),
             element_refs: std::mem::take(&mut self.element_refs),
         }
+    }
+
+    /// The scopes as they are, to return to after a statement that failed
+    /// (it may have failed inside a const's or a closure's).
+    fn snapshot(&self) -> (Saved, u32) {
+        let saved = Saved {
+            caller: self.caller.clone(),
+            consts: self.consts.clone(),
+            locals: self.locals.clone(),
+            element_refs: self.element_refs.clone(),
+        };
+        (saved, self.in_closure)
     }
 
     fn leave_const(&mut self, saved: Saved) {

@@ -19,10 +19,29 @@ impl Parser {
                 })
                 .collect(),
         );
-        let stmts = b.stmts.iter().map(|s| self.stmt(s)).collect::<Result<Vec<_>>>();
+        // A statement's error is kept and the next statement parsed (a
+        // failed `let` still binds its names, so that later uses of them
+        // read as locals): one build shows every such error.
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for s in &b.stmts {
+            let (saved, in_closure) = self.snapshot();
+            match self.stmt(s) {
+                Ok(st) => stmts.push(st),
+                Err(e) => {
+                    self.leave_const(saved);
+                    self.in_closure = in_closure;
+                    self.errors.push(e);
+                    if let syn::Stmt::Local(local) = s {
+                        let mut names = Vec::new();
+                        bound_names(&local.pat, &mut names);
+                        names.iter().for_each(|n| self.bind_local(n));
+                    }
+                }
+            }
+        }
         self.locals.pop();
         Ok(Block {
-            stmts: stmts?,
+            stmts,
             span: Loc {
                 start: b.brace_token.span.open(),
                 end: b.brace_token.span.close(),
@@ -110,5 +129,27 @@ impl Parser {
             col,
             text,
         })
+    }
+}
+
+/// Every name a Rust pattern binds, whether or not kernels take the
+/// pattern: what a failed `let` leaves bound for the statements after it.
+fn bound_names(p: &syn::Pat, out: &mut Vec<String>) {
+    match p {
+        syn::Pat::Ident(pi) => {
+            out.push(pi.ident.to_string());
+            if let Some((_, sub)) = &pi.subpat {
+                bound_names(sub, out);
+            }
+        }
+        syn::Pat::Type(pt) => bound_names(&pt.pat, out),
+        syn::Pat::Paren(pp) => bound_names(&pp.pat, out),
+        syn::Pat::Reference(r) => bound_names(&r.pat, out),
+        syn::Pat::Tuple(t) => t.elems.iter().for_each(|e| bound_names(e, out)),
+        syn::Pat::Slice(s) => s.elems.iter().for_each(|e| bound_names(e, out)),
+        syn::Pat::TupleStruct(t) => t.elems.iter().for_each(|e| bound_names(e, out)),
+        syn::Pat::Struct(st) => st.fields.iter().for_each(|f| bound_names(&f.pat, out)),
+        syn::Pat::Or(o) => o.cases.iter().for_each(|c| bound_names(c, out)),
+        _ => {}
     }
 }
