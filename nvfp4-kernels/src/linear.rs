@@ -29,7 +29,7 @@ use crate::Error;
 use crate::checkpoint::{Checkpoint, Shape};
 use crate::gemm::{self, GemmKernel, GemmOperand};
 use crate::gemv::{self, GemvConfig, Nvfp4View};
-use crate::nvfp4::blocked_scale_len;
+use crate::nvfp4::{block_scales, blocked_scale_len};
 use crate::quantize::{self, Activations, ScaleLayout};
 use nvfp4_dsl::{Device, DeviceBuffer, DeviceViewMut, f16};
 use safetensors::Dtype;
@@ -133,11 +133,7 @@ impl Linear {
         quantize::global_scales(input_scale)?;
         let gemm_fits = n.is_multiple_of(gemm::BM) && k.is_multiple_of(gemm::BK);
         let blocked_scales = if gemm_fits && matches!(device.compute_capability(), (9, 0) | (10, 0)) {
-            let mut blocked = vec![0u8; blocked_scale_len(n, k / 16, 1)];
-            for (i, &s) in weight_scale.iter().enumerate() {
-                blocked[crate::nvfp4::blocked_scale_offset(0, i / (k / 16), i % (k / 16), n, k / 16)] = s;
-            }
-            Some(device.upload(&blocked)?)
+            Some(device.upload(&block_scales(weight_scale, n, k, 1)?)?)
         } else {
             None
         };

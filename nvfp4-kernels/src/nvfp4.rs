@@ -292,16 +292,8 @@ impl Nvfp4Tensor {
         if let Some(problem) = self.inconsistency() {
             panic!("blocked_scales: inconsistent NVFP4 tensor: {problem}");
         }
-        let scale_cols = self.scale_cols();
-        let mut blocked = vec![E4m3(0); blocked_scale_len(self.rows, scale_cols, self.batches)];
-        let rows = self.scales.chunks_exact(scale_cols).take(self.batches * self.rows);
-        for (row_index, row) in rows.enumerate() {
-            let (l, r) = (row_index / self.rows, row_index % self.rows);
-            for (c, &scale) in row.iter().enumerate() {
-                blocked[blocked_scale_offset(l, r, c, self.rows, scale_cols)] = scale;
-            }
-        }
-        blocked
+        let plain = &self.scales[..self.batches * self.rows * self.scale_cols()];
+        block_scales(plain, self.rows, self.k, self.batches).expect("a consistent tensor's scales")
     }
 
     /// Scale columns per row: k / 16.
@@ -390,6 +382,37 @@ pub fn blocked_scale_offset(l: usize, r: usize, c: usize, rows: usize, scale_col
         .and_then(|(batch, tile)| batch.checked_add(tile))
         .and_then(|base| base.checked_add((r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4))
         .expect("blocked scale offset overflows usize")
+}
+
+/// Scales in the plain layout `[L][rows][k/16]` (as a checkpoint, the GEMV
+/// and [`crate::linear::Linear`] hold them) in the 128x4 blocked layout the
+/// GEMM reads ([`crate::gemm::GemmOperand::new`]): [`blocked_scale_len`]
+/// of them, scale (l, r, c) at [`blocked_scale_offset`], rows padded to 128
+/// and scale columns to 4 by zeros. The two layouts have the same length
+/// whenever rows are a multiple of 128 and k of 64, so the GEMM cannot
+/// tell one from the other: convert with this. `S`: [`E4m3`] or the bytes
+/// of one. `Err` unless `k` is a positive multiple of 16 and `plain` holds
+/// `batches * rows * k / 16` scales.
+pub fn block_scales<S: Copy + Default>(plain: &[S], rows: usize, k: usize, batches: usize) -> Result<Vec<S>, Error> {
+    let scale_cols = k / BLOCK;
+    let want = rows.checked_mul(scale_cols).and_then(|n| n.checked_mul(batches));
+    if k == 0 || !k.is_multiple_of(BLOCK) || want != Some(plain.len()) {
+        return Err(Error::Shape(format!(
+            "{} scales for [{rows}, {k}, {batches}]: K must be a positive multiple of {BLOCK} and the scales {rows} x {} per batch",
+            plain.len(),
+            k / BLOCK
+        )));
+    }
+    let len = checked_blocked_scale_len(rows, scale_cols, batches)
+        .ok_or_else(|| Error::Shape(format!("[{rows}, {k}, {batches}] blocked scales overflow usize")))?;
+    let mut blocked = vec![S::default(); len];
+    for (row_index, row) in plain.chunks_exact(scale_cols).enumerate() {
+        let (l, r) = (row_index / rows, row_index % rows);
+        for (c, &scale) in row.iter().enumerate() {
+            blocked[blocked_scale_offset(l, r, c, rows, scale_cols)] = scale;
+        }
+    }
+    Ok(blocked)
 }
 
 /// Length of the blocked scale buffer: `batches * RB * KB * 512` with

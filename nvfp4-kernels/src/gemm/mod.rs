@@ -318,7 +318,10 @@ impl<'a> GemmOperand<'a> {
     /// multiple of 128, K of 256): `data` the packed e2m1 bytes
     /// `[L][rows][k/2]` (even element in the low nibble), starting at a
     /// multiple of 16 bytes; `scales` the e4m3 bytes in the blocked 128x4
-    /// layout the tensor cores read ([`crate::nvfp4::blocked_scale_offset`]).
+    /// layout the tensor cores read ([`crate::nvfp4::blocked_scale_offset`];
+    /// plain `[L][rows][k/16]` scales, as a checkpoint holds them, have the
+    /// same length and give a wrong answer: convert them with
+    /// [`crate::nvfp4::block_scales`]).
     /// Builds the tensor maps now: the memory must outlive every launch
     /// that uses them.
     pub fn new<T: Fp4Bytes, S: E4m3Bytes>(

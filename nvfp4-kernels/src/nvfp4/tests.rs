@@ -656,3 +656,26 @@ fn check_close_catches_nan_inf_and_one_wrong_element() {
     assert!(check_close(&got, &want, -1.0, 1e-3).is_err());
     assert!(check_close(&got, &want, 1e-3, f64::NAN).is_err());
 }
+
+#[test]
+fn block_scales_places_every_plain_scale_as_the_tensor_s_blocked_layout() {
+    let mut rng = Rng::new(71);
+    for (rows, k, batches) in [(128, 256, 1), (200, 96, 2), (7, 16, 3)] {
+        let (t, _) = gemv_inputs(&mut rng, rows, k, batches, Inputs::Wide).expect("inputs");
+        let plain = &t.scales[..batches * rows * k / 16];
+        let blocked = block_scales(plain, rows, k, batches).expect("blocked");
+        assert_eq!(blocked, t.blocked_scales(), "[{rows}, {k}, {batches}]");
+        for (i, &s) in plain.iter().enumerate() {
+            let (row, c) = (i / (k / 16), i % (k / 16));
+            assert_eq!(
+                blocked[blocked_scale_offset(row / rows, row % rows, c, rows, k / 16)],
+                s
+            );
+        }
+        let bytes: Vec<u8> = plain.iter().map(|s| s.0).collect();
+        let blocked_bytes = block_scales(&bytes, rows, k, batches).expect("bytes");
+        assert_eq!(blocked_bytes, blocked.iter().map(|s| s.0).collect::<Vec<_>>());
+    }
+    assert!(block_scales(&[E4m3(1); 10], 2, 96, 1).is_err(), "12 scales needed");
+    assert!(block_scales(&[E4m3(1); 2], 2, 24, 1).is_err(), "K not a multiple of 16");
+}
