@@ -27,6 +27,9 @@ pub enum Error {
     Device(nvfp4_dsl::Error),
     /// Shapes or lengths that the kernel cannot take.
     Shape(String),
+    /// A value the computation cannot take: a scale that is not positive
+    /// and finite, an input that is not finite.
+    Value(String),
     /// A result differs from the CPU reference.
     Mismatch(String),
     /// The device cannot run this kernel.
@@ -41,6 +44,7 @@ impl fmt::Display for Error {
         match self {
             Error::Device(e) => write!(f, "{e}"),
             Error::Shape(s) => write!(f, "invalid shape: {s}"),
+            Error::Value(s) => write!(f, "invalid value: {s}"),
             Error::Mismatch(s) => write!(f, "wrong result: {s}"),
             Error::Unsupported(s) => write!(f, "unsupported: {s}"),
             Error::Checkpoint(s) => write!(f, "checkpoint: {s}"),

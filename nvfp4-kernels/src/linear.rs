@@ -126,7 +126,7 @@ impl Linear {
             )));
         }
         if !(weight_scale_2.is_finite() && weight_scale_2 > 0.0) {
-            return Err(Error::Shape(format!(
+            return Err(Error::Value(format!(
                 "weight_scale_2 is {weight_scale_2}; it must be positive and finite"
             )));
         }

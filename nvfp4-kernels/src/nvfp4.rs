@@ -253,7 +253,7 @@ impl Nvfp4Tensor {
             )));
         }
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Shape(format!(
+            return Err(Error::Value(format!(
                 "quantize: value {} at index {i} is not finite",
                 values[i]
             )));

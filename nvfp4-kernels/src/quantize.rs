@@ -256,7 +256,7 @@ pub enum ScaleLayout {
 pub fn global_scales(input_scale: f32) -> Result<(f32, f32), Error> {
     let global = 1.0f32 / input_scale;
     if !(input_scale > 0.0 && global.is_finite()) {
-        return Err(Error::Shape(format!(
+        return Err(Error::Value(format!(
             "input_scale {input_scale} must be positive, finite and have a finite reciprocal"
         )));
     }

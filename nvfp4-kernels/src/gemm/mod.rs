@@ -380,11 +380,16 @@ impl<'a> GemmOperand<'a> {
     }
 
     fn map(&self, tile: MapTile, role: &str) -> Result<TensorMap, Error> {
-        self.maps.iter().flatten().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
-            Error::Shape(format!(
-                "{role} ({} rows) cannot be used by this kernel on this device: it needs rows a multiple of {} and tensor maps made for this device (compute capability 9.0 or 10.0)",
+        if !self.rows.is_multiple_of(tile.rows()) {
+            return Err(Error::Shape(format!(
+                "{role} ({} rows) cannot be used by this kernel: it needs rows a multiple of {}",
                 self.rows,
                 tile.rows()
+            )));
+        }
+        self.maps.iter().flatten().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{role}'s tensor maps were made for a device of another kind: make the operand (GemmOperand::new, or from a DeviceGemmOperand uploaded) with the device it is launched on (compute capability 9.0 or 10.0, or an sm_90a or sm_100a emulator)"
             ))
         })
     }
