@@ -153,28 +153,30 @@ fn variant_tokens(kernel: &str, sources: &TokenStream, v: &Variant) -> TokenStre
     let entry = &v.entry;
     let spec = &v.spec_name;
     let programmatic = v.programmatic;
+    // `(Target::X, text)` of a PTX list.
+    let entry_of = |t: Target, text: TokenStream| {
+        let t = target_tokens(t);
+        quote!((#t, #text))
+    };
     let ptx = v.ptx.iter().enumerate().map(|(i, (t, text))| {
-        let t = target_tokens(*t);
         // `debug_assert!`s where the user's crate has debug assertions,
         // as Rust's: `cfg!` in the expansion is the user's.
         match &v.release_ptx {
             Some(release) => {
                 let release = &release[i];
-                quote!((#t, if cfg!(debug_assertions) { #text } else { #release }))
+                entry_of(*t, quote!(if cfg!(debug_assertions) { #text } else { #release }))
             }
-            None => quote!((#t, #text)),
+            None => entry_of(*t, quote!(#text)),
         }
     });
     let builds = match &v.release_ptx {
         Some(release) => {
-            let debug = v.ptx.iter().map(|(t, text)| {
-                let t = target_tokens(*t);
-                quote!((#t, #text))
-            });
-            let release = v.ptx.iter().zip(release).map(|((t, _), text)| {
-                let t = target_tokens(*t);
-                quote!((#t, #text))
-            });
+            let debug = v.ptx.iter().map(|(t, text)| entry_of(*t, quote!(#text)));
+            let release = v
+                .ptx
+                .iter()
+                .zip(release)
+                .map(|((t, _), text)| entry_of(*t, quote!(#text)));
             quote!(::core::option::Option::Some((&[#(#debug),*], &[#(#release),*])))
         }
         None => quote!(::core::option::Option::None),

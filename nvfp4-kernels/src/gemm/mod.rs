@@ -389,7 +389,7 @@ impl<'a> GemmOperand<'a> {
         }
         self.maps.iter().flatten().find(|(t, _)| *t == tile).map(|(_, m)| *m).ok_or_else(|| {
             Error::Unsupported(format!(
-                "{role}'s tensor maps were made for a device of another kind: make the operand (GemmOperand::new, or from a DeviceGemmOperand uploaded) with the device it is launched on (compute capability 9.0 or 10.0, or an sm_90a or sm_100a emulator)"
+                "{role}'s tensor maps were made for a device of another kind: make the operand with the device it is launched on (compute capability 9.0 or 10.0, or an sm_90a or sm_100a emulator)"
             ))
         })
     }

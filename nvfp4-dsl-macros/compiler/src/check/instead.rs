@@ -85,8 +85,6 @@ pub(super) fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
     ))
 }
 
-/// What to write for a float method Rust has and kernels do not, from the
-/// ones they have.
 /// The type Rust gives `x.method(..)` for a float method of
 /// [`float_method_instead`] on `x: ty` (`f32` or `f64`).
 pub(super) fn float_method_result(method: &str, ty: &Ty) -> Option<TyV> {
@@ -100,6 +98,8 @@ pub(super) fn float_method_result(method: &str, ty: &Ty) -> Option<TyV> {
     }))
 }
 
+/// What to write for a float method Rust has and kernels do not, from the
+/// ones they have.
 fn float_method_instead(method: &str) -> Option<&'static str> {
     Some(match method {
         "powf" => {

@@ -155,17 +155,17 @@ impl Lower<'_> {
         Ok(Some((m, addr)))
     }
 
-    /// With debug assertions, a trap where the column `c` of a 2-D shared
-    /// array (`rows`, whose rows have `cols` elements) is past its row:
+    /// With debug assertions, a trap where the column `c` of the 2-D shared
+    /// array `array` (whose rows have `cols` elements) is past its row:
     /// the address `r * C + c` may still be inside the array (the next
     /// row's), where the emulator's whole-array check cannot see it. A
     /// negative `i32` column is a large `u32` here, past the row too.
-    fn check_column(&mut self, c: Reg, cols: u64, rows: &Expr) {
+    fn check_column(&mut self, c: Reg, cols: u64, array: &Expr) {
         if !self.debug_assertions {
             return;
         }
         self.func.debug_checks = true;
-        let name = match &rows.kind {
+        let name = match &array.kind {
             ExprKind::Var(name) => format!("`{name}`"),
             _ => "the 2-D shared array".to_string(),
         };
