@@ -207,8 +207,14 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
         .collect();
     let d_bytes = device.upload(&bytes)?;
     let mut d_hist = device.upload(&vec![0u32; 256])?;
-    // SAFETY: the kernel reads `bytes` inside its length and adds into 256 counters.
-    unsafe { histogram::Kernel::launch(&device, LaunchConfig::linear(8, THREADS), &d_bytes, &mut d_hist)? };
+    // Counted in two halves, each a view of the bytes, into one view of the
+    // counters that both launches borrow (`&half`, `&mut counts`).
+    let halves = [d_bytes.slice(0..50_000)?, d_bytes.slice(50_000..100_000)?];
+    let mut counts = d_hist.slice_mut(0..256)?;
+    for half in &halves {
+        // SAFETY: the kernel reads `half` inside its length and adds into 256 counters.
+        unsafe { histogram::Kernel::launch(&device, LaunchConfig::linear(8, THREADS), half, &mut counts)? };
+    }
     let mut want = vec![0u32; 256];
     for b in &bytes {
         want[*b as usize] += 1;
