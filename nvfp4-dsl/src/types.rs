@@ -3,6 +3,9 @@
 
 use half::f16;
 
+mod formats;
+pub use formats::{E4m3, E4m3x2, Fp4x2};
+
 /// Four `u32` values: one 16-byte vector load or store (`ld.v4.u32`).
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -88,100 +91,6 @@ impl bf16x2 {
     /// The bits (no instruction).
     pub const fn to_bits(self) -> u32 {
         self.0
-    }
-}
-
-/// Two e2m1 (FP4) values in one byte: the element with the even index in
-/// the low nibble, the odd one in the high nibble.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[repr(transparent)]
-pub struct Fp4x2(pub u8);
-
-/// f16 bits of the 16 e2m1 codes: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
-/// negatives (code 8 is -0).
-const E2M1_F16_BITS: [u16; 16] = [
-    0x0000, 0x3800, 0x3C00, 0x3E00, 0x4000, 0x4200, 0x4400, 0x4600, 0x8000, 0xB800, 0xBC00, 0xBE00, 0xC000, 0xC200,
-    0xC400, 0xC600,
-];
-
-impl Fp4x2 {
-    /// The byte as two e2m1 values (no instruction).
-    pub const fn from_bits(bits: u8) -> Fp4x2 {
-        Fp4x2(bits)
-    }
-
-    /// Both values, exactly: the even element (low nibble) in the low half.
-    ///
-    /// PTX: sm_100a `cvt.rn.f16x2.e2m1x2` (from a `.b8` register); sm_90 and
-    /// sm_80 have no FP4 conversion: `mul.lo.u32` moves the nibbles to bits
-    /// 12..15 and 28..31, `shr`/`and`/`or` place sign and exponent-mantissa
-    /// into f16 position (the value times 2^-14), and `mul.rn.f16x2` by 2^14
-    /// restores the value (exact).
-    pub fn to_f16x2(self) -> f16x2 {
-        f16x2(
-            u32::from(E2M1_F16_BITS[usize::from(self.0 & 15)])
-                | (u32::from(E2M1_F16_BITS[usize::from(self.0 >> 4)]) << 16),
-        )
-    }
-}
-
-/// One e4m3 (FP8) value: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no
-/// infinities, NaN is `0x7F`/`0xFF`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[repr(transparent)]
-pub struct E4m3(pub u8);
-
-impl E4m3 {
-    /// The byte as an e4m3 value (no instruction).
-    pub const fn from_bits(bits: u8) -> E4m3 {
-        E4m3(bits)
-    }
-
-    /// The value, exactly (NaN for `0x7F`/`0xFF`).
-    ///
-    /// PTX (sm_90+): `cvt.rn.f16x2.e4m3x2` of the byte, then `cvt.f32.f16` of
-    /// the low half.
-    pub fn to_f32(self) -> f32 {
-        e4m3_to_f16(self.0).to_f32()
-    }
-}
-
-/// e4m3 -> f16 (exact: every e4m3 value is an f16 value).
-fn e4m3_to_f16(byte: u8) -> f16 {
-    let sign = u16::from(byte & 0x80) << 8;
-    let exponent = u16::from((byte >> 3) & 0xF);
-    let mantissa = u16::from(byte & 7);
-    if byte & 0x7F == 0x7F {
-        return f16::from_bits(0x7FFF);
-    }
-    let magnitude = if exponent == 0 {
-        // Subnormal: mantissa * 2^-9, a normal f16 (or zero).
-        f16::from_f32(f32::from(mantissa) / 512.0).to_bits()
-    } else {
-        // Rebias 7 -> 15 and widen the mantissa 3 -> 10 bits.
-        ((exponent + 8) << 10) | (mantissa << 7)
-    };
-    f16::from_bits(sign | magnitude)
-}
-
-/// Two e4m3 values, the first in the low byte.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[repr(transparent)]
-pub struct E4m3x2(pub u16);
-
-impl E4m3x2 {
-    /// Two bytes as two e4m3 values, the first in the low byte (no
-    /// instruction).
-    pub const fn from_bits(bits: u16) -> E4m3x2 {
-        E4m3x2(bits)
-    }
-
-    /// Both values, exactly: the low byte in the low half (NaN for
-    /// `0x7F`/`0xFF`).
-    ///
-    /// PTX (sm_90+): `cvt.rn.f16x2.e4m3x2`.
-    pub fn to_f16x2(self) -> f16x2 {
-        f16x2::new(e4m3_to_f16(self.0 as u8), e4m3_to_f16((self.0 >> 8) as u8))
     }
 }
 

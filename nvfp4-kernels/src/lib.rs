@@ -7,6 +7,7 @@
 
 pub mod checkpoint;
 pub mod decode;
+pub mod encode;
 pub mod fidelity;
 pub mod gemm;
 pub mod gemv;

@@ -59,53 +59,17 @@ fn quantize_block<T: Half>(
     for i in 0..16 {
         amax = amax.max(v[i].abs());
     }
-    // e4m3 of s >= 0, nearest even: 448 and above (and NaN) saturate; below
-    // 2^-6 the subnormal steps of 2^-9 (rounded to an integer with the 2^23
-    // trick; 8 steps is the first normal code); otherwise the f32 mantissa
-    // rounded to 3 bits, a carry moving into the exponent.
-    let s = amax * global_over_6;
-    let mut code = 0x7Eu32;
-    if s < 448.0 {
-        if s < 0.015625 {
-            code = ((s * 512.0 + 8388608.0) - 8388608.0) as u32;
-        } else {
-            let bits = s.to_bits();
-            let rounded = bits + 0x7_FFFF + ((bits >> 20) & 1);
-            code = ((rounded >> 23) - 120) * 8 + ((rounded >> 20) & 7);
-        }
-    }
-    let scale = E4m3::from_bits(code as u8).to_f32();
-    let inv = if code == 0 { 0.0f32 } else { global / scale };
-    let mut out = [code, 0u32, 0u32];
+    let scale = E4m3::from_f32(amax * global_over_6);
+    let inv = if scale.to_bits() == 0 {
+        0.0f32
+    } else {
+        global / scale.to_f32()
+    };
+    let mut out = [u32::from(scale.to_bits()), 0u32, 0u32];
     #[unroll]
-    for i in 0..16 {
-        // e2m1 of q >= 0, nearest even: above each midpoint between two
-        // codes the upper one, on a midpoint the even one (0, 1, 2, 4).
-        let q = v[i].abs() * inv;
-        let mut c = 0u32;
-        if q > 0.25 {
-            c = 1;
-        }
-        if q >= 0.75 {
-            c = 2;
-        }
-        if q > 1.25 {
-            c = 3;
-        }
-        if q >= 1.75 {
-            c = 4;
-        }
-        if q > 2.5 {
-            c = 5;
-        }
-        if q >= 3.5 {
-            c = 6;
-        }
-        if q > 5.0 {
-            c = 7;
-        }
-        let sign = (v[i].to_bits() >> 28) & 8;
-        out[1 + i / 8] |= (c | sign) << (4 * (i % 8));
+    for i in 0..8 {
+        let pair = Fp4x2::from_f32s(v[2 * i] * inv, v[2 * i + 1] * inv);
+        out[1 + i / 4] |= u32::from(pair.to_bits()) << (8 * (i % 4));
     }
     out
 }

@@ -4,7 +4,7 @@
 //! recompile and mutate every variant in it, and read its files for the
 //! kernels' and device functions' sources. A new kernel is added here.
 
-use crate::{decode, gemm, gemv, quantize, samples};
+use crate::{decode, encode, gemm, gemv, quantize, samples};
 use nvfp4_dsl::Variant;
 use std::path::PathBuf;
 
@@ -42,6 +42,10 @@ pub static SOURCES: &[Source] = &[
     Source {
         path: "src/decode.rs",
         kernels: &[decode::decode_all::VARIANTS],
+    },
+    Source {
+        path: "src/encode.rs",
+        kernels: &[encode::encode_all::VARIANTS],
     },
     Source {
         path: "src/gemv.rs",

@@ -7,7 +7,7 @@ use nvfp4_kernels::gemm::GemmKernel;
 use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::rng::Rng;
-use nvfp4_kernels::{Error, decode, fidelity, gemm, samples};
+use nvfp4_kernels::{Error, decode, encode, fidelity, gemm, samples};
 
 fn emulators() -> [Device; 2] {
     [Device::emulator(Target::Sm90), Device::emulator(Target::Sm100a)]
@@ -28,6 +28,13 @@ fn samples_match_the_cpu_on_the_emulator() {
 fn every_fp4_and_fp8_byte_decodes_exactly_on_the_emulator() {
     for device in emulators() {
         decode::check_decode(&device).unwrap_or_else(|e| panic!("{}: {e}", device.describe()));
+    }
+}
+
+#[test]
+fn every_rounding_boundary_encodes_as_the_cpu_does_on_the_emulator() {
+    for device in emulators() {
+        encode::check_encode(&device, 3).unwrap_or_else(|e| panic!("{}: {e}", device.describe()));
     }
 }
 

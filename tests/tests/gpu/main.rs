@@ -9,7 +9,7 @@ use nvfp4_kernels::gemv::{self, GemvConfig};
 use nvfp4_kernels::nvfp4::Inputs;
 use nvfp4_kernels::nvfp4::gemm_inputs;
 use nvfp4_kernels::rng::Rng;
-use nvfp4_kernels::{decode, fidelity, gemm, samples};
+use nvfp4_kernels::{decode, encode, fidelity, gemm, samples};
 
 // The differential fuzzer's programs, for the batch of generated kernels
 // below.
@@ -92,6 +92,13 @@ fn every_fp4_and_fp8_byte_decodes_exactly_on_the_gpu() {
         "all 256 Fp4x2 and E4m3 bytes decode exactly; e4m3 NaN gives f16 {:04x?} and f32 {:08x?}",
         report.e4m3_nan_f16, report.e4m3_nan_f32
     );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn every_rounding_boundary_encodes_as_the_cpu_does_on_the_gpu() {
+    let checked = encode::check_encode(&device(), 3).unwrap_or_else(|e| panic!("{e}"));
+    println!("{checked} values encode to Fp4x2, E4m3 and E4m3x2 as on the CPU, bit for bit");
 }
 
 #[test]

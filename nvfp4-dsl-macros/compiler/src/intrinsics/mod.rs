@@ -19,6 +19,7 @@ mod convert;
 mod float;
 mod int;
 mod memory;
+mod nvfp4;
 mod tcgen05;
 mod threads;
 mod wgmma;
@@ -37,6 +38,7 @@ pub static FAMILIES: &[&[Intrinsic]] = &[
     memory::TABLE,
     atomic::TABLE,
     convert::TABLE,
+    nvfp4::TABLE,
     int::TABLE,
     float::TABLE,
     tcgen05::TABLE,
