@@ -99,3 +99,46 @@ fn sub_slices_with_an_end_match_the_host() {
         assert_eq!(g.to_bits(), w.to_bits(), "y[{i}]");
     }
 }
+
+/// Copies element `i` of row `r` (rows of `cols`) of `x`, through a
+/// sub-slice of the row.
+#[kernel(targets(sm_90))]
+pub fn row_element(x: &[u32], out: &mut [u32], r: u32, cols: u32, i: i32) {
+    let row = &x[(r * cols) as usize..((r + 1) * cols) as usize];
+    out[0] = row[i as usize];
+}
+
+#[test]
+fn an_index_past_a_sub_slice_is_reported_in_a_debug_build() {
+    let device = Device::emulator(Target::Sm90);
+    let x: Vec<u32> = (100..116).collect();
+    let dx = device.upload(&x).expect("upload");
+    let mut out = device.upload(&[0u32]).expect("upload");
+    let launch = |out: &mut DeviceBuffer<u32>, i: i32| {
+        // SAFETY: x holds rows 0 and 1 of 8; the emulator checks every
+        // access against the view of x.
+        unsafe { row_element::Kernel::launch(&device, LaunchConfig::linear(1, 1), &dx, out, 0, 8, i) }
+    };
+    launch(&mut out, 7).expect("the last element of row 0");
+    // Row 0's element 8 is row 1's first: inside x, so only the debug
+    // build's check sees it; -1 is a huge usize.
+    for i in [8, -1] {
+        let launched = launch(&mut out, i);
+        if cfg!(debug_assertions) {
+            let text = launched.expect_err("past the row").to_string();
+            assert!(
+                text.contains("index out of bounds: the index is past the end of a sub-slice"),
+                "{text}"
+            );
+            assert!(
+                text.contains("out[0] = row[i as usize];"),
+                "the message names the Rust line: {text}"
+            );
+        } else if i == 8 {
+            launched.expect("release builds check the parameter's whole view only");
+            assert_eq!(device.download(&out).expect("download"), [108]);
+        } else {
+            launched.expect_err("-1 is outside x's view");
+        }
+    }
+}

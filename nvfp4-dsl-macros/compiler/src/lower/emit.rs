@@ -36,6 +36,10 @@ pub struct MemRef {
     pub elem: Ty,
     /// Number of elements, when known (global slices carry their length).
     pub len: Option<Box<Val>>,
+    /// A sub-slice made in the kernel (`&x[a..b]`): with debug assertions
+    /// its indexes are checked against `len`, since the emulator sees only
+    /// the parameter's whole view.
+    pub sub_slice: bool,
 }
 
 /// The value of an expression during lowering.

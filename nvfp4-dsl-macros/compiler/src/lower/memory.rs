@@ -28,8 +28,39 @@ impl Lower<'_> {
                 format!("index {i} is out of bounds for a shared array of {len} elements"),
             );
         }
+        if m.sub_slice {
+            self.check_sub_slice_index(m, &index, index_ty);
+        }
         let size = self.elem_layout(&m.elem).bytes as i64;
         self.byte_addr(m, index, index_ty, size, span)
+    }
+
+    /// With debug assertions, a trap where `index` is past the end of the
+    /// sub-slice `m` (as Rust panics): the elements after its end may still
+    /// be in the parameter's view, where the emulator's check cannot see
+    /// them. A negative index is a large `usize` here, past the end too.
+    fn check_sub_slice_index(&mut self, m: &MemRef, index: &Val, index_ty: &Ty) {
+        let Some(len) = m.len.as_deref().cloned() else {
+            return;
+        };
+        if !self.debug_assertions {
+            return;
+        }
+        self.func.debug_checks = true;
+        let s = self.scalar_of(index_ty);
+        let i = self.cast(index.clone(), s, Scalar::Usize);
+        let i = self.in_reg(&i, Scalar::Usize);
+        let n = self.in_reg(&len, Scalar::Usize);
+        let past = self.reg(RegClass::Pred);
+        self.emit("setp.ge.u64", vec![past.into(), i.into(), n.into()]);
+        self.push(Node::If {
+            cond: past,
+            negate: false,
+            then: vec![Node::Trap(format!(
+                "{INDEX_OUT_OF_BOUNDS}the index is past the end of a sub-slice (`&x[a..b]` has `b - a` elements)"
+            ))],
+            els: vec![],
+        });
     }
 
     /// `m.base + m.offset + index * scale`.
@@ -320,6 +351,7 @@ impl Lower<'_> {
             offset,
             elem: m.elem,
             len,
+            sub_slice: true,
         }
     }
 
@@ -385,6 +417,7 @@ impl Lower<'_> {
             offset: 0,
             elem: Ty::Scalar(t.elem),
             len: None,
+            sub_slice: false,
         };
         let addr = self.element_addr(&m, index, index_ty, span)?;
         self.load(&m, addr, CacheHint::Default, span)
@@ -426,6 +459,7 @@ impl Lower<'_> {
             offset: 0,
             elem: elem.clone(),
             len: Some(Box::new(Val::Const(Const::Int(len as i128)))),
+            sub_slice: false,
         })
     }
 
@@ -441,6 +475,7 @@ impl Lower<'_> {
                 offset: o as i64,
                 elem: elem.clone(),
                 len: None,
+                sub_slice: false,
             },
             v => {
                 let b = self.reg(RegClass::B32);
@@ -454,6 +489,7 @@ impl Lower<'_> {
                     offset: 0,
                     elem: elem.clone(),
                     len: None,
+                    sub_slice: false,
                 }
             }
         }

@@ -318,6 +318,7 @@ impl<'a> Lower<'a> {
                         offset: 0,
                         elem: (**elem).clone(),
                         len,
+                        sub_slice: false,
                     };
                     self.bind(&p.name, Val::Mem(m));
                 }
