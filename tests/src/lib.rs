@@ -7,6 +7,7 @@
 pub mod approx;
 pub mod atomic_kernels;
 pub mod atomics;
+pub mod bulk_store;
 pub mod div_ceil;
 pub mod program;
 pub mod shuffle64;

@@ -187,6 +187,60 @@ pub fn cp_async_bulk_global_to_shared<
     device_only("cp_async_bulk_global_to_shared")
 }
 
+/// Starts copying `bytes` (a multiple of 16; both addresses 16-byte aligned)
+/// from shared memory `src[src_index..]` to global memory
+/// `dst[dst_index..]` (a TMA store). It joins the thread's next bulk group
+/// ([`cp_async_bulk_commit_group`]); until a [`cp_async_bulk_wait_group_read`]
+/// (or [`cp_async_bulk_wait_group`]) covers that group, `src` may not be
+/// written, and until a `cp_async_bulk_wait_group` covers it, `dst` may not
+/// be read. Shared memory written by ordinary stores needs
+/// [`fence_proxy_async_shared`] (after a barrier, if other threads wrote
+/// it) before the copy reads it.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], bytes;`
+#[inline(always)]
+pub fn cp_async_bulk_shared_to_global<T: Element, I: DeviceIndex, S: SharedMemory, J: DeviceIndex>(
+    dst: &mut [T],
+    dst_index: I,
+    src: &S,
+    src_index: J,
+    bytes: u32,
+) {
+    let _ = (dst, dst_index, src, src_index, bytes);
+    device_only("cp_async_bulk_shared_to_global")
+}
+
+/// Puts this thread's bulk copies to global memory that are not in a group
+/// yet into a new group, the unit [`cp_async_bulk_wait_group`] waits for.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.commit_group;`
+#[inline(always)]
+pub fn cp_async_bulk_commit_group() {
+    device_only("cp_async_bulk_commit_group")
+}
+
+/// Waits until at most `pending` (a constant, at most 63) of this thread's
+/// bulk groups are still in flight: the others have completed, their
+/// writes to global memory done.
+///
+/// PTX (ISA 8.0): `cp.async.bulk.wait_group pending;`
+#[inline(always)]
+pub fn cp_async_bulk_wait_group(pending: u32) {
+    let _ = pending;
+    device_only("cp_async_bulk_wait_group")
+}
+
+/// Waits until at most `pending` (a constant, at most 63) of this thread's
+/// bulk groups still read their shared sources: the others' sources may be
+/// written again (their global writes may still be in flight).
+///
+/// PTX (ISA 8.0): `cp.async.bulk.wait_group.read pending;`
+#[inline(always)]
+pub fn cp_async_bulk_wait_group_read(pending: u32) {
+    let _ = pending;
+    device_only("cp_async_bulk_wait_group_read")
+}
+
 /// Starts copying the box of `map` at coordinates (`c0` innermost, `c1`)
 /// to `dst[dst_index..]` (with the map's swizzle); the copy completes the
 /// box's bytes on `bars[bar_index]`.

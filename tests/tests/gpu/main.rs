@@ -103,6 +103,12 @@ fn every_rounding_boundary_encodes_as_the_cpu_does_on_the_gpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_tile_stored_by_a_bulk_copy_reaches_global_memory_on_the_gpu() {
+    nvfp4_tests::bulk_store::check(&device(), 132 * 64).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn gemv_matches_the_reference_on_every_task_shape() {
     let device = device();
     let mut rng = Rng::new(7);

@@ -237,6 +237,51 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
+        "fn cp_async_bulk_shared_to_global<T: Element, I: DeviceIndex, S: SharedMemory, J: DeviceIndex>(dst: &mut [T], dst_index: I, src: &S, src_index: J, bytes: u32)",
+        params: [ArgTy::MemMut, ArgTy::Index, ArgTy::Shared, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
+            l.require_ptx(80);
+            let g = mem(c, 0);
+            if g.space != Space::Global {
+                return err(
+                    c.span,
+                    "the destination of `cp_async_bulk_shared_to_global` is a `&mut [T]` slice parameter (global memory); between shared arrays, copy with loads and stores",
+                );
+            }
+            let (base, offset) = l.element_addr(&g, arg(c, 1), &c.args[1].1, c.span)?;
+            let src = shared_operand(l, c, 2, 3)?;
+            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            l.emit(
+                "cp.async.bulk.global.shared::cta.bulk_group",
+                vec![Operand::Addr(Box::new(base), offset), src, bytes],
+            );
+            Ok(Val::Unit)
+        },
+    ),
+    row!(
+        "fn cp_async_bulk_commit_group()",
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "cp.async.bulk.commit_group", 80),
+    ),
+    row!(
+        "fn cp_async_bulk_wait_group(pending: u32)",
+        params: [ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| bulk_wait_group(l, c, "cp.async.bulk.wait_group"),
+    ),
+    row!(
+        "fn cp_async_bulk_wait_group_read(pending: u32)",
+        params: [ArgTy::ConstU32],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| bulk_wait_group(l, c, "cp.async.bulk.wait_group.read"),
+    ),
+    row!(
         "fn cp_async_bulk_tensor_2d_global_to_shared<D: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, map: TensorMap, c0: i32, c1: i32, bars: &B, bar_index: K)",
         params: [
             ArgTy::Shared,
@@ -317,5 +362,17 @@ fn lower_load_v4(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
 fn lower_store_v4(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
     let (m, addr) = as_v4(l, c)?;
     l.store(&m, addr, arg(c, 2), hint(c, 3), c.span)?;
+    Ok(Val::Unit)
+}
+
+/// `cp.async.bulk.wait_group{.read} N` for a constant N (the PTX takes an
+/// immediate).
+fn bulk_wait_group(l: &mut Lower<'_>, c: &Call, op: &str) -> Result<Val> {
+    let n = const_u32(c, 0, "the number of pending bulk groups")?;
+    if n > 63 {
+        return err(c.span, format!("at most 63 bulk groups can be left pending, not {n}"));
+    }
+    l.require_ptx(80);
+    l.emit(op, vec![Operand::imm(n)]);
     Ok(Val::Unit)
 }
