@@ -27,7 +27,7 @@
 
 use crate::Error;
 use crate::checkpoint::{Checkpoint, Shape};
-use crate::gemm::{self, GemmKernel, GemmOperand};
+use crate::gemm::{self, BlockedScales, GemmKernel, GemmOperand};
 use crate::gemv::{self, GemvConfig, Nvfp4View};
 use crate::nvfp4::{block_scales, blocked_scale_len};
 use crate::quantize::{self, Activations, ScaleLayout};
@@ -141,7 +141,11 @@ impl Linear {
         let prearranged = match &blocked_scales {
             Some(blocked) if device.compute_capability() == (9, 0) => {
                 let mut words = device.alloc_scratch::<u32>(gemm::prearranged_words(n, k, 1))?;
-                gemm::prearrange_weights(device, GemmOperand::new(device, n, k, 1, &data, blocked)?, &mut words)?;
+                gemm::prearrange_weights(
+                    device,
+                    GemmOperand::new(device, n, k, 1, &data, BlockedScales(blocked))?,
+                    &mut words,
+                )?;
                 Some(words)
             }
             _ => None,
@@ -255,7 +259,7 @@ impl Linear {
             )));
         }
         if let (Some(kernel), Some(blocked)) = (self.gemm_kernel(device, tokens), &self.blocked_scales) {
-            let b = GemmOperand::new(device, n, k, 1, &self.data, blocked)?;
+            let b = GemmOperand::new(device, n, k, 1, &self.data, BlockedScales(blocked))?;
             let b = match &self.prearranged {
                 Some(words) => b.with_prearranged(words)?,
                 None => b,
@@ -286,7 +290,7 @@ impl Linear {
                 workspace.codes.slice(0..rows * k / 2)?,
                 workspace.scales.slice(0..blocked_scale_len(rows, k / 16, 1))?,
             );
-            let a = GemmOperand::new(device, rows, k, 1, codes, scales)?;
+            let a = GemmOperand::new(device, rows, k, 1, codes, BlockedScales(scales))?;
             gemm::gemm_scaled_with(device, a, b, y.slice(0..rows * n)?, kernel, self.alpha())?;
             return Ok(());
         }

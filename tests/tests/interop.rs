@@ -5,7 +5,7 @@
 //! checks on cudarc's own buffers and streams are in `gpu/interop.rs`.
 
 use nvfp4_dsl::{Device, DeviceBuffer, DeviceView, LaunchConfig, Target, f16};
-use nvfp4_kernels::gemm::{self, GemmKernel, GemmOperand};
+use nvfp4_kernels::gemm::{self, BlockedScales, GemmKernel, GemmOperand};
 use nvfp4_kernels::gemv::{self, Nvfp4View};
 use nvfp4_kernels::nvfp4::{self, Inputs, Nvfp4Tensor};
 use nvfp4_kernels::rng::Rng;
@@ -189,10 +189,10 @@ fn the_gemm_reads_caller_operands() {
         )
     };
     let ((ad, asc), (bd, bsc)) = (upload(&a), upload(&b));
-    let va = GemmOperand::new(&device, 128, 256, 1, &ad, &asc).expect("a");
-    let vb = GemmOperand::new(&device, 256, 256, 1, &bd, &bsc).expect("b");
+    let va = GemmOperand::new(&device, 128, 256, 1, &ad, BlockedScales(&asc)).expect("a");
+    let vb = GemmOperand::new(&device, 256, 256, 1, &bd, BlockedScales(&bsc)).expect("b");
     assert!(
-        GemmOperand::new(&device, 256, 256, 1, &ad, &asc).is_err(),
+        GemmOperand::new(&device, 256, 256, 1, &ad, BlockedScales(&asc)).is_err(),
         "a's bytes are not 256 rows"
     );
     let mut c = device.upload(&vec![f16::NAN; 128 * 256]).expect("upload");

@@ -1,5 +1,6 @@
 //! What a caller's GEMM operand bytes may be held as: the element types
-//! [`super::GemmOperand::new`] takes for the data and the scales.
+//! [`super::GemmOperand::new`] takes for the data and the scales, and the
+//! wrapper that says the scales' layout.
 
 use nvfp4_dsl::{E4m3, Fp4x2};
 
@@ -22,6 +23,17 @@ impl Fp4Bytes for u8 {}
 pub trait E4m3Bytes: nvfp4_dsl::DeviceCopy + sealed::Sealed {}
 impl E4m3Bytes for E4m3 {}
 impl E4m3Bytes for u8 {}
+
+/// A view of e4m3 scales in the blocked 128x4 layout the tensor cores read
+/// ([`crate::nvfp4::blocked_scale_offset`]): `BlockedScales(&scales)`. Plain
+/// `[L][rows][k/16]` scales, as a checkpoint holds them, have the same
+/// length for every operand the GEMM takes, so nothing could tell them
+/// apart at run time and they would give a wrong answer: the caller says
+/// which layout the bytes are in. Convert plain ones with
+/// [`crate::nvfp4::block_scales`], or quantize with
+/// [`crate::quantize::ScaleLayout::Blocked`].
+#[derive(Clone, Copy, Debug)]
+pub struct BlockedScales<V>(pub V);
 
 /// The byte types above, and no others.
 mod sealed {

@@ -13,7 +13,7 @@
 
 mod bytes;
 mod launch;
-pub use bytes::{E4m3Bytes, Fp4Bytes};
+pub use bytes::{BlockedScales, E4m3Bytes, Fp4Bytes};
 use launch::Sm90A;
 pub mod prearrange;
 mod sm100;
@@ -281,7 +281,7 @@ impl DeviceGemmOperand {
         data: DeviceBuffer<Fp4x2>,
         scales: DeviceBuffer<E4m3>,
     ) -> Result<DeviceGemmOperand, Error> {
-        let view = GemmOperand::new(device, rows, k, batches, data.view(), scales.view())?;
+        let view = GemmOperand::new(device, rows, k, batches, data.view(), BlockedScales(scales.view()))?;
         let maps = view.maps;
         Ok(DeviceGemmOperand {
             rows,
@@ -318,9 +318,8 @@ impl<'a> GemmOperand<'a> {
     /// multiple of 128, K of 256): `data` the packed e2m1 bytes
     /// `[L][rows][k/2]` (even element in the low nibble), starting at a
     /// multiple of 16 bytes; `scales` the e4m3 bytes in the blocked 128x4
-    /// layout the tensor cores read ([`crate::nvfp4::blocked_scale_offset`];
-    /// plain `[L][rows][k/16]` scales, as a checkpoint holds them, have the
-    /// same length and give a wrong answer: convert them with
+    /// layout the tensor cores read, said so by [`BlockedScales`]
+    /// (`BlockedScales(&scales)`; plain scales convert with
     /// [`crate::nvfp4::block_scales`]).
     /// Builds the tensor maps now: the memory must outlive every launch
     /// that uses them.
@@ -330,11 +329,11 @@ impl<'a> GemmOperand<'a> {
         k: usize,
         batches: usize,
         data: impl Into<DeviceView<'a, T>>,
-        scales: impl Into<DeviceView<'a, S>>,
+        scales: BlockedScales<impl Into<DeviceView<'a, S>>>,
     ) -> Result<GemmOperand<'a>, Error> {
         check_operand_shape(rows, k, batches)?;
         let data: DeviceView<'a, Fp4x2> = data.into().cast()?;
-        let scales: DeviceView<'a, E4m3> = scales.into().cast()?;
+        let scales: DeviceView<'a, E4m3> = scales.0.into().cast()?;
         let data_len = rows.checked_mul(k / 2).and_then(|n| n.checked_mul(batches));
         let scales_len = blocked_scale_len(rows, k / 16, batches);
         if data_len != Some(data.len()) || scales.len() != scales_len {
@@ -743,7 +742,7 @@ mod tests {
                 &mut scales,
             )
             .expect("quantize");
-            let a = GemmOperand::new(&device, rows, k, 1, &codes, &scales).expect("a");
+            let a = GemmOperand::new(&device, rows, k, 1, &codes, BlockedScales(&scales)).expect("a");
             let kernel = GemmKernel::Sm90 {
                 blocks: tiling.0,
                 split: tiling.1,

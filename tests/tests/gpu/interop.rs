@@ -75,7 +75,7 @@ fn kernels_run_on_the_callers_context_stream_and_cudarc_buffers() {
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn the_gemm_runs_on_cudarc_buffers() {
-    use nvfp4_kernels::gemm::GemmOperand;
+    use nvfp4_kernels::gemm::{BlockedScales, GemmOperand};
     let device = device();
     let Some(kernel) = GemmKernel::for_device(&device, 256, 512, 2048, 1) else {
         println!("no GEMM kernel for {}", device.describe());
@@ -93,8 +93,8 @@ fn the_gemm_runs_on_cudarc_buffers() {
         )
     };
     let ((ad, asc), (bd, bsc)) = (bytes(&a), bytes(&b));
-    let va = GemmOperand::new(&device, 256, 2048, 1, &ad, &asc).expect("a");
-    let vb = GemmOperand::new(&device, 512, 2048, 1, &bd, &bsc).expect("b");
+    let va = GemmOperand::new(&device, 256, 2048, 1, &ad, BlockedScales(&asc)).expect("a");
+    let vb = GemmOperand::new(&device, 512, 2048, 1, &bd, BlockedScales(&bsc)).expect("b");
     let mut c = stream
         .clone_htod(&vec![nvfp4_dsl::f16::NAN; 256 * 512])
         .expect("upload");

@@ -7,7 +7,7 @@
 
 use super::timing::{time_graph_ms, time_ms};
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
-use nvfp4_kernels::gemm::{self, DeviceGemmOperand, GemmKernel, GemmOperand};
+use nvfp4_kernels::gemm::{self, BlockedScales, DeviceGemmOperand, GemmKernel, GemmOperand};
 use nvfp4_kernels::linear::Linear;
 use nvfp4_kernels::nvfp4::{Nvfp4Tensor, blocked_scale_len, gemm_reference};
 use nvfp4_kernels::quantize::{self, ScaleLayout, quantize_reference};
@@ -66,7 +66,7 @@ pub fn linear_timings(
             } else {
                 let layout = ScaleLayout::Blocked;
                 quantize::quantize(device, &dx, m, m, k, INPUT_SCALE, layout, &mut codes, &mut blocked).map_err(err)?;
-                let a = GemmOperand::new(device, m, k, 1, &codes, &blocked).map_err(err)?;
+                let a = GemmOperand::new(device, m, k, 1, &codes, BlockedScales(&blocked)).map_err(err)?;
                 gemm::gemm_scaled_with(device, a, &weights[j], y, kernel, INPUT_SCALE).map_err(err)
             }
         };
