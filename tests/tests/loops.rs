@@ -5,7 +5,9 @@
 //! `(a..=b).rev()` down to the type's minimum, `.rev().step_by(s)`, run-time
 //! and unrolled) and element loops over slices and local arrays
 //! (`x.iter()`, `for v in x`, `&v`, `.enumerate()`, `.rev()`, writing
-//! through `x.iter_mut()`; an array's loops are unrolled). Run on the emulator against the same functions
+//! through `x.iter_mut()`; an array's loops are unrolled) and loops with
+//! constant bounds that index a local array by their variable (unrolled
+//! without `#[unroll]`). Run on the emulator against the same functions
 //! called on the host.
 
 use nvfp4_dsl::prelude::*;
@@ -326,4 +328,93 @@ fn labeled_and_reversed_loops_compute_what_the_host_computes() {
     }
     // The inputs reach every exit: not one result for all.
     assert!(distinct.len() > 200, "{} distinct results", distinct.len());
+}
+
+#[device]
+const GROUP: usize = 4;
+
+/// Sets element `i` of the caller's array: a device function indexing a
+/// local array by its parameter.
+#[device]
+fn put(acc: &mut [u32; 8], i: usize, v: u32) {
+    acc[i] = v;
+}
+
+/// `0..N` of a const generic (the array's length).
+#[device]
+#[allow(clippy::needless_range_loop)]
+fn weigh<const N: usize>(a: [u32; N]) -> u32 {
+    let mut s = 0u32;
+    for i in 0..N {
+        s = s.wrapping_mul(31).wrapping_add(a[i] ^ i as u32);
+    }
+    s
+}
+
+/// A local array indexed by the variables of loops with constant bounds,
+/// none marked `#[unroll]`: directly, through a `let`, nested, through a
+/// closure and a device function, with `step_by`, `.rev()`, `..=`,
+/// `continue` and `break`. (Index loops are what this tests.)
+#[device]
+#[allow(clippy::needless_range_loop)]
+fn constant_bounds(seed: u32) -> [u32; 8] {
+    let mut acc = [0u32; 8];
+    for e in 0..4 {
+        acc[e] = mix(seed, e as u32, 0);
+    }
+    for g in 0..GROUP {
+        let j = g + GROUP;
+        acc[j] = acc[g] ^ j as u32;
+    }
+    for r in 0..2 {
+        for c in 0..4 {
+            acc[r * 4 + c] = acc[r * 4 + c].wrapping_add(mix(seed, r as u32, c as u32));
+        }
+    }
+    let half = move |k: usize| acc[k] >> 1;
+    let mut folded = 0u32;
+    for e in 0..8 {
+        folded = folded.rotate_left(5) ^ half(e);
+    }
+    for i in (0..8).step_by(3) {
+        let v = acc[i].wrapping_mul(5) ^ folded;
+        put(&mut acc, i, v);
+    }
+    for i in (0..=6).rev() {
+        if acc[i].is_multiple_of(3) {
+            continue;
+        }
+        acc[i + 1] ^= acc[i];
+        if acc[i].is_multiple_of(7) {
+            break;
+        }
+    }
+    acc[7] = acc[7].wrapping_add(weigh(acc));
+    acc
+}
+
+#[kernel(targets(sm_90))]
+pub fn constant_bound_loops(seeds: &[u32], out: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    let r = constant_bounds(seeds[i]);
+    for k in 0..8 {
+        out[8 * i + k] = r[k];
+    }
+}
+
+#[test]
+fn loops_with_constant_bounds_index_local_arrays_as_the_host_does() {
+    let device = Device::emulator(Target::Sm90);
+    let seeds: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x2545_F491) ^ 0x5bd1_e995).collect();
+    let ds = device.upload(&seeds).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(8 * seeds.len()).expect("alloc");
+    // SAFETY: one thread per seed; eight outputs per thread.
+    unsafe {
+        constant_bound_loops::Kernel::launch(&device, LaunchConfig::linear(1, seeds.len() as u32), &ds, &mut out)
+    }
+    .expect("launch");
+    let out = device.download(&out).expect("download");
+    for (i, &s) in seeds.iter().enumerate() {
+        assert_eq!(out[8 * i..8 * i + 8], constant_bounds(s), "seed {s:#x}");
+    }
 }

@@ -1,10 +1,11 @@
 //! Control flow: `if` and `match` (also as values, with their patterns),
-//! `for` loops at run time and unrolled (`#[unroll]`), and the targets of
-//! `break` and `continue`.
+//! `for` loops at run time and unrolled (`#[unroll]`, or where `unroll`
+//! finds they must be), and the targets of `break` and `continue`.
 
 use super::emit::{LoopTarget, Lower, Val};
 use super::fold::wrap_int;
 use super::fold::{Const, Result, err};
+use super::unroll::MAX_AUTO_UNROLL;
 use crate::ASSERTION_FAILED;
 use crate::ast::*;
 use crate::ir::*;
@@ -13,6 +14,34 @@ use crate::types::{Scalar, Ty};
 /// Unrolling more copies than this is almost certainly a mistake (and would
 /// make ptxas crawl).
 pub(super) const MAX_UNROLL: u64 = 4096;
+
+/// A `for` loop's bounds and step (`step_by`), as values.
+pub(super) struct Range {
+    start: Val,
+    end: Val,
+    step: Option<Val>,
+}
+
+/// The values of an unrolled loop, where its bounds and step are
+/// constants: the first, the difference to the next, the count.
+fn trip(f: &ForLoop, start: &Val, end: &Val, step: Option<&Val>) -> Option<(i128, i128, u64)> {
+    let (Val::Const(Const::Int(a)), Val::Const(Const::Int(b))) = (start, end) else {
+        return None;
+    };
+    let st = match step {
+        None => 1,
+        Some(Val::Const(Const::Int(st))) if *st > 0 => *st,
+        Some(_) => return None,
+    };
+    let last = if f.inclusive { *b } else { *b - 1 };
+    let count = if last < *a {
+        0
+    } else {
+        u64::try_from((last - *a) / st + 1).unwrap_or(u64::MAX)
+    };
+    // Forward from the start, or with `.rev()` down from the last value.
+    Some(if f.rev { (last, -st, count) } else { (*a, st, count) })
+}
 
 pub(super) fn diverges(e: &Expr) -> bool {
     matches!(
@@ -198,25 +227,14 @@ impl Lower<'_> {
     /// overflow at `MIN`). With `step_by`, the loop ends where the next value
     /// would pass the other bound, without overflowing: exact for any
     /// bounds, as Rust's `StepBy`.
-    pub(super) fn for_loop(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
+    pub(super) fn for_loop(&mut self, f: &ForLoop, e: &Expr, range: Range) -> Result<Val> {
         let vt = self.ty(&f.start);
         let s = self.scalar_of(&vt);
-        let start = self.expr(&f.start)?;
-        let end = self.expr(&f.end)?;
+        let Range { start, end, step } = range;
         // The counter starts at one bound; the other is evaluated once, as
         // Rust does.
         let (first, bound) = if f.rev { (end, start) } else { (start, end) };
         let bound = self.copy_if_var(bound, &vt)?;
-        let step = match &f.step {
-            Some(st) => {
-                let v = self.expr(st)?;
-                if let Val::Const(Const::Int(0)) = v {
-                    return err(st.span, "`step_by(0)` never advances; use a step of at least 1");
-                }
-                Some(v)
-            }
-            None => None,
-        };
         let i = self.reg(s.reg_class());
         self.assign_regs(&Val::Reg(i), &first, &vt);
         self.var_regs.insert(i.id);
@@ -338,16 +356,10 @@ impl Lower<'_> {
     /// a constant in each. `bound`: the end is at most this (a local
     /// array's length, `min` a run-time length: a `zip`), which is unrolled
     /// to, each copy skipped where the run-time end is passed.
-    pub(super) fn unrolled_for(&mut self, f: &ForLoop, span: Loc, bound: Option<u64>) -> Result<Val> {
+    pub(super) fn unrolled_for(&mut self, f: &ForLoop, span: Loc, bound: Option<u64>, range: Range) -> Result<Val> {
         let vt = self.ty(&f.start);
         let s = self.scalar_of(&vt);
-        let start = self.expr(&f.start)?;
-        let end = self.expr(&f.end)?;
-        let end = self.copy_if_var(end, &vt)?;
-        let step = match &f.step {
-            Some(st) => self.expr(st)?,
-            None => Val::Const(Const::Int(1)),
-        };
+        let end = self.copy_if_var(range.end, &vt)?;
         // The end, or the bound with the run-time end to test each value
         // against (not reversed with a step: its values start from the end).
         let (end, run_time_end) = match (&end, bound) {
@@ -355,8 +367,7 @@ impl Lower<'_> {
             (_, Some(n)) if !(f.rev && f.step.is_some()) => (Val::Const(Const::Int(n.into())), Some(end)),
             _ => (end, None),
         };
-        let (Val::Const(Const::Int(a)), Val::Const(Const::Int(b)), Val::Const(Const::Int(st))) = (&start, &end, &step)
-        else {
+        let Some((first, delta, count)) = trip(f, &range.start, &end, range.step.as_ref()) else {
             return err(
                 span,
                 if f.unroll {
@@ -366,13 +377,6 @@ impl Lower<'_> {
                 },
             );
         };
-        if *st <= 0 {
-            return err(span, "`step_by(0)` never advances; use a step of at least 1");
-        }
-        let last = if f.inclusive { *b } else { *b - 1 };
-        let count = if last < *a { 0 } else { ((last - *a) / *st + 1) as u64 };
-        // Forward from the start, or with `.rev()` down from the last value.
-        let (first, delta) = if f.rev { (last, -*st) } else { (*a, *st) };
         if count > MAX_UNROLL {
             return err(
                 span,
@@ -494,20 +498,52 @@ impl Lower<'_> {
         Ok(result)
     }
 
-    /// `for`: unrolled (asked for, or over a local array) or at run time.
+    /// `for`: unrolled (asked for, over a local array's indices, or
+    /// indexing a local array by its variable: see `unroll`) or at run time.
     pub(super) fn for_expr(&mut self, f: &ForLoop, e: &Expr) -> Result<Val> {
+        let span = Loc {
+            start: f.start.span.start,
+            end: f.end.span.end,
+        };
         // A loop to a local array's length indexes the array, which
         // lives in registers: it is unrolled.
         let bound = self.array_bound(&f.end);
+        let range = self.range(f)?;
         if f.unroll || bound.is_some() {
-            let span = Loc {
-                start: f.start.span.start,
-                end: f.end.span.end,
-            };
-            self.unrolled_for(f, span, bound)
-        } else {
-            self.for_loop(f, e)
+            return self.unrolled_for(f, span, bound, range);
         }
+        if let Some((_, _, count)) = trip(f, &range.start, &range.end, range.step.as_ref())
+            && let Some(array) = self.indexes_local_array(f)
+        {
+            if count > MAX_AUTO_UNROLL {
+                return err(
+                    span,
+                    format!(
+                        "this loop indexes {array} by `{}`, and a local array lives in registers, so the loop is unrolled; but its {count} iterations are more than the {MAX_AUTO_UNROLL} unrolled without asking: write `#[unroll]` on it (up to {MAX_UNROLL}), or keep the array in shared memory",
+                        f.var
+                    ),
+                );
+            }
+            return self.unrolled_for(f, span, None, range);
+        }
+        self.for_loop(f, e, range)
+    }
+
+    /// A `for` loop's bounds and step, evaluated once, in that order.
+    fn range(&mut self, f: &ForLoop) -> Result<Range> {
+        let start = self.expr(&f.start)?;
+        let end = self.expr(&f.end)?;
+        let step = match &f.step {
+            Some(st) => {
+                let v = self.expr(st)?;
+                if let Val::Const(Const::Int(0)) = v {
+                    return err(st.span, "`step_by(0)` never advances; use a step of at least 1");
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        Ok(Range { start, end, step })
     }
 
     /// The most a loop's end `e` can be when it is a local array's length,

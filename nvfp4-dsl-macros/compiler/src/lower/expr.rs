@@ -6,6 +6,7 @@ use super::control::MAX_UNROLL;
 use super::emit::{Lower, Val, bit_type};
 use super::fold::wrap_int;
 use super::fold::{Const, Result, err};
+use super::unroll::REGISTER_INDEX;
 use crate::ast::*;
 use crate::intrinsics;
 use crate::ir::*;
@@ -249,10 +250,7 @@ impl Lower<'_> {
                         format!("index {i} is out of bounds for an array of {} elements", parts.len()),
                     ),
                 },
-                _ => err(
-                    span,
-                    "a local array lives in registers and can only be indexed by constants; index it inside an `#[unroll]` loop, or use shared memory",
-                ),
+                _ => err(span, REGISTER_INDEX),
             },
             other => unreachable!("checked: indexable, not {other:?}"),
         }
@@ -314,10 +312,7 @@ impl Lower<'_> {
                             index.span,
                             format!("index {k} is out of bounds for an array of {} elements", parts.len()),
                         ),
-                        _ => err(
-                            index.span,
-                            "a local array lives in registers and can only be indexed by constants; index it inside an `#[unroll]` loop, or use shared memory",
-                        ),
+                        _ => err(index.span, REGISTER_INDEX),
                     },
                     other => unreachable!("checked: indexable, not {other:?}"),
                 }

@@ -4,7 +4,8 @@
 //! constants fold here (Rust semantics: wrapping integer arithmetic, IEEE
 //! float arithmetic rounded to nearest). `#[unroll]` loops with constant
 //! bounds are unrolled, one copy of the body per iteration with the loop
-//! variable a constant. Nothing a constant condition removes is emitted.
+//! variable a constant, and so are loops over a local array's indices
+//! (`unroll`). Nothing a constant condition removes is emitted.
 
 mod arith;
 mod call;
@@ -14,6 +15,7 @@ mod expr;
 pub mod fold;
 mod memory;
 mod params;
+mod unroll;
 
 use crate::ast::*;
 use crate::attr::SpecValue;
