@@ -65,13 +65,24 @@ pub struct Inst {
     pub args: Vec<Operand>,
 }
 
+/// A part of a `ptx!` template.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Piece {
+    /// Text as written, each `{{` and `}}` one brace.
+    Text(String),
+    /// `{d}`: the result's register.
+    Dest,
+    /// `{0}`, `{1}`, ...: an input's operand.
+    Input(usize),
+}
+
 #[derive(Clone, Debug)]
 pub enum Node {
     Inst(Inst),
-    /// Inline PTX from `ptx!`: the template with `{d}`, `{0}`... replaced by
-    /// the operands (`d` first, when present, then the inputs).
+    /// Inline PTX from `ptx!`: the template's text with `{d}`, `{0}`...
+    /// replaced by the operands (`d` first, when present, then the inputs).
     Raw {
-        template: String,
+        template: Vec<Piece>,
         dest: Option<Operand>,
         inputs: Vec<Operand>,
     },

@@ -259,13 +259,14 @@ impl Printer {
                 self.line(&text);
             }
             Node::Raw { template, dest, inputs } => {
-                let mut text = template.clone();
-                if let Some(d) = dest {
-                    text = text.replace("{d}", &self.operand(d));
-                }
-                for (i, op) in inputs.iter().enumerate() {
-                    text = text.replace(&format!("{{{i}}}"), &self.operand(op));
-                }
+                let text: String = template
+                    .iter()
+                    .map(|p| match p {
+                        Piece::Text(t) => t.clone(),
+                        Piece::Dest => self.operand(dest.as_ref().expect("lowered: `{d}` only with a result")),
+                        Piece::Input(i) => self.operand(&inputs[*i]),
+                    })
+                    .collect();
                 for l in text.lines() {
                     let l = l.trim();
                     if !l.is_empty() {

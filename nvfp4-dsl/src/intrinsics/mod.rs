@@ -101,11 +101,60 @@ pub(crate) fn device_only(name: &str) -> ! {
 /// Inline PTX: `ptx!(T, "template", inputs...)` runs the template with
 /// `{d}` replaced by a fresh register of type `T` (the result; leave it out
 /// for `()`), and `{0}`, `{1}`, ... by the inputs (scalars or `f16x2`).
+/// As in `format!`, `{{` and `}}` are literal braces: a PTX block
+/// `{{ .. }}`, a vector operand `{{{0}, {1}}}`.
 ///
 /// ```ignore
 /// let clock: u32 = ptx!(u32, "mov.u32 {d}, %clock;");
 /// let sum: u32 = ptx!(u32, "add.u32 {d}, {0}, {1};", a, b);
 /// ptx!((), "membar.gl;");
+/// // Two f16 packed into one word, the first in the low half.
+/// let pair: u32 = ptx!(u32, "mov.b32 {d}, {{{0}, {1}}};", lo, hi);
+/// ```
+///
+/// # Registers
+///
+/// The result and each input are registers of the PTX type that their Rust
+/// type lives in (a constant input is an immediate instead):
+///
+/// | Rust type | PTX register |
+/// | --- | --- |
+/// | `u8`, `u16`, `u32`, `i32`, `f16x2` | `.b32` |
+/// | `u64`, `usize`, `i64` | `.b64` |
+/// | `f16`, `bf16` | `.b16` |
+/// | `f32` | `.f32` |
+/// | `f64` | `.f64` |
+/// | `bool` | `.pred` |
+///
+/// So a `u8` or `u16` result is a 32-bit register, which the template must
+/// leave zero-extended (the kernel's arithmetic and comparisons on it rely
+/// on the upper bits being clear). An instruction whose operand must be a
+/// `.b8` or `.b16` register (ptxas checks: `Arguments mismatch for
+/// instruction`) writes a temporary of that
+/// width, declared in a block of its own, then widens it into `{d}`. The
+/// block matters: without it, a template used twice in one kernel (a
+/// device function called twice, an unrolled loop) declares its register
+/// twice in the same scope, which ptxas rejects (`Duplicate definition of
+/// variable`).
+///
+/// ```ignore
+/// // Two f32 to two e2m1 codes in one byte, `lo` in the low nibble
+/// // (`cvt` puts its first source in the high one): `.e2m1x2` is written
+/// // to a `.b8` register.
+/// let fp4: u8 = ptx!(
+///     u8,
+///     "{{ .reg .b8 t; cvt.rn.satfinite.e2m1x2.f32 t, {1}, {0}; cvt.u32.u8 {d}, t; }}",
+///     lo,
+///     hi
+/// );
+/// // Two f32 to two e4m3 bytes, `lo` in the low byte: `.e4m3x2` and
+/// // `.e5m2x2` are written to a `.b16` register.
+/// let fp8: u16 = ptx!(
+///     u16,
+///     "{{ .reg .b16 t; cvt.rn.satfinite.e4m3x2.f32 t, {1}, {0}; cvt.u32.u16 {d}, t; }}",
+///     lo,
+///     hi
+/// );
 /// ```
 #[macro_export]
 macro_rules! ptx {

@@ -11,33 +11,61 @@ use crate::target::Target;
 use crate::types::{Len, RegClass, Ty};
 use std::collections::HashSet;
 
-fn check_template(t: &str, has_dest: bool, inputs: usize, span: Loc) -> Result<()> {
+/// The pieces of a `ptx!` template, checked against the result (`{d}`)
+/// and the number of inputs (`{0}`, `{1}`, ...); `{{` and `}}` are
+/// literal braces, as in `format!`.
+fn template_pieces(t: &str, has_dest: bool, inputs: usize, span: Loc) -> Result<Vec<Piece>> {
+    let mut pieces = Vec::new();
+    let mut text = String::new();
     let mut rest = t;
-    while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            return err(span, "unclosed `{` in the `ptx!` template");
-        };
-        let name = &after[..close];
-        match name {
-            "d" if has_dest => {}
-            "d" => return err(span, "`{d}` names the result, but this `ptx!` returns `()`"),
-            n => match n.parse::<usize>() {
-                Ok(i) if i < inputs => {}
-                Ok(i) => return err(span, format!("`{{{i}}}` names input {i}, but only {inputs} are given")),
-                Err(_) => {
-                    return err(
-                        span,
-                        format!(
-                            "unknown placeholder `{{{n}}}`; use `{{d}}` for the result and `{{0}}`, `{{1}}`... for the inputs"
-                        ),
-                    );
-                }
-            },
+    while let Some(at) = rest.find(['{', '}']) {
+        text.push_str(&rest[..at]);
+        let brace = &rest[at..at + 1];
+        let after = &rest[at + 1..];
+        if let Some(more) = after.strip_prefix(brace) {
+            text.push_str(brace);
+            rest = more;
+            continue;
         }
+        if brace == "}" {
+            return err(
+                span,
+                "a `}` that closes no placeholder in the `ptx!` template; write `}}` for a literal brace",
+            );
+        }
+        let Some(close) = after.find('}') else {
+            return err(
+                span,
+                "unclosed `{` in the `ptx!` template; write `{{` for a literal brace",
+            );
+        };
+        let piece = match &after[..close] {
+            "d" if has_dest => Piece::Dest,
+            "d" => return err(span, "`{d}` names the result, but this `ptx!` returns `()`"),
+            n if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => match n.parse::<usize>() {
+                Ok(i) if i < inputs => Piece::Input(i),
+                _ => return err(span, format!("`{{{n}}}` names input {n}, but only {inputs} are given")),
+            },
+            n => {
+                return err(
+                    span,
+                    format!(
+                        "unknown placeholder `{{{n}}}`; use `{{d}}` for the result, `{{0}}`, `{{1}}`... for the inputs, and `{{{{` and `}}}}` for literal braces (a PTX block: `{{{{ .reg .b32 t; .. }}}}`)"
+                    ),
+                );
+            }
+        };
+        if !text.is_empty() {
+            pieces.push(Piece::Text(std::mem::take(&mut text)));
+        }
+        pieces.push(piece);
         rest = &after[close + 1..];
     }
-    Ok(())
+    text.push_str(rest);
+    if !text.is_empty() {
+        pieces.push(Piece::Text(text));
+    }
+    Ok(pieces)
 }
 
 impl Lower<'_> {
@@ -286,12 +314,8 @@ impl Lower<'_> {
                 (Some(Operand::Reg(r)), Val::Reg(r))
             }
         };
-        check_template(template, dest.is_some(), inputs.len(), e.span)?;
-        self.push(Node::Raw {
-            template: template.to_string(),
-            dest,
-            inputs,
-        });
+        let template = template_pieces(template, dest.is_some(), inputs.len(), e.span)?;
+        self.push(Node::Raw { template, dest, inputs });
         Ok(val)
     }
 }
@@ -303,9 +327,54 @@ mod tests {
     #[test]
     fn templates_are_checked() {
         let s = Loc::from(proc_macro2::Span::call_site());
-        assert!(check_template("add.u32 {d}, {0}, {1};", true, 2, s).is_ok());
-        assert!(check_template("add.u32 {d}, {0}, {2};", true, 2, s).is_err());
-        assert!(check_template("membar.gl; {d}", false, 0, s).is_err());
-        assert!(check_template("x {y}", true, 0, s).is_err());
+        let pieces = |t: &str| template_pieces(t, true, 2, s).map_err(|e| e.to_string());
+        assert_eq!(
+            pieces("add.u32 {d}, {0}, {1};").unwrap(),
+            [
+                Piece::Text("add.u32 ".into()),
+                Piece::Dest,
+                Piece::Text(", ".into()),
+                Piece::Input(0),
+                Piece::Text(", ".into()),
+                Piece::Input(1),
+                Piece::Text(";".into()),
+            ]
+        );
+        assert!(pieces("add.u32 {d}, {0}, {2};").unwrap_err().contains("names input 2"));
+        assert!(template_pieces("membar.gl; {d}", false, 0, s).is_err());
+        assert!(pieces("x {y}").unwrap_err().contains("unknown placeholder `{y}`"));
+        assert!(pieces("x {+1}").unwrap_err().contains("unknown placeholder"));
+    }
+
+    #[test]
+    fn doubled_braces_are_literal_braces() {
+        let s = Loc::from(proc_macro2::Span::call_site());
+        let pieces = |t: &str| template_pieces(t, true, 2, s).map_err(|e| e.to_string());
+        assert_eq!(
+            pieces("{{ .reg .b8 t; cvt.u32.u8 {d}, t; }}").unwrap(),
+            [
+                Piece::Text("{ .reg .b8 t; cvt.u32.u8 ".into()),
+                Piece::Dest,
+                Piece::Text(", t; }".into()),
+            ]
+        );
+        assert_eq!(
+            pieces("mov.b32 {d}, {{{0}, {1}}};").unwrap()[2..],
+            [
+                Piece::Text(", {".into()),
+                Piece::Input(0),
+                Piece::Text(", ".into()),
+                Piece::Input(1),
+                Piece::Text("};".into()),
+            ]
+        );
+        assert_eq!(pieces("{{0}}").unwrap(), [Piece::Text("{0}".into())]);
+        let e = pieces("{ .reg .b8 t; }").unwrap_err();
+        assert!(
+            e.contains("unknown placeholder") && e.contains("`{{ .reg .b32 t; .. }}`"),
+            "{e}"
+        );
+        assert!(pieces("mov.b32 {d}, 1; }").unwrap_err().contains("write `}}`"));
+        assert!(pieces("mov.b32 {d").unwrap_err().contains("write `{{`"));
     }
 }
