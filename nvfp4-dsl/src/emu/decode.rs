@@ -89,13 +89,60 @@ struct RegInfo {
     pred: bool,
     idx: u32,
     bits: u8,
+    /// The declared type (`.b8`, `.u32`, ...), which some instructions
+    /// check exactly.
+    decl: &'static str,
 }
+
+/// The register types the emulator has, with their widths.
+const REG_TYPES: [(&str, u8); 19] = [
+    (".pred", 1),
+    (".b8", 8),
+    (".u8", 8),
+    (".s8", 8),
+    (".b16", 16),
+    (".u16", 16),
+    (".s16", 16),
+    (".f16", 16),
+    (".bf16", 16),
+    (".b32", 32),
+    (".u32", 32),
+    (".s32", 32),
+    (".f32", 32),
+    (".f16x2", 32),
+    (".bf16x2", 32),
+    (".b64", 64),
+    (".u64", 64),
+    (".s64", 64),
+    (".f64", 64),
+];
 
 #[derive(Default)]
 struct Scope {
     exact: HashMap<String, RegInfo>,
     /// `%r<N>` declarations: prefix, count, first register.
     ranges: Vec<(String, u32, RegInfo)>,
+}
+
+impl Scope {
+    /// The name that declaring `name` (`name<count>`) here would define a
+    /// second time, as ptxas counts them: `%r1` is one of `%r<4>`
+    /// (written `%r01` too).
+    fn clash(&self, name: &str, count: Option<u32>) -> Option<String> {
+        let in_range = |n: &str, prefix: &str, count: u32| {
+            n.strip_prefix(prefix).is_some_and(|d| {
+                !d.is_empty()
+                    && d.bytes().all(|b| b.is_ascii_digit())
+                    && d.parse::<u64>().is_ok_and(|k| k < u64::from(count))
+            })
+        };
+        match count {
+            None => (self.exact.contains_key(name) || self.ranges.iter().any(|(p, c, _)| in_range(name, p, *c)))
+                .then(|| name.to_string()),
+            Some(c) if self.ranges.iter().any(|(p, ..)| p == name) => Some(format!("{name}<{c}>")),
+            Some(c) => self.exact.keys().find(|n| in_range(n, name, c)).cloned(),
+        }
+    }
 }
 
 /// Name resolution while decoding one entry.
@@ -137,17 +184,18 @@ impl Names {
     }
 
     fn declare(&mut self, ty: &str, name: &str, count: Option<u32>) -> Result<(), String> {
-        let (pred, bits) = match ty {
-            ".pred" => (true, 1),
-            ".b8" | ".u8" | ".s8" => (false, 8),
-            ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => (false, 16),
-            ".b32" | ".u32" | ".s32" | ".f32" | ".f16x2" | ".bf16x2" => (false, 32),
-            ".b64" | ".u64" | ".s64" | ".f64" => (false, 64),
-            other => return Err(format!("registers of type `{other}` are not supported by the emulator")),
+        let Some(&(decl, bits)) = REG_TYPES.iter().find(|(t, _)| *t == ty) else {
+            return Err(format!("registers of type `{ty}` are not supported by the emulator"));
         };
+        if let Some(twice) = self.scopes.last().expect("a scope").clash(name, count) {
+            return Err(format!(
+                "`{twice}` is declared twice in this scope (ptxas: `Duplicate definition of variable`); declare each register once per `{{ }}` block: a `ptx!` template used more than once declares its temporaries in a block of its own, `{{{{ .reg .b32 t; .. }}}}`"
+            ));
+        }
+        let pred = decl == ".pred";
         let n = count.unwrap_or(1);
         let idx = if pred { self.npreds } else { self.nregs };
-        let info = RegInfo { pred, idx, bits };
+        let info = RegInfo { pred, idx, bits, decl };
         let names = if pred {
             &mut self.pred_names
         } else {
@@ -229,6 +277,11 @@ impl Dec<'_> {
         } else {
             Err(format!("expected {lo} to {hi} operands, found {}", self.args.len()))
         }
+    }
+
+    /// The declared type of the register named `name` (`.b8`, `.u32`, ...).
+    pub fn reg_type(&self, name: &str) -> Option<&'static str> {
+        self.names.lookup(name).map(|r| r.decl)
     }
 
     pub fn arg(&self, i: usize) -> R<&Arg> {
@@ -581,7 +634,12 @@ pub(crate) fn build(ast: &EntryAst, lines: &[&str]) -> Result<Entry, EmuError> {
         reg_names: Vec::new(),
         pred_names: Vec::new(),
     };
-    let in_kernel = |e: EmuError| e.in_kernel(&ast.name);
+    // An error names the Rust statements of its line too (a `ptx!`'s).
+    let in_kernel = |e: EmuError| {
+        let line = e.line().unwrap_or(ast.line);
+        e.in_kernel(&ast.name)
+            .with_source(SourceMap::build(lines, ast.line, &[line]).of(0))
+    };
     // Shared memory: module-scope declarations, then the body's.
     let mut decls = ast.shared.clone();
     decls.extend(ast.body.iter().filter_map(|s| match s {

@@ -62,6 +62,12 @@ impl EmuError {
         self
     }
 
+    /// Names the Rust statements of the failing instruction.
+    pub(crate) fn with_source(mut self, places: &[Place]) -> EmuError {
+        self.source = places.into();
+        self
+    }
+
     /// Names the files and lines of the Rust statements (the kernel's
     /// launcher knows where its functions are).
     pub(crate) fn resolve(mut self, sources: &[SourceFn]) -> EmuError {

@@ -129,13 +129,13 @@ pub(crate) fn device_only(name: &str) -> ! {
 /// So a `u8` or `u16` result is a 32-bit register, which the template must
 /// leave zero-extended (the kernel's arithmetic and comparisons on it rely
 /// on the upper bits being clear). An instruction whose operand must be a
-/// `.b8` or `.b16` register (ptxas checks: `Arguments mismatch for
-/// instruction`) writes a temporary of that
+/// `.b8` or `.b16` register (ptxas checks, and so does the emulator:
+/// `Arguments mismatch for instruction`) writes a temporary of that
 /// width, declared in a block of its own, then widens it into `{d}`. The
 /// block matters: without it, a template used twice in one kernel (a
 /// device function called twice, an unrolled loop) declares its register
-/// twice in the same scope, which ptxas rejects (`Duplicate definition of
-/// variable`).
+/// twice in the same scope, which ptxas and the emulator reject
+/// (`Duplicate definition of variable`).
 ///
 /// ```ignore
 /// // Two f32 to two e2m1 codes in one byte, `lo` in the low nibble

@@ -264,13 +264,15 @@ impl EmuDevice {
         Ok(crate::types::TensorMap(encoded.encode()))
     }
 
-    fn module(&self, ptx: &'static str) -> Result<Arc<Module>> {
+    /// The parsed module of `ptx`, parsed once; a parse error names the
+    /// Rust statements of `variant`'s files.
+    fn module(&self, variant: &Variant, ptx: &'static str) -> Result<Arc<Module>> {
         let mut modules = lock(&self.modules);
         let key = ptx.as_ptr() as usize;
         if let Some(m) = modules.get(&key) {
             return Ok(m.clone());
         }
-        let m = Arc::new(Module::parse(ptx).map_err(emulator)?);
+        let m = Arc::new(Module::parse(ptx).map_err(|e| emulator(e.resolve(variant.sources)))?);
         self.loads.fetch_add(1, Ordering::Relaxed);
         modules.insert(key, m.clone());
         Ok(m)
@@ -293,7 +295,7 @@ impl EmuDevice {
         let replaced = lock(&self.replaced).get(variant.entry).cloned();
         let module = match replaced {
             Some(m) => m,
-            None => self.module(ptx)?,
+            None => self.module(variant, ptx)?,
         };
         let mut params = Vec::with_capacity(args.len() * 2);
         let mut writes = Vec::new();

@@ -7,12 +7,14 @@ use nvfp4_dsl::{Device, DeviceBuffer, Error, Target};
 
 mod async_order;
 mod its;
+mod ptx_checks;
 
 /// The files of this test, to find the lines the errors must name.
-const SOURCES: [(&str, &str); 3] = [
+const SOURCES: [(&str, &str); 4] = [
     ("tests/emu_errors/main.rs", include_str!("main.rs")),
     ("tests/emu_errors/its.rs", include_str!("its.rs")),
     ("tests/emu_errors/async_order.rs", include_str!("async_order.rs")),
+    ("tests/emu_errors/ptx_checks.rs", include_str!("ptx_checks.rs")),
 ];
 
 /// `file:line: `statement`` of each line of function `function` of these

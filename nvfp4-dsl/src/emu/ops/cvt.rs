@@ -8,6 +8,7 @@ use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::fp::{self, Fmt, Rnd, canon32};
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Ty};
+use crate::emu::parse::Arg;
 use crate::emu::state::lanes;
 
 const INT_INT: u8 = 0;
@@ -132,6 +133,7 @@ pub(super) fn cvt(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
     } else {
         return Err(format!("conversion .{dt:?} <- .{at:?} is not supported").to_lowercase());
     };
+    check_packed_registers(d, sub, dt, at)?;
     let mut i = Inst::new(if sub == INT_INT { exec_cvt_int } else { exec_cvt });
     i.ty = dt;
     i.ty2 = at;
@@ -148,6 +150,47 @@ pub(super) fn cvt(d: &Dec<'_>, m: &mut Mods<'_>) -> Result<Inst, String> {
         i.ext = Ext::Sign(dt.bits() as u8);
     }
     Ok(i)
+}
+
+/// The registers of a conversion to or from a packed small format, whose
+/// types ptxas checks exactly (`Arguments mismatch for instruction
+/// 'cvt'`): `.e2m1x2` in a `.b8` register, the 8-bit pairs in a `.b16`
+/// one, the `f16x2` they unpack to in a `.b32` or `.f16x2` one.
+fn check_packed_registers(d: &Dec<'_>, sub: u8, dt: Ty, at: Ty) -> Result<(), String> {
+    let small = |t: Ty| if t == Ty::E2m1x2 { ".b8" } else { ".b16" };
+    let checks: &[(usize, &[&str])] = match sub {
+        PACK if !matches!(dt, Ty::F16x2 | Ty::Bf16x2) => &[(0, &[small(dt)])],
+        NARROW_X2 => &[(0, &[small(dt)])],
+        UNPACK => &[(0, &[".b32", ".f16x2"]), (1, &[small(at)])],
+        _ => return Ok(()),
+    };
+    for &(k, allowed) in checks {
+        let found = match d.arg(k)? {
+            // An unknown name is reported where the operand is decoded.
+            Arg::Name(n) => match d.reg_type(n) {
+                Some(t) if allowed.contains(&t) => continue,
+                Some(t) => format!("`{n}` is `{t}`"),
+                None => continue,
+            },
+            Arg::Sink => continue,
+            _ => "this is not a register".to_string(),
+        };
+        let want = allowed.join("` or `");
+        let hint = match (k, allowed) {
+            (0, [w @ (".b8" | ".b16")]) => format!(
+                "; in a `ptx!` template, convert into a temporary declared in a block and widen it into the result: `{{{{ .reg {w} t; cvt.. t, ..; cvt.u32.u{} {{d}}, t; }}}}`",
+                &w[2..]
+            ),
+            (1, [".b8"]) => "; in a `ptx!` template, narrow the input into a temporary declared in a block first: `{{ .reg .b8 t; mov.b32 {{t, _, _, _}}, {0}; cvt.. {d}, t; }}`".to_string(),
+            (1, _) => "; in a `ptx!` template, narrow the input into a temporary declared in a block first: `{{ .reg .b16 t; mov.b32 {{t, _}}, {0}; cvt.. {d}, t; }}`".to_string(),
+            _ => String::new(),
+        };
+        let role = if k == 0 { "destination" } else { "source" };
+        return Err(format!(
+            "its {role} must be a `{want}` register, and {found} (ptxas: `Arguments mismatch for instruction 'cvt'`){hint}"
+        ));
+    }
+    Ok(())
 }
 
 fn int_of(x: u64, t: Ty) -> i128 {

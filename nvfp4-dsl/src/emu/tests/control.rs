@@ -128,3 +128,38 @@ $L_done:
         assert_eq!(g[1], own(&ins[t ^ 1]), "thread {t}");
     }
 }
+
+#[test]
+fn a_register_declared_twice_in_one_scope_is_an_error() {
+    // What ptxas calls a duplicate definition: the same name, the same
+    // range, a name inside a range (either first), whatever the types.
+    for (body, twice) in [
+        (".reg .b32 t;\n\t.reg .b32 t;", "`t`"),
+        (".reg .b32 t;\n\t.reg .pred t;", "`t`"),
+        (".reg .b32 a, a;", "`a`"),
+        (".reg .b64 %r<2>;", "`%r<2>`"),
+        (".reg .b32 %r5;", "`%r5`"),
+        (".reg .b32 %r05;", "`%r05`"),
+        (".reg .b32 %q7;\n\t.reg .b32 %q<9>;", "`%q7`"),
+        ("{ .reg .b32 t; .reg .b32 t; }", "`t`"),
+    ] {
+        let e = try_run(&format!("\t{body}\n"), &[[0; 8]]).unwrap_err();
+        assert!(
+            e.message()
+                .contains(&format!("{twice} is declared twice in this scope")),
+            "{body}: {e}"
+        );
+        assert!(e.message().contains("Duplicate definition of variable"), "{body}: {e}");
+    }
+}
+
+#[test]
+fn blocks_scope_their_registers() {
+    // A block's `t` hides the outer one until the block closes; blocks
+    // side by side each have their own; names outside a range are free.
+    check(
+        "\t.reg .b32 t, %r32, %rd;\n\tmov.b32 t, 1;\n\t{ .reg .b32 t; mov.b32 t, 2; add.u32 %r10, t, %r1; }\n\t{ .reg .b32 t; mov.b32 t, 3; { .reg .b32 t; mov.b32 t, 4; } add.u32 %r11, t, t; }\n\tadd.u32 %r11, %r11, t;\n",
+        &inputs(32, 3, &[]),
+        |x| [x[0].wrapping_add(2), 7],
+    );
+}

@@ -269,3 +269,63 @@ fn cvt_fp8_and_fp4() {
         },
     );
 }
+
+#[test]
+fn cvt_packed_formats_need_registers_of_their_width() {
+    // As ptxas: `.e2m1x2` in a `.b8` register, the 8-bit pairs in a
+    // `.b16` one, what they unpack to in a `.b32` or `.f16x2` one.
+    let pack = "\tmov.b32 %f1, %r1;\n\tmov.b32 %f2, %r2;\n";
+    for (body, says) in [
+        (
+            "cvt.rn.satfinite.e2m1x2.f32 %r10, %f1, %f2;",
+            "`cvt.rn.satfinite.e2m1x2.f32`: its destination must be a `.b8` register, and `%r10` is `.b32`",
+        ),
+        (
+            ".reg .u8 %u; cvt.rn.satfinite.e2m1x2.f32 %u, %f1, %f2;",
+            "its destination must be a `.b8` register, and `%u` is `.u8`",
+        ),
+        (
+            "cvt.rn.satfinite.e4m3x2.f32 %r10, %f1, %f2;",
+            "its destination must be a `.b16` register, and `%r10` is `.b32`",
+        ),
+        (
+            "cvt.rn.satfinite.e5m2x2.f32 %b1, %f1, %f2;",
+            "its destination must be a `.b16` register, and `%b1` is `.b8`",
+        ),
+        (
+            "cvt.rn.satfinite.e4m3x2.f16x2 %r10, %r1;",
+            "its destination must be a `.b16` register, and `%r10` is `.b32`",
+        ),
+        (
+            "cvt.rn.f16x2.e2m1x2 %r10, %r1;",
+            "`cvt.rn.f16x2.e2m1x2`: its source must be a `.b8` register, and `%r1` is `.b32`",
+        ),
+        (
+            "cvt.rn.f16x2.e4m3x2 %r10, %b1;",
+            "its source must be a `.b16` register, and `%b1` is `.b8`",
+        ),
+        (
+            "cvt.rn.f16x2.e2m1x2 %r10, 3;",
+            "its source must be a `.b8` register, and this is not a register",
+        ),
+        (
+            "cvt.rn.f16x2.e2m1x2 %f3, %b1;",
+            "its destination must be a `.b32` or `.f16x2` register, and `%f3` is `.f32`",
+        ),
+    ] {
+        let e = try_run(&format!("{pack}\t{body}\n"), &[[0; 8]]).unwrap_err();
+        assert!(e.message().contains(says), "{body}: {e}");
+        assert!(
+            e.message().contains("Arguments mismatch for instruction 'cvt'"),
+            "{body}: {e}"
+        );
+        assert_eq!(e.instruction(), Some(body), "{e}");
+    }
+    // The widths ptxas asks for, and an `.f16x2` result.
+    run(
+        &format!(
+            "{pack}\t.reg .f16x2 %x;\n\tcvt.rn.satfinite.e2m1x2.f32 %b1, %f1, %f2;\n\tcvt.rn.f16x2.e2m1x2 %x, %b1;\n\tcvt.rn.satfinite.e4m3x2.f16x2 %h1, %x;\n\tcvt.rn.f16x2.e4m3x2 %r10, %h1;\n\tmov.u32 %r11, 0;\n"
+        ),
+        &[[0; 8]],
+    );
+}
