@@ -389,6 +389,40 @@ $L_wait:
     mem.set_writable(out, false).unwrap();
     let e = m.launch("k", &threads(1, 0), &p(32, 0), &mut mem).unwrap_err();
     assert_error(&e, &src, "bulk_group", (0, 0, 0), (0, 0, 0), "read-only");
+    mem.set_writable(out, true).unwrap();
+
+    // Launched on views shorter than the allocations (as a launcher passes
+    // `buffer.slice(..)`), both copies stay inside their parameter's view,
+    // as plain loads and stores do, although the bytes past it exist.
+    mem.set_views(vec![(inp, inp + 128), (out, out + 64)]);
+    m.launch("k", &threads(1, 0), &p(64, 64), &mut mem).unwrap();
+    let e = m.launch("k", &threads(1, 0), &p(64, 96), &mut mem).unwrap_err();
+    assert_error(
+        &e,
+        &src,
+        needle,
+        (0, 0, 0),
+        (0, 0, 0),
+        "cp.async.bulk source read of 64 bytes at",
+    );
+    assert!(
+        e.message().contains(&format!(
+            "is out of bounds of the view passed as `in` ({inp:#x}..{:#x}, 128 bytes), which its address was computed from: bytes 96..160 of it, past its end",
+            inp + 128
+        )),
+        "{e}"
+    );
+    let e = m.launch("k", &threads(1, 0), &p(96, 0), &mut mem).unwrap_err();
+    assert_error(
+        &e,
+        &src,
+        "bulk_group",
+        (0, 0, 0),
+        (0, 0, 0),
+        "of the view passed as `out`",
+    );
+    assert!(e.message().contains("bytes 0..96 of it, past its end"), "{e}");
+    mem.set_views(Vec::new());
 }
 
 // ----- tensor copies -----

@@ -257,7 +257,8 @@
 //! in, `mbarrier.init` of a live mbarrier and `mbarrier.inval` of one in
 //! use (a phase under way, an operation in flight that completes on it);
 //! bulk copies with a size or address not a
-//! multiple of 16, a tensor copy through bytes that are not a
+//! multiple of 16 or global bytes outside the view passed in the parameter
+//! their address came from, a tensor copy through bytes that are not a
 //! [`TensorMap2d`] or to a misaligned destination; tensor memory used
 //! without an allocation or outside it, an allocation that cannot be
 //! satisfied or comes after `tcgen05.relinquish_alloc_permit`, a block that

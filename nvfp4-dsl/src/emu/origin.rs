@@ -2,7 +2,11 @@
 //! memory instruction's address was computed from, so that an access is
 //! checked against that array or view and not only against whatever
 //! memory happens to be there (an overrun of one shared array into its
-//! neighbour, index 990 of a 990-element view of a larger buffer).
+//! neighbour, index 990 of a 990-element view of a larger buffer). For a
+//! bulk copy (`cp.async.bulk`) it is the parameter its global operand was
+//! computed from: its shared operand must already lie in one shared
+//! variable, and a tensor copy reads only what its tensor map describes,
+//! which the host checked against the view it was made from.
 //!
 //! Found once per entry from the PTX, flow-insensitively: a register's
 //! origin is the shared variable a `mov` takes the address of, or the
@@ -67,6 +71,21 @@ fn accesses(op: &str) -> bool {
     matches!(op.split('.').next(), Some("ld" | "st" | "atom" | "red")) && !op.starts_with("ld.param")
 }
 
+/// The global operand of a non-tensor bulk copy: `[src]` of global to
+/// shared (`cp.async.bulk.shared::cluster.global [dst], [src], ...`),
+/// `[dst]` of shared to global (`cp.async.bulk.global.shared::cta`).
+fn bulk_global<'a>(op: &str, args: &'a [Arg]) -> Option<&'a Arg> {
+    let mut parts = op.split('.');
+    if parts.next() != Some("cp") || parts.next() != Some("async") || parts.next() != Some("bulk") {
+        return None;
+    }
+    match (parts.next(), parts.next()) {
+        (Some("global"), _) => args.first(),
+        (Some(_), Some("global")) => args.get(1),
+        _ => None,
+    }
+}
+
 /// Per instruction of `insts`, the origin of its address; `symbol` names
 /// the origin of a shared variable or parameter.
 pub(crate) fn origins(insts: &[&InstAst], symbol: &dyn Fn(&str) -> Option<Origin>) -> Vec<Origin> {
@@ -96,6 +115,13 @@ pub(crate) fn origins(insts: &[&InstAst], symbol: &dyn Fn(&str) -> Option<Origin
     insts
         .iter()
         .map(|i| {
+            if let Some(global) = bulk_global(&i.op, &i.args) {
+                // Only a parameter's view bounds a global operand.
+                return match origin_of(global, &found, symbol) {
+                    Some(o @ Origin::Param(_)) => o,
+                    _ => Origin::None,
+                };
+            }
             if !accesses(&i.op) {
                 return Origin::None;
             }
@@ -125,6 +151,9 @@ mod tests {
             @%p1 mov.u32 %r5, k_smem0;\n\
             st.shared.u32 [%r5], %r2;\n\
             st.shared.u32 [k_smem1+8], %r2;\n\
+            cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd4], 64, [%r5];\n\
+            cp.async.bulk.global.shared::cta.bulk_group [%rd4], [%r3], 64;\n\
+            cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%r4], 64, [%r5];\n\
             ret;\n}\n";
         let asts = parse_module(ptx).expect("parses");
         let insts = instructions(&asts[0].body);
@@ -138,13 +167,22 @@ mod tests {
         let accesses: Vec<Origin> = insts
             .iter()
             .zip(&found)
-            .filter(|(i, _)| accesses(&i.op))
+            .filter(|(i, _)| accesses(&i.op) || i.op.starts_with("cp"))
             .map(|(_, o)| *o)
             .collect();
-        // A register set from two arrays has no origin.
+        // A register set from two arrays has no origin; a bulk copy's is
+        // its global operand's, a parameter's only.
         assert_eq!(
             accesses,
-            [Origin::Param(0), Origin::Shared(0), Origin::None, Origin::Shared(1)]
+            [
+                Origin::Param(0),
+                Origin::Shared(0),
+                Origin::None,
+                Origin::Shared(1),
+                Origin::Param(0),
+                Origin::Param(0),
+                Origin::None
+            ]
         );
     }
 }

@@ -7,14 +7,16 @@ use nvfp4_dsl::{Device, DeviceBuffer, Error, Target};
 
 mod async_order;
 mod its;
+mod mistakes;
 mod ptx_checks;
 
 /// The files of this test, to find the lines the errors must name.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("tests/emu_errors/main.rs", include_str!("main.rs")),
     ("tests/emu_errors/its.rs", include_str!("its.rs")),
     ("tests/emu_errors/async_order.rs", include_str!("async_order.rs")),
     ("tests/emu_errors/ptx_checks.rs", include_str!("ptx_checks.rs")),
+    ("tests/emu_errors/mistakes.rs", include_str!("mistakes.rs")),
 ];
 
 /// `file:line: `statement`` of each line of function `function` of these

@@ -250,9 +250,9 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Checks an `ld`/`st`/`atom`/`red` of `[addr, addr + len)` against the
-    /// shared array or the view its address was computed from (see
-    /// `origin`); an address of another block of the cluster, or a
+    /// Checks an `ld`/`st`/`atom`/`red` of `[addr, addr + len)` (or a bulk
+    /// copy's global bytes) against the shared array or the view its
+    /// address was computed from (see `origin`); an address of another block of the cluster, or a
     /// parameter that holds no view of this launch, is not checked here.
     pub fn check_origin(&self, lane: usize, addr: u64, len: u32, what: &str) -> Result<(), Fault> {
         let end = addr + u64::from(len);
@@ -303,12 +303,18 @@ impl Ctx<'_> {
                     .name
                     .rsplit_once("_param_")
                     .map_or(param.name.as_str(), |(_, n)| n);
+                // A copy of many bytes may start inside the view and end past it.
+                let start = addr as i128 - i128::from(s);
+                let at = if (0..i128::from(e - s)).contains(&start) {
+                    format!("bytes {start}..{} of it, past its end", start + i128::from(len))
+                } else {
+                    format!("byte offset {start} of it")
+                };
                 Err(Fault::lane(
                     lane,
                     format!(
-                        "{what} of {len} bytes at {addr:#x} is out of bounds of the view passed as `{name}` ({s:#x}..{e:#x}, {} bytes), which its address was computed from: byte offset {} of it",
+                        "{what} of {len} bytes at {addr:#x} is out of bounds of the view passed as `{name}` ({s:#x}..{e:#x}, {} bytes), which its address was computed from: {at}",
                         e - s,
-                        addr as i128 - i128::from(s)
                     ),
                 ))
             }

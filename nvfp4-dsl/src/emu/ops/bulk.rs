@@ -3,10 +3,12 @@
 //! [`TensorMap2d`](crate::emu::TensorMap2d)); their mbarriers are in
 //! `mbarrier.rs`.
 //!
-//! A copy is checked when it is issued (sizes, alignment, bounds, the
-//! mbarrier) and put in flight (`pending::Copy`): its destination holds
-//! poison (`layout::POISON`) and no other access may touch it until it
-//! completes, at a point the schedule picks; then it reads its source,
+//! A copy is checked when it is issued (sizes, alignment, bounds: its
+//! global bytes inside the view passed in the parameter their address came
+//! from, as a plain load's are; the mbarrier) and put in flight
+//! (`pending::Copy`): its destination holds poison (`layout::POISON`) and
+//! no other access may touch it until it completes, at a point the
+//! schedule picks; then it reads its source,
 //! writes its destination and completes its transaction bytes on the
 //! mbarrier. A bulk copy to global memory reads its shared source when it
 //! completes: at the `cp.async.bulk.wait_group` that covers it at the
@@ -349,6 +351,7 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
                 ));
             }
             let (_, off) = shared_operand(c, l, dst[l], Space::Shared, n, 16, "cp.async.bulk destination")?;
+            c.check_origin(l, src[l], n, "cp.async.bulk source read")?;
             c.global_check(l, src[l], n as usize, false, "cp.async.bulk source read")?;
             let b = mbar_at_shared(c, l, bar[l])?;
             let chunks = (0..n / 16)
@@ -368,6 +371,7 @@ fn exec_bulk(c: &mut Ctx<'_>, i: &Inst) -> X {
                 ));
             }
             let (_, off) = shared_operand(c, l, src[l], Space::Shared, n, 16, "cp.async.bulk source")?;
+            c.check_origin(l, dst[l], n, "cp.async.bulk destination write")?;
             c.global_check(l, dst[l], n as usize, true, "cp.async.bulk destination write")?;
             c.global_write(l, dst[l], &vec![POISON; n as usize], "cp.async.bulk destination write")?;
             let offs: Vec<u32> = (0..n / 16).map(|k| off as u32 + 16 * k).collect();
