@@ -1,16 +1,13 @@
-//! Error texts: what a race or an access of bytes in flight ran into, why
-//! no thread can run (deadlocks), what a block leaves behind at its end,
-//! and the instruction and thread an error is located at.
+//! Error texts: what a race or an access of bytes in flight ran into, what
+//! a block leaves behind at its end, and the instruction and thread an
+//! error is located at (deadlocks are in `deadlock`).
 
 use super::error::{Cited, EmuError};
 use super::gorder::{self, GlobalOrder, Race};
 use super::layout::SHARED_BASE;
-use super::mbar::Mbar;
 use super::pending::{AsyncOp, Busy};
 use super::race::{Hazard, Kind};
-use super::state::{
-    Block, CLUSTER_WAIT, COLLECTIVE_WAIT, Cluster, Env, MBAR_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters,
-};
+use super::state::{Block, Env, Warp};
 
 /// An instruction's text without its guard predicate.
 fn unguarded(text: &str) -> &str {
@@ -140,15 +137,19 @@ pub(super) fn statement_of(env: &Env<'_>, pc: u32) -> String {
     }
 }
 
-/// `e` with the statements of instruction `pc` (named in its message by
-/// [`statement_of`]) to resolve.
-pub(super) fn cite(env: &Env<'_>, e: EmuError, pc: Option<u32>) -> EmuError {
-    match pc {
-        Some(pc) => EmuError {
-            cited: Some(Box::new(Cited(env.entry.source.of(pc as usize).to_vec()))),
-            ..e
-        },
-        None => e,
+/// `e` with the statements of instructions `pcs` (named in its message
+/// by [`statement_of`]) to resolve.
+pub(super) fn cite(env: &Env<'_>, e: EmuError, pcs: impl IntoIterator<Item = u32>) -> EmuError {
+    let places: Vec<_> = pcs
+        .into_iter()
+        .flat_map(|pc| env.entry.source.of(pc as usize).iter().cloned())
+        .collect();
+    if places.is_empty() {
+        return e;
+    }
+    EmuError {
+        cited: Some(Box::new(Cited(places))),
+        ..e
     }
 }
 
@@ -271,238 +272,6 @@ pub(super) fn tmem_freed(env: &Env<'_>, block: &Block) -> Result<(), EmuError> {
             a.col + a.ncols
         ),
     })
-}
-
-/// Explains an mbarrier wait that no thread of the block can complete.
-pub(super) fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
-    let (wi, lane) = warps
-        .iter()
-        .enumerate()
-        .find_map(|(i, w)| {
-            let m = mbar_waiters(w);
-            (m != 0).then(|| (i, m.trailing_zeros() as usize))
-        })
-        .expect("an mbarrier waiter");
-    let w = &warps[wi];
-    let mw = w.mwait[lane];
-    let state = block.mbars.iter().find(|b| b.addr == mw.addr).map_or_else(
-        || format!("mbarrier at shared address {:#x} (invalidated)", mw.addr),
-        Mbar::state,
-    );
-    let what = if mw.parity {
-        format!("the phase of parity {}", mw.want & 1)
-    } else {
-        format!("phase {}", mw.want)
-    };
-    let (mut spinning, mut at_bar, mut exited) = (0u32, 0u32, 0u32);
-    for w2 in warps {
-        spinning += mbar_waiters(w2).count_ones();
-        at_bar += (w2.waiting & !mbar_waiters(w2)).count_ones();
-        exited += (w2.exists & w2.exited).count_ones();
-    }
-    err_at(
-        env,
-        block,
-        w,
-        w.pc[lane],
-        lane,
-        format!(
-            "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending. Where the warps are: {}",
-            positions(env, warps)
-        ),
-    )
-}
-
-/// Where every warp of a block is, for deadlock reports: its lanes
-/// grouped by what they wait for.
-fn positions(env: &Env<'_>, warps: &[Warp]) -> String {
-    let mut parts = Vec::new();
-    for w in warps {
-        let mut groups: Vec<(String, u32)> = Vec::new();
-        for l in lanes(w.exists) {
-            let what = if w.exited >> l & 1 != 0 {
-                "exited".to_string()
-            } else if w.waiting >> l & 1 != 0 {
-                format!("wait at {}", waits_at(env, w, l))
-            } else {
-                format!("are at line {}", env.entry.lines[w.pc[l] as usize])
-            };
-            match groups.iter_mut().find(|g| g.0 == what) {
-                Some(g) => g.1 |= 1 << l,
-                None => groups.push((what, 1 << l)),
-            }
-        }
-        let lanes = groups
-            .iter()
-            .map(|(what, m)| format!("{} {what}", lane_set(*m)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        parts.push(format!("warp {}: {lanes}", w.index));
-    }
-    parts.join("; ")
-}
-
-/// A set of lanes, for messages: `lane 3`, `lanes 0-15`, `lanes 0x00ff00ff`.
-fn lane_set(m: u32) -> String {
-    let (lo, n) = (m.trailing_zeros(), m.count_ones());
-    let run = if n == 32 { u32::MAX } else { (1 << n) - 1 };
-    if n == 1 {
-        format!("lane {lo}")
-    } else if m >> lo == run {
-        format!("lanes {lo}-{}", lo + n - 1)
-    } else {
-        format!("lanes {m:#010x}")
-    }
-}
-
-/// Thread index of lane `l` of `w`, for messages.
-fn tid_of(w: &Warp, l: usize) -> String {
-    format!("({},{},{})", w.tid[0][l], w.tid[1][l], w.tid[2][l])
-}
-
-/// What a waiting lane waits at, for messages.
-fn waits_at(env: &Env<'_>, w: &Warp, l: usize) -> String {
-    let what = match w.bar_of[l] {
-        WARP_SYNC => "bar.warp.sync".to_string(),
-        MBAR_WAIT => {
-            let mw = w.mwait[l];
-            let phase = if mw.parity { "parity" } else { "phase" };
-            format!("the mbarrier at {:#x} for {phase} {}", mw.addr, mw.want)
-        }
-        CLUSTER_WAIT => "barrier.cluster.wait".to_string(),
-        COLLECTIVE_WAIT => "a .sync warp collective".to_string(),
-        b => format!("barrier {b}"),
-    };
-    format!("{what} (line {})", env.entry.lines[w.pc[l] as usize])
-}
-
-/// Explains why no thread of the cluster can run: the first waiting
-/// thread, in rank and warp order, names what it waits for.
-pub(super) fn deadlock(env: &Env<'_>, blocks: &[Block], warps: &[Vec<Warp>], cl: &Cluster) -> EmuError {
-    let (bi, wi, lane) = blocks
-        .iter()
-        .zip(warps)
-        .enumerate()
-        .filter(|(_, (b, _))| !b.exited)
-        .find_map(|(bi, (_, ws))| {
-            ws.iter()
-                .enumerate()
-                .find_map(|(wi, w)| (w.waiting != 0).then(|| (bi, wi, w.waiting.trailing_zeros() as usize)))
-        })
-        .expect("a blocked cluster has a waiting lane");
-    let w = &warps[bi][wi];
-    if w.bar_of[lane] != CLUSTER_WAIT {
-        return block_deadlock(env, &blocks[bi], &warps[bi]);
-    }
-    // A thread that has not arrived in this phase, and where it waits.
-    let missing = blocks.iter().zip(warps).filter(|(b, _)| !b.exited).find_map(|(b, ws)| {
-        ws.iter().find_map(|w2| {
-            lanes(w2.exists & !w2.exited)
-                .find(|&l| w2.cl_armed >> l & 1 == 0 || w2.cl_phase[l] != cl.phase)
-                .map(|l| {
-                    format!(
-                        "thread {} of block {} has not arrived: it waits at {}",
-                        tid_of(w2, l),
-                        b.id(),
-                        waits_at(env, w2, l)
-                    )
-                })
-        })
-    });
-    err_at(
-        env,
-        &blocks[bi],
-        w,
-        w.pc[lane],
-        lane,
-        format!(
-            "barrier.cluster.wait can never complete: {} of the {} threads of the cluster that have not exited arrived in phase {}; {}. Where the warps of block {} are: {}",
-            cl.arrived,
-            cl.live,
-            cl.phase,
-            missing.unwrap_or_else(|| "the missing threads can never arrive".into()),
-            blocks[bi].id(),
-            positions(env, &warps[bi])
-        ),
-    )
-}
-
-/// Explains why no thread of the block can run.
-fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
-    let (wi, lane) = warps
-        .iter()
-        .enumerate()
-        .find_map(|(i, w)| (w.waiting != 0).then(|| (i, w.waiting.trailing_zeros() as usize)))
-        .expect("a blocked block has a waiting lane");
-    let w = &warps[wi];
-    let pc = w.pc[lane];
-    let id = w.bar_of[lane];
-    let line_of = |pc: u32| env.entry.lines[pc as usize];
-    if id == WARP_SYNC || id == COLLECTIVE_WAIT {
-        let what = if id == WARP_SYNC {
-            "bar.warp.sync"
-        } else {
-            "this warp collective"
-        };
-        let mask = w.wsync_mask[lane];
-        let missing = mask & w.exists & !(w.waiting & mask);
-        let why = lanes(missing)
-            .next()
-            .map(|l| {
-                if w.exited >> l & 1 != 0 {
-                    format!("lane {l} (thread {}) exited", tid_of(w, l))
-                } else {
-                    format!("lane {l} (thread {}) waits at line {}", tid_of(w, l), line_of(w.pc[l]))
-                }
-            })
-            .unwrap_or_else(|| "its lanes wait with different masks".into());
-        return err_at(
-            env,
-            block,
-            w,
-            pc,
-            lane,
-            format!(
-                "{what} with member mask {mask:#010x} can never complete: {why}. Where the warps are: {}",
-                positions(env, warps)
-            ),
-        );
-    }
-    let bar = &block.bars[id as usize];
-    let expected = if bar.count == 0 { block.live } else { bar.count };
-    // Someone who will never arrive: one waiting elsewhere, or (for a
-    // barrier with a thread count) an exited thread.
-    let mut why = String::new();
-    'find: for w2 in warps {
-        for l in lanes(w2.exists) {
-            if w2.exited >> l & 1 != 0 {
-                if bar.count != 0 {
-                    why = format!("thread {} exited", tid_of(w2, l));
-                    break 'find;
-                }
-                continue;
-            }
-            if w2.waiting >> l & 1 != 0 && w2.bar_of[l] != id {
-                why = format!("thread {} waits at {}", tid_of(w2, l), waits_at(env, w2, l));
-                break 'find;
-            }
-        }
-    }
-    if why.is_empty() {
-        why = "the missing threads can never arrive".into();
-    }
-    err_at(
-        env,
-        block,
-        w,
-        pc,
-        lane,
-        format!(
-            "barrier {id} can never complete: {} of {expected} threads arrived; {why}. Where the warps are: {}",
-            bar.arrived,
-            positions(env, warps)
-        ),
-    )
 }
 
 /// Explains a race of global memory between this access, of `kind`, and

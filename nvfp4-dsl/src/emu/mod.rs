@@ -344,6 +344,7 @@
 //! operand) can read through.
 
 mod ctx;
+mod deadlock;
 mod decode;
 mod diag;
 mod error;

@@ -26,8 +26,9 @@
 //! `diag`.
 
 use super::ctx::{Ctx, Peers, Side};
+use super::deadlock::{deadlock, mbar_deadlock};
 use super::decode::Entry;
-use super::diag::{cite, completed_by, deadlock, err_at, mbar_deadlock, op_error, op_name, tmem_freed};
+use super::diag::{cite, completed_by, err_at, op_error, op_name, tmem_freed};
 use super::error::EmuError;
 use super::gorder::GlobalOrder;
 use super::inst::{Flow, Inst, NO_GUARD};

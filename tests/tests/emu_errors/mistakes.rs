@@ -1,5 +1,6 @@
 //! Mistakes new users of the DSL made, and what the emulator says about
-//! them: a bulk copy past the view it was launched on.
+//! them: a bulk copy past the view it was launched on, a deadlock of
+//! consumers that synchronise the whole block.
 
 use super::*;
 
@@ -53,5 +54,92 @@ fn a_bulk_copy_past_the_view_it_was_launched_on_is_an_error_naming_the_parameter
     let x = buffer.slice(0..128).expect("a view");
     // SAFETY: as above.
     unsafe { copies_tiles::Kernel::launch(&device, LaunchConfig::linear(2, 64), x, &mut out) }.expect("in bounds");
+    assert_eq!(device.download(&out).expect("download"), data);
+}
+
+/// Warp 0's thread 0 fills a ring of two slots of `x`'s tiles; warps 1
+/// and 2 consume them and then agree that the slot is read with
+/// `sync_threads()`, which also waits for the producer (it waits for a
+/// free slot): they needed a barrier of their own 64 threads.
+#[kernel(targets(sm_90))]
+pub fn consumers_sync_the_whole_block(x: &[u32], out: &mut [u32], named: u32) {
+    let full = shared_array::<u64, 2>();
+    let empty = shared_array::<u64, 2>();
+    let ring = shared_array::<u32, 128>();
+    let t = thread_idx_x();
+    if t == 0 {
+        mbarrier_init(full, 0u32, 1);
+        mbarrier_init(full, 1u32, 1);
+        mbarrier_init(empty, 0u32, 64);
+        mbarrier_init(empty, 1u32, 64);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if t == 0 {
+        for k in 0..4u32 {
+            let s = k % 2;
+            if k >= 2 {
+                mbarrier_wait_parity(empty, s, 0u32);
+            }
+            mbarrier_arrive_expect_tx(full, s, 256);
+            cp_async_bulk_global_to_shared(ring, s * 64, x, k * 64, 256, full, s);
+        }
+    } else if t >= 32 {
+        let c = t - 32;
+        for k in 0..4u32 {
+            let s = k % 2;
+            mbarrier_wait_parity(full, s, k / 2);
+            out[(k * 64 + c) as usize] = ring[(s * 64 + c) as usize];
+            if named == 1 {
+                named_barrier_sync(1, 64);
+            } else {
+                sync_threads();
+            }
+            mbarrier_arrive(empty, s);
+        }
+    }
+}
+
+#[test]
+fn a_deadlock_names_the_rust_line_of_every_waiting_warp_and_a_barrier_for_a_subset() {
+    let device = Device::emulator(Target::Sm90);
+    let data: Vec<u32> = (0..256).map(|i| i * 3 + 1).collect();
+    let x = device.upload(&data).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(256).expect("alloc");
+    // SAFETY: one block of 96 threads, consumers write out[k * 64 + c]; the emulator checks the rest.
+    let launch = |out: &mut DeviceBuffer<u32>, named: u32| unsafe {
+        consumers_sync_the_whole_block::Kernel::launch(&device, LaunchConfig::linear(1, 96), &x, out, named)
+    };
+    let e = failure(launch(&mut out, 0));
+    let text = e.to_string();
+    assert!(e.message().contains("mbarrier wait can never complete"), "{text}");
+    let wait = at(
+        "consumers_sync_the_whole_block",
+        "mbarrier_wait_parity(empty, s, 0u32);",
+    );
+    assert!(text.contains(&format!("at {wait}, line")), "{text}");
+    let mut sync = at_in("consumers_sync_the_whole_block", "sync_threads();");
+    assert_eq!(sync.len(), 2, "{sync:?}");
+    // The consumers wait at the second `sync_threads()`, named by its
+    // Rust line in the list of where the warps are.
+    let sync = sync.remove(1);
+    for warp in [1, 2] {
+        assert!(
+            text.contains(&format!("warp {warp}: lanes 0-31 wait at barrier 0 ({sync}, line ")),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("warp 0: lane 0 wait at the mbarrier at ")
+            && text.contains(&format!("for parity 0 ({wait}, line ")),
+        "{text}"
+    );
+    assert!(
+        e.message()
+            .contains("threads that synchronise a subset of the block among themselves (the consumer warps of a pipeline, say) need `named_barrier_sync(id, threads)` instead"),
+        "{text}"
+    );
+    // With a barrier of their own the consumers run.
+    launch(&mut out, 1).expect("the named barrier");
     assert_eq!(device.download(&out).expect("download"), data);
 }
