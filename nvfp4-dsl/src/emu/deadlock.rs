@@ -4,7 +4,7 @@
 
 use super::diag::{cite, err_at};
 use super::error::EmuError;
-use super::mbar::Mbar;
+use super::mbar::{IN_BYTES, Mbar};
 use super::state::{
     Block, CLUSTER_WAIT, COLLECTIVE_WAIT, Cluster, Env, MBAR_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters,
 };
@@ -131,10 +131,21 @@ pub(super) fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> Emu
         .expect("an mbarrier waiter");
     let w = &warps[wi];
     let mw = w.mwait[lane];
-    let state = block.mbars.iter().find(|b| b.addr == mw.addr).map_or_else(
+    let bar = block.mbars.iter().find(|b| b.addr == mw.addr);
+    let state = bar.map_or_else(
         || format!("mbarrier at shared address {:#x} (invalidated)", mw.addr),
         Mbar::state,
     );
+    let mut sites = Sites::new(env);
+    // Bytes announced that no copy will bring: a wrong expect_tx count.
+    let bytes = match bar.filter(|b| b.tx > 0) {
+        Some(b) => format!(
+            ": {}, so {} bytes will never land; {IN_BYTES}",
+            b.bytes_note(&mut |pc| sites.at(pc)).0,
+            b.tx
+        ),
+        None => String::new(),
+    };
     let what = if mw.parity {
         format!("the phase of parity {}", mw.want & 1)
     } else {
@@ -146,9 +157,8 @@ pub(super) fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> Emu
         at_bar += (w2.waiting & !mbar_waiters(w2)).count_ones();
         exited += (w2.exists & w2.exited).count_ones();
     }
-    let mut sites = Sites::new(env);
     let msg = format!(
-        "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending. Where the warps are: {}{}",
+        "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending{bytes}. Where the warps are: {}{}",
         sites.positions(warps),
         subset_advice(block, warps)
     );

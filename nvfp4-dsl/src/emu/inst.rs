@@ -321,6 +321,24 @@ impl Fault {
         self.0.cite = Some(pc);
         self
     }
+
+    /// The same fault, of lane `lane`.
+    pub fn on_lane(mut self, lane: usize) -> Fault {
+        self.0.lane = Some(lane as u32);
+        self
+    }
+}
+
+impl From<String> for Fault {
+    fn from(msg: String) -> Fault {
+        Fault::new(msg)
+    }
+}
+
+impl From<&str> for Fault {
+    fn from(msg: &str) -> Fault {
+        Fault::new(msg)
+    }
 }
 
 pub(crate) type ExecFn = fn(&mut Ctx<'_>, &Inst) -> Result<Flow, Fault>;

@@ -14,6 +14,11 @@
 //! arrives in the current phase (threads, and the operations that complete
 //! on it); a completed phase adds them to what a successful wait acquires.
 //!
+//! Its misuses (`Misuse`) are worded by `Mbar::explain`, which names the
+//! barrier's `mbarrier.init` or the phase's last `expect_tx` by their Rust
+//! statements; for that each barrier keeps the current phase's announced
+//! and landed transaction bytes.
+//!
 //! Two checks of the PTX ISA's rules for mbarriers live here too. A phase
 //! overrun: `mbarrier.try_wait.parity` tells only the parity of the last
 //! completed phase, so a thread whose barrier completed two phases since it
@@ -23,7 +28,10 @@
 //! `fence.mbarrier_init` (or a stronger fence) that publishes the init to
 //! the asynchronous proxy (see `ops::mbarrier::check_published`).
 
+use super::diag::statement_of;
+use super::inst::Fault;
 use super::race::join;
+use super::state::Env;
 
 /// Most arrivals an mbarrier can expect, and the transaction-count limit
 /// (`2^20 - 1`, as in the PTX ISA, in either direction).
@@ -45,6 +53,14 @@ pub(crate) struct Mbar {
     pub tx: i64,
     /// The current phase (completed phases so far).
     pub phase: u32,
+    /// The current phase's transaction bytes: announced (`expect_tx`) and
+    /// landed (`complete_tx`), for messages.
+    pub expected: u64,
+    pub landed: u64,
+    /// The current phase's `expect_tx` instructions: how many, and the
+    /// last one.
+    pub expects: u32,
+    pub expect_pc: u32,
     /// The clocks of what arrived in the current phase.
     arrivals: Vec<u32>,
     /// The clocks of everything that arrived in completed phases.
@@ -59,6 +75,27 @@ pub(crate) struct Mbar {
     /// Per thread of the block (index in the block): the phase the
     /// barrier was in at the thread's last successful wait on it.
     seen: Vec<u32>,
+}
+
+/// What an `expect_tx` counts, for messages about its count.
+pub(crate) const IN_BYTES: &str = "the expected count is in bytes: the total size of the phase's copies (of a tensor copy, its whole box), not a count of copies or elements";
+
+/// An mbarrier operation that the PTX ISA does not allow;
+/// [`Mbar::explain`] words it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Misuse {
+    /// This many arrivals, more than are pending.
+    Arrivals(u32),
+    /// More transaction bytes than the phase expects, once every arrival
+    /// is in.
+    ExtraBytes,
+    /// `arrive_drop` with no arrival pending.
+    Drop,
+    /// An `expect_tx` of this many bytes past the transaction-count limit.
+    ExpectLimit(u64),
+    /// A `complete_tx` of this many bytes past the limit of unannounced
+    /// bytes.
+    Underflow(u64),
 }
 
 /// What a lane blocked in `mbarrier.try_wait` waits for.
@@ -79,6 +116,10 @@ impl Mbar {
             pending: count,
             tx: 0,
             phase: 0,
+            expected: 0,
+            landed: 0,
+            expects: 0,
+            expect_pc: 0,
             arrivals: Vec::new(),
             released: Vec::new(),
             init_thread,
@@ -132,18 +173,14 @@ impl Mbar {
         )
     }
 
-    fn complete_if_due(&mut self) -> Result<bool, String> {
+    fn complete_if_due(&mut self) -> Result<bool, Misuse> {
         if self.pending == 0 && self.tx < 0 {
-            return Err(format!(
-                "{} more transaction bytes than expected in phase {} of the {} (every arrival is in)",
-                -self.tx,
-                self.phase,
-                self.describe()
-            ));
+            return Err(Misuse::ExtraBytes);
         }
         if self.pending == 0 && self.tx == 0 {
             self.phase = self.phase.wrapping_add(1);
             self.pending = self.count;
+            (self.expected, self.landed, self.expects) = (0, 0, 0);
             join(&mut self.released, &self.arrivals);
             self.arrivals.clear();
             Ok(true)
@@ -159,54 +196,105 @@ impl Mbar {
     }
 
     /// `n` arrivals; true if that completed the phase.
-    pub fn arrive(&mut self, n: u32) -> Result<bool, String> {
+    pub fn arrive(&mut self, n: u32) -> Result<bool, Misuse> {
         if n > self.pending {
-            return Err(format!(
-                "{} arrivals on the {}: more than are pending",
-                n,
-                self.describe()
-            ));
+            return Err(Misuse::Arrivals(n));
         }
         self.pending -= n;
         self.complete_if_due()
     }
 
     /// An arrival that also lowers the expected count of later phases.
-    pub fn arrive_drop(&mut self) -> Result<bool, String> {
+    pub fn arrive_drop(&mut self) -> Result<bool, Misuse> {
         if self.pending == 0 || self.count == 0 {
-            return Err(format!("arrive_drop on the {}: no arrival is pending", self.describe()));
+            return Err(Misuse::Drop);
         }
         self.count -= 1;
         self.arrive(1)
     }
 
-    /// Expects `bytes` more transaction bytes in the current phase.
-    pub fn expect_tx(&mut self, bytes: u64) -> Result<(), String> {
+    /// The `expect_tx` at instruction `pc` expects `bytes` more
+    /// transaction bytes in the current phase.
+    pub fn expect_tx(&mut self, bytes: u64, pc: u32) -> Result<(), Misuse> {
         if self.tx + bytes as i64 > MBAR_MAX as i64 {
-            return Err(format!(
-                "expecting {bytes} more transaction bytes on the {} exceeds the limit of {MBAR_MAX}",
-                self.describe()
-            ));
+            return Err(Misuse::ExpectLimit(bytes));
         }
         self.tx += bytes as i64;
+        self.expected += bytes;
+        self.expects += 1;
+        self.expect_pc = pc;
         Ok(())
     }
 
     /// `bytes` transaction bytes arrived; true if that completed the phase.
-    pub fn complete_tx(&mut self, bytes: u64) -> Result<bool, String> {
+    pub fn complete_tx(&mut self, bytes: u64) -> Result<bool, Misuse> {
         if self.tx - (bytes as i64) < -(MBAR_MAX as i64) {
-            return Err(format!(
-                "transaction-count underflow: {bytes} bytes completed on the {}, beyond the limit of {MBAR_MAX} unannounced bytes",
-                self.describe()
-            ));
+            return Err(Misuse::Underflow(bytes));
         }
         self.tx -= bytes as i64;
+        self.landed += bytes;
         self.complete_if_due()
     }
 
     /// A description for errors.
     pub fn state(&self) -> String {
         self.describe()
+    }
+
+    /// The current phase's transaction bytes, for messages: what the
+    /// `expect_tx` (named by its Rust statement through `name`) announced,
+    /// and what landed; the instruction to cite, if any.
+    pub fn bytes_note(&self, name: &mut dyn FnMut(u32) -> String) -> (String, Option<u32>) {
+        let (expected, landed, phase) = (self.expected, self.landed, self.phase);
+        let note = match self.expects {
+            0 => {
+                return (
+                    format!(
+                        "no expect_tx announced bytes in phase {phase}, and {landed} landed (call mbarrier_arrive_expect_tx(bars, i, bytes) with the phase's bytes)"
+                    ),
+                    None,
+                );
+            }
+            1 => format!("set by the expect_tx at {}", name(self.expect_pc)),
+            k => format!("set by {k} expect_tx, the last at {}", name(self.expect_pc)),
+        };
+        (
+            format!("phase {phase} expects {expected} transaction bytes ({note}), and {landed} landed"),
+            Some(self.expect_pc),
+        )
+    }
+
+    /// The error for `m`, which this barrier's last operation made; it
+    /// names the instructions it cites by their Rust statements.
+    #[cold]
+    pub fn explain(&self, env: &Env<'_>, m: Misuse) -> Fault {
+        let state = self.describe();
+        match m {
+            Misuse::Arrivals(n) => Fault::new(format!(
+                "{n} arrivals on the {state}: more than are pending. This usually means an arrive for a phase that already completed: a slot refilled before its consumers released it (the producer did not wait for the slot's empty barrier), or an arrive on the wrong stage's barrier. The barrier was initialised at {} with a count of {} arrivals per phase",
+                statement_of(env, self.init_pc),
+                self.count
+            ))
+            .citing(self.init_pc),
+            Misuse::ExtraBytes => {
+                let (note, pc) = self.bytes_note(&mut |pc| statement_of(env, pc));
+                let f = Fault::new(format!(
+                    "{} more transaction bytes than expected in phase {} of the {state} (every arrival is in): {note}; {IN_BYTES}",
+                    -self.tx, self.phase
+                ));
+                match pc {
+                    Some(pc) => f.citing(pc),
+                    None => f,
+                }
+            }
+            Misuse::Drop => Fault::new(format!("arrive_drop on the {state}: no arrival is pending")),
+            Misuse::ExpectLimit(bytes) => Fault::new(format!(
+                "expecting {bytes} more transaction bytes on the {state} exceeds the limit of {MBAR_MAX}"
+            )),
+            Misuse::Underflow(bytes) => Fault::new(format!(
+                "transaction-count underflow: {bytes} bytes completed on the {state}, beyond the limit of {MBAR_MAX} unannounced bytes"
+            )),
+        }
     }
 }
 
@@ -221,7 +309,7 @@ mod tests {
         // before it) counts as complete, parity 0 does not.
         assert!(b.done(1, true) && !b.done(0, true));
         assert!(!b.arrive(1).unwrap());
-        b.expect_tx(64).unwrap();
+        b.expect_tx(64, 7).unwrap();
         assert!(!b.arrive(1).unwrap(), "64 bytes still pending");
         assert!(!b.complete_tx(48).unwrap());
         assert!(b.complete_tx(16).unwrap(), "last bytes complete the phase");
@@ -229,7 +317,7 @@ mod tests {
         assert!(b.done(0, true) && !b.done(1, true));
         assert!(b.done(0, false) && !b.done(1, false));
         // Bytes may land before the arrivals.
-        b.expect_tx(16).unwrap();
+        b.expect_tx(16, 7).unwrap();
         assert!(!b.complete_tx(16).unwrap());
         assert!(!b.arrive(1).unwrap());
         assert!(b.arrive(1).unwrap());
@@ -237,24 +325,25 @@ mod tests {
         // Bytes before their expect_tx are fine while arrivals are pending;
         // once they are all in, extra bytes are an error.
         assert!(!b.complete_tx(16).unwrap());
-        b.expect_tx(16).unwrap();
+        b.expect_tx(16, 9).unwrap();
         assert!(!b.arrive(1).unwrap());
         assert!(b.complete_tx(1).is_ok());
-        assert!(
-            b.arrive(1)
-                .unwrap_err()
-                .contains("1 more transaction bytes than expected")
-        );
+        assert_eq!(b.arrive(1), Err(Misuse::ExtraBytes));
+        assert_eq!((b.expected, b.landed, b.expects, b.expect_pc), (16, 17, 1, 9));
         let mut b = Mbar::new(0x400, 2, 0, 0);
-        b.expect_tx(16).unwrap();
+        b.expect_tx(16, 7).unwrap();
         assert!(!b.arrive(2).unwrap());
-        assert!(b.complete_tx(1 << 21).unwrap_err().contains("underflow"));
-        assert!(b.arrive(3).unwrap_err().contains("more than are pending"));
-        assert!(b.expect_tx(MBAR_MAX + 1).unwrap_err().contains("limit"));
+        assert_eq!(b.complete_tx(1 << 21), Err(Misuse::Underflow(1 << 21)));
+        assert_eq!(b.arrive(3), Err(Misuse::Arrivals(3)));
+        assert_eq!(b.expect_tx(MBAR_MAX + 1, 7), Err(Misuse::ExpectLimit(MBAR_MAX + 1)));
         assert!(b.complete_tx(16).unwrap());
+        assert_eq!((b.expected, b.landed, b.expects), (0, 0, 0), "a new phase");
         assert!(!b.arrive_drop().unwrap());
         assert!(b.arrive(1).unwrap());
         assert_eq!((b.count, b.pending, b.phase), (1, 1, 2));
+        b.expect_tx(16, 7).unwrap();
+        assert!(!b.arrive(1).unwrap());
+        assert_eq!(b.arrive_drop(), Err(Misuse::Drop), "the bytes are all that is pending");
     }
 
     #[test]

@@ -443,8 +443,16 @@ fn complete_op(
     k: usize,
 ) -> Result<(), EmuError> {
     let op = block.take_op(k);
-    let mut side = Side { b: block, mem, clocks };
-    super::ops::complete(&mut side, &op).map_err(|m| op_error(env, block, &op, m))
+    let mut side = Side {
+        env,
+        b: block,
+        mem,
+        clocks,
+    };
+    super::ops::complete(&mut side, &op).map_err(|f| {
+        let f = *f.0;
+        cite(env, op_error(env, block, &op, f.msg), f.cite)
+    })
 }
 
 /// Checks a block whose last thread exited: nothing may be in flight, no

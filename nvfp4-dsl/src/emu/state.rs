@@ -4,8 +4,9 @@
 //! and per cluster (its barrier, the threads' vector clocks).
 
 use super::decode::Entry;
+use super::inst::Fault;
 use super::layout::{POISON, SHARED_BASE};
-use super::mbar::{Mbar, MbarWait};
+use super::mbar::{Mbar, MbarWait, Misuse};
 use super::pdl::BlockTrigger;
 use super::pending::{AsyncOp, AsyncRegs, InflightShared};
 use super::race::{Clocks, Shadow, join};
@@ -433,13 +434,16 @@ impl Block {
     }
 
     /// Applies `f` to the mbarrier at `addr` and notes the change (and a
-    /// completed phase, when `f` returns true).
+    /// completed phase, when `f` returns true); a misuse is explained
+    /// with the kernel's statements (`env`).
     pub fn mbar_update(
         &mut self,
+        env: &Env<'_>,
         addr: u32,
-        f: impl FnOnce(&mut Mbar) -> Result<bool, String>,
-    ) -> Result<bool, String> {
-        let done = f(self.mbar(addr)?)?;
+        f: impl FnOnce(&mut Mbar) -> Result<bool, Misuse>,
+    ) -> Result<bool, Fault> {
+        let b = self.mbar(addr)?;
+        let done = f(b).map_err(|m| b.explain(env, m))?;
         self.epoch += 1;
         if done {
             self.mbar_done = true;

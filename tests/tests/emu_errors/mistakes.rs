@@ -143,3 +143,119 @@ fn a_deadlock_names_the_rust_line_of_every_waiting_warp_and_a_barrier_for_a_subs
     launch(&mut out, 1).expect("the named barrier");
     assert_eq!(device.download(&out).expect("download"), data);
 }
+
+/// Thread 0 announces `expect` transaction bytes and copies 256 bytes of
+/// `x` (64 u32); the block reads them after its wait.
+#[kernel(targets(sm_90))]
+pub fn expects_bytes(x: &[u32], out: &mut [u32], expect: u32) {
+    let bars = shared_array::<u64, 1>();
+    let tile = shared_array::<u32, 64>();
+    let t = thread_idx_x();
+    if t == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if t == 0 {
+        mbarrier_arrive_expect_tx(bars, 0u32, expect);
+        cp_async_bulk_global_to_shared(tile, 0u32, x, 0u32, 256, bars, 0u32);
+    }
+    mbarrier_wait_parity(bars, 0u32, 0u32);
+    out[t as usize] = tile[t as usize];
+}
+
+#[test]
+fn a_wrong_expect_tx_count_names_the_expect_tx_and_the_bytes_expected_and_landed() {
+    let device = Device::emulator(Target::Sm90);
+    let data: Vec<u32> = (0..64).map(|i| i * 5 + 2).collect();
+    let x = device.upload(&data).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+    // SAFETY: one block of 64 threads, each writes out[t]; the emulator checks the rest.
+    let mut launch = |expect: u32| unsafe {
+        expects_bytes::Kernel::launch(&device, LaunchConfig::linear(1, 64), &x, &mut out, expect)
+    };
+    let expect_tx = at("expects_bytes", "mbarrier_arrive_expect_tx(bars, 0u32, expect);");
+    // The count of elements, not of bytes: the copy's bytes overshoot it.
+    let e = failure(launch(64));
+    let text = e.to_string();
+    let copy = at(
+        "expects_bytes",
+        "cp_async_bulk_global_to_shared(tile, 0u32, x, 0u32, 256, bars, 0u32);",
+    );
+    assert!(text.contains(&format!("at {copy}, line")), "{text}");
+    assert!(
+        e.message().contains(&format!(
+            "192 more transaction bytes than expected in phase 0 of the mbarrier at shared address 0x400 (phase 0, 0 of 1 arrivals pending, -192 transaction bytes pending) (every arrival is in): phase 0 expects 64 transaction bytes (set by the expect_tx at {expect_tx} (line "
+        )) && e.message().contains("), and 256 landed; the expected count is in bytes: the total size of the phase's copies"),
+        "{text}"
+    );
+    // More bytes than the copy brings: the wait never completes.
+    let e = failure(launch(1024));
+    let text = e.to_string();
+    assert!(e.message().contains("mbarrier wait can never complete"), "{text}");
+    assert!(
+        e.message().contains(&format!(
+            "no copy is pending: phase 0 expects 1024 transaction bytes (set by the expect_tx at {expect_tx}, line "
+        )) && e
+            .message()
+            .contains("), and 256 landed, so 768 bytes will never land; the expected count is in bytes"),
+        "{text}"
+    );
+    launch(256).expect("the copy's bytes");
+    assert_eq!(device.download(&out).expect("download"), data);
+}
+
+/// Thread 0 announces the bytes of both stages of a two-stage ring, then
+/// copies a tile into each; `wrong` announces both on stage 0's barrier.
+#[kernel(targets(sm_90))]
+pub fn announces_both_stages(x: &[u32], out: &mut [u32], wrong: u32) {
+    let full = shared_array::<u64, 2>();
+    let ring = shared_array::<u32, 128>();
+    let t = thread_idx_x();
+    if t == 0 {
+        mbarrier_init(full, 0u32, 1);
+        mbarrier_init(full, 1u32, 1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if t == 0 {
+        for s in 0..2u32 {
+            mbarrier_arrive_expect_tx(full, s * (1 - wrong), 256);
+        }
+        for s in 0..2u32 {
+            cp_async_bulk_global_to_shared(ring, s * 64, x, s * 64, 256, full, s);
+        }
+    }
+    for s in 0..2u32 {
+        mbarrier_wait_parity(full, s, 0u32);
+        out[(s * 64 + t) as usize] = ring[(s * 64 + t) as usize];
+    }
+}
+
+#[test]
+fn an_arrive_on_a_phase_already_complete_says_what_it_usually_means_and_names_the_init() {
+    let device = Device::emulator(Target::Sm90);
+    let data: Vec<u32> = (0..128).map(|i| i * 7 + 1).collect();
+    let x = device.upload(&data).expect("upload");
+    let mut out = device.alloc_zeroed::<u32>(128).expect("alloc");
+    // SAFETY: one block of 64 threads, each writes out[s * 64 + t]; the emulator checks the rest.
+    let mut launch = |wrong: u32| unsafe {
+        announces_both_stages::Kernel::launch(&device, LaunchConfig::linear(1, 64), &x, &mut out, wrong)
+    };
+    let e = failure(launch(1));
+    let text = e.to_string();
+    let expect_tx = at(
+        "announces_both_stages",
+        "mbarrier_arrive_expect_tx(full, s * (1 - wrong), 256);",
+    );
+    assert!(text.contains(&format!("at {expect_tx}, line")), "{text}");
+    let init = at("announces_both_stages", "mbarrier_init(full, 0u32, 1);");
+    assert!(
+        e.message().contains(&format!(
+            "1 arrivals on the mbarrier at shared address 0x400 (phase 0, 0 of 1 arrivals pending, 256 transaction bytes pending): more than are pending. This usually means an arrive for a phase that already completed: a slot refilled before its consumers released it (the producer did not wait for the slot's empty barrier), or an arrive on the wrong stage's barrier. The barrier was initialised at {init} (line "
+        )) && e.message().contains(") with a count of 1 arrivals per phase"),
+        "{text}"
+    );
+    launch(0).expect("one announcement per stage");
+    assert_eq!(device.download(&out).expect("download"), data);
+}

@@ -73,6 +73,7 @@ pub(crate) fn dest_lanes<'r>(w: &'r mut Warp, exec: u32, d: &Operand, ext: Ext) 
 /// global memory and the vector clocks (it completes as its block's
 /// asynchronous unit).
 pub(crate) struct Side<'a> {
+    pub env: &'a Env<'a>,
     pub b: &'a mut Block,
     pub mem: &'a mut View,
     pub clocks: &'a mut Clocks,
@@ -477,24 +478,24 @@ impl Ctx<'_> {
     pub fn complete_op(&mut self, k: usize) -> Result<(), Fault> {
         let op = self.b.take_op(k);
         let mut side = Side {
+            env: self.env,
             b: &mut *self.b,
             mem: &mut *self.mem,
             clocks: &mut self.cl.clocks,
         };
-        super::ops::complete(&mut side, &op).map_err(|m| {
-            let msg = if op.pc == self.w.group_pc {
-                m
-            } else {
-                format!(
-                    "{m} (completing the {} at line {})",
+        super::ops::complete(&mut side, &op).map_err(|mut f| {
+            if op.pc != self.w.group_pc {
+                f.0.msg = format!(
+                    "{} (completing the {} at line {})",
+                    f.0.msg,
                     op_name(&self.env.entry.texts[op.pc as usize]),
                     self.env.entry.lines[op.pc as usize]
-                )
-            };
+                );
+            }
             if op.warp == self.w.index {
-                Fault::lane(op.lane as usize, msg)
+                f.on_lane(op.lane as usize)
             } else {
-                Fault::new(msg)
+                f
             }
         })
     }

@@ -276,7 +276,7 @@ fn copy_in(c: &mut Ctx<'_>, lane: usize, chunks: Vec<Chunk>, mbar: u32, bytes: u
 /// block's asynchronous unit, which knows what the issuer knew at the
 /// issue), then its transaction bytes and the unit's clock reach the
 /// mbarrier.
-pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Result<(), String> {
+pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Result<(), Fault> {
     let agent = s.b.agent;
     s.clocks.acquire(agent, &op.clock);
     let mut hint = 0;
@@ -302,7 +302,7 @@ pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Resu
         s.b.shadow.record(s.clocks, agent, op.pc, off, 16, true);
     }
     let row = s.clocks.row(agent);
-    let done = s.b.mbar_update(copy.mbar, |m| {
+    let done = s.b.mbar_update(s.env, copy.mbar, |m| {
         m.collect(row);
         m.complete_tx(copy.bytes)
     });
@@ -312,7 +312,7 @@ pub(super) fn complete_copy(s: &mut Side<'_>, op: &AsyncOp, copy: &Copy) -> Resu
 
 /// Completes a bulk copy to global memory: reads its shared source now,
 /// as the block's asynchronous unit.
-pub(super) fn complete_store(s: &mut Side<'_>, op: &AsyncOp, st: &Store) -> Result<(), String> {
+pub(super) fn complete_store(s: &mut Side<'_>, op: &AsyncOp, st: &Store) -> Result<(), Fault> {
     let agent = s.b.agent;
     s.b.shadow.record(s.clocks, agent, op.pc, st.src, st.len, false);
     s.clocks.tick(agent);

@@ -11,7 +11,7 @@ use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::diag::statement_of;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
-use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait};
+use crate::emu::mbar::{MBAR_MAX, Mbar, MbarWait, Misuse};
 use crate::emu::pending::Work;
 use crate::emu::state::{Env, MBAR_WAIT, lanes};
 
@@ -108,9 +108,9 @@ fn update(
     c: &mut Ctx<'_>,
     lane: usize,
     addr: u32,
-    f: impl FnOnce(&mut Mbar) -> Result<bool, String>,
+    f: impl FnOnce(&mut Mbar) -> Result<bool, Misuse>,
 ) -> Result<bool, Fault> {
-    c.b.mbar_update(addr, f).map_err(|m| Fault::lane(lane, m))
+    c.b.mbar_update(c.env, addr, f).map_err(|f| f.on_lane(lane))
 }
 
 /// Lane `lane` releases its clock into the current phase of the
@@ -243,9 +243,8 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
             for l in lanes(exec) {
                 let a = mbar_at(c, i, l, addr[l])?;
                 let count = s0[l] & 0xFFFF_FFFF;
-                if i.flags & F_EXPECT != 0 {
-                    update(c, l, a, |b| b.expect_tx(s1[l] & 0xFFFF_FFFF).map(|()| false))?;
-                } else if count == 0 || count > MBAR_MAX {
+                let expect = (i.flags & F_EXPECT != 0).then_some(s1[l] & 0xFFFF_FFFF);
+                if expect.is_none() && (count == 0 || count > MBAR_MAX) {
                     return Err(Fault::lane(
                         l,
                         format!("mbarrier.arrive count {count} must be in 1..=2^20-1"),
@@ -253,18 +252,25 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                 }
                 state[l] = u64::from(c.b.mbar(a).map_err(|m| Fault::lane(l, m))?.phase);
                 release_into(c, l, a)?;
-                if i.sub == ARRIVE_DROP {
-                    update(c, l, a, |b| {
-                        let mut done = false;
-                        for _ in 0..count {
-                            done |= b.arrive_drop()?;
+                let drop = i.sub == ARRIVE_DROP;
+                update(c, l, a, |b| {
+                    if let Some(bytes) = expect {
+                        // Refused before its bytes count: the message shows
+                        // the phase as the arrive found it.
+                        if b.pending == 0 {
+                            return Err(if drop { Misuse::Drop } else { Misuse::Arrivals(1) });
                         }
-                        Ok(done)
-                    })?;
-                } else {
-                    let n = if i.flags & F_EXPECT != 0 { 1 } else { count as u32 };
-                    update(c, l, a, |b| b.arrive(n))?;
-                }
+                        b.expect_tx(bytes, pc)?;
+                    }
+                    if !drop {
+                        return b.arrive(if expect.is_some() { 1 } else { count as u32 });
+                    }
+                    let mut done = false;
+                    for _ in 0..count {
+                        done |= b.arrive_drop()?;
+                    }
+                    Ok(done)
+                })?;
             }
             c.write(&i.d[0], &state, Ext::Zero)?;
             Ok(Flow::Next)
@@ -274,7 +280,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                 let a = mbar_at(c, i, l, addr[l])?;
                 let bytes = s1[l] & 0xFFFF_FFFF;
                 if i.sub == EXPECT_TX {
-                    update(c, l, a, |b| b.expect_tx(bytes).map(|()| false))?;
+                    update(c, l, a, |b| b.expect_tx(bytes, pc).map(|()| false))?;
                 } else {
                     release_into(c, l, a)?;
                     update(c, l, a, |b| b.complete_tx(bytes))?;

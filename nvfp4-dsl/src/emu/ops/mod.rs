@@ -151,7 +151,7 @@ pub(crate) fn lookup(name: &str) -> Option<Decoder> {
 
 /// Completes an asynchronous operation that has left its block's queue:
 /// the family that issued it does what it does.
-pub(crate) fn complete(s: &mut Side<'_>, op: &AsyncOp) -> Result<(), String> {
+pub(crate) fn complete(s: &mut Side<'_>, op: &AsyncOp) -> Result<(), Fault> {
     match &op.work {
         Work::Copy(copy) => bulk::complete_copy(s, op, copy),
         Work::Store(store) => bulk::complete_store(s, op, store),

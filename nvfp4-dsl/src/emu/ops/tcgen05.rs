@@ -451,14 +451,14 @@ fn exec_cp(c: &mut Ctx<'_>, i: &Inst) -> X {
 /// Completes a `tcgen05` operation (the ones before it in the block
 /// have), as the block's asynchronous unit: what it reads and writes is
 /// recorded at the unit's clock, which then goes up.
-pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
+pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), Fault> {
     let agent = s.b.agent;
     let done = run(s, op, tc);
     s.clocks.tick(agent);
     done
 }
 
-fn run(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
+fn run(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), Fault> {
     let agent = s.b.agent;
     let unit = Access::now(s.clocks, agent, op.pc, true);
     match tc {
@@ -516,7 +516,7 @@ fn run(s: &mut Side<'_>, op: &AsyncOp, tc: &TcOp) -> Result<(), String> {
         TcOp::Arrive { mbar } => {
             s.clocks.acquire(agent, &op.clock);
             let row = s.clocks.row(agent);
-            s.b.mbar_update(*mbar, |m| {
+            s.b.mbar_update(s.env, *mbar, |m| {
                 m.collect(row);
                 m.arrive(1)
             })
