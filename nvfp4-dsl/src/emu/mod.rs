@@ -271,7 +271,8 @@
 //! whose member mask disagrees with the lanes that execute it, and a
 //! shuffle that reads a lane that does not take part; running past the end
 //! of the kernel; a launch beyond the limits (1024 threads per block,
-//! `.maxntid`, `.reqntid`, 227 KiB of shared memory) or with parameters
+//! `.maxntid`: launch fewer threads or raise `launch_bounds`, `.reqntid`,
+//! 227 KiB of shared memory) or with parameters
 //! whose count or sizes do not match the `.param` declarations.
 //! Clusters: a grid that is not a multiple of the cluster, a cluster of
 //! more than 16 blocks, one that differs from `.reqnctapercluster` or

@@ -38,7 +38,7 @@ pub(super) fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValu
         let max = u64::from(x) * u64::from(y) * u64::from(z);
         if threads > max {
             return fail(format!(
-                "a block of {threads} threads exceeds the kernel's .maxntid {x}, {y}, {z} ({max} threads)"
+                "a block of {threads} threads exceeds the kernel's .maxntid {x}, {y}, {z} ({max} threads): launch at most {max} threads per block, or raise the kernel's bound to at least {threads} (`#[kernel(launch_bounds({threads}))]` writes `.maxntid {threads}, 1, 1`)"
             ));
         }
     }

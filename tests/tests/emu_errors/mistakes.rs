@@ -1,6 +1,7 @@
 //! Mistakes new users of the DSL made, and what the emulator says about
 //! them: a bulk copy past the view it was launched on, a deadlock of
-//! consumers that synchronise the whole block.
+//! consumers that synchronise the whole block, wrong mbarrier counts, a
+//! block larger than the kernel's launch bounds.
 
 use super::*;
 
@@ -258,4 +259,31 @@ fn an_arrive_on_a_phase_already_complete_says_what_it_usually_means_and_names_th
     );
     launch(0).expect("one announcement per stage");
     assert_eq!(device.download(&out).expect("download"), data);
+}
+
+/// Every thread writes `out[i]`; at most 256 threads a block.
+#[kernel(targets(sm_90), launch_bounds(256))]
+pub fn bounded_to_256(out: &mut [u32]) {
+    let i = block_idx_x() * block_dim_x() + thread_idx_x();
+    out[i as usize] = i;
+}
+
+#[test]
+fn a_block_past_the_kernels_launch_bounds_says_what_to_launch_or_to_raise() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(1024).expect("alloc");
+    // SAFETY: 1024 threads write out[0..1024]; the emulator checks the launch.
+    let e = failure(unsafe { bounded_to_256::Kernel::launch(&device, LaunchConfig::linear(2, 512), &mut out) });
+    assert_eq!(e.kernel(), Some("bounded_to_256"), "{e}");
+    assert_eq!(
+        e.message(),
+        "a block of 512 threads exceeds the kernel's .maxntid 256, 1, 1 (256 threads): launch at most 256 threads per block, or raise the kernel's bound to at least 512 (`#[kernel(launch_bounds(512))]` writes `.maxntid 512, 1, 1`)"
+    );
+    // SAFETY: as above, in blocks of 256.
+    unsafe { bounded_to_256::Kernel::launch(&device, LaunchConfig::linear(4, 256), &mut out) }
+        .expect("within the bounds");
+    assert_eq!(
+        device.download(&out).expect("download"),
+        (0..1024).collect::<Vec<u32>>()
+    );
 }
