@@ -430,7 +430,7 @@ $L_wait:
 /// The expected shared image of a tensor copy: box row `i`, byte `j` at
 /// the swizzled `dst + i * box_bytes + j` (offsets from `base`).
 fn tensor_image(map: &TensorMap2d, global: &[u8], c0: i64, c1: i64, dst: u32, base: u32, len: usize) -> Vec<u8> {
-    // Outside the box: the emulator's fresh shared memory, all ones.
+    // Outside the box: what the kernel filled the window with, all ones.
     let mut img = vec![0xFFu8; len];
     let mask = match map.swizzle {
         128 => 7,
@@ -455,8 +455,8 @@ fn tensor_image(map: &TensorMap2d, global: &[u8], c0: i64, c1: i64, dst: u32, ba
     img
 }
 
-/// Copies one box into dynamic shared memory (a 16 KiB window at a
-/// 1024-byte aligned base) and dumps the window.
+/// Fills dynamic shared memory (a 16 KiB window at a 1024-byte aligned
+/// base) with ones, copies one box into it and dumps the window.
 fn tensor_copy(
     map: &TensorMap2d,
     map_in_global: bool,
@@ -474,6 +474,15 @@ fn tensor_copy(
     let body = format!(
         "\tld.param.u64 %rd1, [out];
 \tmov.u32 %r1, %tid.x;
+\t// every thread fills its 64 bytes of the window with ones first
+\tmov.u32 %r9, dyn;
+\tshl.b32 %r10, %r1, 6;
+\tadd.u32 %r11, %r9, %r10;
+\tmov.u32 %r20, 0xFFFFFFFF;
+\tst.shared.v4.u32 [%r11], {{%r20, %r20, %r20, %r20}};
+\tst.shared.v4.u32 [%r11+16], {{%r20, %r20, %r20, %r20}};
+\tst.shared.v4.u32 [%r11+32], {{%r20, %r20, %r20, %r20}};
+\tst.shared.v4.u32 [%r11+48], {{%r20, %r20, %r20, %r20}};
 \tsetp.eq.u32 %p1, %r1, 0;
 \t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
 \t@%p1 fence.mbarrier_init.release.cluster;

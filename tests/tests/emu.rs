@@ -373,9 +373,16 @@ pub fn broadcast_a_slot<const SYNC: bool>(out: &mut [u32]) {
 #[test]
 fn a_slot_read_by_every_warp_without_a_barrier_is_a_data_race() {
     // Under several seeds: whichever thread meets the race first, the
-    // error names both accesses.
-    for seed in 0..4 {
-        let device = Device::emulator_with(Target::Sm90, nvfp4_dsl::emu::Options::adversarial(seed));
+    // error names both accesses; a read before the write finds the slot
+    // unwritten instead, and says to order the write before it (the
+    // sequential schedule runs warp 0's write first).
+    let mut races = 0;
+    let sequential = nvfp4_dsl::emu::Options::sequential();
+    for options in [sequential]
+        .into_iter()
+        .chain((0..4).map(nvfp4_dsl::emu::Options::adversarial))
+    {
+        let device = Device::emulator_with(Target::Sm90, options);
         let mut out = device.upload(&[0u32; 128]).expect("upload");
         // SAFETY: 128 threads, each writes out[t].
         let err = unsafe { broadcast_a_slot::Kernel::<false>::launch(&device, LaunchConfig::linear(1, 128), &mut out) }
@@ -384,26 +391,33 @@ fn a_slot_read_by_every_warp_without_a_barrier_is_a_data_race() {
             panic!("not an emulator error: {err}")
         };
         assert_eq!(e.kernel(), Some("broadcast_a_slot__sync_false"), "{err}");
-        assert!(e.message().contains("shared-memory data race"), "{err}");
         let (text, message) = (e.instruction().expect("a line"), e.message());
-        assert!(
-            (text.starts_with("st.shared") && message.contains("ld.shared"))
-                || (text.starts_with("ld.shared") && message.contains("st.shared")),
-            "{err}"
-        );
-        // The other access by its Rust line too: the one this error is not at.
-        let other = if text.starts_with("st.shared") {
-            "out[t as usize] = slot[0u32];"
+        if message.starts_with("read of unwritten shared memory") {
+            assert!(text.starts_with("ld.shared"), "{err}");
+            assert!(message.contains("order that before this read (sync_threads()"), "{err}");
         } else {
-            "slot[0u32] = 42;"
-        };
-        assert!(message.contains("tests/emu.rs:") && message.contains(other), "{err}");
+            races += 1;
+            assert!(message.contains("shared-memory data race"), "{err}");
+            assert!(
+                (text.starts_with("st.shared") && message.contains("ld.shared"))
+                    || (text.starts_with("ld.shared") && message.contains("st.shared")),
+                "{err}"
+            );
+            // The other access by its Rust line too: the one this error is not at.
+            let other = if text.starts_with("st.shared") {
+                "out[t as usize] = slot[0u32];"
+            } else {
+                "slot[0u32] = 42;"
+            };
+            assert!(message.contains("tests/emu.rs:") && message.contains(other), "{err}");
+        }
         let mut out = device.upload(&[0u32; 128]).expect("upload");
         // SAFETY: as above.
         unsafe { broadcast_a_slot::Kernel::<true>::launch(&device, LaunchConfig::linear(1, 128), &mut out) }
             .expect("the barrier orders the write before the reads");
         assert!(device.download(&out).expect("download").iter().all(|&v| v == 42));
     }
+    assert!(races > 0, "every schedule read the slot before its write");
 }
 
 #[test]
@@ -453,14 +467,26 @@ pub fn read_unwritten(f: &mut [f32], u: &mut [u32]) {
 }
 
 #[test]
-fn shared_memory_that_nothing_wrote_reads_as_all_ones() {
-    // Not zeros, which a missing initialisation would often pass with: a
-    // GPU leaves whatever the last block wrote there.
+fn shared_memory_that_nothing_wrote_is_an_error_and_reads_as_all_ones_in_the_fast_mode() {
     let device = Device::emulator(Target::Sm90);
-    let mut f = device.upload(&[0.0f32; 4]).expect("upload");
-    let mut u = device.upload(&[0u32; 4]).expect("upload");
+    let (mut df, mut du) = (
+        device.upload(&[0.0f32; 4]).expect("upload"),
+        device.upload(&[0u32; 4]).expect("upload"),
+    );
     // SAFETY: four threads, each writes its own word of each output.
-    unsafe { read_unwritten::Kernel::launch(&device, LaunchConfig::linear(1, 4), &mut f, &mut u) }.expect("launch");
-    assert!(device.download(&f).expect("download").iter().all(|v| v.is_nan()));
-    assert_eq!(device.download(&u).expect("download"), [u32::MAX; 4]);
+    let err = unsafe { read_unwritten::Kernel::launch(&device, LaunchConfig::linear(1, 4), &mut df, &mut du) }
+        .expect_err("the checked mode");
+    assert!(err.to_string().contains("read of unwritten shared memory"), "{err}");
+    // The fast mode keeps no shadow of shared memory: not zeros, which a
+    // missing initialisation would often pass with (a GPU leaves whatever
+    // the last block wrote there), but all ones.
+    let device = Device::emulator_with(Target::Sm90, nvfp4_dsl::emu::Options::fast());
+    let (mut df, mut du) = (
+        device.upload(&[0.0f32; 4]).expect("upload"),
+        device.upload(&[0u32; 4]).expect("upload"),
+    );
+    // SAFETY: as above.
+    unsafe { read_unwritten::Kernel::launch(&device, LaunchConfig::linear(1, 4), &mut df, &mut du) }.expect("launch");
+    assert!(device.download(&df).expect("download").iter().all(|v| v.is_nan()));
+    assert_eq!(device.download(&du).expect("download"), [u32::MAX; 4]);
 }

@@ -108,13 +108,13 @@ fn the_padded_transpose_matches_the_host_on_several_shapes() {
     }
 }
 
-/// Writes row `r` of a 2 x 4 tile.
+/// Writes row `r` of a 2 x 4 tile, then reads it back.
 #[kernel(targets(sm_90))]
 pub fn past_the_rows(out: &mut [u32], r: u32) {
     let tile = shared_array::<[u32; 4], 2>();
     tile[r][1] = 7;
     sync_threads();
-    out[0] = tile[0][1];
+    out[0] = tile[r][1];
 }
 
 #[test]
@@ -130,10 +130,12 @@ fn a_row_past_the_array_is_reported_by_the_emulator() {
     assert!(text.contains("shared"), "{text}");
 }
 
-/// Writes cell `c` of row 0 of a 2 x 4 tile, then reads it back.
+/// Zeroes row 1's first cell of a 2 x 4 tile and writes cell `c` of row
+/// 0, then reads row 1's first cell (which column 4 of row 0 would be).
 #[kernel(targets(sm_90))]
 pub fn past_a_row(out: &mut [u32], c: u32) {
     let tile = shared_array::<[u32; 4], 2>();
+    tile[1u32][0u32] = 0;
     tile[0u32][c] = 7;
     sync_threads();
     out[0] = tile[1][0];

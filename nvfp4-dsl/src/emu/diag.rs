@@ -240,6 +240,7 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
             who(write.thread()),
             cited(write.pc)
         ),
+        Hazard::Unwritten { off } => unwritten_message(env, pc, kind, off, &whose),
         Hazard::FenceUnordered { write, fence_pc, off } => format!(
             "the fence.proxy.async at {} of {}, after its store to shared memory {:#x} at {}, is not ordered before this {} (no barrier or mbarrier arrive and wait between the fence and it)",
             at(fence_pc),
@@ -249,6 +250,28 @@ pub(super) fn hazard_message(env: &Env<'_>, me: u32, h: &Hazard, pc: u32, kind: 
             op_name(&env.entry.texts[pc as usize])
         ),
     }
+}
+
+/// Explains a read (of `kind`, at `pc`) of byte `off` of a block's shared
+/// memory (`whose`: another block's) that nothing wrote.
+fn unwritten_message(env: &Env<'_>, pc: u32, kind: Kind, off: usize, whose: &str) -> String {
+    let addr = SHARED_BASE as usize + off;
+    let this = match kind {
+        Kind::Atomic => "atomically updates".to_string(),
+        Kind::AsyncRead | Kind::AsyncWrite => format!("issues {} reading", op_name(&env.entry.texts[pc as usize])),
+        Kind::Read | Kind::Write => "reads".to_string(),
+    };
+    let array = env
+        .regions
+        .iter()
+        .zip(&env.entry.shared_names)
+        .find(|((s, e), _)| (*s as usize..*e as usize).contains(&addr))
+        .map_or(String::new(), |((s, _), n)| {
+            format!(" (byte {} of `{n}`)", addr - *s as usize)
+        });
+    format!(
+        "read of unwritten shared memory: this thread {this} shared memory {addr:#x}{array}{whose}, which no thread of the block has written and no copy has filled since the block started; a block's shared memory starts undefined on the GPU (here all ones, NaN as a float). Write it before reading it (set a histogram's bins or a sum's accumulator first, then sync_threads()); if a thread or a copy writes it later, order that before this read (sync_threads(), or the mbarrier wait of the copy)"
+    )
 }
 
 /// Reports a block that ends with tensor memory allocated.

@@ -316,9 +316,10 @@ impl Fault {
         }))
     }
 
-    /// The same fault, its message naming instruction `pc`'s statements.
-    pub fn citing(mut self, pc: u32) -> Fault {
-        self.0.cite = Some(pc);
+    /// The same fault, its message naming instruction `pc`'s statements
+    /// (if any).
+    pub fn citing(mut self, pc: impl Into<Option<u32>>) -> Fault {
+        self.0.cite = pc.into();
         self
     }
 

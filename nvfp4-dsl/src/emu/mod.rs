@@ -316,6 +316,10 @@
 //!   store of the same bytes do; volatile, relaxed, acquire and release
 //!   loads and stores are not data races; none of these orders anything
 //!   here; global memory is not checked;
+//! - in the checked mode, a read (a load, an atomic, an asynchronous
+//!   operation's read at its issue) of shared bytes that nothing wrote
+//!   since the block started (no store, atomic or landed copy): a missing
+//!   initialisation, or a read before the write it should wait for;
 //! - shared bytes written by generic stores and read by the async proxy
 //!   (`wgmma`, `tcgen05.mma`/`cp`, a bulk copy to global memory) without a
 //!   `fence.proxy.async` by the writer that is ordered before the read;
@@ -329,7 +333,8 @@
 //!
 //! Global allocations start at `0x7f0000000000`, 256-byte aligned, with at
 //! least 4 KiB unmapped between them. Shared memory is per block and
-//! zero-filled; its window starts at `0x400` (static variables in
+//! starts all ones (`0xFF` bytes; reading bytes nothing wrote is an error
+//! in the checked mode); its window starts at `0x400` (static variables in
 //! declaration order, then the dynamic `.extern .shared` block at its
 //! declared alignment, sized by [`Launch::shared_bytes`]). Generic
 //! addresses of shared memory are `0x7ff000000000 + offset`. A

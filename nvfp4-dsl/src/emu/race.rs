@@ -35,6 +35,13 @@
 //! issue. Each shadow word keeps how many proxy fences its writer had
 //! executed when it wrote; each thread keeps its clock at every fence.
 //!
+//! Each shadow word also keeps which of its bytes anything wrote since the
+//! block started (a store, an atomic, a completed copy): a read of a byte
+//! nothing wrote (a load, an atomic, an asynchronous operation's read at
+//! its issue) is an error, since a block's shared memory starts undefined
+//! on the GPU; the emulator's all-ones start, NaN as a float, would
+//! otherwise slip past a comparison.
+//!
 //! An atomic (`atom`, `red`) is a read and a write that never races with
 //! another atomic: it is kept among the word's reads, marked atomic, so
 //! that a plain read or write that no synchronisation orders with it races
@@ -111,6 +118,8 @@ struct Cell {
     fences: u32,
     /// Some of the reads are atomics (plain reads need not look otherwise).
     atomics: bool,
+    /// The bytes written since the block started, one bit each.
+    written: u8,
 }
 
 /// What an access is.
@@ -149,15 +158,19 @@ pub(crate) enum Hazard {
     /// The writer's `fence.proxy.async` (at instruction `fence_pc`) does
     /// not happen before the async read.
     FenceUnordered { write: Access, fence_pc: u32, off: usize },
+    /// A read of a byte that nothing has written since the block started:
+    /// no store, atomic or completed copy (`off`).
+    Unwritten { off: usize },
 }
 
 impl Hazard {
     /// The other access's instruction, which the message names by its Rust
     /// statement (the fault cites it).
-    pub(crate) fn cited_pc(&self) -> u32 {
+    pub(crate) fn cited_pc(&self) -> Option<u32> {
         match self {
-            Hazard::Race { earlier, .. } => earlier.pc,
-            Hazard::NoProxyFence { write, .. } | Hazard::FenceUnordered { write, .. } => write.pc,
+            Hazard::Race { earlier, .. } => Some(earlier.pc),
+            Hazard::NoProxyFence { write, .. } | Hazard::FenceUnordered { write, .. } => Some(write.pc),
+            Hazard::Unwritten { .. } => None,
         }
     }
 }
@@ -398,13 +411,7 @@ impl Shadow {
             let mask = ((1u32 << hi) - (1u32 << lo)) as u8;
             let a = Access { mask, ..me };
             let first = |m: u8| 4 * w + m.trailing_zeros() as usize;
-            let cell = &mut self.cells[w];
-            if cell.generation != self.generation {
-                *cell = Cell {
-                    generation: self.generation,
-                    ..Cell::default()
-                };
-            }
+            let cell = self.cell(w);
             let wr = cell.write;
             let common = wr.mask & mask;
             if wr.who != 0 && wr.who != me.who && common != 0 && !ordered(&wr, row) {
@@ -433,6 +440,12 @@ impl Shadow {
                     }
                     Some(_) => {}
                 }
+            }
+            let reads = matches!(kind, Kind::Read | Kind::AsyncRead | Kind::Atomic);
+            if reads && cell.written & mask != mask {
+                return Err(Hazard::Unwritten {
+                    off: first(mask & !cell.written),
+                });
             }
             match kind {
                 Kind::Read => {
@@ -475,13 +488,7 @@ impl Shadow {
                 asynchronous: true,
                 atomic: false,
             };
-            let cell = &mut self.cells[w];
-            if cell.generation != self.generation {
-                *cell = Cell {
-                    generation: self.generation,
-                    ..Cell::default()
-                };
-            }
+            self.cell(w);
             if write {
                 self.write(w, a, 0);
             } else {
@@ -490,10 +497,48 @@ impl Shadow {
         }
     }
 
+    /// A volatile, relaxed, acquire or release access of bytes `off..off +
+    /// len` (or an atomic's write), which is not race-checked: a write
+    /// makes its bytes written, a read must find them written.
+    pub fn strong(&mut self, clocks: &Clocks, off: usize, len: usize, write: bool) -> Result<(), Hazard> {
+        if !clocks.on() {
+            return Ok(());
+        }
+        let end = off + len;
+        for w in off / 4..end.div_ceil(4) {
+            let lo = off.max(4 * w) - 4 * w;
+            let hi = end.min(4 * w + 4) - 4 * w;
+            let mask = ((1u32 << hi) - (1u32 << lo)) as u8;
+            let cell = self.cell(w);
+            if write {
+                cell.written |= mask;
+            } else if cell.written & mask != mask {
+                return Err(Hazard::Unwritten {
+                    off: 4 * w + (mask & !cell.written).trailing_zeros() as usize,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Word `w`'s cell, emptied if it is of an earlier block.
+    #[inline]
+    fn cell(&mut self, w: usize) -> &mut Cell {
+        let cell = &mut self.cells[w];
+        if cell.generation != self.generation {
+            *cell = Cell {
+                generation: self.generation,
+                ..Cell::default()
+            };
+        }
+        cell
+    }
+
     /// Records write `a` of word `w` (by a writer with `fences` proxy
     /// fences so far); a write of the whole word ends the reads before it.
     fn write(&mut self, w: usize, a: Access, fences: u32) {
         let cell = &mut self.cells[w];
+        cell.written |= a.mask;
         if a.mask == 0xF {
             if cell.read.who == MANY {
                 self.many.remove(&(w as u32));
@@ -612,11 +657,51 @@ mod tests {
     }
 
     #[test]
+    fn reads_of_bytes_nothing_wrote_are_errors() {
+        let mut c = Clocks::default();
+        c.reset(2);
+        let mut s = Shadow::default();
+        s.reset(64);
+        for kind in [Kind::Read, Kind::AsyncRead, Kind::Atomic] {
+            assert_eq!(s.access(&c, 0, 1, 8, 4, kind), Err(Hazard::Unwritten { off: 8 }));
+        }
+        // Byte 1 written: a read of the word finds byte 0 unwritten, of
+        // byte 1 alone none.
+        s.access(&c, 0, 2, 1, 1, Kind::Write).unwrap();
+        assert_eq!(s.access(&c, 0, 3, 0, 4, Kind::Read), Err(Hazard::Unwritten { off: 0 }));
+        s.access(&c, 0, 3, 1, 1, Kind::Read).unwrap();
+        // A completed copy writes, as does a strong store (not race-checked);
+        // a strong load must find its bytes written too.
+        s.record(&c, 1, 4, 16, 16, true);
+        s.access(&c, 1, 5, 16, 16, Kind::AsyncRead).unwrap();
+        assert_eq!(s.strong(&c, 32, 4, false), Err(Hazard::Unwritten { off: 32 }));
+        s.strong(&c, 32, 4, true).unwrap();
+        s.strong(&c, 32, 4, false).unwrap();
+        s.access(&c, 0, 6, 32, 4, Kind::Read).unwrap();
+        // The next block starts with nothing written.
+        s.reset(64);
+        assert_eq!(
+            s.access(&c, 0, 7, 16, 4, Kind::Read),
+            Err(Hazard::Unwritten { off: 16 })
+        );
+        // The fast mode keeps no shadow.
+        c.reset(0);
+        s.access(&c, 0, 8, 40, 4, Kind::Read).unwrap();
+        s.strong(&c, 40, 4, false).unwrap();
+    }
+
+    #[test]
     fn atomics_race_with_plain_accesses_but_not_with_each_other() {
         let mut c = Clocks::default();
         c.reset(3);
         let mut s = Shadow::default();
         s.reset(64);
+        // Thread 0 writes the words, and a barrier orders that before the
+        // rest (reading bytes nothing wrote is an error of its own).
+        s.access(&c, 0, 1, 0, 16, Kind::Write).unwrap();
+        let mut bar = Vec::new();
+        (0..3).for_each(|t| c.release(t, &mut bar));
+        (0..3).for_each(|t| c.acquire(t, &bar));
         // Three threads update word 0 atomically, unordered: no race.
         for t in 0..3 {
             s.access(&c, t, 10 + t, 0, 4, Kind::Atomic).unwrap();

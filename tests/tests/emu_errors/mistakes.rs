@@ -1,7 +1,7 @@
 //! Mistakes new users of the DSL made, and what the emulator says about
 //! them: a bulk copy past the view it was launched on, a deadlock of
 //! consumers that synchronise the whole block, wrong mbarrier counts, a
-//! block larger than the kernel's launch bounds.
+//! block larger than the kernel's launch bounds, shared bins never zeroed.
 
 use super::*;
 
@@ -286,4 +286,50 @@ fn a_block_past_the_kernels_launch_bounds_says_what_to_launch_or_to_raise() {
         device.download(&out).expect("download"),
         (0..1024).collect::<Vec<u32>>()
     );
+}
+
+/// Counts the values of `x` modulo 16 into shared bins and adds the bins
+/// to `counts`; with `zero` 0 the bins are never set to zero.
+#[kernel(targets(sm_90))]
+pub fn histogram_of_16(x: &[u32], counts: &mut [u32], zero: u32) {
+    let bins = shared_array::<u32, 16>();
+    let t = thread_idx_x();
+    if zero == 1 && t < 16 {
+        bins[t] = 0;
+    }
+    sync_threads();
+    atomic_add(bins, x[t as usize] % 16, 1u32, Order::Relaxed, Scope::Cta);
+    sync_threads();
+    if t < 16 {
+        atomic_add(counts, t, bins[t], Order::Relaxed, Scope::Gpu);
+    }
+}
+
+#[test]
+fn a_read_of_shared_memory_nothing_wrote_is_an_error_naming_the_rust_line() {
+    let device = Device::emulator(Target::Sm90);
+    let data: Vec<u32> = (0..64).map(|i| i * 7 % 23).collect();
+    let x = device.upload(&data).expect("upload");
+    let mut counts = device.alloc_zeroed::<u32>(16).expect("alloc");
+    // SAFETY: one block of 64 threads reads x[t]; threads below 16 add to counts[t].
+    let mut launch = |zero: u32| unsafe {
+        histogram_of_16::Kernel::launch(&device, LaunchConfig::linear(1, 64), &x, &mut counts, zero)
+    };
+    let e = failure(launch(0));
+    let text = e.to_string();
+    let update = at(
+        "histogram_of_16",
+        "atomic_add(bins, x[t as usize] % 16, 1u32, Order::Relaxed, Scope::Cta);",
+    );
+    assert!(text.contains(&format!("at {update}, line")), "{text}");
+    assert!(
+        e.message().starts_with("read of unwritten shared memory: this thread atomically updates shared memory 0x4")
+            && e.message().contains("of `histogram_of_16_smem0`), which no thread of the block has written and no copy has filled since the block started")
+            && e.message().contains("Write it before reading it (set a histogram's bins or a sum's accumulator first, then sync_threads())"),
+        "{text}"
+    );
+    launch(1).expect("zeroed bins");
+    let mut want = vec![0u32; 16];
+    data.iter().for_each(|v| want[(v % 16) as usize] += 1);
+    assert_eq!(device.download(&counts).expect("download"), want);
 }

@@ -41,7 +41,12 @@ impl Ctx<'_> {
             return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, whose)));
         }
         let kind = match (check, write) {
-            (Check::Strong, _) => return Ok(()),
+            (Check::Strong, _) => {
+                return b.shadow.strong(&self.cl.clocks, off, len, write).map_err(|h| {
+                    let whose = rank.map(|_| b.id());
+                    Fault::lane(lane, hazard_message(self.env, me, &h, pc, Kind::Read, whose))
+                });
+            }
             (Check::Atomic, _) => Kind::Atomic,
             (Check::Plain, true) => Kind::Write,
             (Check::Plain, false) => Kind::Read,

@@ -161,7 +161,13 @@ fn param_space_of_every_size() {
 
 #[test]
 fn atomics() {
+    // Thread 0 zeroes the shared counters first: reading shared memory
+    // that nothing wrote is an error.
     let body = "
+\tmov.u32 %r20, 0;
+\tsetp.eq.u32 %p9, %r30, 0;
+\t@%p9 st.shared.v4.u32 [sm], {%r20, %r20, %r20, %r20};
+\tbar.sync 0;
 \tmov.u32 %r12, 1;
 \tatom.global.add.u32 %r10, [%rd31], %r12;
 \tmax.u32 %r13, %r1, 0;
