@@ -261,6 +261,38 @@ fn an_arrive_on_a_phase_already_complete_says_what_it_usually_means_and_names_th
     assert_eq!(device.download(&out).expect("download"), data);
 }
 
+/// Thread 0 initialises the same mbarrier twice.
+#[kernel(targets(sm_90))]
+pub fn inits_twice(out: &mut [u32]) {
+    let bars = shared_array::<u64, 1>();
+    let t = thread_idx_x();
+    if t == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        mbarrier_init(bars, 0u32, 2);
+    }
+    out[t as usize] = t;
+}
+
+#[test]
+fn a_second_init_of_a_live_mbarrier_names_the_first_by_its_rust_line() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(32).expect("alloc");
+    // SAFETY: one warp, each thread writes out[t].
+    let e = failure(unsafe { inits_twice::Kernel::launch(&device, LaunchConfig::linear(1, 32), &mut out) });
+    let text = e.to_string();
+    let (first, second) = (
+        at("inits_twice", "mbarrier_init(bars, 0u32, 1);"),
+        at("inits_twice", "mbarrier_init(bars, 0u32, 2);"),
+    );
+    assert!(text.contains(&format!("at {second}, line")), "{text}");
+    assert!(
+        e.message()
+            .contains(&format!("which the mbarrier.init at {first} (line "))
+            && e.message().contains("invalidate it first"),
+        "{text}"
+    );
+}
+
 /// Every thread writes `out[i]`; at most 256 threads a block.
 #[kernel(targets(sm_90), launch_bounds(256))]
 pub fn bounded_to_256(out: &mut [u32]) {

@@ -211,10 +211,11 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                     return Err(Fault::lane(
                         l,
                         format!(
-                            "mbarrier.init of the mbarrier at shared address {a:#x}, which the mbarrier.init at line {} initialised: invalidate it first (mbarrier.inval, once nothing uses it)",
-                            c.env.entry.lines[old.init_pc as usize]
+                            "mbarrier.init of the mbarrier at shared address {a:#x}, which the mbarrier.init at {} initialised: invalidate it first (mbarrier.inval, once nothing uses it)",
+                            statement_of(c.env, old.init_pc)
                         ),
-                    ));
+                    )
+                    .citing(old.init_pc));
                 }
                 let t = c.thread_index(l);
                 let b = &mut *c.b;

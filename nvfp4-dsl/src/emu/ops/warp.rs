@@ -12,6 +12,7 @@
 use super::sx;
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
+use crate::emu::diag::statement_of;
 use crate::emu::inst::{Ext, Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::Arg;
 use crate::emu::state::{COLLECTIVE_WAIT, lanes};
@@ -77,13 +78,15 @@ fn gather(c: &mut Ctx<'_>, mask: u32, missing: u32, what: &str) -> Result<Option
         .fold(0u32, |m, l| m | 1 << l);
     for l in lanes(waiting) {
         if w.pc[l] != pc {
+            let other = w.pc[l];
             return Err(Fault::lane(
                 l,
                 format!(
-                    "lane {l} of the {what} member mask {mask:#010x} waits at another warp collective (line {}); the emulator runs a .sync collective only when every lane of its mask reaches the same instruction",
-                    c.env.entry.lines[w.pc[l] as usize]
+                    "lane {l} of the {what} member mask {mask:#010x} waits at another warp collective, at {}; the emulator runs a .sync collective only when every lane of its mask reaches the same instruction",
+                    statement_of(c.env, other)
                 ),
-            ));
+            )
+            .citing(other));
         }
         if w.wsync_mask[l] != mask {
             return Err(Fault::lane(
