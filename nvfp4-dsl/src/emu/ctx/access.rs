@@ -257,8 +257,9 @@ impl Ctx<'_> {
 
     /// Checks an `ld`/`st`/`atom`/`red` of `[addr, addr + len)` (or a bulk
     /// copy's global bytes) against the shared array or the view its
-    /// address was computed from (see `origin`); an address of another block of the cluster, or a
-    /// parameter that holds no view of this launch, is not checked here.
+    /// address was computed from (see `origin`); an address of another
+    /// block of the cluster, or a parameter that holds no view of this
+    /// launch, is not checked here.
     pub fn check_origin(&self, lane: usize, addr: u64, len: u32, what: &str) -> Result<(), Fault> {
         let end = addr + u64::from(len);
         match self.env.entry.origins[self.w.group_pc as usize] {
