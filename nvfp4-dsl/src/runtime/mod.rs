@@ -673,7 +673,10 @@ pub unsafe fn launch(
     config: LaunchConfig,
     args: &mut [KernelArg<'_>],
 ) -> Result<()> {
-    config.validate()?;
+    config.validate().map_err(|e| match e {
+        Error::InvalidLaunch(m) => Error::InvalidLaunch(format!("kernel `{}`: {m}", variant.kernel)),
+        other => other,
+    })?;
     match device {
         // SAFETY: forwarded contract.
         Device::Cuda(d) => unsafe { d.launch(variant, config, args) },

@@ -1,7 +1,8 @@
 //! Mistakes new users of the DSL made, and what the emulator says about
 //! them: a bulk copy past the view it was launched on, a deadlock of
 //! consumers that synchronise the whole block, wrong mbarrier counts, a
-//! block larger than the kernel's launch bounds, shared bins never zeroed.
+//! block larger than the kernel's launch bounds (or than 1024 threads),
+//! dynamic shared memory the launch did not give, shared bins never zeroed.
 
 use super::*;
 
@@ -318,6 +319,51 @@ fn a_block_past_the_kernels_launch_bounds_says_what_to_launch_or_to_raise() {
         device.download(&out).expect("download"),
         (0..1024).collect::<Vec<u32>>()
     );
+}
+
+#[test]
+fn a_block_of_more_than_1024_threads_names_the_kernel() {
+    let device = Device::emulator(Target::Sm90);
+    let mut out = device.alloc_zeroed::<u32>(2048).expect("alloc");
+    // SAFETY: the launch is refused before it runs.
+    let e = unsafe { bounded_to_256::Kernel::launch(&device, LaunchConfig::linear(1, 2048), &mut out) }
+        .expect_err("2048 threads a block");
+    assert_eq!(
+        e.to_string(),
+        "invalid launch: kernel `bounded_to_256`: a block has 2048 threads; it must have 1..=1024"
+    );
+}
+
+/// Copies `x` through the dynamic shared memory the launch gives.
+#[kernel(targets(sm_90))]
+pub fn through_dynamic_shared(x: &[f32], out: &mut [f32]) {
+    let tile = dynamic_shared::<f32>(0u32);
+    let t = thread_idx_x();
+    tile[t] = x[t as usize];
+    sync_threads();
+    out[t as usize] = tile[31 - t];
+}
+
+#[test]
+fn dynamic_shared_memory_the_launch_did_not_give_says_how_to_give_it() {
+    let device = Device::emulator(Target::Sm90);
+    let x: Vec<f32> = (0..32).map(|i| i as f32 * 0.5).collect();
+    let dx = device.upload(&x).expect("upload");
+    let mut out = device.alloc_zeroed::<f32>(32).expect("alloc");
+    // SAFETY: one warp; the emulator checks the shared accesses.
+    let e =
+        failure(unsafe { through_dynamic_shared::Kernel::launch(&device, LaunchConfig::linear(1, 32), &dx, &mut out) });
+    assert!(
+        e.message().contains(
+            "the launch gave the kernel no dynamic shared memory: launch with `LaunchConfig::with_shared_bytes(bytes)`"
+        ),
+        "{e}"
+    );
+    let config = LaunchConfig::linear(1, 32).with_shared_bytes(128);
+    // SAFETY: as above, with the 128 bytes the tile needs.
+    unsafe { through_dynamic_shared::Kernel::launch(&device, config, &dx, &mut out) }.expect("with the bytes");
+    let want: Vec<f32> = x.iter().rev().copied().collect();
+    assert_eq!(device.download(&out).expect("download"), want);
 }
 
 /// Counts the values of `x` modulo 16 into shared bins and adds the bins

@@ -284,11 +284,16 @@ impl Ctx<'_> {
                     .zip(names)
                     .find(|((s, e), _)| a >= u64::from(*s) && a < u64::from(*e))
                     .map_or(String::new(), |(_, n)| format!(", in `{n}`"));
+                let name = &names[usize::from(k)];
+                let hint = if s == e && name.ends_with("_dyn_smem") {
+                    "; the launch gave the kernel no dynamic shared memory: launch with `LaunchConfig::with_shared_bytes(bytes)`"
+                } else {
+                    ""
+                };
                 Err(Fault::lane(
                     lane,
                     format!(
-                        "{what} of {len} bytes at shared address {a:#x} is out of bounds of `{}` ({s:#x}..{e:#x}, {} bytes), the shared array its address was computed from: byte offset {} of it{lands}",
-                        names[usize::from(k)],
+                        "{what} of {len} bytes at shared address {a:#x} is out of bounds of `{name}` ({s:#x}..{e:#x}, {} bytes), the shared array its address was computed from: byte offset {} of it{lands}{hint}",
                         e - s,
                         a as i64 - i64::from(s)
                     ),
