@@ -117,11 +117,17 @@ pub(super) fn err_at(env: &Env<'_>, block: &Block, w: &Warp, pc: u32, lane: usiz
         block: Some((block.ctaid[0], block.ctaid[1], block.ctaid[2])),
         thread: Some((w.tid[0][lane], w.tid[1][lane], w.tid[2][lane])),
         line: Some(e.lines[pc]),
-        text: Some(e.texts[pc].as_str().into()),
+        text: Some(instruction_text(&e.texts[pc]).into()),
         source: e.source.of(pc).into(),
         message: msg,
         cited: None,
     }
+}
+
+/// A PTX line as an error shows it: without its comment (a failed
+/// check's `trap` carries its message there, which the error states).
+fn instruction_text(line: &str) -> &str {
+    line.split_once("//").map_or(line, |(code, _)| code.trim_end())
 }
 
 /// Instruction `pc` for a message: its Rust statements (as the error's

@@ -242,7 +242,22 @@ impl Parser {
                         Loc::of(&ty),
                         format!("`{name}` is not supported in kernels; use a `bool` flag next to the value"),
                     ),
-                    "isize" | "i8" | "i16" | "u128" | "i128" | "char" | "str" => err(
+                    "i8" | "i16" => {
+                        let bits = if name == "i8" { 8 } else { 16 };
+                        let dp4a = if bits == 8 {
+                            " (`dp4a_s8` takes four packed `i8`s as they are)"
+                        } else {
+                            ""
+                        };
+                        err(
+                            Loc::of(&ty),
+                            format!(
+                                "`{name}` is not supported in kernels; hold the values as `u{bits}` (a `&[u{bits}]` slice of the same bytes, or `u32` words) and sign-extend one where you compute with it: `((v as u32) << {shift}) as i32 >> {shift}`{dp4a}",
+                                shift = 32 - bits
+                            ),
+                        )
+                    }
+                    "isize" | "u128" | "i128" | "char" | "str" => err(
                         Loc::of(&ty),
                         format!("`{name}` is not supported in kernels; the supported types are {SUPPORTED_TYPES}"),
                     ),
