@@ -22,6 +22,7 @@ use super::types::Scalar;
 use super::{Compiled, Variant};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 
 /// The expansion of a kernel that compiled.
@@ -81,6 +82,13 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
             let vals = v.spec.iter().map(|(_, val)| spec_tokens(*val));
             quote!(<#(#vals),*>)
         };
+        // `launch` carries the kernel's name's span, and each parameter its
+        // type's (`launcher_params`): rustc's notes on a wrong argument
+        // ("defined here", "required by a bound") point at the kernel's
+        // signature. Tokens made here would have the span of the macro
+        // call, which for a kernel using `#[device]` items is a device
+        // item's (its callback macro expands the kernel).
+        let launch = syn::Ident::new("launch", name.span());
         let doc = format!(
             "Launches entry `{}` (PTX for {}).",
             v.entry,
@@ -106,7 +114,7 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
                 /// configuration and the arguments must keep every access of the
                 /// kernel inside its buffers.
                 #[allow(clippy::too_many_arguments)]
-                pub unsafe fn launch<#(#lifetimes),*>(
+                pub unsafe fn #launch<#(#lifetimes),*>(
                     device: &::nvfp4_dsl::Device,
                     config: ::nvfp4_dsl::LaunchConfig,
                     #(#launch_params),*
@@ -431,25 +439,29 @@ fn launcher_params(item: &syn::ItemFn) -> Launcher {
         let syn::FnArg::Typed(pt) = input else { continue };
         let syn::Pat::Ident(pi) = &*pt.pat else { continue };
         let id = &pi.ident;
+        let mut span = pt.ty.span();
         match &*pt.ty {
             syn::Type::Reference(r) => {
                 let syn::Type::Slice(s) = &*r.elem else { continue };
                 let elem = &s.elem;
-                let lifetime = syn::Lifetime::new(&format!("'__view{}", lifetimes.len()), Span::call_site());
+                // The bound is on the element type (a span cannot cover
+                // `&[f16]` whole on stable Rust: it would be `&` alone).
+                span = elem.span();
+                let lifetime = syn::Lifetime::new(&format!("'__view{}", lifetimes.len()), span);
                 lifetimes.push(lifetime.clone());
                 if r.mutability.is_some() {
-                    let view = quote!(::nvfp4_dsl::DeviceViewMut<#lifetime, #elem>);
-                    params.push(quote!(#id: impl ::core::convert::Into<#view>));
+                    let view = quote_spanned!(span=> ::nvfp4_dsl::DeviceViewMut<#lifetime, #elem>);
+                    params.push(quote_spanned!(span=> #id: impl ::core::convert::Into<#view>));
                     conversions.push(quote!(let mut #id = ::core::convert::Into::<#view>::into(#id);));
                     args.push(quote!(::nvfp4_dsl::KernelArg::from(#id.reborrow())));
                 } else {
-                    let view = quote!(::nvfp4_dsl::DeviceView<#lifetime, #elem>);
-                    params.push(quote!(#id: impl ::core::convert::Into<#view>));
+                    let view = quote_spanned!(span=> ::nvfp4_dsl::DeviceView<#lifetime, #elem>);
+                    params.push(quote_spanned!(span=> #id: impl ::core::convert::Into<#view>));
                     args.push(quote!(::nvfp4_dsl::KernelArg::from(::core::convert::Into::<#view>::into(#id))));
                 }
             }
             ty => {
-                params.push(quote!(#id: #ty));
+                params.push(quote_spanned!(span=> #id: #ty));
                 args.push(quote!(::nvfp4_dsl::KernelArg::from(#id)));
             }
         }
