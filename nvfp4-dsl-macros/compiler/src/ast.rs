@@ -41,6 +41,15 @@ impl Loc {
     }
 }
 
+/// One error holding `errors` in order (each reported where it is), or
+/// `None` for none.
+pub fn combine(errors: impl IntoIterator<Item = syn::Error>) -> Option<syn::Error> {
+    let mut errors = errors.into_iter();
+    let mut first = errors.next()?;
+    first.extend(errors);
+    Some(first)
+}
+
 fn last_span(t: &TokenTree) -> Span {
     match t {
         TokenTree::Group(g) => g.span_close(),
@@ -155,6 +164,9 @@ pub struct Kernel {
     /// name, one per distinct content.
     pub tables: Vec<Table>,
     pub expr_count: u32,
+    /// Whether statements that failed to parse were left out (see
+    /// `Block::failed`): `check` then reports its errors but gives no types.
+    pub incomplete: bool,
 }
 
 /// A `#[device] const` array of numbers: indexed by a constant, an element
@@ -224,6 +236,20 @@ pub enum Pass {
 pub struct Block {
     pub stmts: Vec<Stmt>,
     pub span: Loc,
+    /// The statements that failed to parse (their errors already
+    /// reported), so that `check` can go on past them.
+    pub failed: Vec<Failed>,
+}
+
+/// A statement left out of a block because it failed to parse.
+#[derive(Debug)]
+pub struct Failed {
+    /// How many of the block's statements come before it.
+    pub at: usize,
+    /// The names it binds, whose types are unknown.
+    pub binds: Vec<String>,
+    /// Every identifier in its tokens: the locals it may constrain.
+    pub mentions: Vec<String>,
 }
 
 #[derive(Debug)]

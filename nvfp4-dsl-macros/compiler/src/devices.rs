@@ -50,11 +50,12 @@ pub fn missing_devices(
     for (key, span) in consts {
         push_missing(&mut missing, devices, key, span);
     }
-    let kernel = match kernel {
-        Ok(k) => k,
+    let (kernel, failed) = match kernel {
         // The error may come from a stand-in for a const not fetched yet.
         Err(_) if !missing.is_empty() => return Ok(missing),
         Err(e) => return Err(e),
+        Ok(_) if !missing.is_empty() => return Ok(missing),
+        Ok(parsed) => parsed,
     };
     let mut visit = |caller: &str, body: &ast::Block| {
         ast::walk_calls(body, &mut |e, path| {
@@ -89,7 +90,13 @@ pub fn missing_devices(
     for d in &kernel.devices {
         visit(&d.scope, &d.body);
     }
-    Ok(missing)
+    // With statements that failed to parse, a call may be of what one of
+    // them declares (a nested `fn`): their errors, not a fetch that fails.
+    // Without a call to fetch, `compile` reports them with the check's.
+    match ast::combine(failed) {
+        Some(e) if !missing.is_empty() => Err(e),
+        _ => Ok(missing),
+    }
 }
 
 /// The methods of an impl block, as functions.

@@ -372,15 +372,25 @@ fn instantiate(
     let item = generics::substitute(item, params, types)?;
     let mut instances: Vec<Instance> = Vec::new();
     loop {
-        let kernel = parse::parse_kernel(&item, devices, &instances)?;
-        match check::check(&kernel)? {
-            Checked::Types(t) => return Ok((kernel, t)),
-            Checked::Instantiate(more) => {
-                for m in more {
-                    if !instances.contains(&m) {
-                        instances.push(m);
-                    }
+        // The parse's errors first, then the check's (which goes on past
+        // the statements that failed to parse).
+        let (kernel, failed) = parse::parse_kernel_partial(&item, devices, &instances)?;
+        let checked = check::check(&kernel);
+        if let Ok(Checked::Instantiate(more)) = checked {
+            for m in more {
+                if !instances.contains(&m) {
+                    instances.push(m);
                 }
+            }
+            continue;
+        }
+        if let Some(e) = ast::combine(failed.into_iter().chain(checked.as_ref().err().cloned())) {
+            return Err(e);
+        }
+        match checked? {
+            Checked::Types(t) => return Ok((kernel, t)),
+            Checked::Incomplete | Checked::Instantiate(_) => {
+                unreachable!("an incomplete kernel has its parse's errors; instantiations are asked for above")
             }
         }
     }

@@ -15,7 +15,10 @@ pub(super) struct ClosureInfo {
     /// The result's type, once the body is checked.
     ret: Option<TyV>,
     /// The names in scope where it is created, its captures among them.
-    scopes: Vec<Vec<Binding>>,
+    pub(super) scopes: Vec<Vec<Binding>>,
+    /// The locals its body names: a call is not checked where one of
+    /// them is poisoned (see `recover`).
+    pub(super) mentions: Vec<String>,
 }
 
 impl Checker<'_> {
@@ -30,6 +33,7 @@ impl Checker<'_> {
             params: params.iter().map(|(_, t)| t.clone().map(TyV::Ty)).collect(),
             ret: None,
             scopes,
+            mentions: recover::expr_mentions(e),
         });
         self.bind(
             name,

@@ -26,6 +26,8 @@ pub(super) struct Var {
     pub(super) kind: VarKind,
     parent: u32,
     resolved: Option<Scalar>,
+    /// A failed statement may have fixed it (see `recover`).
+    pub(super) poisoned: bool,
 }
 
 impl Checker<'_> {
@@ -35,6 +37,7 @@ impl Checker<'_> {
             kind,
             parent: id,
             resolved: None,
+            poisoned: false,
         });
         TyV::Var(id)
     }
@@ -127,6 +130,7 @@ impl Checker<'_> {
                     return err(span, "mismatched types: an integer and a float");
                 }
                 self.vars[*y as usize].parent = *x;
+                self.vars[*x as usize].poisoned |= self.vars[*y as usize].poisoned;
                 Ok(a)
             }
             (TyV::Var(v), TyV::Ty(t)) | (TyV::Ty(t), TyV::Var(v)) => {

@@ -28,6 +28,7 @@ mod infer;
 mod instead;
 mod pattern;
 mod place;
+mod recover;
 #[cfg(test)]
 mod tests;
 
@@ -68,6 +69,8 @@ struct Binding {
     ty: TyV,
     mutable: bool,
     kind: NameKind,
+    /// Bound by a failed statement (see `recover`).
+    poisoned: bool,
 }
 
 struct Checker<'k> {
@@ -100,6 +103,8 @@ struct Checker<'k> {
     /// binds no name, or a method rustc has and kernels do not (its type
     /// is Rust's), so that one build shows every such error.
     errors: Vec<syn::Error>,
+    /// How many statements failed or were not checked (see `recover`).
+    taints: u32,
 }
 
 /// What checking a kernel gives: the types, or the instantiations of
@@ -108,6 +113,9 @@ struct Checker<'k> {
 pub enum Checked {
     Types(Types),
     Instantiate(Vec<Instance>),
+    /// No error, but statements failed to parse (`Kernel::incomplete`):
+    /// their errors are the kernel's.
+    Incomplete,
 }
 
 pub fn check(k: &Kernel) -> Result<Checked> {
@@ -129,6 +137,7 @@ pub fn check(k: &Kernel) -> Result<Checked> {
         closures: Vec::new(),
         wanted: Vec::new(),
         errors: Vec::new(),
+        taints: 0,
     };
     let checked = c.check_kernel(k);
     if !c.wanted.is_empty() {
@@ -138,6 +147,9 @@ pub fn check(k: &Kernel) -> Result<Checked> {
     if let Some(mut first) = errors.next() {
         first.extend(errors);
         return Err(first);
+    }
+    if k.incomplete {
+        return Ok(Checked::Incomplete);
     }
     c.finish().map(Checked::Types)
 }
@@ -185,6 +197,7 @@ impl Checker<'_> {
             ty,
             mutable,
             kind,
+            poisoned: false,
         });
     }
 
@@ -200,27 +213,38 @@ impl Checker<'_> {
         self.scopes.push(Vec::new());
         let mut result = TyV::Ty(Ty::Unit);
         let n = b.stmts.len();
+        let mut failed = b.failed.iter().peekable();
         for (i, s) in b.stmts.iter().enumerate() {
+            while let Some(f) = failed.next_if(|f| f.at == i) {
+                self.fail(&f.binds, &f.mentions);
+            }
+            let mentions = recover::mentions(s);
+            if self.names_poisoned(&mentions) {
+                self.fail(&recover::binds(s), &mentions);
+                result = TyV::Never;
+                continue;
+            }
             let last = i + 1 == n;
             let depth = (self.scopes.len(), self.loop_labels.len());
+            let taints = self.taints;
             match self.stmt(s, last, hint) {
-                Ok(t) => result = t,
-                // A statement that binds nothing: later ones are checked
-                // as if it were not there (its value, if the block's, is
-                // `!`, which fits any type). A `let`'s error ends the block:
-                // what follows may use its names.
-                Err(e) if !matches!(s.kind, StmtKind::Let { .. }) => {
+                Ok(t) if self.taints == taints => result = t,
+                // A statement with an error (in a block of its own, or
+                // here): later ones are checked as far as they do not
+                // depend on it (`recover`). Its value, if the block's,
+                // is `!`, which fits any type.
+                checked => {
                     self.scopes.truncate(depth.0);
                     self.loop_labels.truncate(depth.1);
-                    self.errors.push(e);
+                    self.errors.extend(checked.err());
+                    self.fail(&recover::binds(s), &mentions);
                     result = TyV::Never;
                 }
-                Err(e) => {
-                    self.scopes.truncate(depth.0 - 1);
-                    self.loop_labels.truncate(depth.1);
-                    return Err(e);
-                }
             }
+        }
+        for f in failed {
+            self.fail(&f.binds, &f.mentions);
+            result = TyV::Never;
         }
         self.scopes.pop();
         Ok(result)

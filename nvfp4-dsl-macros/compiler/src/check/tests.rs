@@ -10,6 +10,7 @@ fn check_src(src: &str) -> Result<(Kernel, Types)> {
     match check(&k)? {
         Checked::Types(t) => Ok((k, t)),
         Checked::Instantiate(_) => panic!("no generic device functions here"),
+        Checked::Incomplete => panic!("`parse_kernel` gives no incomplete kernel"),
     }
 }
 

@@ -92,7 +92,14 @@ impl Parser {
             init: value,
         })];
         stmts.extend(assigns.into_iter().map(|a| stmt(StmtKind::Expr(a, true))));
-        Ok(self.expr_node(ExprKind::Block(Block { stmts, span }), span))
+        Ok(self.expr_node(
+            ExprKind::Block(Block {
+                stmts,
+                span,
+                failed: Vec::new(),
+            }),
+            span,
+        ))
     }
 }
 

@@ -41,7 +41,7 @@ pub use consts::check_device_const;
 pub use path::path_key;
 pub use ty::is_builtin_type;
 
-use crate::ast::{Expr, ExprId, ExprKind, Kernel, Lit, Loc, Table, UnOp};
+use crate::ast::{Expr, ExprId, ExprKind, Kernel, Lit, Loc, Table, UnOp, combine};
 use crate::generics::{GenericFn, Instance, instance_key, substitute, type_params};
 use crate::lower::fold::Const;
 use crate::types::{Scalar, StructTy};
@@ -80,7 +80,22 @@ pub fn parse_kernel(item: &syn::ItemFn, devices: &[(String, syn::Item)], instanc
     Parser::new(ModuleConsts::new(devices, false)).kernel(item, devices, Some(instances))
 }
 
-/// What `missing_devices` needs: the kernel (as far as it parses) and the
+/// A kernel without the statements that failed to parse, and their errors.
+pub type Partial = (Kernel, Vec<syn::Error>);
+
+/// The kernel as far as its statements parse, with the errors of those
+/// that do not (in order); `Err` for an error that leaves no kernel to
+/// check (in its signature, or in a device function outside a statement).
+pub fn parse_kernel_partial(
+    item: &syn::ItemFn,
+    devices: &[(String, syn::Item)],
+    instances: &[Instance],
+) -> Result<Partial> {
+    Parser::new(ModuleConsts::new(devices, false)).kernel_partial(item, devices, Some(instances))
+}
+
+/// What `missing_devices` needs: the kernel as far as its statements parse
+/// and their errors, and the
 /// `#[device] const`s it, its device functions, the consts they name and
 /// `extra` (the `specialize` values) name that are not in `devices` yet,
 /// each with the span of a use. A generic device function is parsed for
@@ -89,9 +104,9 @@ pub fn collect_consts(
     item: &syn::ItemFn,
     devices: &[(String, syn::Item)],
     extra: &[syn::Expr],
-) -> (Result<Kernel>, Vec<(String, Span)>) {
+) -> (Result<Partial>, Vec<(String, Span)>) {
     let mut p = Parser::new(ModuleConsts::new(devices, true));
-    let kernel = p.kernel(item, devices, None);
+    let kernel = p.kernel_partial(item, devices, None);
     for e in extra {
         // An error here is reported by `compile`, once they are fetched.
         let _ = p.expr(e);
@@ -198,18 +213,32 @@ impl Parser {
         devices: &[(String, syn::Item)],
         instances: Option<&[Instance]>,
     ) -> Result<Kernel> {
+        let (kernel, errors) = self.kernel_partial(item, devices, instances)?;
+        combine(errors).map_or(Ok(kernel), Err)
+    }
+
+    /// The kernel without the statements that failed to parse, and their
+    /// errors; an error that ended the parse comes after them.
+    fn kernel_partial(
+        &mut self,
+        item: &syn::ItemFn,
+        devices: &[(String, syn::Item)],
+        instances: Option<&[Instance]>,
+    ) -> Result<Partial> {
         let parsed = self.kernel_items(item, devices, instances);
-        // The statements' errors that the parse went on past, in order,
-        // then the one that ended it.
-        let mut errors = std::mem::take(&mut self.errors)
-            .into_iter()
-            .chain(parsed.as_ref().err().cloned());
-        match errors.next() {
-            Some(mut first) => {
-                first.extend(errors);
-                Err(first)
+        let errors = std::mem::take(&mut self.errors);
+        match parsed {
+            Ok(mut kernel) => {
+                kernel.incomplete = !errors.is_empty();
+                Ok((kernel, errors))
             }
-            None => parsed,
+            Err(last) => Err(match combine(errors) {
+                Some(mut all) => {
+                    all.combine(last);
+                    all
+                }
+                None => last,
+            }),
         }
     }
 
@@ -258,6 +287,7 @@ impl Parser {
             structs: std::mem::take(&mut self.structs),
             tables: std::mem::take(&mut self.tables),
             expr_count: self.next_id,
+            incomplete: false,
         })
     }
 

@@ -4,8 +4,10 @@ use super::pat::let_pattern;
 use super::text::statement_text;
 use super::ty::parse_scalar_path;
 use super::{Parser, Result, err};
-use crate::ast::{Block, LetPat, Loc, Stmt, StmtKind};
+use crate::ast::{Block, Failed, LetPat, Loc, Stmt, StmtKind};
 use crate::types::Scalar;
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 
 impl Parser {
     pub(super) fn block(&mut self, b: &syn::Block) -> Result<Block> {
@@ -21,8 +23,10 @@ impl Parser {
         );
         // A statement's error is kept and the next statement parsed (a
         // failed `let` still binds its names, so that later uses of them
-        // read as locals): one build shows every such error.
+        // read as locals): one build shows every such error. The check
+        // goes on past it too (`Block::failed`).
         let mut stmts = Vec::with_capacity(b.stmts.len());
+        let mut failed = Vec::new();
         for s in &b.stmts {
             let (saved, in_closure) = self.snapshot();
             match self.stmt(s) {
@@ -31,11 +35,20 @@ impl Parser {
                     self.leave_const(saved);
                     self.in_closure = in_closure;
                     self.errors.push(e);
-                    if let syn::Stmt::Local(local) = s {
-                        let mut names = Vec::new();
-                        bound_names(&local.pat, &mut names);
-                        names.iter().for_each(|n| self.bind_local(n));
+                    let mut binds = Vec::new();
+                    match s {
+                        syn::Stmt::Local(local) => bound_names(&local.pat, &mut binds),
+                        syn::Stmt::Item(syn::Item::Const(c)) => binds.push(c.ident.to_string()),
+                        _ => {}
                     }
+                    binds.iter().for_each(|n| self.bind_local(n));
+                    let mut mentions = Vec::new();
+                    idents(s.to_token_stream(), &mut mentions);
+                    failed.push(Failed {
+                        at: stmts.len(),
+                        binds,
+                        mentions,
+                    });
                 }
             }
         }
@@ -46,6 +59,7 @@ impl Parser {
                 start: b.brace_token.span.open(),
                 end: b.brace_token.span.close(),
             },
+            failed,
         })
     }
 
@@ -151,5 +165,17 @@ fn bound_names(p: &syn::Pat, out: &mut Vec<String>) {
         syn::Pat::Struct(st) => st.fields.iter().for_each(|f| bound_names(&f.pat, out)),
         syn::Pat::Or(o) => o.cases.iter().for_each(|c| bound_names(c, out)),
         _ => {}
+    }
+}
+
+/// Every identifier in `tokens`: more than the locals a statement names
+/// (methods, types, fields too), which only makes the check skip more.
+fn idents(tokens: TokenStream, out: &mut Vec<String>) {
+    for t in tokens {
+        match t {
+            TokenTree::Ident(i) => out.push(i.to_string()),
+            TokenTree::Group(g) => idents(g.stream(), out),
+            TokenTree::Punct(_) | TokenTree::Literal(_) => {}
+        }
     }
 }
