@@ -127,7 +127,7 @@ fn an_index_past_a_sub_slice_is_reported_in_a_debug_build() {
         if cfg!(debug_assertions) {
             let text = launched.expect_err("past the row").to_string();
             assert!(
-                text.contains("index out of bounds: the index is past the end of a sub-slice"),
+                text.contains("index out of bounds: the index is past the end of the sub-slice `row`"),
                 "{text}"
             );
             assert!(

@@ -40,6 +40,8 @@ pub struct MemRef {
     /// its indexes are checked against `len`, since the emulator sees only
     /// the parameter's whole view.
     pub sub_slice: bool,
+    /// The variable the view was last bound to, for messages.
+    pub name: Option<String>,
 }
 
 /// The value of an expression during lowering.

@@ -47,6 +47,10 @@ impl Lower<'_> {
             return;
         }
         self.func.debug_checks = true;
+        let view = m
+            .name
+            .as_ref()
+            .map_or("a sub-slice".to_string(), |n| format!("the sub-slice `{n}`"));
         let s = self.scalar_of(index_ty);
         let i = self.cast(index.clone(), s, Scalar::Usize);
         let i = self.in_reg(&i, Scalar::Usize);
@@ -57,7 +61,7 @@ impl Lower<'_> {
             cond: past,
             negate: false,
             then: vec![Node::Trap(format!(
-                "{INDEX_OUT_OF_BOUNDS}the index is past the end of a sub-slice (`&x[a..b]` has `b - a` elements)"
+                "{INDEX_OUT_OF_BOUNDS}the index is past the end of {view} (`&x[a..b]` has `b - a` elements)"
             ))],
             els: vec![],
         });
@@ -352,6 +356,7 @@ impl Lower<'_> {
             elem: m.elem,
             len,
             sub_slice: true,
+            name: None,
         }
     }
 
@@ -418,6 +423,7 @@ impl Lower<'_> {
             elem: Ty::Scalar(t.elem),
             len: None,
             sub_slice: false,
+            name: None,
         };
         let addr = self.element_addr(&m, index, index_ty, span)?;
         self.load(&m, addr, CacheHint::Default, span)
@@ -460,6 +466,7 @@ impl Lower<'_> {
             elem: elem.clone(),
             len: Some(Box::new(Val::Const(Const::Int(len as i128)))),
             sub_slice: false,
+            name: None,
         })
     }
 
@@ -476,6 +483,7 @@ impl Lower<'_> {
                 elem: elem.clone(),
                 len: None,
                 sub_slice: false,
+                name: None,
             },
             v => {
                 let b = self.reg(RegClass::B32);
@@ -490,6 +498,7 @@ impl Lower<'_> {
                     elem: elem.clone(),
                     len: None,
                     sub_slice: false,
+                    name: None,
                 }
             }
         }

@@ -220,7 +220,10 @@ impl<'a> Lower<'a> {
         self.var_regs.extend(regs);
     }
 
-    fn bind(&mut self, name: &str, val: Val) {
+    fn bind(&mut self, name: &str, mut val: Val) {
+        if let Val::Mem(m) = &mut val {
+            m.name = Some(name.to_string());
+        }
         if name != "_" {
             self.scopes.last_mut().expect("a scope").push(Binding {
                 name: name.to_string(),
@@ -321,6 +324,7 @@ impl<'a> Lower<'a> {
                         elem: (**elem).clone(),
                         len,
                         sub_slice: false,
+                        name: None,
                     };
                     self.bind(&p.name, Val::Mem(m));
                 }
