@@ -334,12 +334,13 @@ fn a_block_of_more_than_1024_threads_names_the_kernel() {
     );
 }
 
-/// Copies `x` through the dynamic shared memory the launch gives.
+/// Copies `x` through the dynamic shared memory the launch gives (the
+/// value stored is an `if`'s).
 #[kernel(targets(sm_90))]
-pub fn through_dynamic_shared(x: &[f32], out: &mut [f32]) {
+pub fn through_dynamic_shared(x: &[f32], out: &mut [f32], n: u32) {
     let tile = dynamic_shared::<f32>(0u32);
     let t = thread_idx_x();
-    tile[t] = x[t as usize];
+    tile[t] = if t < n { x[t as usize] } else { 0.0 };
     sync_threads();
     out[t as usize] = tile[31 - t];
 }
@@ -351,8 +352,16 @@ fn dynamic_shared_memory_the_launch_did_not_give_says_how_to_give_it() {
     let dx = device.upload(&x).expect("upload");
     let mut out = device.alloc_zeroed::<f32>(32).expect("alloc");
     // SAFETY: one warp; the emulator checks the shared accesses.
-    let e =
-        failure(unsafe { through_dynamic_shared::Kernel::launch(&device, LaunchConfig::linear(1, 32), &dx, &mut out) });
+    let e = failure(unsafe {
+        through_dynamic_shared::Kernel::launch(&device, LaunchConfig::linear(1, 32), &dx, &mut out, 32)
+    });
+    // The store is the statement's (its blocks shown as `{ ... }`), not
+    // the `else` branch's `0.0`.
+    assert!(
+        e.to_string()
+            .contains("`tile[t] = if t < n { ... } else { ... };`, line"),
+        "{e}"
+    );
     assert!(
         e.message().contains(
             "the launch gave the kernel no dynamic shared memory: launch with `LaunchConfig::with_shared_bytes(bytes)`"
@@ -361,7 +370,7 @@ fn dynamic_shared_memory_the_launch_did_not_give_says_how_to_give_it() {
     );
     let config = LaunchConfig::linear(1, 32).with_shared_bytes(128);
     // SAFETY: as above, with the 128 bytes the tile needs.
-    unsafe { through_dynamic_shared::Kernel::launch(&device, config, &dx, &mut out) }.expect("with the bytes");
+    unsafe { through_dynamic_shared::Kernel::launch(&device, config, &dx, &mut out, 32) }.expect("with the bytes");
     let want: Vec<f32> = x.iter().rev().copied().collect();
     assert_eq!(device.download(&out).expect("download"), want);
 }

@@ -153,6 +153,9 @@ pub struct Lower<'a> {
     /// The expression statement being lowered, when its value is dropped
     /// (`Call::discarded`).
     pub(super) discarded: Option<ExprId>,
+    /// The header nodes (comment, `.loc`) of the statements being lowered,
+    /// innermost last.
+    pub(super) headers: Vec<Vec<Node>>,
 }
 
 /// An inlined device function's exit.

@@ -95,9 +95,15 @@ impl Lower<'_> {
                 Ok(Val::Const(Const::Int(n.into())))
             }
             ExprKind::MethodCall { receiver, args, .. } => self.call(e, Some(receiver), args, &[]),
-            ExprKind::If { cond, then, els } => self.if_expr(e, cond, then, els.as_deref()),
+            ExprKind::If { cond, then, els } => {
+                let v = self.if_expr(e, cond, then, els.as_deref())?;
+                Ok(self.restate(e, v))
+            }
             ExprKind::While { cond, body, label } => self.while_loop(cond, body, label),
-            ExprKind::Loop(body, label) => self.loop_expr(e, body, label),
+            ExprKind::Loop(body, label) => {
+                let v = self.loop_expr(e, body, label)?;
+                Ok(self.restate(e, v))
+            }
             ExprKind::For(f) => self.for_expr(f, e),
             ExprKind::Break(label, value) => self.break_expr(label, value.as_deref(), e),
             ExprKind::Continue(label) => self.continue_expr(label, e),
@@ -105,7 +111,10 @@ impl Lower<'_> {
             ExprKind::Block(b) => self.block_stmts(b),
             ExprKind::Array(items) | ExprKind::Tuple(items) => self.literal_parts(items),
             ExprKind::Repeat(item, len) => self.repeat(item, len, e),
-            ExprKind::Match { scrutinee, arms } => self.match_expr(e, scrutinee, arms),
+            ExprKind::Match { scrutinee, arms } => {
+                let v = self.match_expr(e, scrutinee, arms)?;
+                Ok(self.restate(e, v))
+            }
             ExprKind::TupleField(base, i) => {
                 let b = self.expr(base)?;
                 Ok(self.tuple_part(b, *i))

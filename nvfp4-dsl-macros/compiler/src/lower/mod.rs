@@ -75,6 +75,7 @@ pub fn lower(kernel: &Kernel, types: &Types, opts: LowerOptions<'_>) -> Result<F
         returns: Vec::new(),
         debug_assertions: opts.debug_assertions,
         discarded: None,
+        headers: Vec::new(),
     };
     l.prologue()?;
     l.block_stmts(&kernel.body)?;
@@ -370,7 +371,11 @@ impl<'a> Lower<'a> {
         let n = b.stmts.len();
         for (i, s) in b.stmts.iter().enumerate() {
             result = Val::Unit;
-            self.stmt_header(s);
+            let header = self.stmt_header(s);
+            for node in &header {
+                self.push(node.clone());
+            }
+            self.headers.push(header);
             match &s.kind {
                 StmtKind::Let { pat, init, .. } => {
                     let t = self.ty(init);
@@ -390,13 +395,30 @@ impl<'a> Lower<'a> {
                         result = v;
                     }
                     if diverges(e) {
+                        self.headers.pop();
                         break;
                     }
                 }
             }
+            self.headers.pop();
         }
         self.scopes.pop();
         Ok(result)
+    }
+
+    /// After an `if`, `match` or `loop` that gives the value `v` to
+    /// the statement around it, that statement's header again: what the
+    /// statement does with the value (a store, say) is its own, not its
+    /// branch's last statement's, in the PTX and in the emulator's errors.
+    fn restate(&mut self, e: &Expr, v: Val) -> Val {
+        if self.ty(e) != Ty::Unit
+            && let Some(header) = self.headers.last()
+        {
+            for node in header.clone() {
+                self.push(node);
+            }
+        }
+        v
     }
 
     /// Binds a `let` pattern's names to the parts of `v`: a `mut` name gets
@@ -441,21 +463,22 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    fn stmt_header(&mut self, s: &Stmt) {
+    /// The nodes that start statement `s`: its comment and, with line
+    /// information, its `.loc`.
+    fn stmt_header(&self, s: &Stmt) -> Vec<Node> {
         if let Some(r) = self.returns.last() {
             // A device function's statement: its line from its own `fn`.
             let rel = s.line.saturating_sub(r.fn_line);
-            let comment = format!("{}:{rel}: {}", r.name, s.text);
-            self.push(Node::Comment(comment));
-            return;
+            return vec![Node::Comment(format!("{}:{rel}: {}", r.name, s.text))];
         }
         let rel = s.line.saturating_sub(self.kernel.fn_line);
-        self.push(Node::Comment(format!("{rel}: {}", s.text)));
+        let mut header = vec![Node::Comment(format!("{rel}: {}", s.text))];
         if self.line_info {
-            self.push(Node::Loc {
+            header.push(Node::Loc {
                 line: s.line as u32,
                 col: s.col as u32,
             });
         }
+        header
     }
 }
