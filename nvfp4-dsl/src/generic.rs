@@ -115,6 +115,30 @@ pub trait Int:
     fn trailing_zeros(self) -> u32;
 }
 
+/// Every number type of kernels, [`Float`] and [`Int`] alike: `f16`,
+/// `bf16`, `f32`, `f64`, `u8`, `u16`, `u32`, `u64`, `usize`, `i32`, `i64`.
+/// For code that only adds, multiplies and compares (a scan, a maximum):
+/// `+ - * /` and comparisons are each type's own, as under `Float` or
+/// `Int`.
+pub trait Num:
+    Element + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// The smallest finite value.
+    const MIN: Self;
+    /// The largest finite value.
+    const MAX: Self;
+}
+
+macro_rules! num {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            const MIN: Self = <$t>::MIN;
+            const MAX: Self = <$t>::MAX;
+        }
+    )*};
+}
+num!(f16, bf16, f32, f64, u8, u16, u32, u64, usize, i32, i64);
+
 macro_rules! float {
     ($($t:ty: $v:ident => $from:expr, $x:ident => $to:expr;)*) => {$(
         impl Float for $t {

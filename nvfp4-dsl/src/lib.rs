@@ -27,8 +27,9 @@
 //! Parameters are slices `&[T]`/`&mut [T]` (global memory, passed with their
 //! length: `x.len()` works), scalars, const generics whose values are
 //! listed in `#[kernel(specialize(N = [..]))]`, and type parameters bounded
-//! by [`Float`](generic::Float), [`Half`](generic::Half) or
-//! [`Int`](generic::Int) whose types are listed the same way
+//! by [`Float`](generic::Float), [`Half`](generic::Half),
+//! [`Int`](generic::Int) or [`Num`](generic::Num) whose types are listed
+//! the same way
 //! (`specialize(T = [f16, bf16])`; see [`generic`]). Bodies use `let`/`let mut`,
 //! assignment and compound assignment, `if`/`else` (also as a value), `for`
 //! over ranges (`a..b`, `a..=b`, `(a..b).step_by(s)`), `while`, `loop`,

@@ -1,7 +1,7 @@
 //! Everything a kernel body and the host code launching it need:
 //! `use nvfp4_dsl::prelude::*;`.
 
-pub use crate::generic::{Float, Half, Int};
+pub use crate::generic::{Float, Half, Int, Num};
 pub use crate::intrinsics::*;
 pub use crate::ptx;
 pub use crate::{

@@ -1,5 +1,5 @@
-//! Type generics: device functions generic over `T: Float`, `T: Half` and
-//! `T: Int` (the type read off the arguments, also of arrays and slices,
+//! Type generics: device functions generic over `T: Float`, `T: Half`,
+//! `T: Int` and `T: Num` (the type read off the arguments, also of arrays and slices,
 //! off the type the caller expects of the result, or given with a
 //! turbofish; one generic function calling another), and
 //! kernels generic over `T`, compiled for each type of their
@@ -255,4 +255,76 @@ fn half_functions_and_vector_parameters_compute_what_the_host_computes() {
         ];
         assert_eq!(out[4 * i..4 * i + 4], want, "word {i}: {:#x}", w[i]);
     }
+}
+
+/// An inclusive scan of a block's 64 values in shared memory (Hillis and
+/// Steele), capped at `T::MAX`: only additions and comparisons, so one
+/// `Num` function serves integers and floats.
+#[device]
+fn block_scan<T: Num>(v: T, t: usize) -> T {
+    let s = shared_array::<T, 64>();
+    s[t] = v;
+    sync_threads();
+    let mut offset = 1;
+    while offset < 64 {
+        let take = t >= offset;
+        let mut add = v;
+        if take {
+            add = s[t - offset];
+        }
+        sync_threads();
+        if take {
+            s[t] = s[t] + add;
+        }
+        sync_threads();
+        offset *= 2;
+    }
+    if s[t] > T::MAX { T::MAX } else { s[t] }
+}
+
+#[kernel(targets(sm_90), specialize(T = [u32, i32, f32]))]
+pub fn scans<T: Num>(x: &[T], out: &mut [T]) {
+    let t = thread_idx_x() as usize;
+    out[t] = block_scan(x[t], t);
+}
+
+/// Runs `launch` on `x` (64 values) and compares every output with the
+/// running sum on the host.
+fn check_scan<T: Num + DeviceCopy + std::fmt::Debug>(
+    x: &[T],
+    launch: impl Fn(&Device, &DeviceBuffer<T>, &mut DeviceBuffer<T>),
+) {
+    let device = Device::emulator(Target::Sm90);
+    let dx = device.upload(x).expect("upload");
+    let mut out = device.upload(&[T::MAX; 64]).expect("upload");
+    launch(&device, &dx, &mut out);
+    let got = device.download(&out).expect("download");
+    let mut sum = x[0];
+    for (i, v) in x.iter().enumerate() {
+        if i > 0 {
+            sum = sum + *v;
+        }
+        assert!(got[i] == sum, "element {i}: {:?}, want {:?}", got[i], sum);
+    }
+}
+
+#[test]
+fn a_num_function_scans_integers_and_floats() {
+    let words: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 12).collect();
+    // SAFETY: 64 threads, each reads and writes its own element.
+    check_scan(&words, |d, x, out| unsafe {
+        scans::Kernel::<u32>::launch(d, LaunchConfig::linear(1, 64), x, out).expect("launch")
+    });
+    let signed: Vec<i32> = words.iter().map(|w| (*w as i32) - 300_000).collect();
+    // SAFETY: as above.
+    check_scan(&signed, |d, x, out| unsafe {
+        scans::Kernel::<i32>::launch(d, LaunchConfig::linear(1, 64), x, out).expect("launch")
+    });
+    // Multiples of 1/8 below 2^12: every partial sum is exact in f32, so
+    // the scan's order of additions does not change it.
+    let floats: Vec<f32> = words.iter().map(|w| (*w % 4096) as f32 / 8.0 - 200.0).collect();
+    // SAFETY: as above.
+    check_scan(&floats, |d, x, out| unsafe {
+        scans::Kernel::<f32>::launch(d, LaunchConfig::linear(1, 64), x, out).expect("launch")
+    });
 }

@@ -1,6 +1,6 @@
 //! Type generics: `fn k<T: Float>(x: &[T])`, a kernel or device function
 //! generic over the DSL's element types through a trait of the prelude
-//! (`Float`, `Half`, `Int`).
+//! (`Float`, `Half`, `Int`, or `Num` for both kinds).
 //!
 //! Compiled by substitution: each instantiation is the function's syntax
 //! with `T` replaced by a concrete type (`f16`) and the type parameter
@@ -21,16 +21,18 @@ pub enum Bound {
     Float,
     Half,
     Int,
+    Num,
 }
 
 impl Bound {
-    const ALL: [Bound; 3] = [Bound::Float, Bound::Half, Bound::Int];
+    const ALL: [Bound; 4] = [Bound::Float, Bound::Half, Bound::Int, Bound::Num];
 
     pub fn name(self) -> &'static str {
         match self {
             Bound::Float => "Float",
             Bound::Half => "Half",
             Bound::Int => "Int",
+            Bound::Num => "Num",
         }
     }
 
@@ -42,6 +44,7 @@ impl Bound {
             Bound::Float => &[F16, Bf16, F32, F64],
             Bound::Half => &[F16, Bf16],
             Bound::Int => &[U8, U16, U32, U64, Usize, I32, I64],
+            Bound::Num => &[F16, Bf16, F32, F64, U8, U16, U32, U64, Usize, I32, I64],
         }
     }
 
@@ -73,6 +76,7 @@ impl Bound {
                 "MAX",
                 "BITS",
             ],
+            Bound::Num => vec!["MIN", "MAX"],
         }
     }
 
@@ -82,7 +86,8 @@ impl Bound {
         format!("`{}` ({})", self.name(), types.join(", "))
     }
 
-    /// `T: Float` (`f16`, ...), `T: Half` (..) or `T: Int` (..).
+    /// `T: Float` (`f16`, ...), `T: Half` (..), `T: Int` (..) or `T: Num`
+    /// (..).
     fn all_bounds(param: &str) -> String {
         let all: Vec<String> = Bound::ALL
             .into_iter()
@@ -91,7 +96,7 @@ impl Bound {
                 format!("`{param}: {}` ({})", b.name(), types.join(", "))
             })
             .collect();
-        format!("{}, {} or {}", all[0], all[1], all[2])
+        format!("{}, {}, {} or {}", all[0], all[1], all[2], all[3])
     }
 }
 
