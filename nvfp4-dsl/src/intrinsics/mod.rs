@@ -56,7 +56,7 @@
 //! | `f16x2::from_bits(u)`, `v.to_bits()` | none (same register) |
 //! | `u32x4::new(x, y, z, w)`, `v.x` ... | none (four registers) |
 //! | `Fp4x2::from_bits(b)`, `E4m3::from_bits(b)`, `E4m3x2::from_bits(h)` and `.to_bits()` of each | none (same register) |
-//! | `Fp4x2::from_f32s(lo, hi)` | sm_100a `cvt.rn.satfinite.e2m1x2.f32`; sm_90: 16 instructions a value (see [`Fp4x2::from_f32s`](crate::Fp4x2::from_f32s)) |
+//! | `Fp4x2::from_f32s(lo, hi)` | sm_100a `cvt.rn.satfinite.e2m1x2.f32`; sm_90: 18 instructions a value (see [`Fp4x2::from_f32s`](crate::Fp4x2::from_f32s)) |
 //! | `E4m3::from_f32(x)`, `E4m3x2::from_f32s(lo, hi)` (sm_90+) | `cvt.rn.satfinite.e4m3x2.f32`, `cvt.u32.u16` |
 //! | `p.to_f16x2()` (`Fp4x2`) | sm_100a `cvt.rn.f16x2.e2m1x2`; sm_90: an exact integer sequence (see [`Fp4x2::to_f16x2`](crate::Fp4x2::to_f16x2)) |
 //! | `SmemDesc::new(addr)`, `d.with_leading_byte_offset(b)`, `d.with_stride_byte_offset(b)`, `d.with_base_offset(o)`, `d.with_swizzle(s)`, `d.offset(b)`, `d.bits()` | integer `and`/`or`/`shl`/`add` on a 64-bit register, folded for constants |
