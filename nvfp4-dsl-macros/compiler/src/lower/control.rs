@@ -431,21 +431,27 @@ impl Lower<'_> {
             return Ok(Val::Unit);
         }
         self.func.debug_checks |= debug;
-        let trap = Node::Trap(format!("{ASSERTION_FAILED}{text}"));
+        let note = format!("{ASSERTION_FAILED}{text}");
         match self.expr(cond)? {
             Val::Const(Const::Bool(true)) => {}
-            Val::Const(Const::Bool(false)) => self.push(trap),
+            Val::Const(Const::Bool(false)) => self.push(Node::Trap(note)),
             c => {
                 let p = self.in_reg(&c, Scalar::Bool);
-                self.push(Node::If {
-                    cond: p,
-                    negate: true,
-                    then: vec![trap],
-                    els: vec![],
-                });
+                self.trap_where(p, true, note);
             }
         }
         Ok(Val::Unit)
+    }
+
+    /// A `trap` noted with `note` where the predicate `cond` is set (clear,
+    /// if `negate`): the failed check's message, which the emulator reads.
+    pub(super) fn trap_where(&mut self, cond: Reg, negate: bool, note: String) {
+        self.push(Node::If {
+            cond,
+            negate,
+            then: vec![Node::Trap(note)],
+            els: vec![],
+        });
     }
 
     /// `while cond { body }`.

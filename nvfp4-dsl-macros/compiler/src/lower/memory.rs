@@ -57,14 +57,11 @@ impl Lower<'_> {
         let n = self.in_reg(&len, Scalar::Usize);
         let past = self.reg(RegClass::Pred);
         self.emit("setp.ge.u64", vec![past.into(), i.into(), n.into()]);
-        self.push(Node::If {
-            cond: past,
-            negate: false,
-            then: vec![Node::Trap(format!(
-                "{INDEX_OUT_OF_BOUNDS}the index is past the end of {view} (`&x[a..b]` has `b - a` elements)"
-            ))],
-            els: vec![],
-        });
+        self.trap_where(
+            past,
+            false,
+            format!("{INDEX_OUT_OF_BOUNDS}the index is past the end of {view} (`&x[a..b]` has `b - a` elements)"),
+        );
     }
 
     /// `m.base + m.offset + index * scale`.
@@ -206,14 +203,11 @@ impl Lower<'_> {
         };
         let past = self.reg(RegClass::Pred);
         self.emit("setp.ge.u32", vec![past.into(), c.into(), Operand::imm(cols)]);
-        self.push(Node::If {
-            cond: past,
-            negate: false,
-            then: vec![Node::Trap(format!(
-                "{INDEX_OUT_OF_BOUNDS}a column of {name} is {cols} or more, past its rows of {cols} elements"
-            ))],
-            els: vec![],
-        });
+        self.trap_where(
+            past,
+            false,
+            format!("{INDEX_OUT_OF_BOUNDS}a column of {name} is {cols} or more, past its rows of {cols} elements"),
+        );
     }
 
     /// A shared-memory index (`u32`, `i32` or `usize`) in a 32-bit register.

@@ -285,7 +285,9 @@ impl Ctx<'_> {
                     .find(|((s, e), _)| a >= u64::from(*s) && a < u64::from(*e))
                     .map_or(String::new(), |(_, n)| format!(", in `{n}`"));
                 let name = &names[usize::from(k)];
-                let hint = if s == e && name.ends_with("_dyn_smem") {
+                // The dynamic block's regions follow the static ones.
+                let dynamic = usize::from(k) >= self.env.entry.regions.len();
+                let hint = if s == e && dynamic {
                     "; the launch gave the kernel no dynamic shared memory: launch with `LaunchConfig::with_shared_bytes(bytes)`"
                 } else {
                     ""
