@@ -7,13 +7,15 @@
 //! new user's first three: a block scan (`scan`), a tiled matrix multiply
 //! (`matmul`) and a row argmax with warp shuffles (`argmax`); and row
 //! statistics with an `f64` warp sum, a `loop` that gives its value and a
-//! `match` on a pair (`row_stats`).
+//! `match` on a pair (`row_stats`); and an NVFP4 quantize-dequantize
+//! round trip with the encoding intrinsics (`nvfp4_round_trip`).
 
 use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
 
 mod argmax;
 mod matmul;
+mod nvfp4_round_trip;
 mod row_stats;
 mod scan;
 
@@ -273,7 +275,8 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
     matmul::check(&device, &mut Rng(0x2545_f491_4f6c_dd1d))?;
     argmax::check(&device, &mut Rng(0x1234_5678_9abc_def1))?;
     row_stats::check(&device, &mut Rng(0x0fed_cba9_8765_4321))?;
-    println!("block scan, tiled matmul, row argmax and row statistics match the CPU");
+    nvfp4_round_trip::check(&device, &mut Rng(0x5851_f42d_4c95_7f2d))?;
+    println!("block scan, tiled matmul, row argmax, row statistics and the NVFP4 round trip match the CPU");
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
         bytes.len()
