@@ -169,6 +169,8 @@ fn the_generator_covers_the_subset() {
         " as u8",
         " as f64",
         "f32::from_bits(",
+        "E4m3::from_f32(",
+        "Fp4x2::from_f32s(",
         "f64::NAN",
         ".saturating_mul(",
         ".rotate_left(",

@@ -190,6 +190,9 @@ impl Gen<'_> {
                 _ => self.leaf(t),
             };
         }
+        if t == F32 && self.extras.chance(4) {
+            return E::Quantize(self.extras.chance(50), Box::new(self.expr(F32, d)));
+        }
         if t == F32 && self.rng.chance(8) {
             let h = self.rng.pick(&[H16, B16]);
             return E::ToF32(Box::new(self.expr(h, d)));

@@ -240,6 +240,14 @@ impl Program {
                 }
             }
             E::ToF32(a) => V::F32(self.eval(a, t).f() as f32),
+            E::Quantize(fp4, a) => {
+                let x = self.eval(a, t).f() as f32;
+                V::F32(if *fp4 {
+                    nvfp4_dsl::Fp4x2::from_f32s(x, 0.0).to_f16x2().lo().to_f32()
+                } else {
+                    nvfp4_dsl::E4m3::from_f32(x).to_f32()
+                })
+            }
             E::FromBits(a, to) => {
                 let bits = self.eval(a, t).bits();
                 if *to == F32 {

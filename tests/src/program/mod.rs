@@ -396,6 +396,10 @@ enum E {
     HalfFrom(Box<E>, T),
     /// `h.to_f32()`.
     ToF32(Box<E>),
+    /// `x` rounded through an NVFP4 format and back: e4m3
+    /// (`E4m3::from_f32(x).to_f32()`, false) or e2m1
+    /// (`Fp4x2::from_f32s(x, 0.0).to_f16x2().lo().to_f32()`, true).
+    Quantize(bool, Box<E>),
     Method(&'static str, Box<E>, Vec<E>),
     If(Box<E>, Box<E>, Box<E>),
     Match(Box<E>, Vec<Arm<E>>),

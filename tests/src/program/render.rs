@@ -317,7 +317,7 @@ impl Render<'_> {
             E::Not(a) => self.ty(a),
             E::Cmp(..) | E::Logic(..) => Bool,
             E::Cast(_, t) | E::From(_, t) | E::FromBits(_, t) | E::HalfFrom(_, t) => *t,
-            E::ToF32(_) => F32,
+            E::ToF32(_) | E::Quantize(..) => F32,
             E::Method(m, x, _) => match *m {
                 "is_power_of_two" | "is_nan" | "is_finite" => Bool,
                 _ => self.ty(x),
@@ -354,6 +354,8 @@ impl Render<'_> {
             E::FromBits(a, t) => format!("{}::from_bits({})", t.name(), self.expr(a)),
             E::HalfFrom(a, t) => format!("{}::from_f32({})", t.name(), self.expr(a)),
             E::ToF32(a) => format!("({}).to_f32()", self.expr(a)),
+            E::Quantize(false, a) => format!("E4m3::from_f32({}).to_f32()", self.expr(a)),
+            E::Quantize(true, a) => format!("Fp4x2::from_f32s({}, 0.0).to_f16x2().lo().to_f32()", self.expr(a)),
             E::Method(m, x, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 if self.respell() {
