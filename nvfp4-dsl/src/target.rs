@@ -29,6 +29,14 @@ pub struct Variant {
     /// before touching what the previous kernel writes, so the launcher lets
     /// it start while that kernel finishes (programmatic dependent launch).
     pub programmatic: bool,
+    /// The kernel may let the next kernel launch before its own
+    /// [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)
+    /// returned (it calls
+    /// [`launch_dependents`](crate::intrinsics::launch_dependents), or
+    /// returns, before a wait every thread executes), so the kernel after
+    /// it may run beside the kernel before it too: see
+    /// [`Device::written_by_running_kernel`](crate::Device::written_by_running_kernel).
+    pub triggers_early: bool,
 }
 
 /// The PTX text per target of a build with debug assertions, then of one
@@ -88,6 +96,7 @@ mod tests {
             ptx: &[(Target::Sm90, "a"), (Target::Sm100a, "b")],
             sources: &[],
             programmatic: false,
+            triggers_early: false,
             builds: None,
         };
         assert_eq!(v.select(9, 0), Some((Target::Sm90, "a")));
@@ -101,6 +110,7 @@ mod tests {
             ptx: &[(Target::Sm90, "a"), (Target::Sm90a, "h"), (Target::Sm100a, "b")],
             sources: &[],
             programmatic: false,
+            triggers_early: false,
             builds: None,
         };
         assert_eq!(hopper.select(9, 0), Some((Target::Sm90a, "h")));

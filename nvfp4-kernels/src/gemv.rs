@@ -519,7 +519,8 @@ pub fn gemv_scaled_with<'a, 'b, 'c>(
     let (mm, br, un) = (m as u32, b.rows as u32, units as u32);
     // The kernel may read a before waiting for the previous kernel when that
     // kernel was not given a to write.
-    let a_ready = a.constant || (!device.written_by_last_launch(a.data) && !device.written_by_last_launch(a.scales));
+    let a_ready =
+        a.constant || (!device.written_by_running_kernel(a.data) && !device.written_by_running_kernel(a.scales));
     macro_rules! launch {
         ($rows:literal, $ksplit:literal) => {
             gemv_nvfp4::Kernel::<$rows, $ksplit>::launch(

@@ -257,14 +257,17 @@ fn the_last_launch_is_tracked_per_stream() {
         )
     }
     .expect("launch");
-    assert!(device.written_by_last_launch(dy.slice(16..48).expect("slice")));
+    assert!(device.written_by_running_kernel(dy.slice(16..48).expect("slice")));
     assert!(
-        !device.written_by_last_launch(dy.slice(32..64).expect("slice")),
+        !device.written_by_running_kernel(dy.slice(32..64).expect("slice")),
         "not in the written view"
     );
-    assert!(!device.written_by_last_launch(&dx), "read, not written");
-    assert!(!other.written_by_last_launch(&dy), "another stream's launch");
-    assert!(device.clone().written_by_last_launch(&dy), "a clone shares the stream");
+    assert!(!device.written_by_running_kernel(&dx), "read, not written");
+    assert!(!other.written_by_running_kernel(&dy), "another stream's launch");
+    assert!(
+        device.clone().written_by_running_kernel(&dy),
+        "a clone shares the stream"
+    );
     let view: DeviceView<'_, f32> = dy.view();
     assert_eq!(view.len(), 64);
 }

@@ -89,6 +89,9 @@ pub struct Variant {
     /// Waits for the previous grid before touching its results: may be
     /// launched with programmatic stream serialization.
     pub programmatic: bool,
+    /// May let the next kernel launch before its own wait returned
+    /// ([`crate::ir::Function::may_trigger_before_wait`]).
+    pub triggers_early: bool,
 }
 
 /// A function whose statements the PTX's comments name (`// 12: stmt` for
@@ -195,6 +198,7 @@ pub fn compile(
         let mut ptx = Vec::with_capacity(attr.targets.len());
         let mut release_ptx = Vec::new();
         let mut programmatic = false;
+        let mut triggers_early = false;
         for (target, _) in &attr.targets {
             let lower_with = |debug_assertions| {
                 lower::lower(
@@ -228,6 +232,7 @@ pub fn compile(
                 )));
             }
             programmatic |= func.programmatic;
+            triggers_early |= func.may_trigger_before_wait();
             let text = ptx::emit(&func);
             let what = format!(
                 "kernel `{}`, specialisation `{spec_name}`, target {}",
@@ -253,6 +258,7 @@ pub fn compile(
             ptx,
             release_ptx: debug_checks.then_some(release_ptx),
             programmatic,
+            triggers_early,
         });
     }
     if wants(Stage::Ast) {
@@ -296,6 +302,7 @@ pub fn launcher_only(attr: TokenStream, item: &syn::ItemFn, devices: &[(String, 
             ptx: Vec::new(),
             release_ptx: None,
             programmatic: false,
+            triggers_early: false,
         })
         .collect();
     Some(Compiled {

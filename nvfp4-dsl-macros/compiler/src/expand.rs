@@ -161,6 +161,7 @@ fn variant_tokens(kernel: &str, sources: &TokenStream, v: &Variant) -> TokenStre
     let entry = &v.entry;
     let spec = &v.spec_name;
     let programmatic = v.programmatic;
+    let triggers_early = v.triggers_early;
     // `(Target::X, text)` of a PTX list.
     let entry_of = |t: Target, text: TokenStream| {
         let t = target_tokens(t);
@@ -197,6 +198,7 @@ fn variant_tokens(kernel: &str, sources: &TokenStream, v: &Variant) -> TokenStre
             ptx: &[#(#ptx),*],
             sources: #sources,
             programmatic: #programmatic,
+            triggers_early: #triggers_early,
             builds: #builds,
         }
     }

@@ -185,4 +185,41 @@ impl Function {
         self.regs.push(class);
         Reg { id, class }
     }
+
+    /// Whether a block may let the next kernel in the stream launch before
+    /// the kernel before this one is complete: a `launch_dependents` or an
+    /// exit before the first `griddepcontrol.wait` that every thread
+    /// executes (an unguarded one at the body's top level). Then the kernel
+    /// launched after this one may run beside this one's predecessor too.
+    pub fn may_trigger_before_wait(&self) -> bool {
+        for node in &self.body {
+            if matches!(node, Node::Inst(Inst { guard: None, op, .. }) if op == "griddepcontrol.wait") {
+                return false;
+            }
+            if triggers(node) {
+                return true;
+            }
+        }
+        true
+    }
+}
+
+/// Whether `node` may execute `launch_dependents` or end the thread.
+fn triggers(node: &Node) -> bool {
+    match node {
+        Node::Inst(i) => matches!(i.op.as_str(), "griddepcontrol.launch_dependents" | "exit" | "ret"),
+        Node::Raw { template, .. } => template
+            .iter()
+            .any(|p| matches!(p, Piece::Text(t) if t.contains("launch_dependents") || t.contains("exit") || t.contains("ret"))),
+        Node::Return => true,
+        Node::If { then, els, .. } => then.iter().chain(els).any(triggers),
+        Node::Loop { body, continuing, .. } => body.iter().chain(continuing).any(triggers),
+        Node::Block { body, .. } => body.iter().any(triggers),
+        Node::Comment(_)
+        | Node::Loc { .. }
+        | Node::Break(_)
+        | Node::Continue(_)
+        | Node::ExitBlock(_)
+        | Node::Trap(_) => false,
+    }
 }

@@ -234,9 +234,9 @@ impl CudaDevice {
         Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 
-    /// Whether the most recent launch on this stream was given a writable
-    /// view overlapping `range`.
-    pub(super) fn written_by_last_launch(&self, range: (u64, u64)) -> bool {
+    /// Whether a kernel that may still run when this stream's next kernel
+    /// starts was given a writable view overlapping `range`.
+    pub(super) fn written_by_running_kernel(&self, range: (u64, u64)) -> bool {
         self.shared.last_writes.overlaps(self.stream_key(), range)
     }
 
@@ -444,7 +444,7 @@ impl CudaDevice {
         // SAFETY: forwarded contract; `params` holds one slot per kernel
         // parameter and outlives the call.
         let launched = unsafe { self.launch_function(function, variant, config, &mut params) };
-        self.shared.last_writes.record(self.stream_key(), writes);
+        self.shared.last_writes.record(self.stream_key(), writes, variant);
         drop(guards);
         launched?;
         // The launch happened: a capture status that cannot be read keeps

@@ -215,7 +215,7 @@ impl EmuDevice {
         lock(&self.footprints).remove(&self.stream);
     }
 
-    pub(super) fn written_by_last_launch(&self, range: (u64, u64)) -> bool {
+    pub(super) fn written_by_running_kernel(&self, range: (u64, u64)) -> bool {
         self.last_writes.overlaps(self.stream, range)
     }
 
@@ -354,7 +354,7 @@ impl EmuDevice {
         for &addr in &read_only {
             memory.set_writable(addr, true).map_err(emulator)?;
         }
-        self.last_writes.record(self.stream, writes);
+        self.last_writes.record(self.stream, writes, variant);
         result.map(drop).map_err(|e| emulator(e.resolve(variant.sources)))
     }
 }

@@ -455,17 +455,25 @@ impl Device {
         }
     }
 
-    /// Whether the most recent kernel launched on this device's stream (by
-    /// any handle) was given (part of) `view` as a writable (`&mut`)
-    /// argument. A kernel that starts before its predecessor finishes (see
+    /// Whether a kernel launched on this device's stream (by any handle)
+    /// that may still run when the next kernel starts was given (part of)
+    /// `view` as a writable (`&mut`) argument. A kernel that starts before
+    /// its predecessor finishes (see
     /// [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)) may
     /// read a buffer early only when this is false.
+    ///
+    /// Those kernels are the most recent one and, while it is a kernel that
+    /// may let the next launch before its own wait returned
+    /// ([`Variant::triggers_early`](crate::Variant::triggers_early)), the
+    /// ones before it: with A written by a quantizer and then read by two
+    /// GEMVs (which trigger early), the second GEMV may start while the
+    /// quantizer still runs.
     ///
     /// Only this crate's launches are seen. A view of the caller's cudarc
     /// memory is always reported as possibly written (kernels the caller
     /// launches on the stream could have written it); kernels the caller
     /// launches on this crate's [`DeviceBuffer`]s are not seen.
-    pub fn written_by_last_launch<'a, T: DeviceCopy>(&self, view: impl Into<DeviceView<'a, T>>) -> bool {
+    pub fn written_by_running_kernel<'a, T: DeviceCopy>(&self, view: impl Into<DeviceView<'a, T>>) -> bool {
         let view = view.into();
         let (Memory::Buffer(storage), bytes) = (view.memory, view.len() * std::mem::size_of::<T>()) else {
             return true;
@@ -473,8 +481,8 @@ impl Device {
         let start = storage.address() + view.offset as u64;
         let range = (start, start + bytes as u64);
         match self {
-            Device::Cuda(d) => d.written_by_last_launch(range),
-            Device::Emulator(d) => d.written_by_last_launch(range),
+            Device::Cuda(d) => d.written_by_running_kernel(range),
+            Device::Emulator(d) => d.written_by_running_kernel(range),
         }
     }
 
@@ -540,15 +548,29 @@ fn foreign_buffer() -> Error {
     Error::InvalidLaunch("the buffer belongs to another device".into())
 }
 
-/// The address ranges a launch may write, by stream: what
-/// [`Device::written_by_last_launch`] reads. Shared by every handle of a
+/// The address ranges that kernels which may still run when the stream's
+/// next kernel starts may write, by stream: what
+/// [`Device::written_by_running_kernel`] reads. Shared by every handle of a
 /// device, so handles made for the same stream see each other's launches.
 #[derive(Debug, Default)]
 struct LastWrites(std::sync::Mutex<std::collections::HashMap<u64, Vec<(u64, u64)>>>);
 
 impl LastWrites {
-    fn record(&self, stream: u64, writes: Vec<(u64, u64)>) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(stream, writes);
+    /// Records a launch of `variant` that may write `writes`. They replace
+    /// the stream's ranges, unless the kernel is a programmatic dependent
+    /// that may trigger before its wait: then its predecessors may still
+    /// run when its dependent starts, and their ranges stay.
+    fn record(&self, stream: u64, writes: Vec<(u64, u64)>, variant: &crate::Variant) {
+        let mut streams = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let ranges = streams.entry(stream).or_default();
+        if !(variant.programmatic && variant.triggers_early) {
+            ranges.clear();
+        }
+        for range in writes {
+            if !ranges.contains(&range) {
+                ranges.push(range);
+            }
+        }
     }
 
     fn overlaps(&self, stream: u64, (start, end): (u64, u64)) -> bool {

@@ -161,6 +161,54 @@ fn a_dependent_launch_touching_its_predecessors_memory_before_its_wait_is_an_err
     );
 }
 
+/// Lets the next kernel launch, then waits for the kernel before it and
+/// writes `out[t]`.
+#[kernel(targets(sm_90))]
+pub fn triggers_then_waits(out: &mut [u32]) {
+    launch_dependents();
+    grid_dependency_wait();
+    let t = thread_idx_x() as usize;
+    out[t] = 3;
+}
+
+#[test]
+fn a_kernel_that_triggers_before_its_wait_leaves_its_predecessors_writes_running() {
+    assert!(triggers_then_waits::Kernel::VARIANT.triggers_early);
+    assert!(!reads_after_its_wait::Kernel::VARIANT.triggers_early);
+    let device = Device::emulator(Target::Sm90);
+    let mut x = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let mut other = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let config = LaunchConfig::linear(1, 64);
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { writes_below::Kernel::launch(&device, config, &mut x, 64) }.expect("fills x");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { triggers_then_waits::Kernel::launch(&device, config, &mut other) }.expect("triggers");
+    // The kernel after `triggers_then_waits` may start while `writes_below`
+    // still runs: the runtime says so, and the emulator agrees.
+    assert!(device.written_by_running_kernel(&x), "writes_below may still run");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    let e = failure(unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut out) });
+    let text = e.to_string();
+    assert!(
+        text.contains("`writes_below`") && text.contains("before this thread's `griddepcontrol.wait`"),
+        "{text}"
+    );
+    // A kernel that waits before it triggers leaves only its own writes.
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { writes_below::Kernel::launch(&device, config, &mut x, 64) }.expect("fills x");
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_after_its_wait::Kernel::launch(&device, config, &other, &mut out) }.expect("waits first");
+    assert!(!device.written_by_running_kernel(&x), "writes_below is complete");
+    assert!(device.written_by_running_kernel(&out));
+    // SAFETY: 64 threads, each touches element t of 64-element buffers.
+    unsafe { reads_before_its_wait::Kernel::launch(&device, config, &x, &mut other) }.expect("x is complete");
+    assert_eq!(
+        device.download(&other).expect("download"),
+        (1..65).collect::<Vec<u32>>()
+    );
+}
+
 /// Each block of a cluster of two writes its shared array, arrives at the
 /// cluster barrier (`ORDER` 0: release; 1: relaxed after `fence.acq_rel`;
 /// 2: relaxed), waits and reads the other block's array.

@@ -14,6 +14,7 @@ fn leaked_fuzz_variant(ptx: String) -> &'static Variant {
         ptx: Box::leak(vec![(Target::Sm90, ptx)].into_boxed_slice()),
         sources: &[],
         programmatic: false,
+        triggers_early: false,
         builds: None,
     }))
 }

@@ -68,6 +68,7 @@ fn the_debug_build_s_column_checks_pass_on_the_gpu() {
         ptx: debug,
         sources: release.sources,
         programmatic: release.programmatic,
+        triggers_early: release.triggers_early,
         builds: None,
     }));
     let mut rng = Rng::new(9);
