@@ -118,6 +118,71 @@ fn the_hopper_gemm_matches_the_reference_on_the_sm90a_emulator() {
 }
 
 #[test]
+fn the_hopper_gemm_reads_a_before_its_wait_only_when_no_running_kernel_writes_it() {
+    use nvfp4_kernels::gemm::{BlockedScales, DeviceGemmOperand, GemmOperand};
+    use nvfp4_kernels::quantize::{self, ScaleLayout};
+    // The decode kernel reads A before it waits for the kernel before it
+    // when no kernel that may still run writes A. The emulator (checked
+    // mode) reports an early read of what its predecessor writes, so each
+    // call here passes only if the runtime's answer was right.
+    // The GEMM after it reads B before its own wait, sound only because the
+    // decode kernel waits before it lets the GEMM launch.
+    assert!(!gemm::gemm_sm90_decode_a::Kernel::VARIANT.triggers_early);
+    let device = Device::emulator(Target::Sm90a);
+    let (m, n, k) = (128, 256, 512);
+    let mut rng = Rng::new(49);
+    let (_, b) = nvfp4_kernels::nvfp4::gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs");
+    let weights = DeviceGemmOperand::upload_weights(&device, &b).expect("b");
+    let x: Vec<half::f16> = (0..m * k)
+        .map(|_| half::f16::from_f32(rng.uniform(-2.0, 2.0)))
+        .collect();
+    let dx = device.upload(&x).expect("x");
+    let mut codes = device.alloc_zeroed::<u8>(m * k / 2).expect("codes");
+    let scale_len = nvfp4_kernels::nvfp4::blocked_scale_len(m, k / 16, 1);
+    let mut scales = device.alloc_zeroed::<u8>(scale_len).expect("scales");
+    let poisoned = || device.upload(&vec![half::f16::NAN; m * n]).expect("c");
+    let mut c = [poisoned(), poisoned(), poisoned()];
+    // A quantized by the kernel just before: the decode waits first. Then
+    // the same A again, the GEMM before still running: read early.
+    quantize::quantize(
+        &device,
+        &dx,
+        m,
+        m,
+        k,
+        1.0,
+        ScaleLayout::Blocked,
+        &mut codes,
+        &mut scales,
+    )
+    .expect("quantize");
+    for (call, c) in c.iter_mut().take(2).enumerate() {
+        // The first call's decode waits for the quantizer; the second's
+        // reads A while the first call's GEMM may still run.
+        assert_eq!(device.written_by_running_kernel(&codes), call == 0);
+        let a = GemmOperand::new(&device, m, k, 1, &codes, BlockedScales(&scales)).expect("a");
+        gemm::gemm(&device, a, &weights, c).expect("gemm");
+    }
+    // The same codes uploaded fresh: the same bits.
+    let host_codes = device.download(&codes).expect("codes");
+    let host_scales = device.download(&scales).expect("scales");
+    let (codes2, scales2) = (
+        device.upload(&host_codes).expect("up"),
+        device.upload(&host_scales).expect("up"),
+    );
+    let a = GemmOperand::new(&device, m, k, 1, &codes2, BlockedScales(&scales2)).expect("a");
+    gemm::gemm(&device, a, &weights, &mut c[2]).expect("gemm");
+    let outputs: Vec<_> = c.iter().map(|c| device.download(c).expect("download")).collect();
+    let x32: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+    let aq = quantize::quantize_reference(&x32, m, k, 1.0).expect("reference");
+    let want = nvfp4_kernels::nvfp4::gemm_reference(&aq, &b);
+    nvfp4_kernels::nvfp4::check_close(&outputs[0], &want, 1e-3, 1e-3).expect("against the reference");
+    for other in &outputs[1..] {
+        assert!(outputs[0].iter().zip(other).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
+
+#[test]
 fn the_hopper_gemm_prearranges_plain_weights_as_the_host_does() {
     use nvfp4_kernels::gemm::DeviceGemmOperand;
     let device = Device::emulator(Target::Sm90a);

@@ -112,7 +112,7 @@ pub(crate) fn sm90(
             k / sm90::BK
         )));
     }
-    let a_kernel = a_kernel(&a, k)?;
+    let a_kernel = a_kernel(device, &a, k)?;
     let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
     let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
     let mut launch = LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
@@ -220,17 +220,21 @@ pub(crate) fn sm90(
 }
 
 /// The kernel that makes A's images for the sm_90a GEMM, with what it
-/// needs: the decode kernel's tensor map and scales, or the quantization's
-/// activations, their rows and global scales.
+/// needs: the decode kernel's tensor map, scales and whether no kernel
+/// that may still run writes A (it then requests A before its wait), or the
+/// quantization's activations, their rows and global scales.
 enum AKernel<'a> {
-    Decode(TensorMap, DeviceView<'a, E4m3>),
+    Decode(TensorMap, DeviceView<'a, E4m3>, bool),
     Quantize(Activations<'a>, usize, (f32, f32)),
 }
 
-/// [`AKernel`] of `a` (K = `k`), its shapes checked.
-fn a_kernel<'a>(a: &Sm90A<'_, 'a>, k: usize) -> Result<AKernel<'a>, Error> {
+/// [`AKernel`] of `a` (K = `k`) launched on `device`, its shapes checked.
+fn a_kernel<'a>(device: &Device, a: &Sm90A<'_, 'a>, k: usize) -> Result<AKernel<'a>, Error> {
     match a {
-        Sm90A::Operand(a) => Ok(AKernel::Decode(a.map(MapTile::Sm90A, "a")?, a.scales)),
+        Sm90A::Operand(a) => {
+            let ready = !device.written_by_running_kernel(a.data) && !device.written_by_running_kernel(a.scales);
+            Ok(AKernel::Decode(a.map(MapTile::Sm90A, "a")?, a.scales, ready))
+        }
         Sm90A::Activations {
             x,
             rows,
@@ -258,7 +262,7 @@ fn launch_a(
     counters: DeviceViewMut<'_, u32>,
 ) -> nvfp4_dsl::Result<()> {
     match a {
-        AKernel::Decode(map_a, scales) => {
+        AKernel::Decode(map_a, scales, a_ready) => {
             let decode = LaunchConfig::new(
                 ((k / sm90::BK) as u32, ((m / BM) * l) as u32, sm90::DECODE_PARTS),
                 (sm90::THREADS, 1, 1),
@@ -267,7 +271,11 @@ fn launch_a(
             // SAFETY: every (128 rows, 128 K) tile of A is inside a (rows a
             // multiple of 128, K of 256), its scale blocks exist, and
             // images holds one 32 KiB image per tile.
-            unsafe { gemm_sm90_decode_a::Kernel::launch(device, decode, *map_a, *scales, images, counters, k as u32) }
+            unsafe {
+                gemm_sm90_decode_a::Kernel::launch(
+                    device, decode, *map_a, *scales, images, counters, k as u32, *a_ready,
+                )
+            }
         }
         AKernel::Quantize(x, rows, scales) => quantize_image(device, *x, (*rows, m, k), *scales, images, counters),
     }

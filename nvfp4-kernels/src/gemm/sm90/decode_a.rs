@@ -14,28 +14,31 @@ use super::*;
 /// blocked scales. Grid: (K / 128, L * M / 128, [`DECODE_PARTS`]), 256
 /// threads.
 ///
-/// It waits for the previous kernel in the stream (which may have written
-/// A) before it lets the GEMM after it launch: the GEMM reads B before its
-/// own wait, which is sound only once every kernel before this one is
-/// complete.
+/// It waits for the previous kernel in the stream before it lets the GEMM
+/// after it launch: the GEMM reads B before its own wait, which is sound
+/// only once every kernel before this one is complete. It requests A and
+/// its scales before that wait when no kernel that may still run writes
+/// them (`a_ready`), so that their loads overlap the previous kernel's
+/// tail; it writes the images and counters only after the wait (the GEMM
+/// before it reads them).
 #[kernel(targets(sm_90a), launch_bounds(THREADS))]
-pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], counters: &mut [u32], k: u32) {
+pub fn gemm_sm90_decode_a(
+    map_a: TensorMap,
+    sfa: &[E4m3],
+    images: &mut [u32],
+    counters: &mut [u32],
+    k: u32,
+    a_ready: bool,
+) {
     let smem = dynamic_shared::<u8>(0);
     let words = dynamic_shared::<u32>(0);
     let bars = shared_array::<u64, 1>();
-    grid_dependency_wait();
-    launch_dependents();
+    if !a_ready {
+        grid_dependency_wait();
+    }
     let tid = thread_idx_x();
     let kt = block_idx_x();
     let tile = block_idx_y();
-    // The GEMM's tile counters start at zero (it uses them after this
-    // kernel is complete).
-    let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
-    zero_counters(
-        counters,
-        ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid,
-        blocks * THREADS,
-    );
     if tid == 0 {
         mbarrier_init(bars, 0u32, 1);
         fence_mbarrier_init();
@@ -55,15 +58,25 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
             0u32,
         );
     }
+    grid_dependency_wait();
+    launch_dependents();
+    // The GEMM's tile counters start at zero (it uses them after this
+    // kernel is complete).
+    let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
+    zero_counters(
+        counters,
+        ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid,
+        blocks * THREADS,
+    );
     mbarrier_wait_parity(bars, 0u32, 0u32);
-    let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
-    // Each thread writes `per_thread` 16-byte chunks of the image, a warp
-    // 512 consecutive bytes at a time: chunk q, half `ah` (64 K), row `r`,
-    // stored at column q % 8, which holds logical column (the decode job)
-    // c (128-byte swizzle).
-    let per_thread = IMAGE_BYTES / 16 / (THREADS * DECODE_PARTS);
-    for p in 0..per_thread {
-        let q = (block_idx_z() * per_thread + p) * THREADS + tid;
+    // Each thread writes `DECODE_CHUNKS` 16-byte chunks of the image, a
+    // warp 512 consecutive bytes at a time: chunk q, half `ah` (64 K), row
+    // `r`, stored at column q % 8, which holds logical column (the decode
+    // job) c (128-byte swizzle).
+    let first = block_idx_z() * DECODE_CHUNKS as u32 * THREADS + tid;
+    let mut chunks = [u32x4::new(0, 0, 0, 0); DECODE_CHUNKS];
+    for p in 0..DECODE_CHUNKS {
+        let q = first + p as u32 * THREADS;
         let ah = q / 1024;
         let r = q % 1024 / 8;
         let c = q % 8 ^ r % 8;
@@ -84,11 +97,11 @@ pub fn gemm_sm90_decode_a(map_a: TensorMap, sfa: &[E4m3], images: &mut [u32], co
                 out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
             }
         }
-        store_v4(
-            images,
-            (image + q * 4) as usize,
-            u32x4::new(out[0], out[1], out[2], out[3]),
-            Cache::Default,
-        );
+        chunks[p] = u32x4::new(out[0], out[1], out[2], out[3]);
+    }
+    let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
+    for p in 0..DECODE_CHUNKS {
+        let q = first + p as u32 * THREADS;
+        store_v4(images, (image + q * 4) as usize, chunks[p], Cache::Default);
     }
 }

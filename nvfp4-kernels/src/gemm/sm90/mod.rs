@@ -180,6 +180,11 @@ pub const DECODE_SHARED_BYTES: u32 = RAW_BYTES;
 #[device]
 pub const DECODE_PARTS: u32 = 4;
 
+/// The 16-byte chunks of an image each thread of [`gemm_sm90_decode_a`]
+/// writes.
+#[device]
+pub const DECODE_CHUNKS: usize = (IMAGE_BYTES / 16 / (THREADS * DECODE_PARTS)) as usize;
+
 /// Zeroes `counters` (any length) from thread `first` of a grid of
 /// `threads`, a word each and every `threads` on: what the kernel that
 /// makes A's images does for the GEMM's tile counters.
