@@ -33,6 +33,10 @@ pub trait Float:
     + Div<Output = Self>
     + Neg<Output = Self>
 {
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
     /// The largest finite value.
     const MAX: Self;
     /// The smallest finite value (`-MAX`).
@@ -94,6 +98,10 @@ pub trait Int:
     + Shl<u32, Output = Self>
     + Shr<u32, Output = Self>
 {
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
     /// The smallest value.
     const MIN: Self;
     /// The largest value.
@@ -123,15 +131,47 @@ pub trait Int:
 pub trait Num:
     Element + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
 {
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
     /// The smallest finite value.
     const MIN: Self;
     /// The largest finite value.
     const MAX: Self;
 }
 
+/// Zero and one of each number type, for the traits' `ZERO` and `ONE`.
+trait Unit {
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl Unit for f16 {
+    const ZERO: Self = f16::ZERO;
+    const ONE: Self = f16::ONE;
+}
+
+impl Unit for bf16 {
+    const ZERO: Self = bf16::ZERO;
+    const ONE: Self = bf16::ONE;
+}
+
+macro_rules! unit {
+    ($($t:ty),*) => {$(
+        impl Unit for $t {
+            const ZERO: Self = 0 as $t;
+            const ONE: Self = 1 as $t;
+        }
+    )*};
+}
+unit!(f32, f64, u8, u16, u32, u64, usize, i32, i64);
+
 macro_rules! num {
     ($($t:ty),*) => {$(
         impl Num for $t {
+            const ZERO: Self = <$t as Unit>::ZERO;
+            const ONE: Self = <$t as Unit>::ONE;
             const MIN: Self = <$t>::MIN;
             const MAX: Self = <$t>::MAX;
         }
@@ -142,6 +182,8 @@ num!(f16, bf16, f32, f64, u8, u16, u32, u64, usize, i32, i64);
 macro_rules! float {
     ($($t:ty: $v:ident => $from:expr, $x:ident => $to:expr;)*) => {$(
         impl Float for $t {
+            const ZERO: Self = <$t as Unit>::ZERO;
+            const ONE: Self = <$t as Unit>::ONE;
             const MAX: Self = <$t>::MAX;
             const MIN: Self = <$t>::MIN;
             const INFINITY: Self = <$t>::INFINITY;
@@ -189,6 +231,8 @@ half!(f16, bf16);
 macro_rules! int {
     ($($t:ty),*) => {$(
         impl Int for $t {
+            const ZERO: Self = <$t as Unit>::ZERO;
+            const ONE: Self = <$t as Unit>::ONE;
             const MIN: Self = <$t>::MIN;
             const MAX: Self = <$t>::MAX;
             const BITS: u32 = <$t>::BITS;

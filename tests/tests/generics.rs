@@ -328,3 +328,117 @@ fn a_num_function_scans_integers_and_floats() {
         scans::Kernel::<f32>::launch(d, LaunchConfig::linear(1, 64), x, out).expect("launch")
     });
 }
+
+/// `T::ZERO` and `T::ONE`: a value above zero less one, otherwise two.
+#[device]
+fn step_down<T: Num>(v: T) -> T {
+    if v > T::ZERO { v - T::ONE } else { T::ONE + T::ONE }
+}
+
+/// The reciprocal, or zero for zero.
+#[device]
+fn reciprocal<T: Float>(v: T) -> T {
+    if v == T::ZERO { T::ZERO } else { T::ONE / v }
+}
+
+/// The value with its lowest one bit cleared.
+#[device]
+fn clear_lowest<T: Int>(v: T) -> T {
+    if v == T::ZERO { v } else { v & (v - T::ONE) }
+}
+
+#[kernel(targets(sm_90), specialize(T = [u8, i32, i64, f16, bf16, f32, f64]))]
+pub fn steps<T: Num>(x: &[T], out: &mut [T]) {
+    let t = thread_idx_x() as usize;
+    out[t] = step_down(x[t]);
+}
+
+#[kernel(targets(sm_90), specialize(T = [f16, f64]))]
+pub fn reciprocals<T: Float>(x: &[T], out: &mut [T]) {
+    let t = thread_idx_x() as usize;
+    out[t] = reciprocal(x[t]);
+}
+
+#[kernel(targets(sm_90), specialize(T = [u16, i64]))]
+pub fn lowest_cleared<T: Int>(x: &[T], out: &mut [T]) {
+    let t = thread_idx_x() as usize;
+    out[t] = clear_lowest(x[t]);
+}
+
+/// Runs `launch` on `x` (64 values, outputs poisoned with `poison`) and
+/// compares every output, bit for bit, with `f` on the host.
+fn check_map<T: DeviceCopy + std::fmt::Debug>(
+    x: &[T],
+    poison: T,
+    f: impl Fn(T) -> T,
+    launch: impl Fn(&Device, &DeviceBuffer<T>, &mut DeviceBuffer<T>),
+) {
+    let device = Device::emulator(Target::Sm90);
+    let dx = device.upload(x).expect("upload");
+    let mut out = device.upload(&[poison; 64]).expect("upload");
+    launch(&device, &dx, &mut out);
+    let got = device.download(&out).expect("download");
+    for (i, v) in x.iter().enumerate() {
+        let want = f(*v);
+        assert!(
+            format!("{:?}", got[i]) == format!("{want:?}"),
+            "element {i} of {v:?}: {:?}, want {want:?}",
+            got[i]
+        );
+    }
+}
+
+#[test]
+fn zero_and_one_of_each_bound_are_the_types_own() {
+    let words: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 7).collect();
+    let config = LaunchConfig::linear(1, 64);
+    macro_rules! steps {
+        ($t:ty, $values:expr, $poison:expr) => {
+            // SAFETY: 64 threads, each reads and writes its own element.
+            check_map(&$values, $poison, step_down::<$t>, |d, x, out| unsafe {
+                steps::Kernel::<$t>::launch(d, config, x, out).expect("launch")
+            })
+        };
+    }
+    let signed = |w: &u32| (*w as i32 % 2000) - 1000;
+    let value = |w: &u32| signed(w) as f32 / 16.0;
+    steps!(u8, words.iter().map(|w| (*w % 3) as u8).collect::<Vec<_>>(), 0xAA);
+    steps!(i32, words.iter().map(signed).collect::<Vec<_>>(), i32::MIN);
+    steps!(
+        i64,
+        words.iter().map(|w| signed(w) as i64 * 3).collect::<Vec<_>>(),
+        i64::MIN
+    );
+    steps!(
+        f16,
+        words.iter().map(|w| f16::from_f32(value(w))).collect::<Vec<_>>(),
+        f16::NAN
+    );
+    steps!(
+        bf16,
+        words.iter().map(|w| bf16::from_f32(value(w))).collect::<Vec<_>>(),
+        bf16::NAN
+    );
+    steps!(f32, words.iter().map(value).collect::<Vec<_>>(), f32::NAN);
+    steps!(f64, words.iter().map(|w| value(w) as f64).collect::<Vec<_>>(), f64::NAN);
+    let halves: Vec<f16> = words.iter().map(|w| f16::from_f32(value(w) * (w % 2) as f32)).collect();
+    // SAFETY: 64 threads, each reads and writes its own element.
+    check_map(&halves, f16::NAN, reciprocal::<f16>, |d, x, out| unsafe {
+        reciprocals::Kernel::<f16>::launch(d, config, x, out).expect("launch")
+    });
+    let doubles: Vec<f64> = halves.iter().map(|h| h.to_f64()).collect();
+    // SAFETY: as above.
+    check_map(&doubles, f64::NAN, reciprocal::<f64>, |d, x, out| unsafe {
+        reciprocals::Kernel::<f64>::launch(d, config, x, out).expect("launch")
+    });
+    let shorts: Vec<u16> = words.iter().map(|w| (*w % 7 * 0x1234) as u16).collect();
+    // SAFETY: as above.
+    check_map(&shorts, 0xDEAD, clear_lowest::<u16>, |d, x, out| unsafe {
+        lowest_cleared::Kernel::<u16>::launch(d, config, x, out).expect("launch")
+    });
+    let longs: Vec<i64> = words.iter().map(|w| signed(w) as i64 * 0x1_0001).collect();
+    // SAFETY: as above.
+    check_map(&longs, i64::MIN, clear_lowest::<i64>, |d, x, out| unsafe {
+        lowest_cleared::Kernel::<i64>::launch(d, config, x, out).expect("launch")
+    });
+}

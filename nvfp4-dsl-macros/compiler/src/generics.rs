@@ -53,6 +53,8 @@ impl Bound {
         const FLOAT: &[&str] = &[
             "from_f32",
             "to_f32",
+            "ZERO",
+            "ONE",
             "MAX",
             "MIN",
             "INFINITY",
@@ -72,11 +74,13 @@ impl Bound {
                 "trailing_zeros",
                 "min",
                 "max",
+                "ZERO",
+                "ONE",
                 "MIN",
                 "MAX",
                 "BITS",
             ],
-            Bound::Num => vec!["MIN", "MAX"],
+            Bound::Num => vec!["ZERO", "ONE", "MIN", "MAX"],
         }
     }
 
@@ -214,6 +218,36 @@ struct Substitute<'a> {
 }
 
 impl VisitMut for Substitute<'_> {
+    /// `T::ZERO` and `T::ONE` become the type's literal (`0u32`, `1f32`)
+    /// or, for the half types, the `half` crate's constant (`f16::ONE`):
+    /// Rust has no `u32::ZERO` to substitute them into.
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        if let syn::Expr::Path(p) = expr
+            && p.qself.is_none()
+            && p.path.segments.len() == 2
+            && let Some(i) = self.params.iter().position(|t| p.path.segments[0].ident == t.name)
+            && self.params[i].bound.items().contains(&"ZERO")
+        {
+            let item = p.path.segments[1].ident.to_string();
+            let scalar = self.types[i];
+            let value = match item.as_str() {
+                "ZERO" => "0",
+                "ONE" => "1",
+                _ => "",
+            };
+            if !value.is_empty() && !matches!(scalar, Scalar::F16 | Scalar::Bf16) {
+                let span = p.path.segments[1].ident.span();
+                let lit = syn::LitInt::new(&format!("{value}{}", scalar.rust_name()), span);
+                *expr = syn::Expr::Lit(syn::ExprLit {
+                    attrs: p.attrs.clone(),
+                    lit: syn::Lit::Int(lit),
+                });
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, expr);
+    }
+
     fn visit_path_mut(&mut self, path: &mut syn::Path) {
         if path.leading_colon.is_none()
             && let Some(first) = path.segments.first()
