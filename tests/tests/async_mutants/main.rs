@@ -230,6 +230,17 @@ fn subjects() -> Vec<Subject> {
                 |seed| gemm_twice_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 1280), seed),
             )
         },
+        // A quantized by the kernel before the GEMM: the decode kernel waits
+        // for it before it requests A (its first, conditional wait).
+        Subject {
+            only: Some(pdl_or_order),
+            ..subject(
+                "gemm sm_90a decode after a quantizer",
+                Target::Sm90a,
+                "gemm_sm90_decode_a",
+                gemm_after_quantizer_check,
+            )
+        },
         Subject {
             multiprocessors: Some(1),
             only: Some(pdl_or_order),
@@ -333,6 +344,34 @@ fn linear_twice_check(seed: u64) -> Check {
         }
         let got = d.download(&y).map_err(|e| e.to_string())?;
         nvfp4::check_close(&got[..tokens * n], &want, 1e-3, 1e-3)
+    })
+}
+
+/// Activations (128 tokens, K = 512) quantized into A by a kernel, then the
+/// GEMM on them (N = 128), against the f64 product of the quantized
+/// activations and the weights.
+fn gemm_after_quantizer_check(seed: u64) -> Check {
+    use nvfp4_kernels::gemm::{BlockedScales, GemmOperand};
+    use nvfp4_kernels::quantize::{self, ScaleLayout, quantize_reference};
+    let (m, n, k) = (128, 128, 512);
+    let mut rng = Rng::new(seed);
+    let (_, b) = nvfp4::gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("weights");
+    let x: Vec<f16> = (0..m * k).map(|_| f16::from_f32(rng.uniform(-2.0, 2.0))).collect();
+    let x32: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+    let want = nvfp4::gemm_reference(&quantize_reference(&x32, m, k, 1.0).expect("quantize"), &b);
+    Box::new(move |d| {
+        let db = gemm::DeviceGemmOperand::upload_weights(d, &b).map_err(err)?;
+        let dx = d.upload(&x).map_err(|e| e.to_string())?;
+        let mut codes = d.alloc_zeroed::<u8>(m * k / 2).map_err(|e| e.to_string())?;
+        let mut scales = d
+            .alloc_zeroed::<u8>(nvfp4::blocked_scale_len(m, k / 16, 1))
+            .map_err(|e| e.to_string())?;
+        let mut dc = d.upload(&vec![f16::NAN; m * n]).map_err(|e| e.to_string())?;
+        let layout = ScaleLayout::Blocked;
+        quantize::quantize(d, &dx, m, m, k, 1.0, layout, &mut codes, &mut scales).map_err(err)?;
+        let a = GemmOperand::new(d, m, k, 1, &codes, BlockedScales(&scales)).map_err(err)?;
+        gemm::gemm(d, a, &db, &mut dc).map_err(err)?;
+        nvfp4::check_close(&d.download(&dc).map_err(|e| e.to_string())?, &want, 1e-3, 1e-3)
     })
 }
 

@@ -144,7 +144,34 @@ pub(super) const SURVIVORS: &[Survivor] = &[
         text: "griddepcontrol.wait;",
         occurrences: &[0..1],
         change: "removed",
-        why: Why::Elsewhere("gemm sm_90a decode, twice: the first call's decode kernel has no kernel before it"),
+        why: Why::Elsewhere(
+            "gemm sm_90a decode after a quantizer: a single call's decode kernel has no kernel before it",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a decode"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Elsewhere("gemm sm_90a decode, twice: a single call's decode kernel has no kernel before it"),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a decode, twice"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a decode after a quantizer: the wait before A is requested is taken only after a kernel that may write A",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a decode after a quantizer"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Elsewhere(
+            "gemm sm_90a decode, twice: after a quantizer the decode kernel has already waited before it requests A",
+        ),
     },
     Survivor {
         subjects: &["gemv"],
