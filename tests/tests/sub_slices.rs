@@ -142,3 +142,70 @@ fn an_index_past_a_sub_slice_is_reported_in_a_debug_build() {
         }
     }
 }
+
+/// Sums `x[a..b]`, or `x[a..]` where `b` is `u32::MAX`, through a
+/// sub-slice.
+#[kernel(targets(sm_90))]
+pub fn range_sum(x: &[u32], out: &mut [u32], a: u32, b: u32) {
+    let mut s = 0u32;
+    if b == u32::MAX {
+        let tail = &x[a as usize..];
+        for i in 0..tail.len() {
+            s += tail[i];
+        }
+    } else {
+        let part = &x[a as usize..b as usize];
+        for i in 0..part.len() {
+            s += part[i];
+        }
+    }
+    out[0] = s;
+}
+
+#[test]
+fn a_sub_slice_past_its_slice_is_reported_in_a_debug_build() {
+    let device = Device::emulator(Target::Sm90);
+    let x: Vec<u32> = (100..116).collect();
+    let dx = device.upload(&x).expect("upload");
+    let mut out = device.upload(&[0u32]).expect("upload");
+    let mut launch = |a: u32, b: u32| {
+        // SAFETY: the emulator checks every access against the view of x.
+        let launched = unsafe { range_sum::Kernel::launch(&device, LaunchConfig::linear(1, 1), &dx, &mut out, a, b) };
+        launched.map(|()| device.download(&out).expect("download")[0])
+    };
+    let sum = |range: std::ops::Range<usize>| x[range].iter().sum::<u32>();
+    assert_eq!(launch(2, 10).expect("inside x"), sum(2..10));
+    assert_eq!(launch(16, 16).expect("empty, at the end"), 0);
+    assert_eq!(launch(5, u32::MAX).expect("the tail"), sum(5..16));
+    let part = "let part = &x[a as usize..b as usize];";
+    let tail = "let tail = &x[a as usize..];";
+    for (a, b, debug_message, line) in [
+        (
+            2,
+            17,
+            "slice range out of bounds: `&x[a..b]` ends past the end of `x`",
+            part,
+        ),
+        (
+            10,
+            4,
+            "slice range out of bounds: `&x[a..b]` of `x` starts after it ends",
+            part,
+        ),
+        (
+            20,
+            u32::MAX,
+            "slice range out of bounds: `&x[a..b]` of `x` starts after it ends",
+            tail,
+        ),
+    ] {
+        let text = launch(a, b).expect_err("outside x").to_string();
+        if cfg!(debug_assertions) {
+            assert!(text.contains(debug_message) && text.contains(line), "{a}..{b}: {text}");
+        } else {
+            // Release builds check the parameter's view only: the sum runs
+            // past it.
+            assert!(text.contains("`x`"), "{a}..{b}: {text}");
+        }
+    }
+}

@@ -29,6 +29,11 @@ pub const ASSERTION_FAILED: &str = "assertion failed: ";
 /// what follows.
 pub const INDEX_OUT_OF_BOUNDS: &str = "index out of bounds: ";
 
+/// How the PTX comment on the `trap` of a debug build's check of a
+/// sub-slice's range (`&x[a..b]` inside `x`) starts: the emulator reports
+/// what follows.
+pub const SLICE_OUT_OF_RANGE: &str = "slice range out of bounds: ";
+
 #[cfg(feature = "compiler")]
 pub mod ast;
 #[cfg(feature = "compiler")]

@@ -4,10 +4,10 @@
 
 use super::emit::{Lower, MemRef, Space, Val};
 use super::fold::{Const, Result, err, f32_imm, f64_imm, int_imm};
-use crate::INDEX_OUT_OF_BOUNDS;
 use crate::ast::*;
 use crate::ir::*;
 use crate::types::{CacheHint, MemLayout, RegClass, Scalar, Ty};
+use crate::{INDEX_OUT_OF_BOUNDS, SLICE_OUT_OF_RANGE};
 
 impl Lower<'_> {
     pub(super) fn elem_layout(&self, elem: &Ty) -> MemLayout {
@@ -61,6 +61,35 @@ impl Lower<'_> {
             past,
             false,
             format!("{INDEX_OUT_OF_BOUNDS}the index is past the end of {view} (`&x[a..b]` has `b - a` elements)"),
+        );
+    }
+
+    /// With debug assertions, a trap where `&x[start..end]` (`end`: `x`'s
+    /// length `len` when there is none) is not inside `x` (as Rust panics):
+    /// an end past `x`'s length, or a start past the end. The sub-slice's
+    /// own index checks would otherwise let its elements run past `x`.
+    fn check_sub_slice_range(&mut self, m: &MemRef, start: &Val, end: Option<&Val>, len: &Val) {
+        self.func.debug_checks = true;
+        let parent = m.name.as_ref().map_or("the slice".to_string(), |n| format!("`{n}`"));
+        let a = self.in_reg(start, Scalar::Usize);
+        let n = self.in_reg(len, Scalar::Usize);
+        let b = match end {
+            Some(end) => self.in_reg(end, Scalar::Usize),
+            None => n,
+        };
+        let past = self.reg(RegClass::Pred);
+        self.emit("setp.gt.u64", vec![past.into(), b.into(), n.into()]);
+        self.trap_where(
+            past,
+            false,
+            format!("{SLICE_OUT_OF_RANGE}`&x[a..b]` ends past the end of {parent} (`b` must be at most its length)"),
+        );
+        let backwards = self.reg(RegClass::Pred);
+        self.emit("setp.gt.u64", vec![backwards.into(), a.into(), b.into()]);
+        self.trap_where(
+            backwards,
+            false,
+            format!("{SLICE_OUT_OF_RANGE}`&x[a..b]` of {parent} starts after it ends (write `a <= b`; `&x[a..]` needs `a` at most its length)"),
         );
     }
 
@@ -317,6 +346,11 @@ impl Lower<'_> {
     }
 
     pub(super) fn slice_from(&mut self, m: MemRef, start: Val, end: Option<Val>) -> MemRef {
+        if let Some(len) = m.len.as_deref().cloned()
+            && self.debug_assertions
+        {
+            self.check_sub_slice_range(&m, &start, end.as_ref(), &len);
+        }
         let size = self.elem_layout(&m.elem).bytes as i64;
         // Its length is `end - start`, `end` the view's or the slice's.
         let end = end.map(Box::new).or_else(|| m.len.clone());

@@ -382,6 +382,8 @@ fn exec_trap(c: &mut Ctx<'_>, _: &Inst) -> X {
             format!("assertion failed: `{source}`")
         } else if let Some(check) = failed(nvfp4_dsl_compiler::INDEX_OUT_OF_BOUNDS) {
             format!("index out of bounds: {check}")
+        } else if let Some(check) = failed(nvfp4_dsl_compiler::SLICE_OUT_OF_RANGE) {
+            format!("slice range out of bounds: {check}")
         } else {
             "`trap` executed".to_string()
         },
