@@ -78,12 +78,12 @@ pub(super) fn busy_message(env: &Env<'_>, busy: &Busy, pc: u32, write: bool, who
     };
     let how = if busy.write { "written" } else { "read" };
     format!(
-        "shared memory {:#x}..{:#x}{whose} is {how} by the pending {name} at line {}{issuer} and was {} at line {} before {}",
+        "shared memory {:#x}..{:#x}{whose} is {how} by the pending {name} at {}{issuer} and was {} at {} before {}",
         base + busy.lo,
         base + busy.hi,
-        env.entry.lines[busy.pc as usize],
+        statement_of(env, busy.pc),
         if write { "overwritten" } else { "read" },
-        env.entry.lines[pc as usize],
+        statement_of(env, pc),
         completed_by(text)
     )
 }

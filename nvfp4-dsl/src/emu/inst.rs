@@ -295,9 +295,9 @@ pub(crate) struct Fault(pub Box<Failure>);
 pub(crate) struct Failure {
     pub msg: String,
     pub lane: Option<u32>,
-    /// Another instruction whose Rust statements `msg` names (see
+    /// Other instructions whose Rust statements `msg` names (see
     /// `diag::cite`), resolved to files with the error's own.
-    pub cite: Option<u32>,
+    pub cite: Vec<u32>,
 }
 
 impl Fault {
@@ -305,21 +305,21 @@ impl Fault {
         Fault(Box::new(Failure {
             msg: msg.into(),
             lane: None,
-            cite: None,
+            cite: Vec::new(),
         }))
     }
     pub fn lane(lane: usize, msg: impl Into<String>) -> Fault {
         Fault(Box::new(Failure {
             msg: msg.into(),
             lane: Some(lane as u32),
-            cite: None,
+            cite: Vec::new(),
         }))
     }
 
     /// The same fault, its message naming instruction `pc`'s statements
-    /// (if any).
+    /// too (if any).
     pub fn citing(mut self, pc: impl Into<Option<u32>>) -> Fault {
-        self.0.cite = pc.into();
+        self.0.cite.extend(pc.into());
         self
     }
 

@@ -328,7 +328,7 @@ fn fence_and_completion_errors_are_reported() {
         (0, 0, 0),
         (0, 0, 0),
         &format!(
-            "missing wgmma.fence: %f3 was written at line {} after the last wgmma.fence (line {})",
+            "missing wgmma.fence: %f3 was written at line {} after the last wgmma.fence at line {}, before this wgmma.mma_async: call wgmma_fence()",
             line_of(&src, "mov.f32 %f3"),
             line_of(&src, "wgmma.fence")
         ),

@@ -2,7 +2,8 @@
 //! them: a bulk copy past the view it was launched on, a deadlock of
 //! consumers that synchronise the whole block, wrong mbarrier counts, a
 //! block larger than the kernel's launch bounds (or than 1024 threads),
-//! dynamic shared memory the launch did not give, shared bins never zeroed.
+//! dynamic shared memory the launch did not give, shared bins never zeroed,
+//! an MMA's accumulator read before its wait.
 
 use super::*;
 
@@ -419,4 +420,70 @@ fn a_read_of_shared_memory_nothing_wrote_is_an_error_naming_the_rust_line() {
     let mut want = vec![0u32; 16];
     data.iter().for_each(|v| want[(v % 16) as usize] += 1);
     assert_eq!(device.download(&counts).expect("download"), want);
+}
+
+/// One warpgroup's MMA (A a constant fragment of ones, B from `b`), its
+/// accumulator read before the `wgmma_wait_group` that completes it when
+/// `early`, after it otherwise.
+#[kernel(targets(sm_90a))]
+pub fn reads_an_accumulator_early(b: &[u32], d: &mut [f32], early: bool) {
+    let smem = dynamic_shared::<u32>(0);
+    let t = thread_idx_x() as usize;
+    if t < 64 {
+        smem[t] = b[t];
+    }
+    fence_proxy_async_shared();
+    sync_threads();
+    let frag = [f16x2::from_bits(0x3C00_3C00); 4];
+    let desc = WgmmaDesc::new(shared_address(smem, 0))
+        .with_leading_byte_offset(128)
+        .with_stride_byte_offset(128);
+    let mut acc = [0.0f32; 4];
+    wgmma_fence();
+    wgmma_f16_rs(&mut acc, frag, desc, false);
+    wgmma_commit_group();
+    if early {
+        d[t] = acc[0];
+    }
+    wgmma_wait_group(0);
+    if !early {
+        d[t] = acc[0];
+    }
+}
+
+#[test]
+fn an_accumulator_read_before_its_wait_names_the_mma_s_rust_line() {
+    let device = Device::emulator(Target::Sm90a);
+    let b = device.upload(&[0x3C00_3C00u32; 64]).expect("upload");
+    let mut d = device.alloc_zeroed::<f32>(128).expect("alloc");
+    let config = LaunchConfig {
+        shared_bytes: 256,
+        ..LaunchConfig::linear(1, 128)
+    };
+    // A constant fragment goes into registers after the kernel's
+    // `wgmma_fence()`; the compiler fences them: read after the wait, each
+    // sum is 16 products of ones.
+    // SAFETY: one warpgroup; b has 64 words, d 128 floats.
+    unsafe { reads_an_accumulator_early::Kernel::launch(&device, config, &b, &mut d, false) }.expect("after the wait");
+    assert_eq!(device.download(&d).expect("download"), vec![16.0f32; 128]);
+    // SAFETY: as above.
+    let e = failure(unsafe { reads_an_accumulator_early::Kernel::launch(&device, config, &b, &mut d, true) });
+    let text = e.to_string();
+    let mma = at(
+        "reads_an_accumulator_early",
+        "wgmma_f16_rs(&mut acc, frag, desc, false);",
+    );
+    assert!(
+        text.contains("read of wgmma accumulator")
+            && text.contains(&format!(
+                "before the wgmma.wait_group that completes the wgmma.mma_async at {mma} (line"
+            )),
+        "{text}"
+    );
+    assert!(
+        at_in("reads_an_accumulator_early", "d[t] = acc[0];")
+            .iter()
+            .any(|read| text.contains(&format!("at {read}, line"))),
+        "{text}"
+    );
 }

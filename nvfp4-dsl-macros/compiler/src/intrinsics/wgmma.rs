@@ -193,12 +193,20 @@ fn mma(l: &mut Lower<'_>, c: &Call, ab: &str, a_regs: bool) -> Result<Val> {
         let Val::Parts(parts) = arg(c, 1) else {
             unreachable!("checked: a four-register fragment")
         };
-        Operand::Vec(
-            parts
-                .iter()
-                .map(|p| Operand::Reg(l.bits_reg(p, RegClass::B32)))
-                .collect(),
-        )
+        // A part that is not a 32-bit register yet (a constant) is written
+        // into one here, after the caller's `wgmma_fence()`: the MMA must
+        // not read a register written since the last fence, so fence it.
+        let written = parts
+            .iter()
+            .any(|p| !matches!(p, Val::Reg(r) if r.class == RegClass::B32));
+        let regs = parts
+            .iter()
+            .map(|p| Operand::Reg(l.bits_reg(p, RegClass::B32)))
+            .collect();
+        if written {
+            l.emit("wgmma.fence.sync.aligned", vec![]);
+        }
+        Operand::Vec(regs)
     } else {
         Operand::Reg(l.bits_reg(&arg(c, 1), RegClass::B64))
     };

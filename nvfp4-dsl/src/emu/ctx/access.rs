@@ -38,7 +38,7 @@ impl Ctx<'_> {
             && let Some(busy) = b.inflight.conflict(off, len, write)
         {
             let whose = rank.map(|_| b.id());
-            return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, whose)));
+            return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, whose)).citing(busy.pc));
         }
         let kind = match (check, write) {
             (Check::Strong, _) => {
@@ -121,7 +121,7 @@ impl Ctx<'_> {
             if self.b.inflight.active()
                 && let Some(busy) = self.b.inflight.conflict(off, 16, write)
             {
-                return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, None)));
+                return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, write, None)).citing(busy.pc));
             }
             if clocks && let Err(h) = self.b.shadow.access(&self.cl.clocks, t, pc, off, 16, kind) {
                 return Err(

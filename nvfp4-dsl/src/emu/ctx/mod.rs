@@ -4,7 +4,7 @@
 //! wait at a barrier), checks the ordering of `tcgen05` instructions and
 //! issues asynchronous operations; its memory accesses are in `access`.
 
-use super::diag::{op_name, uncommitted};
+use super::diag::{op_name, statement_of, uncommitted};
 use super::inst::{Ext, Fault, Operand, Sreg};
 use super::layout::SHARED_BASE;
 use super::memory::View;
@@ -158,29 +158,31 @@ impl Ctx<'_> {
             return Fault::lane(
                 lane,
                 format!(
-                    "read of register {}, loaded by the tcgen05.ld at line {}, before the tcgen05.wait::ld that completes it",
-                    self.env.entry.reg_names[idx as usize], self.env.entry.lines[ld.pc as usize]
+                    "read of register {}, loaded by the tcgen05.ld at {}, before the tcgen05.wait::ld that completes it",
+                    self.env.entry.reg_names[idx as usize],
+                    statement_of(self.env, ld.pc)
                 ),
-            );
+            )
+            .citing(ld.pc);
         }
         if !pred
             && let Some(wg) = self.w.held.as_deref()
             && let Some((m, committed)) = wg.holder(idx)
         {
             let name = &self.env.entry.reg_names[idx as usize];
-            let line = self.env.entry.lines[m.pc as usize];
+            let line = statement_of(self.env, m.pc);
             let msg = if m.writes(idx) {
                 format!(
-                    "read of wgmma accumulator {name} before the wgmma.wait_group that completes the wgmma.mma_async at line {line}{}",
+                    "read of wgmma accumulator {name} before the wgmma.wait_group that completes the wgmma.mma_async at {line}{}",
                     uncommitted(committed)
                 )
             } else {
                 format!(
-                    "read of register {name}, an A operand of the pending wgmma.mma_async at line {line}, before the wgmma.wait_group that completes it{}",
+                    "read of register {name}, an A operand of the pending wgmma.mma_async at {line}, before the wgmma.wait_group that completes it{}",
                     uncommitted(committed)
                 )
             };
-            return Fault::lane(lane, msg);
+            return Fault::lane(lane, msg).citing(m.pc);
         }
         let names = if pred {
             &self.env.entry.pred_names
@@ -358,9 +360,10 @@ impl Ctx<'_> {
         let name = &self.env.entry.reg_names[idx as usize];
         if let Some(ld) = held.load_of(idx) {
             return Fault::new(format!(
-                "register {name}, loaded by the tcgen05.ld at line {}, overwritten before the tcgen05.wait::ld that completes it",
-                self.env.entry.lines[ld.pc as usize]
-            ));
+                "register {name}, loaded by the tcgen05.ld at {}, overwritten before the tcgen05.wait::ld that completes it",
+                statement_of(self.env, ld.pc)
+            ))
+            .citing(ld.pc);
         }
         let (m, committed) = held.holder(idx).expect("a holder");
         let what = if m.writes(idx) {
@@ -369,10 +372,11 @@ impl Ctx<'_> {
             "an A operand"
         };
         Fault::new(format!(
-            "register {name}, {what} of the pending wgmma.mma_async at line {}, overwritten before the wgmma.wait_group that completes it{}",
-            self.env.entry.lines[m.pc as usize],
+            "register {name}, {what} of the pending wgmma.mma_async at {}, overwritten before the wgmma.wait_group that completes it{}",
+            statement_of(self.env, m.pc),
             uncommitted(committed)
         ))
+        .citing(m.pc)
     }
 
     /// Fails if the executing lanes exit while the warp has `wgmma.mma_async`
@@ -382,14 +386,15 @@ impl Ctx<'_> {
             return Ok(());
         };
         Err(Fault::new(format!(
-            "the warp exits with the wgmma.mma_async at line {} never waited for ({}; its registers would be written after the exit)",
-            self.env.entry.lines[m.pc as usize],
+            "the warp exits with the wgmma.mma_async at {} never waited for ({}; its registers would be written after the exit)",
+            statement_of(self.env, m.pc),
             if committed {
                 "committed, but no wgmma.wait_group completes it"
             } else {
                 "never committed by a wgmma.commit_group, nor completed by a wgmma.wait_group"
             }
-        )))
+        ))
+        .citing(m.pc))
     }
 
     /// The index in the cluster of lane `l` of the executing warp.

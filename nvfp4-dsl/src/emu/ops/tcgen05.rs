@@ -288,14 +288,15 @@ fn busy_error(c: &Ctx<'_>, lane: usize, what: &str, b: &TBusy) -> Fault {
     Fault::lane(
         lane,
         format!(
-            "{what} meets tensor-memory columns {}..{} that the {} at line {} (issued by thread ({x},{y},{z})) still {}: wait on the mbarrier that a later tcgen05.commit arrives on first",
+            "{what} meets tensor-memory columns {}..{} that the {} at {} (issued by thread ({x},{y},{z})) still {}: wait on the mbarrier that a later tcgen05.commit arrives on first",
             b.col,
             b.col + b.ncols,
             crate::emu::diag::op_name(&e.texts[b.pc as usize]),
-            e.lines[b.pc as usize],
+            crate::emu::diag::statement_of(c.env, b.pc),
             if b.write { "writes" } else { "reads" }
         ),
     )
+    .citing(b.pc)
 }
 
 /// `.sync.aligned` instructions: the whole warp, converged.
@@ -543,15 +544,14 @@ fn ordered_after_writes(c: &mut Ctx<'_>, q: u32, col: u32, n: u32, what: &str) -
         let e = c.env.entry;
         let by = if w.asynchronous {
             format!(
-                "the {} at line {} `{}` wrote (wait on the mbarrier of a tcgen05.commit issued after it, then tcgen05.fence::after_thread_sync)",
+                "the {} at {} wrote (wait on the mbarrier of a tcgen05.commit issued after it, then tcgen05.fence::after_thread_sync)",
                 crate::emu::diag::op_name(&e.texts[w.pc as usize]),
-                e.lines[w.pc as usize],
-                e.texts[w.pc as usize]
+                crate::emu::diag::statement_of(c.env, w.pc)
             )
         } else {
             format!(
-                "another thread wrote at line {} `{}` (a barrier between them, with the tcgen05 fences, orders them)",
-                e.lines[w.pc as usize], e.texts[w.pc as usize]
+                "another thread wrote at {} (a barrier between them, with the tcgen05 fences, orders them)",
+                crate::emu::diag::statement_of(c.env, w.pc)
             )
         };
         return Err(Fault::lane(
@@ -562,7 +562,8 @@ fn ordered_after_writes(c: &mut Ctx<'_>, q: u32, col: u32, n: u32, what: &str) -
                 32 * q,
                 32 * q + 32
             ),
-        ));
+        )
+        .citing(w.pc));
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ use super::tcgen05::whole_warp;
 use super::tensor_sum::{Chain, Frag, half_rows_frag};
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
+use crate::emu::diag::statement_of;
 use crate::emu::fp::{BF16, F16};
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Operand, Ty};
 use crate::emu::parse::{Arg, Lit};
@@ -301,7 +302,7 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     let (d, a) = i.v.split_at(n as usize / 2);
     let (d, a): (Box<[u32]>, Box<[u32]>) = (d.iter().map(reg).collect(), a.iter().map(reg).collect());
     let env = c.env;
-    let (names, lines) = (&env.entry.reg_names, &env.entry.lines);
+    let names = &env.entry.reg_names;
     let pc = c.w.group_pc;
     let wg = c.w.held.as_deref().expect("held registers");
     let Some(fence) = wg.fence else {
@@ -312,9 +313,13 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
     for &r in d.iter().chain(a.iter()) {
         if let Some(at) = wg.written_since_fence(r) {
             return Err(Fault::new(format!(
-                "missing wgmma.fence: {} was written at line {} after the last wgmma.fence (line {}), before this wgmma.mma_async",
-                names[r as usize], lines[at as usize], lines[fence as usize]
-            )));
+                "missing wgmma.fence: {} was written at {} after the last wgmma.fence at {}, before this wgmma.mma_async: call wgmma_fence() after writing an MMA's fragment or accumulator and before the MMA",
+                names[r as usize],
+                statement_of(env, at),
+                statement_of(env, fence)
+            ))
+            .citing(at)
+            .citing(fence));
         }
     }
     // A register of a pending operation may be shared only as the same
@@ -326,9 +331,11 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
             && let Some((m, _)) = wg.holder(r).filter(|(m, _)| m.writes(r))
         {
             return Err(Fault::new(format!(
-                "A operand {} is the accumulator of the pending wgmma.mma_async at line {}: read before the wgmma.wait_group that completes it",
-                names[r as usize], lines[m.pc as usize]
-            )));
+                "A operand {} is the accumulator of the pending wgmma.mma_async at {}: read before the wgmma.wait_group that completes it",
+                names[r as usize],
+                statement_of(env, m.pc)
+            ))
+            .citing(m.pc));
         }
         if wg.init_of(&c.w.init, r) != u32::MAX {
             return Err(Fault::new(format!(
@@ -342,9 +349,11 @@ fn issue(c: &mut Ctx<'_>, i: &Inst) -> Result<(), Fault> {
             && let Some((m, _)) = wg.holder(r).filter(|(m, _)| !m.writes(r))
         {
             return Err(Fault::new(format!(
-                "register {}, an A operand of the pending wgmma.mma_async at line {}, is this wgmma.mma_async's accumulator: overwritten before the wgmma.wait_group that completes it",
-                names[r as usize], lines[m.pc as usize]
-            )));
+                "register {}, an A operand of the pending wgmma.mma_async at {}, is this wgmma.mma_async's accumulator: overwritten before the wgmma.wait_group that completes it",
+                names[r as usize],
+                statement_of(env, m.pc)
+            ))
+            .citing(m.pc));
         }
     }
     let p = c.pred(&i.s[2])?;
