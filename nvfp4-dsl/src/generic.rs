@@ -17,13 +17,17 @@
 //! operators and comparisons of its supertraits.
 
 use crate::types::Element;
-use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
+use core::ops::{
+    Add, AddAssign, BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Div, DivAssign, Mul, MulAssign,
+    Neg, Not, Rem, RemAssign, Shl, ShlAssign, Shr, ShrAssign, Sub, SubAssign,
+};
 use half::{bf16, f16};
 
 /// The floating-point types of kernels: `f16`, `bf16`, `f32`, `f64`.
 ///
-/// `+ - * /`, unary `-` and comparisons are each type's own (`add.rn.f16`,
-/// `add.rn.f32`, ...; `f16`/`bf16` division through `f32`).
+/// `+ - * /` (and `+= -= *= /=`), unary `-` and comparisons are each
+/// type's own (`add.rn.f16`, `add.rn.f32`, ...; `f16`/`bf16` division
+/// through `f32`).
 pub trait Float:
     Element
     + PartialOrd
@@ -32,6 +36,10 @@ pub trait Float:
     + Mul<Output = Self>
     + Div<Output = Self>
     + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
 {
     /// Zero.
     const ZERO: Self;
@@ -97,6 +105,16 @@ pub trait Int:
     + Not<Output = Self>
     + Shl<u32, Output = Self>
     + Shr<u32, Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+    + RemAssign
+    + BitAndAssign
+    + BitOrAssign
+    + BitXorAssign
+    + ShlAssign<u32>
+    + ShrAssign<u32>
 {
     /// Zero.
     const ZERO: Self;
@@ -129,7 +147,16 @@ pub trait Int:
 /// `+ - * /` and comparisons are each type's own, as under `Float` or
 /// `Int`.
 pub trait Num:
-    Element + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+    Element
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
 {
     /// Zero.
     const ZERO: Self;

@@ -274,7 +274,7 @@ fn block_scan<T: Num>(v: T, t: usize) -> T {
         }
         sync_threads();
         if take {
-            s[t] = s[t] + add;
+            s[t] += add;
         }
         sync_threads();
         offset *= 2;
@@ -302,7 +302,7 @@ fn check_scan<T: Num + DeviceCopy + std::fmt::Debug>(
     let mut sum = x[0];
     for (i, v) in x.iter().enumerate() {
         if i > 0 {
-            sum = sum + *v;
+            sum += *v;
         }
         assert!(got[i] == sum, "element {i}: {:?}, want {:?}", got[i], sum);
     }
@@ -441,4 +441,86 @@ fn zero_and_one_of_each_bound_are_the_types_own() {
     check_map(&longs, i64::MIN, clear_lowest::<i64>, |d, x, out| unsafe {
         lowest_cleared::Kernel::<i64>::launch(d, config, x, out).expect("launch")
     });
+}
+
+/// Each lane's value plus its xor-1 neighbour's (through `+=`), and the
+/// warp's sum and maximum: written once for the types of the warp
+/// intrinsics, `T: Num` narrowed by `WarpReduce` and `Shuffle`.
+#[device]
+fn warp_stats<T: Num + WarpReduce + Shuffle>(v: T) -> [T; 3] {
+    let mut pair = T::ZERO;
+    pair += v;
+    pair += shfl_xor(v, 1);
+    [pair, warp_reduce_sum(v), warp_reduce_max(v)]
+}
+
+#[kernel(targets(sm_90), specialize(T = [u32, i64, f32, f64]))]
+pub fn warp_stats_of<T: Num + WarpReduce + Shuffle>(x: &[T], out: &mut [T]) {
+    let t = thread_idx_x() as usize;
+    let stats = warp_stats(x[t]);
+    #[unroll]
+    for i in 0..3usize {
+        out[3 * t + i] = stats[i];
+    }
+}
+
+/// Launches `warp_stats_of` on 64 values and checks every output against
+/// the host (values small enough that every sum is exact in any order).
+fn check_warp_stats<T: Num + DeviceCopy + std::fmt::Debug>(
+    x: &[T],
+    poison: T,
+    launch: impl Fn(&Device, &DeviceBuffer<T>, &mut DeviceBuffer<T>),
+) {
+    let device = Device::emulator(Target::Sm90);
+    let dx = device.upload(x).expect("upload");
+    let mut out = device.upload(&[poison; 192]).expect("upload");
+    launch(&device, &dx, &mut out);
+    let got = device.download(&out).expect("download");
+    for (t, v) in x.iter().enumerate() {
+        let warp = &x[t / 32 * 32..t / 32 * 32 + 32];
+        let mut sum = T::ZERO;
+        let mut max = T::MIN;
+        for &w in warp {
+            sum += w;
+            if w > max {
+                max = w;
+            }
+        }
+        let want = [*v + x[t ^ 1], sum, max];
+        assert!(
+            format!("{:?}", &got[3 * t..3 * t + 3]) == format!("{want:?}"),
+            "thread {t}: {:?}, want {want:?}",
+            &got[3 * t..3 * t + 3]
+        );
+    }
+}
+
+#[test]
+fn a_num_function_narrowed_by_the_warp_traits_reduces_each_type() {
+    let words: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 20).collect();
+    let config = LaunchConfig::linear(1, 64);
+    macro_rules! check {
+        ($t:ty, $values:expr, $poison:expr) => {
+            // SAFETY: 64 threads, each reads its element and writes its 3.
+            check_warp_stats::<$t>(&$values, $poison, |d, x, out| unsafe {
+                warp_stats_of::Kernel::<$t>::launch(d, config, x, out).expect("launch")
+            })
+        };
+    }
+    check!(u32, words, u32::MAX);
+    check!(
+        i64,
+        words.iter().map(|w| *w as i64 - 2000).collect::<Vec<_>>(),
+        i64::MIN
+    );
+    check!(
+        f32,
+        words.iter().map(|w| *w as f32 / 8.0 - 200.0).collect::<Vec<_>>(),
+        f32::NAN
+    );
+    check!(
+        f64,
+        words.iter().map(|w| *w as f64 / 4.0 - 300.0).collect::<Vec<_>>(),
+        f64::NAN
+    );
 }

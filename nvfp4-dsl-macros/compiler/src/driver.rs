@@ -362,7 +362,7 @@ fn source_fns<'a>(instances: impl Iterator<Item = &'a ast::Kernel>) -> Vec<Sourc
 /// finding its device functions and const generics reads (they do not
 /// depend on the types).
 pub(crate) fn first_instance(item: &syn::ItemFn, params: &[TypeParam]) -> syn::Result<syn::ItemFn> {
-    let first: Vec<Scalar> = params.iter().map(|t| t.bound.types()[0]).collect();
+    let first: Vec<Scalar> = params.iter().map(|t| t.types()[0]).collect();
     generics::substitute(item, params, &first)
 }
 

@@ -104,12 +104,64 @@ impl Bound {
     }
 }
 
-/// A type parameter and its bound.
+/// A trait of the intrinsics that may narrow a prelude bound (`T: Num +
+/// WarpReduce`): the types the warp reductions or the shuffles take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Narrowing {
+    WarpReduce,
+    Shuffle,
+}
+
+impl Narrowing {
+    const ALL: [Narrowing; 2] = [Narrowing::WarpReduce, Narrowing::Shuffle];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Narrowing::WarpReduce => "WarpReduce",
+            Narrowing::Shuffle => "Shuffle",
+        }
+    }
+
+    /// The scalar types that implement it (`Shuffle` also takes `f16x2`,
+    /// which no prelude bound has).
+    fn types(self) -> &'static [Scalar] {
+        use Scalar::*;
+        &[U32, I32, F32, U64, I64, F64]
+    }
+}
+
+/// A type parameter, its bound and the intrinsic traits that narrow it.
 #[derive(Clone, Debug)]
 pub struct TypeParam {
     pub name: String,
     pub bound: Bound,
+    pub narrowed: Vec<Narrowing>,
     pub span: Loc,
+}
+
+impl TypeParam {
+    /// The types it takes: its bound's that each narrowing trait has too.
+    pub fn types(&self) -> Vec<Scalar> {
+        let mut types = self.bound.types().to_vec();
+        for n in &self.narrowed {
+            types.retain(|t| n.types().contains(t));
+        }
+        types
+    }
+
+    /// `Num + WarpReduce`.
+    pub fn bound_name(&self) -> String {
+        std::iter::once(self.bound.name())
+            .chain(self.narrowed.iter().map(|n| n.name()))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// `` `Num + WarpReduce` (f32, f64, ..) ``.
+    pub fn describe(&self) -> String {
+        let types: Vec<&str> = self.types().iter().map(|s| s.rust_name()).collect();
+        format!("`{}` ({})", self.bound_name(), types.join(", "))
+    }
 }
 
 /// The type parameters of a kernel or device function (`what`), each
@@ -124,32 +176,50 @@ pub fn type_params(generics: &syn::Generics, what: &str) -> syn::Result<Vec<Type
                 "a type parameter of {what} has no default; list its types in `specialize({name} = [..])` or let the calls give it"
             )));
         }
-        let mut bounds = t.bounds.iter();
-        let bound = match (bounds.next(), bounds.next()) {
-            (None, _) => {
-                return Err(Loc::of(&t.ident).error(format!(
-                    "the type parameter `{name}` needs a bound, a trait of the prelude: {}",
-                    Bound::all_bounds(&name)
-                )));
+        let mut bound = None;
+        let mut narrowed = Vec::new();
+        for b in &t.bounds {
+            match bound_of(b, &name)? {
+                Err(n) => narrowed.push(n),
+                Ok(_) if bound.is_some() => {
+                    return Err(Loc::of(b).error(format!(
+                        "bound `{name}` by one trait of the prelude: {} (each implies `Copy`, the operators and comparisons), narrowed by `WarpReduce` or `Shuffle` where it calls the warp reductions or shuffles",
+                        Bound::all_bounds(&name)
+                    )));
+                }
+                Ok(b) => bound = Some(b),
             }
-            (Some(_), Some(extra)) => {
-                return Err(Loc::of(extra).error(format!(
-                    "bound `{name}` by one trait of the prelude: {} (each implies `Copy`, the operators and comparisons)",
-                    Bound::all_bounds(&name)
-                )));
-            }
-            (Some(b), None) => bound_of(b, &name)?,
+        }
+        let Some(bound) = bound else {
+            return Err(Loc::of(&t.ident).error(format!(
+                "the type parameter `{name}` needs a bound, a trait of the prelude: {}{}",
+                Bound::all_bounds(&name),
+                if narrowed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (`WarpReduce` and `Shuffle` only narrow one: `{name}: Num + WarpReduce`)")
+                }
+            )));
         };
-        out.push(TypeParam {
+        let param = TypeParam {
             name,
             bound,
+            narrowed,
             span: Loc::of(&t.ident),
-        });
+        };
+        if param.types().is_empty() {
+            return Err(Loc::of(&t.bounds).error(format!(
+                "no type is `{}`: the warp reductions and shuffles take `u32`, `i32`, `f32`, `u64`, `i64` and `f64`",
+                param.bound_name()
+            )));
+        }
+        out.push(param);
     }
     Ok(out)
 }
 
-fn bound_of(b: &syn::TypeParamBound, name: &str) -> syn::Result<Bound> {
+/// The prelude trait `b` names, or the intrinsic trait that narrows one.
+fn bound_of(b: &syn::TypeParamBound, name: &str) -> syn::Result<Result<Bound, Narrowing>> {
     let trait_name = match b {
         syn::TypeParamBound::Trait(t)
             if t.lifetimes.is_none() && matches!(t.modifier, syn::TraitBoundModifier::None) =>
@@ -162,10 +232,14 @@ fn bound_of(b: &syn::TypeParamBound, name: &str) -> syn::Result<Bound> {
         }
         _ => None,
     };
+    let narrowing = trait_name
+        .as_ref()
+        .and_then(|n| Narrowing::ALL.into_iter().find(|t| t.name() == n));
     match trait_name.and_then(|n| Bound::ALL.into_iter().find(|b| b.name() == n)) {
-        Some(bound) => Ok(bound),
+        Some(bound) => Ok(Ok(bound)),
+        None if let Some(n) = narrowing => Ok(Err(n)),
         None => Err(Loc::of(b).error(format!(
-            "`{}` is not a trait kernels compile; write {}, traits of the prelude",
+            "`{}` is not a trait kernels compile; write {}, traits of the prelude (narrowed by `WarpReduce` or `Shuffle` for the warp reductions and shuffles)",
             quote::ToTokens::to_token_stream(b),
             Bound::all_bounds(name)
         ))),
@@ -417,7 +491,7 @@ impl GenericFn {
             .order
             .iter()
             .map(|o| match o {
-                Some(i) => format!("{}: {}", self.type_params[*i].name, self.type_params[*i].bound.name()),
+                Some(i) => format!("{}: {}", self.type_params[*i].name, self.type_params[*i].bound_name()),
                 None => "const ..".to_string(),
             })
             .collect();

@@ -101,7 +101,7 @@ pub(crate) fn specialisations(
 /// of its bound.
 fn type_values(attr: &KernelAttr, p: &TypeParam) -> syn::Result<Vec<SpecValue>> {
     let Some(list) = attr.specialize.iter().find(|l| l.name == p.name) else {
-        let first: Vec<&str> = p.bound.types().iter().take(2).map(|t| t.rust_name()).collect();
+        let first: Vec<&str> = p.types().iter().take(2).map(|t| t.rust_name()).collect();
         return Err(p.span.error(format!(
             "list the types of `{}` to compile: #[kernel(specialize({} = [{}]))] (a proc macro cannot see the call sites)",
             p.name,
@@ -123,17 +123,17 @@ fn type_values(attr: &KernelAttr, p: &TypeParam) -> syn::Result<Vec<SpecValue>> 
             return Err(loc.error(format!(
                 "`{}` is a type parameter: list types of {}, e.g. `specialize({} = [{}])`",
                 p.name,
-                p.bound.describe(),
+                p.describe(),
                 p.name,
-                p.bound.types()[0].rust_name(),
+                p.types()[0].rust_name(),
             )));
         };
-        if !p.bound.types().contains(&ty) {
+        if !p.types().contains(&ty) {
             return Err(loc.error(format!(
                 "`{}` is not `{}`: list types of {}",
                 ty.rust_name(),
-                p.bound.name(),
-                p.bound.describe()
+                p.bound_name(),
+                p.describe()
             )));
         }
         if values.contains(&SpecValue::Ty(ty)) {

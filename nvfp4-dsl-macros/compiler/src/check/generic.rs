@@ -93,7 +93,7 @@ impl<'k> Checker<'k> {
                 );
             };
             match t {
-                Ty::Scalar(s) if p.bound.types().contains(s) => concrete.push(*s),
+                Ty::Scalar(s) if p.types().contains(s) => concrete.push(*s),
                 _ => {
                     return err(
                         e.span,
@@ -101,7 +101,7 @@ impl<'k> Checker<'k> {
                             "`{}` of `{}` would be `{t}`, which is not {}: `{}`",
                             p.name,
                             g.name,
-                            p.bound.describe(),
+                            p.describe(),
                             g.signature()
                         ),
                     );

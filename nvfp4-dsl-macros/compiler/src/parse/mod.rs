@@ -261,7 +261,7 @@ impl Parser {
                     let g = GenericFn::new(key, f, type_params(&f.sig.generics, "a device function")?);
                     let all: Vec<Vec<Scalar>> = match instances {
                         Some(list) => list.iter().filter(|(k, _)| k == key).map(|(_, t)| t.clone()).collect(),
-                        None => vec![g.type_params.iter().map(|t| t.bound.types()[0]).collect()],
+                        None => vec![g.type_params.iter().map(|t| t.types()[0]).collect()],
                     };
                     for types in all {
                         let f = substitute(f, &g.type_params, &types)?;
