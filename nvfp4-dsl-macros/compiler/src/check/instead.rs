@@ -11,7 +11,7 @@ use crate::intrinsics::{self, Form, Intrinsic};
 pub(super) fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
     if method == "swap" && ty.is_memory() {
         return Some(
-            "`.swap()` is not available on memory in kernels; swap through a local: `let t = s[i]; s[i] = s[j]; s[j] = t;`"
+            "`.swap()` is not available on memory in kernels; swap in one assignment, `(s[i], s[j]) = (s[j], s[i]);`, or through a local"
                 .to_string(),
         );
     }
