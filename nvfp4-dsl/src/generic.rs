@@ -58,6 +58,12 @@ pub trait Float:
     /// The difference between 1 and the next larger value.
     const EPSILON: Self;
 
+    /// The smaller of the two; a NaN gives the other. PTX: `min.T`
+    fn min(self, other: Self) -> Self;
+
+    /// The larger of the two; a NaN gives the other. PTX: `max.T`
+    fn max(self, other: Self) -> Self;
+
     /// `v` rounded to nearest even: `f16::from_f32`, `bf16::from_f32`,
     /// `v` itself for `f32`, exact for `f64`.
     ///
@@ -217,6 +223,16 @@ macro_rules! float {
             const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
             const NAN: Self = <$t>::NAN;
             const EPSILON: Self = <$t>::EPSILON;
+
+            #[inline]
+            fn min(self, other: Self) -> Self {
+                <$t>::min(self, other)
+            }
+
+            #[inline]
+            fn max(self, other: Self) -> Self {
+                <$t>::max(self, other)
+            }
 
             #[inline]
             fn from_f32($v: f32) -> Self {

@@ -524,3 +524,32 @@ fn a_num_function_narrowed_by_the_warp_traits_reduces_each_type() {
         f64::NAN
     );
 }
+
+/// `x` clamped into `[lo, hi]` through `max` and `min` of `T: Float`.
+#[kernel(targets(sm_90), specialize(T = [f16, bf16, f32, f64]))]
+pub fn clamps<T: Float>(x: &[T], out: &mut [T], lo: f32, hi: f32) {
+    let t = thread_idx_x() as usize;
+    out[t] = x[t].max(T::from_f32(lo)).min(T::from_f32(hi));
+}
+
+#[test]
+fn max_and_min_of_a_float_bound_are_each_types_own() {
+    let words: Vec<u32> = (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 20).collect();
+    let value = |w: &u32| *w as f32 / 64.0 - 32.0;
+    let config = LaunchConfig::linear(1, 64);
+    macro_rules! check {
+        ($t:ty, $poison:expr) => {{
+            let x: Vec<$t> = words.iter().map(|w| <$t as Float>::from_f32(value(w))).collect();
+            let (lo, hi) = (-10.5f32, 12.25f32);
+            let clamp = |v: $t| v.max(<$t>::from_f32(lo)).min(<$t>::from_f32(hi));
+            // SAFETY: 64 threads, each reads and writes its own element.
+            check_map(&x, $poison, clamp, |d, x, out| unsafe {
+                clamps::Kernel::<$t>::launch(d, config, x, out, lo, hi).expect("launch")
+            })
+        }};
+    }
+    check!(f16, f16::NAN);
+    check!(bf16, bf16::NAN);
+    check!(f32, f32::NAN);
+    check!(f64, f64::NAN);
+}

@@ -53,6 +53,8 @@ impl Bound {
         const FLOAT: &[&str] = &[
             "from_f32",
             "to_f32",
+            "min",
+            "max",
             "ZERO",
             "ONE",
             "MAX",

@@ -254,7 +254,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
     row!(
         "fn min(self, other: Self) -> Self",
         params: [ArgTy::T, ArgTy::T],
-        types: &[F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
+        types: &[F16, BF16, F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
         ret: RetTy::T,
         target: Sm80,
         lower: |l, c| min_max(l, c, "min"),
@@ -263,7 +263,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
     row!(
         "fn max(self, other: Self) -> Self",
         params: [ArgTy::T, ArgTy::T],
-        types: &[F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
+        types: &[F16, BF16, F32, F64, U8, U16, U32, I32, U64, I64, USIZE],
         ret: RetTy::T,
         target: Sm80,
         lower: |l, c| min_max(l, c, "max"),
