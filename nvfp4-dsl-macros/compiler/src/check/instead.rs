@@ -20,6 +20,16 @@ pub(super) fn unsupported_method(method: &str, ty: &Ty) -> Option<String> {
             "`.{method}()` is for `for` loops in kernels (`for v in x.{method}()`); iterator adapters and consumers (`sum`, `map`, `max`, ...) are not supported: write a `for` loop"
         ));
     }
+    if ty.is_memory()
+        && matches!(
+            method,
+            "fill" | "copy_from_slice" | "clone_from_slice" | "swap_with_slice"
+        )
+    {
+        return Some(format!(
+            "`.{method}()` is not available on memory in kernels; write a `for` loop (`for i in 0..x.len() {{ x[i] = v; }}`)"
+        ));
+    }
     if ty.is_int() && matches!(method, "try_into" | "into") {
         return Some(format!(
             "`.{method}()` is not supported in kernels; convert with `as` (wrapping), or `T::from(x)` where it is lossless"

@@ -9,6 +9,21 @@ use super::{FnKind, Parser, Result, err, reject_attrs};
 use crate::ast::{Arm, BinOp, Expr, ExprKind, Loc, REFERENCE_USES, UnOp};
 use crate::types::Ty;
 
+/// The iterator consumers and adapters a user may call with a turbofish
+/// (`.sum::<f32>()`), which kernels do not have.
+const ITERATOR_CONSUMERS: [&str; 10] = [
+    "sum",
+    "product",
+    "collect",
+    "fold",
+    "map",
+    "max_by_key",
+    "min_by_key",
+    "filter_map",
+    "flat_map",
+    "rev",
+];
+
 impl Parser {
     pub(super) fn expr(&mut self, e: &syn::Expr) -> Result<Expr> {
         use syn::Expr as E;
@@ -80,10 +95,14 @@ impl Parser {
             syn::UnOp::Neg(_) => UnOp::Neg,
             syn::UnOp::Not(_) => UnOp::Not,
             _ => {
-                return err(
-                    Loc::of(&u.op),
-                    "dereferencing is not supported in kernels; index slices with `a[i]`",
-                );
+                let what = match &*u.expr {
+                    E::MethodCall(m) => format!(
+                        "dereferencing what `.{}()` returns is not supported in kernels: they have no references or `Option`s (`.first()`, `.max()`, `.unwrap()`); index slices with `a[i]` (`x[0]`), and find a maximum or an element with a `for` loop",
+                        m.method
+                    ),
+                    _ => "dereferencing is not supported in kernels (but `*v` of a `for v in x.iter()` loop); index slices with `a[i]`".to_string(),
+                };
+                return err(Loc::of(&u.op), what);
             }
         };
         let kind = ExprKind::Unary(op, Box::new(self.expr(&u.expr)?));
@@ -166,7 +185,18 @@ impl Parser {
     /// `x.method(args)`.
     fn method_call_expr(&mut self, m: &syn::ExprMethodCall) -> Result<ExprKind> {
         if let Some(t) = &m.turbofish {
-            return err(Loc::of(&t), "method calls take no generic arguments in kernels");
+            let instead = if ITERATOR_CONSUMERS.contains(&m.method.to_string().as_str()) {
+                format!(
+                    "; iterator consumers such as `.{}()` are not supported: write a `for` loop (`let mut s = 0.0f32; for v in x.iter() {{ s += *v; }}`)",
+                    m.method
+                )
+            } else {
+                String::new()
+            };
+            return err(
+                Loc::of(&t),
+                format!("method calls take no generic arguments in kernels{instead}"),
+            );
         }
         if m.method == "step_by" {
             return err(
@@ -187,7 +217,7 @@ impl Parser {
         if let E::Let(l) = &*i.cond {
             return err(
                 Loc::of(&l),
-                "`if let` is not supported in kernels; there are no enums to match; use `if` with a condition",
+                "`if let` is not supported in kernels; there are no enums to match; use `if` with a condition, or a `match` on a tuple (`match pair { (true, m) => .., _ => .. }`)",
             );
         }
         let els = match &i.else_branch {

@@ -115,7 +115,7 @@ impl Parser {
             other => {
                 return err(
                     Loc::of(&other),
-                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of slices, local arrays or array literals (`x.iter()`, `x.iter_mut()`, `&x`, `x`, `[a, b, c]`, `x.iter().zip(y.iter())`, with `.enumerate()` and `.rev()` after them); other iterators are not supported",
+                    "a `for` loop iterates over a range (`a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `(a..b).rev().step_by(s)`) or over the elements of slices, local arrays or array literals (`x.iter()`, `x.iter_mut()`, `&x`, `x`, `[a, b, c]`, `x.iter().zip(y.iter())`, with `.enumerate()` and `.rev()` after them); other iterators are not supported (for `.skip(a)` and `.take(n)`, iterate over a sub-slice: `x[a..].iter()`, `x[..n].iter()`)",
                 );
             }
         };

@@ -48,6 +48,9 @@ impl Parser {
         if name != "ptx" {
             let instead = match name.as_str() {
                 "matches" => "; write a `match` (`match v { 1 | 2 => true, _ => false }`) or comparisons",
+                "panic" | "unreachable" | "todo" | "unimplemented" => {
+                    "; `assert!(false, \"...\")` traps with its message where the code must not go (a `match` arm that needs a value gives one after it)"
+                }
                 _ => "",
             };
             return err(

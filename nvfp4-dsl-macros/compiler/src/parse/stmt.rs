@@ -72,7 +72,10 @@ impl Parser {
                 if let Some(e) = &local.init
                     && let Some((_, diverge)) = &e.diverge
                 {
-                    return err(Loc::of(&diverge), "`let ... else` is not supported in kernels");
+                    return err(
+                        Loc::of(&diverge),
+                        "`let ... else` is not supported in kernels; write a `match` with the `else` block as its other arm (`let m = match pair { (true, m) => m, _ => return };`)",
+                    );
                 }
                 let (pat, ty) = match &local.pat {
                     syn::Pat::Type(pt) => (&*pt.pat, Some(self.parse_ty(&pt.ty)?)),
