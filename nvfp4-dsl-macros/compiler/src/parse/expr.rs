@@ -11,7 +11,7 @@ use crate::types::Ty;
 
 /// The iterator consumers and adapters a user may call with a turbofish
 /// (`.sum::<f32>()`), which kernels do not have.
-const ITERATOR_CONSUMERS: [&str; 10] = [
+const ITERATOR_CONSUMERS: [&str; 9] = [
     "sum",
     "product",
     "collect",
@@ -21,7 +21,6 @@ const ITERATOR_CONSUMERS: [&str; 10] = [
     "min_by_key",
     "filter_map",
     "flat_map",
-    "rev",
 ];
 
 impl Parser {
