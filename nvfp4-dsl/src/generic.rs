@@ -28,27 +28,9 @@ use half::{bf16, f16};
 /// `+ - * /` (and `+= -= *= /=`), unary `-` and comparisons are each
 /// type's own (`add.rn.f16`, `add.rn.f32`, ...; `f16`/`bf16` division
 /// through `f32`).
-pub trait Float:
-    Element
-    + PartialOrd
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
-    + AddAssign
-    + SubAssign
-    + MulAssign
-    + DivAssign
-{
-    /// Zero.
-    const ZERO: Self;
-    /// One.
-    const ONE: Self;
-    /// The largest finite value.
-    const MAX: Self;
-    /// The smallest finite value (`-MAX`).
-    const MIN: Self;
+///
+/// `ZERO`, `ONE`, `MIN` (`-MAX`) and `MAX` are [`Num`]'s.
+pub trait Float: Num + Neg<Output = Self> {
     /// Positive infinity.
     const INFINITY: Self;
     /// Negative infinity.
@@ -97,13 +79,11 @@ pub trait Half: Float {
 ///
 /// The operators wrap, divide and shift as each type's own (see the
 /// README's subset); `min` and `max` are `Ord`'s (`min.T`, `max.T`).
+///
+/// `ZERO`, `ONE`, `MIN` and `MAX` are [`Num`]'s.
 pub trait Int:
-    Element
+    Num
     + Ord
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
     + Rem<Output = Self>
     + BitAnd<Output = Self>
     + BitOr<Output = Self>
@@ -111,10 +91,6 @@ pub trait Int:
     + Not<Output = Self>
     + Shl<u32, Output = Self>
     + Shr<u32, Output = Self>
-    + AddAssign
-    + SubAssign
-    + MulAssign
-    + DivAssign
     + RemAssign
     + BitAndAssign
     + BitOrAssign
@@ -122,14 +98,6 @@ pub trait Int:
     + ShlAssign<u32>
     + ShrAssign<u32>
 {
-    /// Zero.
-    const ZERO: Self;
-    /// One.
-    const ONE: Self;
-    /// The smallest value.
-    const MIN: Self;
-    /// The largest value.
-    const MAX: Self;
     /// The width in bits.
     const BITS: u32;
 
@@ -174,51 +142,33 @@ pub trait Num:
     const MAX: Self;
 }
 
-/// Zero and one of each number type, for the traits' `ZERO` and `ONE`.
-trait Unit {
-    const ZERO: Self;
-    const ONE: Self;
-}
-
-impl Unit for f16 {
-    const ZERO: Self = f16::ZERO;
-    const ONE: Self = f16::ONE;
-}
-
-impl Unit for bf16 {
-    const ZERO: Self = bf16::ZERO;
-    const ONE: Self = bf16::ONE;
-}
-
-macro_rules! unit {
-    ($($t:ty),*) => {$(
-        impl Unit for $t {
-            const ZERO: Self = 0 as $t;
-            const ONE: Self = 1 as $t;
-        }
-    )*};
-}
-unit!(f32, f64, u8, u16, u32, u64, usize, i32, i64);
-
 macro_rules! num {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $zero:expr, $one:expr;)*) => {$(
         impl Num for $t {
-            const ZERO: Self = <$t as Unit>::ZERO;
-            const ONE: Self = <$t as Unit>::ONE;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
             const MIN: Self = <$t>::MIN;
             const MAX: Self = <$t>::MAX;
         }
     )*};
 }
-num!(f16, bf16, f32, f64, u8, u16, u32, u64, usize, i32, i64);
+num! {
+    f16 => f16::ZERO, f16::ONE;
+    bf16 => bf16::ZERO, bf16::ONE;
+    f32 => 0.0, 1.0;
+    f64 => 0.0, 1.0;
+    u8 => 0, 1;
+    u16 => 0, 1;
+    u32 => 0, 1;
+    u64 => 0, 1;
+    usize => 0, 1;
+    i32 => 0, 1;
+    i64 => 0, 1;
+}
 
 macro_rules! float {
     ($($t:ty: $v:ident => $from:expr, $x:ident => $to:expr;)*) => {$(
         impl Float for $t {
-            const ZERO: Self = <$t as Unit>::ZERO;
-            const ONE: Self = <$t as Unit>::ONE;
-            const MAX: Self = <$t>::MAX;
-            const MIN: Self = <$t>::MIN;
             const INFINITY: Self = <$t>::INFINITY;
             const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
             const NAN: Self = <$t>::NAN;
@@ -274,10 +224,6 @@ half!(f16, bf16);
 macro_rules! int {
     ($($t:ty),*) => {$(
         impl Int for $t {
-            const ZERO: Self = <$t as Unit>::ZERO;
-            const ONE: Self = <$t as Unit>::ONE;
-            const MIN: Self = <$t>::MIN;
-            const MAX: Self = <$t>::MAX;
             const BITS: u32 = <$t>::BITS;
 
             #[inline]
