@@ -217,10 +217,18 @@ fn subjects() -> Vec<Subject> {
                     .map_err(err)
             })
         }),
-        // Item 5 of issue 24 (programmatic dependent launch, memory
-        // order): the kernels run as the host code runs them, twice in a
-        // row where the kernel's predecessor is the previous call's last
-        // kernel; only the mutants of that item.
+    ]
+    .into_iter()
+    .chain(pdl_and_order_subjects())
+    .collect()
+}
+
+/// Item 5 of issue 24 (programmatic dependent launch, memory order): the
+/// kernels run as the host code runs them (twice in a row where the
+/// kernel's predecessor is the previous call's last kernel); only the
+/// mutants of that item.
+fn pdl_and_order_subjects() -> Vec<Subject> {
+    vec![
         Subject {
             only: Some(pdl_or_order),
             ..subject(
