@@ -22,6 +22,10 @@
 //! unsafe { saxpy::Kernel::launch(&device, LaunchConfig::linear(4, 256), &x, &mut y, 3.0, 1024)? };
 //! ```
 //!
+//! `targets(..)` lists the targets to compile for (`sm_80`, `sm_90`,
+//! `sm_90a`, `sm_100a`); without it a kernel compiles for `sm_90` and
+//! `sm_100a`.
+//!
 //! ## The subset
 //!
 //! Parameters are slices `&[T]`/`&mut [T]` (global memory, passed with their

@@ -634,3 +634,32 @@ fn closures_compute_what_the_host_computes() {
         assert_eq!(out[8 * i..8 * i + 8], want, "thread {i}");
     }
 }
+
+/// `y[i] = x[i] * 3 + i`, with no `targets(..)`: compiled for sm_90 and
+/// sm_100a.
+#[kernel]
+pub fn no_targets_listed(x: &[u32], y: &mut [u32]) {
+    let i = thread_idx_x() as usize;
+    y[i] = x[i] * 3 + i as u32;
+}
+
+#[test]
+fn a_kernel_without_targets_compiles_for_hopper_and_blackwell() {
+    let listed: Vec<Target> = no_targets_listed::Kernel::VARIANT.ptx.iter().map(|(t, _)| *t).collect();
+    assert_eq!(listed, [Target::Sm90, Target::Sm100a]);
+    let x = random_words(17, 64);
+    for target in [Target::Sm90, Target::Sm90a, Target::Sm100a] {
+        let device = Device::emulator(target);
+        let dx = device.upload(&x).expect("upload");
+        let mut dy = device.upload(&[POISON; 64]).expect("upload");
+        // SAFETY: 64 threads, each reads and writes its own element.
+        unsafe { no_targets_listed::Kernel::launch(&device, LaunchConfig::linear(1, 64), &dx, &mut dy) }
+            .expect("launch");
+        let want: Vec<u32> = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v.wrapping_mul(3).wrapping_add(i as u32))
+            .collect();
+        assert_eq!(device.download(&dy).expect("download"), want, "{target:?}");
+    }
+}

@@ -66,13 +66,15 @@ impl SpecValue {
     }
 }
 
+/// The targets of a kernel that lists none: the Hopper and Blackwell GPUs'
+/// base targets (a kernel with `sm_90a` or `sm_100a` intrinsics lists its
+/// own; the error of such an intrinsic says which).
+pub const DEFAULT_TARGETS: [Target; 2] = [Target::Sm90, Target::Sm100a];
+
 pub fn parse(tokens: TokenStream) -> syn::Result<KernelAttr> {
-    let attr: KernelAttr = syn::parse2(tokens)?;
+    let mut attr: KernelAttr = syn::parse2(tokens)?;
     if attr.targets.is_empty() {
-        return Err(syn::Error::new(
-            Span::call_site(),
-            "list the targets to compile for, e.g. #[kernel(targets(sm_90, sm_100a))]",
-        ));
+        attr.targets = DEFAULT_TARGETS.iter().map(|t| (*t, Span::call_site())).collect();
     }
     Ok(attr)
 }

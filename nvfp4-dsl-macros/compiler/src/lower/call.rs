@@ -89,10 +89,11 @@ impl Lower<'_> {
             return err(
                 e.span,
                 format!(
-                    "`{}` {needs}, but this kernel also compiles for {}; remove {} from `targets(..)`",
+                    "`{}` {needs}, but this kernel also compiles for {}; remove {} from `targets(..)` (a kernel without them compiles for sm_90 and sm_100a: list its own, `#[kernel(targets({}))]`)",
                     intr.display_name(),
                     self.target.name(),
-                    self.target.name()
+                    self.target.name(),
+                    intr.min_target.name()
                 ),
             );
         }
