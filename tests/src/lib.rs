@@ -9,6 +9,7 @@ pub mod atomic_kernels;
 pub mod atomics;
 pub mod bulk_store;
 pub mod div_ceil;
+pub mod generic_ops;
 pub mod program;
 pub mod shuffle64;
 pub mod struct_params;

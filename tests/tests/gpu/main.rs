@@ -104,6 +104,13 @@ fn every_rounding_boundary_encodes_as_the_cpu_does_on_the_gpu() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn max_min_and_the_warp_intrinsics_of_narrowed_bounds_match_the_host_on_the_gpu() {
+    let checked = nvfp4_tests::generic_ops::check(&device()).unwrap_or_else(|e| panic!("{e}"));
+    println!("{checked} outputs of f16, bf16, f32 and f64 max/min and of generic warp reductions match the host");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn a_tile_stored_by_a_bulk_copy_reaches_global_memory_on_the_gpu() {
     nvfp4_tests::bulk_store::check(&device(), 132 * 64).unwrap_or_else(|e| panic!("{e}"));
 }
