@@ -548,6 +548,9 @@ fn foreign_buffer() -> Error {
     Error::InvalidLaunch("the buffer belongs to another device".into())
 }
 
+/// The most address ranges [`LastWrites`] keeps for a stream.
+const MAX_RUNNING_RANGES: usize = 256;
+
 /// The address ranges that kernels which may still run when the stream's
 /// next kernel starts may write, by stream: what
 /// [`Device::written_by_running_kernel`] reads. Shared by every handle of a
@@ -570,6 +573,12 @@ impl LastWrites {
             if !ranges.contains(&range) {
                 ranges.push(range);
             }
+        }
+        // A long chain of such kernels on ever new buffers stays bounded:
+        // past this many ranges, all memory counts as possibly written
+        // until a kernel that waits first.
+        if ranges.len() > MAX_RUNNING_RANGES {
+            *ranges = vec![(0, u64::MAX)];
         }
     }
 
@@ -717,6 +726,46 @@ mod tests {
         send_sync::<DeviceBuffer<f32>>();
         send_sync::<DeviceView<'_, f32>>();
         send_sync::<DeviceViewMut<'_, f32>>();
+    }
+
+    /// A variant that triggers early (`early`) or waits first.
+    fn variant(early: bool) -> &'static crate::Variant {
+        Box::leak(Box::new(crate::Variant {
+            kernel: "k",
+            spec: "default",
+            entry: "k",
+            ptx: &[],
+            builds: None,
+            sources: &[],
+            programmatic: true,
+            triggers_early: early,
+        }))
+    }
+
+    #[test]
+    fn running_kernels_writes_are_kept_while_kernels_trigger_early_and_stay_bounded() {
+        let w = LastWrites::default();
+        w.record(1, vec![(0, 16)], variant(true));
+        w.record(1, vec![(32, 48)], variant(true));
+        assert!(
+            w.overlaps(1, (8, 9)) && w.overlaps(1, (40, 41)),
+            "both kernels may still run"
+        );
+        assert!(!w.overlaps(2, (8, 9)), "another stream");
+        w.record(1, vec![(64, 80)], variant(false));
+        assert!(
+            !w.overlaps(1, (8, 9)) && w.overlaps(1, (70, 71)),
+            "a kernel that waits first"
+        );
+        for i in 0..MAX_RUNNING_RANGES as u64 + 1 {
+            w.record(1, vec![(1000 + 16 * i, 1008 + 16 * i)], variant(true));
+        }
+        assert!(
+            w.overlaps(1, (1 << 40, (1 << 40) + 1)),
+            "past the bound, everything may be written"
+        );
+        w.record(1, vec![], variant(false));
+        assert!(!w.overlaps(1, (1000, 1001)));
     }
 
     /// Writes `value` into every byte of the first workspace buffer of `key`
