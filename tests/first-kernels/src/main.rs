@@ -8,7 +8,9 @@
 //! (`matmul`) and a row argmax with warp shuffles (`argmax`); and row
 //! statistics with an `f64` warp sum, a `loop` that gives its value and a
 //! `match` on a pair (`row_stats`); and an NVFP4 quantize-dequantize
-//! round trip with the encoding intrinsics (`nvfp4_round_trip`).
+//! round trip with the encoding intrinsics (`nvfp4_round_trip`); and each
+//! row's maximum and sum written once for `u32` and `f32` (`T: Num +
+//! WarpReduce`, no `targets(..)`: `row_max_sum`).
 
 use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
@@ -16,6 +18,7 @@ use nvfp4_dsl::prelude::*;
 mod argmax;
 mod matmul;
 mod nvfp4_round_trip;
+mod row_max_sum;
 mod row_stats;
 mod scan;
 
@@ -276,7 +279,10 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
     argmax::check(&device, &mut Rng(0x1234_5678_9abc_def1))?;
     row_stats::check(&device, &mut Rng(0x0fed_cba9_8765_4321))?;
     nvfp4_round_trip::check(&device, &mut Rng(0x5851_f42d_4c95_7f2d))?;
-    println!("block scan, tiled matmul, row argmax, row statistics and the NVFP4 round trip match the CPU");
+    row_max_sum::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
+    println!(
+        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip and generic row maxima and sums match the CPU"
+    );
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
         bytes.len()
