@@ -212,9 +212,14 @@ mod tests {
     }
 
     #[test]
-    fn rejects_missing_and_unknown_targets() {
-        let err = parse(quote!()).unwrap_err().to_string();
-        assert!(err.contains("list the targets"), "{err}");
+    fn defaults_missing_targets_and_rejects_unknown_ones() {
+        let targets: Vec<Target> = parse(quote!())
+            .expect("no targets")
+            .targets
+            .iter()
+            .map(|t| t.0)
+            .collect();
+        assert_eq!(targets, DEFAULT_TARGETS);
         let err = parse(quote!(targets(sm_75))).unwrap_err().to_string();
         assert!(err.contains("unknown target `sm_75`"), "{err}");
         let err = parse(quote!(targets(sm_90, sm_90))).unwrap_err().to_string();
