@@ -80,7 +80,10 @@
 //!
 //! For `#[kernel(..)] pub fn name(..)`, a module `name` with
 //! `VARIANTS` (every specialisation: entry name and PTX per target) and
-//! `Kernel<..>`, whose `launch` exists for each listed specialisation.
+//! `Kernel<..>`, whose `launch` exists for each listed specialisation (for
+//! a kernel generic over one type `T`, one `launch` for the types that
+//! implement `name::Specialized`, so host code generic over `T:
+//! name::Specialized` can launch it).
 //! Launching picks the PTX for the device, loads each module once, raises
 //! the shared memory limit when a launch asks for more than 48 KiB, and
 //! returns [`Error`] (a rejected module comes with the JIT's log). A slice
@@ -146,7 +149,7 @@ pub use nvfp4_dsl_macros::__kernel_with_devices;
 pub use nvfp4_dsl_macros::{device, kernel};
 pub use runtime::{
     CudaDevice, Device, DeviceBuffer, DeviceCopy, DeviceView, DeviceViewMut, EmuDevice, Error, KernelArg, LaunchConfig,
-    Result, TileMap2d, launch,
+    Result, ScalarArg, TileMap2d, launch,
 };
 pub use target::{PtxBuilds, SourceFn, Target, Variant};
 pub use types::{

@@ -3,9 +3,13 @@
 //! For `#[kernel(..)] pub fn saxpy(..)` the user gets `pub mod saxpy` with:
 //! - `VARIANTS`: every specialisation with its entry name and PTX per target;
 //! - `Kernel<..generics..>`: one `impl` per listed specialisation holding its
-//!   `VARIANT` and a typed, `unsafe` `launch` (`Kernel::<f16>::launch`
-//!   takes `f16` views where the kernel takes `&[T]`); an unlisted
-//!   specialisation has no `launch`, so using it is a Rust compile error;
+//!   `VARIANT` and a typed, `unsafe` `launch` (`Kernel::<2>::launch`); an
+//!   unlisted specialisation has no `launch`, so using it is a Rust compile
+//!   error. A kernel generic over types alone has one generic `impl`
+//!   instead, for the types that implement its module's `Specialized`
+//!   (the listed ones): `Kernel::<f16>::launch` takes `f16` views where the
+//!   kernel takes `&[T]`, and host code generic over `T: Specialized` can
+//!   call it;
 //! - the original function, private and never called, so rustc type-checks
 //!   the body against the intrinsic declarations (and the IDE sees it).
 //!
@@ -69,13 +73,22 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
         quote!((::core::marker::PhantomData<fn() -> (#(#type_params,)*)>);)
     };
 
-    let impls = c.variants.iter().enumerate().map(|(i, v)| {
+    // A kernel generic over one type alone gets one generic `launch` (host
+    // code generic over `T` can call it); others get an `impl` per
+    // specialisation.
+    let only_types = type_params.len() == 1 && generic_params.len() == 1;
+    let generic_launch = if only_types {
+        generic_impl(c, item, type_params[0])
+    } else {
+        quote!()
+    };
+    let impls = c.variants.iter().enumerate().filter(|_| !only_types).map(|(i, v)| {
         let Launcher {
             lifetimes,
             params: launch_params,
             conversions,
             args: launch_args,
-        } = launcher_params(&instance(item, &v.spec));
+        } = launcher_params(&instance(item, &v.spec), None);
         let args = if v.spec.is_empty() {
             quote!()
         } else {
@@ -147,9 +160,74 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
             pub struct Kernel #struct_generics #struct_body
 
             #(#impls)*
+            #generic_launch
 
             #check_copy
             #layouts
+        }
+    }
+}
+
+/// The launch of a kernel generic over one type `t` alone: a
+/// `Specialized` trait implemented for each listed type and one
+/// `impl<T: Specialized> Kernel<T>` whose `VARIANT` and `launch` pick the
+/// type's entry.
+fn generic_impl(c: &Compiled, item: &syn::ItemFn, t: &syn::Ident) -> TokenStream {
+    let name = &item.sig.ident;
+    let types = c.variants.iter().map(|v| {
+        let ts = v.spec.iter().map(|(_, val)| spec_tokens(*val));
+        quote!(#(#ts)*)
+    });
+    let index = 0..c.variants.len();
+    let Launcher {
+        lifetimes,
+        params: launch_params,
+        conversions,
+        args: launch_args,
+    } = launcher_params(item, Some(t));
+    let launch = syn::Ident::new("launch", name.span());
+    let doc = format!(
+        "The types `{name}` is compiled for (`specialize(..)`): `Kernel::<T>::launch` exists where `T` implements this, also in host code generic over `T: {name}::Specialized`."
+    );
+    quote! {
+        #[doc = #doc]
+        pub trait Specialized: ::nvfp4_dsl::ScalarArg {
+            /// The specialisation's index in [`VARIANTS`].
+            #[doc(hidden)]
+            const INDEX: usize;
+        }
+
+        #(impl Specialized for #types { const INDEX: usize = #index; })*
+
+        impl<#t: Specialized> Kernel<#t> {
+            /// This specialisation: entry name and PTX per target.
+            pub const VARIANT: &'static ::nvfp4_dsl::Variant = &VARIANTS[<#t as Specialized>::INDEX];
+
+            /// Launches the specialisation for `T`.
+            ///
+            /// Picks the PTX for the device's compute capability, loads the
+            /// module once, and launches on the device's stream. Slices are
+            /// anything that converts into a `DeviceView` (`&mut [T]`:
+            /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one (by value,
+            /// or `&view` and `&mut view`, reborrowed for the launch), or
+            /// cudarc's `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
+            ///
+            /// # Safety
+            ///
+            /// Kernels access memory without bounds checks: the launch
+            /// configuration and the arguments must keep every access of the
+            /// kernel inside its buffers.
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn #launch<#(#lifetimes),*>(
+                device: &::nvfp4_dsl::Device,
+                config: ::nvfp4_dsl::LaunchConfig,
+                #(#launch_params),*
+            ) -> ::core::result::Result<(), ::nvfp4_dsl::Error> {
+                #(#conversions)*
+                let mut args = [#(#launch_args),*];
+                // SAFETY: the caller upholds the contract above.
+                unsafe { ::nvfp4_dsl::launch(device, Self::VARIANT, config, &mut args) }
+            }
         }
     }
 }
@@ -432,7 +510,9 @@ struct Launcher {
     args: Vec<TokenStream>,
 }
 
-fn launcher_params(item: &syn::ItemFn) -> Launcher {
+/// `generic`: the kernel's type parameter, when the launcher is generic
+/// over it (a parameter of that type is passed through `ScalarArg`).
+fn launcher_params(item: &syn::ItemFn, generic: Option<&syn::Ident>) -> Launcher {
     let mut lifetimes = Vec::new();
     let mut params = Vec::new();
     let mut conversions = Vec::new();
@@ -464,7 +544,12 @@ fn launcher_params(item: &syn::ItemFn) -> Launcher {
             }
             ty => {
                 params.push(quote_spanned!(span=> #id: #ty));
-                args.push(quote!(::nvfp4_dsl::KernelArg::from(#id)));
+                let of_generic = matches!((ty, generic), (syn::Type::Path(p), Some(t)) if p.path.is_ident(t));
+                if of_generic {
+                    args.push(quote!(::nvfp4_dsl::ScalarArg::kernel_arg(#id)));
+                } else {
+                    args.push(quote!(::nvfp4_dsl::KernelArg::from(#id)));
+                }
             }
         }
     }

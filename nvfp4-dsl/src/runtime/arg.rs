@@ -53,6 +53,13 @@ impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for KernelArg<'a> {
     }
 }
 
+/// A value a kernel takes by value, as a generic launcher passes a
+/// parameter of the kernel's type parameter (`a: T`).
+pub trait ScalarArg: DeviceCopy {
+    /// The argument holding the value.
+    fn kernel_arg<'a>(self) -> KernelArg<'a>;
+}
+
 macro_rules! scalar_arg {
     ($($t:ty),*) => { $(
         impl From<$t> for KernelArg<'_> {
@@ -63,6 +70,17 @@ macro_rules! scalar_arg {
     )* };
 }
 scalar_arg!(u8, u16, u32, u64, usize, i32, i64, f32, f64, half::f16, half::bf16);
+
+macro_rules! scalar_value_arg {
+    ($($t:ty),*) => { $(
+        impl ScalarArg for $t {
+            fn kernel_arg<'a>(self) -> KernelArg<'a> {
+                scalar_bytes(&[self])
+            }
+        }
+    )* };
+}
+scalar_value_arg!(u8, u16, u32, u64, usize, i32, i64, f32, f64, half::f16, half::bf16);
 scalar_arg!(
     crate::types::u32x4,
     crate::types::f16x2,

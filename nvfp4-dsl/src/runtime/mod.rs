@@ -22,7 +22,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use arg::Arg;
-pub use arg::KernelArg;
+pub use arg::{KernelArg, ScalarArg};
 pub use config::{LaunchConfig, TileMap2d};
 pub use cuda::CudaDevice;
 pub use emu::EmuDevice;

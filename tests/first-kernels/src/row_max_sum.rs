@@ -1,9 +1,9 @@
 //! Each row's maximum and sum, one warp per row, written once for every
-//! type the warp reductions take (`T: Num + WarpReduce`) and launched for
-//! `u32` and `f32`.
+//! type the warp reductions take (`T: Num + WarpReduce`), launched for
+//! `u32` and `f32` by one host function generic over `T`
+//! (`row_max_sum::Specialized`).
 
 use nvfp4_dsl::prelude::*;
-use nvfp4_dsl::{DeviceBuffer, DeviceCopy};
 
 /// `out[2 r]` and `out[2 r + 1]`: the maximum and the sum of row
 /// `blockIdx.x` of `x` (rows of `cols`).
@@ -41,20 +41,19 @@ fn reference<T: Num>(x: &[T], cols: usize) -> Vec<T> {
     out
 }
 
-/// Runs `launch` (the kernel for `T`: each type's launcher is its own, so
-/// the caller names it) on `x` and compares every output with
+/// Launches the kernel for `T` on `x` and compares every output with
 /// [`reference`].
-fn check_one<T: Num + DeviceCopy + std::fmt::Debug>(
+fn check_one<T: Num + row_max_sum::Specialized + std::fmt::Debug>(
     device: &Device,
     x: &[T],
     cols: usize,
     poison: T,
-    launch: impl FnOnce(LaunchConfig, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> Result<(), nvfp4_dsl::Error>,
 ) -> Result<(), nvfp4_dsl::Error> {
     let rows = x.len() / cols;
     let dx = device.upload(x)?;
     let mut dout = device.upload(&vec![poison; 2 * rows])?;
-    launch(LaunchConfig::linear(rows as u32, 32), &dx, &mut dout)?;
+    // SAFETY: block r reads row r of x and writes out[2 r] and out[2 r + 1].
+    unsafe { row_max_sum::Kernel::<T>::launch(device, LaunchConfig::linear(rows as u32, 32), &dx, &mut dout, cols)? };
     let got = device.download(&dout)?;
     for (i, (g, w)) in got.iter().zip(reference(x, cols)).enumerate() {
         assert!(g == &w, "row {} {}: {g:?}, want {w:?}", i / 2, ["max", "sum"][i % 2]);
@@ -67,13 +66,7 @@ fn check_one<T: Num + DeviceCopy + std::fmt::Debug>(
 pub fn check(device: &Device, rng: &mut crate::Rng) -> Result<(), nvfp4_dsl::Error> {
     let (rows, cols) = (24usize, 75usize);
     let words: Vec<u32> = (0..rows * cols).map(|_| rng.next_u32() % 100_000).collect();
-    // SAFETY (both launches): block r reads row r of x and writes out[2 r]
-    // and out[2 r + 1].
-    check_one(device, &words, cols, u32::MAX, |config, x, out| unsafe {
-        row_max_sum::Kernel::<u32>::launch(device, config, x, out, cols)
-    })?;
+    check_one(device, &words, cols, u32::MAX)?;
     let floats: Vec<f32> = (0..rows * cols).map(|_| rng.f32(64.0)).collect();
-    check_one(device, &floats, cols, f32::NAN, |config, x, out| unsafe {
-        row_max_sum::Kernel::<f32>::launch(device, config, x, out, cols)
-    })
+    check_one(device, &floats, cols, f32::NAN)
 }
