@@ -83,60 +83,25 @@ pub fn expand(c: &Compiled, item: &syn::ItemFn) -> TokenStream {
         quote!()
     };
     let impls = c.variants.iter().enumerate().filter(|_| !only_types).map(|(i, v)| {
-        let Launcher {
-            lifetimes,
-            params: launch_params,
-            conversions,
-            args: launch_args,
-        } = launcher_params(&instance(item, &v.spec), None);
+        let launcher = launcher_params(&instance(item, &v.spec), None);
         let args = if v.spec.is_empty() {
             quote!()
         } else {
             let vals = v.spec.iter().map(|(_, val)| spec_tokens(*val));
             quote!(<#(#vals),*>)
         };
-        // `launch` carries the kernel's name's span, and each parameter its
-        // type's (`launcher_params`): rustc's notes on a wrong argument
-        // ("defined here", "required by a bound") point at the kernel's
-        // signature. Tokens made here would have the span of the macro
-        // call, which for a kernel using `#[device]` items is a device
-        // item's (its callback macro expands the kernel).
-        let launch = syn::Ident::new("launch", name.span());
         let doc = format!(
             "Launches entry `{}` (PTX for {}).",
             v.entry,
             v.ptx.iter().map(|(t, _)| t.name()).collect::<Vec<_>>().join(", ")
         );
+        let launch = launcher.launch_fn(name, &doc);
         quote! {
             impl Kernel #args {
                 /// This specialisation: entry name and PTX per target.
                 pub const VARIANT: &'static ::nvfp4_dsl::Variant = &VARIANTS[#i];
 
-                #[doc = #doc]
-                ///
-                /// Picks the PTX for the device's compute capability, loads the
-                /// module once, and launches on the device's stream. Slices are
-                /// anything that converts into a `DeviceView` (`&mut [T]`:
-                /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one (by value,
-                /// or `&view` and `&mut view`, reborrowed for the launch), or
-                /// cudarc's `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
-                ///
-                /// # Safety
-                ///
-                /// Kernels access memory without bounds checks: the launch
-                /// configuration and the arguments must keep every access of the
-                /// kernel inside its buffers.
-                #[allow(clippy::too_many_arguments)]
-                pub unsafe fn #launch<#(#lifetimes),*>(
-                    device: &::nvfp4_dsl::Device,
-                    config: ::nvfp4_dsl::LaunchConfig,
-                    #(#launch_params),*
-                ) -> ::core::result::Result<(), ::nvfp4_dsl::Error> {
-                    #(#conversions)*
-                    let mut args = [#(#launch_args),*];
-                    // SAFETY: the caller upholds the contract above.
-                    unsafe { ::nvfp4_dsl::launch(device, Self::VARIANT, config, &mut args) }
-                }
+                #launch
             }
         }
     });
@@ -179,13 +144,7 @@ fn generic_impl(c: &Compiled, item: &syn::ItemFn, t: &syn::Ident) -> TokenStream
         quote!(#(#ts)*)
     });
     let index = 0..c.variants.len();
-    let Launcher {
-        lifetimes,
-        params: launch_params,
-        conversions,
-        args: launch_args,
-    } = launcher_params(item, Some(t));
-    let launch = syn::Ident::new("launch", name.span());
+    let launch = launcher_params(item, Some(t)).launch_fn(name, "Launches the specialisation for `T`.");
     let doc = format!(
         "The types `{name}` is compiled for (`specialize(..)`): `Kernel::<T>::launch` exists where `T` implements this, also in host code generic over `T: {name}::Specialized`."
     );
@@ -203,31 +162,7 @@ fn generic_impl(c: &Compiled, item: &syn::ItemFn, t: &syn::Ident) -> TokenStream
             /// This specialisation: entry name and PTX per target.
             pub const VARIANT: &'static ::nvfp4_dsl::Variant = &VARIANTS[<#t as Specialized>::INDEX];
 
-            /// Launches the specialisation for `T`.
-            ///
-            /// Picks the PTX for the device's compute capability, loads the
-            /// module once, and launches on the device's stream. Slices are
-            /// anything that converts into a `DeviceView` (`&mut [T]`:
-            /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one (by value,
-            /// or `&view` and `&mut view`, reborrowed for the launch), or
-            /// cudarc's `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
-            ///
-            /// # Safety
-            ///
-            /// Kernels access memory without bounds checks: the launch
-            /// configuration and the arguments must keep every access of the
-            /// kernel inside its buffers.
-            #[allow(clippy::too_many_arguments)]
-            pub unsafe fn #launch<#(#lifetimes),*>(
-                device: &::nvfp4_dsl::Device,
-                config: ::nvfp4_dsl::LaunchConfig,
-                #(#launch_params),*
-            ) -> ::core::result::Result<(), ::nvfp4_dsl::Error> {
-                #(#conversions)*
-                let mut args = [#(#launch_args),*];
-                // SAFETY: the caller upholds the contract above.
-                unsafe { ::nvfp4_dsl::launch(device, Self::VARIANT, config, &mut args) }
-            }
+            #launch
         }
     }
 }
@@ -508,6 +443,51 @@ struct Launcher {
     /// The argument list. Writable views are reborrowed, so that views of
     /// different lifetimes (`DeviceViewMut` is invariant) meet in one array.
     args: Vec<TokenStream>,
+}
+
+impl Launcher {
+    /// The typed, `unsafe` `launch` of `Self::VARIANT`, documented `doc`.
+    /// It carries the kernel's (`name`'s) span, and each parameter its
+    /// type's: rustc's notes on a wrong argument ("defined here", "required
+    /// by a bound") point at the kernel's signature. Tokens made here would
+    /// have the span of the macro call, which for a kernel using `#[device]`
+    /// items is a device item's (its callback macro expands the kernel).
+    fn launch_fn(&self, name: &syn::Ident, doc: &str) -> TokenStream {
+        let Launcher {
+            lifetimes,
+            params,
+            conversions,
+            args,
+        } = self;
+        let launch = syn::Ident::new("launch", name.span());
+        quote! {
+            #[doc = #doc]
+            ///
+            /// Picks the PTX for the device's compute capability, loads the
+            /// module once, and launches on the device's stream. Slices are
+            /// anything that converts into a `DeviceView` (`&mut [T]`:
+            /// `DeviceViewMut`): `&DeviceBuffer<T>`, a view of one (by value,
+            /// or `&view` and `&mut view`, reborrowed for the launch), or
+            /// cudarc's `&CudaSlice<T>`, `&CudaView<T>` (`&mut CudaViewMut<T>`).
+            ///
+            /// # Safety
+            ///
+            /// Kernels access memory without bounds checks: the launch
+            /// configuration and the arguments must keep every access of the
+            /// kernel inside its buffers.
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn #launch<#(#lifetimes),*>(
+                device: &::nvfp4_dsl::Device,
+                config: ::nvfp4_dsl::LaunchConfig,
+                #(#params),*
+            ) -> ::core::result::Result<(), ::nvfp4_dsl::Error> {
+                #(#conversions)*
+                let mut args = [#(#args),*];
+                // SAFETY: the caller upholds the contract above.
+                unsafe { ::nvfp4_dsl::launch(device, Self::VARIANT, config, &mut args) }
+            }
+        }
+    }
 }
 
 /// `generic`: the kernel's type parameter, when the launcher is generic
