@@ -302,24 +302,20 @@ impl VisitMut for Substitute<'_> {
             && p.qself.is_none()
             && p.path.segments.len() == 2
             && let Some(i) = self.params.iter().position(|t| p.path.segments[0].ident == t.name)
-            && self.params[i].bound.items().contains(&"ZERO")
-        {
-            let item = p.path.segments[1].ident.to_string();
-            let scalar = self.types[i];
-            let value = match item.as_str() {
-                "ZERO" => "0",
-                "ONE" => "1",
-                _ => "",
-            };
-            if !value.is_empty() && !matches!(scalar, Scalar::F16 | Scalar::Bf16) {
-                let span = p.path.segments[1].ident.span();
-                let lit = syn::LitInt::new(&format!("{value}{}", scalar.rust_name()), span);
-                *expr = syn::Expr::Lit(syn::ExprLit {
-                    attrs: p.attrs.clone(),
-                    lit: syn::Lit::Int(lit),
-                });
-                return;
+            && let Some(value) = match p.path.segments[1].ident.to_string().as_str() {
+                "ZERO" => Some("0"),
+                "ONE" => Some("1"),
+                _ => None,
             }
+            && !matches!(self.types[i], Scalar::F16 | Scalar::Bf16)
+        {
+            let span = p.path.segments[1].ident.span();
+            let lit = syn::LitInt::new(&format!("{value}{}", self.types[i].rust_name()), span);
+            *expr = syn::Expr::Lit(syn::ExprLit {
+                attrs: p.attrs.clone(),
+                lit: syn::Lit::Int(lit),
+            });
+            return;
         }
         syn::visit_mut::visit_expr_mut(self, expr);
     }
