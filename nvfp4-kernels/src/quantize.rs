@@ -116,9 +116,12 @@ pub fn quantize_nvfp4<T: Half>(
 /// scales (the same words: each value
 /// times its block scale times 2^-14, K permuted and swizzled as the
 /// GEMM's MMAs read it), for `rows_out` rows (a multiple of 128; rows from
-/// `rows` on zeros). It zeroes `counters` as the decode kernel does, and
-/// like it waits for the previous kernel in the stream before it touches
-/// memory, then lets the GEMM launch. One thread per block of 16.
+/// `rows` on zeros). It zeroes `counters` and lets the GEMM launch as the
+/// decode kernel does: when no kernel that may still run writes `x`
+/// (`x_ready`), it writes the images without waiting for the previous
+/// kernel in the stream (into the buffer the GEMM before does not read)
+/// and only its first block waits, at its end, then zeroes the counters;
+/// otherwise every block waits first. One thread per block of 16.
 ///
 /// Block `g` (0..8) of a row's stage of 128 K lands in half `g % 2` of the
 /// stage's image, as word `g / 2` of each of the row's 16-byte chunks: its
@@ -135,26 +138,31 @@ pub fn quantize_image_sm90<T: Half>(
     k: u32,
     global: f32,
     global_over_6: f32,
+    x_ready: bool,
 ) {
-    grid_dependency_wait();
+    if !x_ready {
+        grid_dependency_wait();
+    }
     launch_dependents();
     let t = block_idx_x() * block_dim_x() + thread_idx_x();
-    zero_counters(counters, t, grid_dim_x() * block_dim_x());
     let blocks_per_row = k / 16;
-    if t >= rows_out * blocks_per_row {
-        return;
+    if t < rows_out * blocks_per_row {
+        let row = t / blocks_per_row;
+        let col = t % blocks_per_row;
+        let q = quantize_block::<T>(x, t, rows, blocks_per_row, global, global_over_6);
+        let splat = e4m3_pair_splats(q[0], 0)[0];
+        let (r, g) = (row % 128, col % 8);
+        let image =
+            ((row / 128) * (k / BK as u32) + col / 8) * (IMAGE_BYTES / 4) + g % 2 * (IMAGE_BYTES / 8) + r * 32 + g / 2;
+        #[unroll]
+        for j in 0..8u32 {
+            let pair = hmul2(e2m1_pair_scaled(q[1 + j as usize / 4], j % 4), splat);
+            images[(image + 4 * (j ^ r % 8)) as usize] = pair.to_bits();
+        }
     }
-    let row = t / blocks_per_row;
-    let col = t % blocks_per_row;
-    let q = quantize_block::<T>(x, t, rows, blocks_per_row, global, global_over_6);
-    let splat = e4m3_pair_splats(q[0], 0)[0];
-    let (r, g) = (row % 128, col % 8);
-    let image =
-        ((row / 128) * (k / BK as u32) + col / 8) * (IMAGE_BYTES / 4) + g % 2 * (IMAGE_BYTES / 8) + r * 32 + g / 2;
-    #[unroll]
-    for j in 0..8u32 {
-        let pair = hmul2(e2m1_pair_scaled(q[1 + j as usize / 4], j % 4), splat);
-        images[(image + 4 * (j ^ r % 8)) as usize] = pair.to_bits();
+    if block_idx_x() == 0 {
+        grid_dependency_wait();
+        zero_counters(counters, thread_idx_x(), block_dim_x());
     }
 }
 
@@ -325,6 +333,10 @@ pub(crate) fn quantize_image(
     images: DeviceViewMut<'_, u32>,
     counters: DeviceViewMut<'_, u32>,
 ) -> nvfp4_dsl::Result<()> {
+    let x_ready = match x {
+        Activations::F16(v) => !device.written_by_running_kernel(v),
+        Activations::Bf16(v) => !device.written_by_running_kernel(v),
+    };
     let threads = (rows_out * (k / 16)) as u32;
     let launch = LaunchConfig::linear(threads.div_ceil(256), 256);
     let (r, ro, kk) = (rows as u32, rows_out as u32, k as u32);
@@ -345,6 +357,7 @@ pub(crate) fn quantize_image(
                     kk,
                     global,
                     global_over_6,
+                    x_ready,
                 )
             };
         }

@@ -125,9 +125,17 @@ fn the_hopper_gemm_reads_a_before_its_wait_only_when_no_running_kernel_writes_it
     // when no kernel that may still run writes A. The emulator (checked
     // mode) reports an early read of what its predecessor writes, so each
     // call here passes only if the runtime's answer was right.
-    // The GEMM after it reads B before its own wait, sound only because the
-    // decode kernel waits before it lets the GEMM launch.
-    assert!(!gemm::gemm_sm90_decode_a::Kernel::VARIANT.triggers_early);
+    // It also writes A's images before that wait, into the buffer the GEMM
+    // before it does not read (the launcher alternates two): the emulator
+    // reports a write of what the GEMM before reads too. The GEMM lets the
+    // next decode launch only after its own wait (which makes the decode
+    // before it, and the GEMM that decode waited for, complete): no thread
+    // of it triggers before it waits.
+    assert!(
+        gemm::gemm_nvfp4_sm90::VARIANTS
+            .iter()
+            .all(|v| v.programmatic && !v.triggers_early)
+    );
     let device = Device::emulator(Target::Sm90a);
     let (m, n, k) = (128, 256, 512);
     let mut rng = Rng::new(49);
@@ -554,4 +562,57 @@ fn shared_memory_that_nothing_wrote_is_an_error_and_reads_as_all_ones_in_the_fas
     unsafe { read_unwritten::Kernel::launch(&device, LaunchConfig::linear(1, 4), &mut df, &mut du) }.expect("launch");
     assert!(device.download(&df).expect("download").iter().all(|v| v.is_nan()));
     assert_eq!(device.download(&du).expect("download"), [u32::MAX; 4]);
+}
+
+#[test]
+fn consecutive_linear_forwards_quantize_into_the_images_the_gemm_before_does_not_read() {
+    use nvfp4_kernels::linear::Linear;
+    use nvfp4_kernels::quantize::quantize_reference;
+    // The activations of each forward are ready (uploaded, no kernel
+    // writes them), so its quantizer writes A's images while the GEMM of
+    // the forward before may still run: into the other of the two
+    // buffers. The emulator (checked mode) reports a write of what the
+    // GEMM before reads, so the second forward passes only with the
+    // buffers alternating; each forward gives the bits of a forward alone.
+    let device = Device::emulator(Target::Sm90a);
+    let (n, k, tokens) = (256, 512, 128);
+    let mut rng = Rng::new(87);
+    let w: Vec<f32> = (0..n * k).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let weight = quantize_reference(&w, n, k, 1.0 / 2688.0).expect("weights");
+    let data: Vec<u8> = weight.data.iter().map(|b| b.0).collect();
+    let scales: Vec<u8> = weight.scales.iter().map(|s| s.0).collect();
+    let linear = Linear::new(&device, n, k, &data, &scales, 1.0 / 2688.0, 4.0 / 2688.0).expect("layer");
+    assert!(linear.uses_gemm(&device, tokens));
+    let xs: Vec<_> = (0..2)
+        .map(|_| {
+            let x: Vec<half::f16> = (0..tokens * k)
+                .map(|_| half::f16::from_f32(rng.uniform(-4.0, 4.0)))
+                .collect();
+            device.upload(&x).expect("x")
+        })
+        .collect();
+    let rows = linear.output_rows(&device, tokens);
+    let mut workspace = linear.workspace(&device, tokens).expect("workspace");
+    let mut ys: Vec<_> = (0..2)
+        .map(|_| device.upload(&vec![half::f16::NAN; rows * n]).expect("y"))
+        .collect();
+    for (x, y) in xs.iter().zip(ys.iter_mut()) {
+        linear
+            .forward_into(&device, x, tokens, &mut workspace, y)
+            .expect("forward");
+    }
+    let together: Vec<_> = ys.iter().map(|y| device.download(y).expect("download")).collect();
+    for (x, got) in xs.iter().zip(&together) {
+        let alone = Device::emulator(Target::Sm90a);
+        let layer = Linear::new(&alone, n, k, &data, &scales, 1.0 / 2688.0, 4.0 / 2688.0).expect("layer");
+        let x = alone.upload(&device.download(x).expect("x")).expect("x");
+        let mut y = alone.upload(&vec![half::f16::NAN; rows * n]).expect("y");
+        let mut workspace = layer.workspace(&alone, tokens).expect("workspace");
+        layer
+            .forward_into(&alone, &x, tokens, &mut workspace, &mut y)
+            .expect("forward");
+        let want = alone.download(&y).expect("download");
+        assert!(want.iter().all(|v| !v.is_nan()));
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
 }

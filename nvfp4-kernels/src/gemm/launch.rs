@@ -131,12 +131,16 @@ pub(crate) fn sm90(
     // copy of C per block of a tile) or in pairs of clusters (one per half
     // of K; a few words otherwise: the kernel does not touch them then),
     // two counters per tile (zeroed by the decode kernel), A decoded once
-    // for every tile of B (2 bytes per value) and B pre-arranged when the
-    // caller has not: workspace kept for the next call on this stream. The
-    // decode kernel waits for the previous kernel in the stream before it
-    // writes any of it, and this call's GEMM and reduction touch it only
-    // after that wait; the pre-arrangement is no programmatic launch: it
-    // starts once the kernels before it are done.
+    // for every tile of B (2 bytes per value; two buffers, used in turn)
+    // and B pre-arranged when the caller has not: workspace kept for the
+    // next call on this stream. The kernel that makes A's images writes
+    // them while the previous call's GEMM may still run (when A, or the
+    // activations, are ready), so each call's go to the buffer that GEMM
+    // does not read; it waits for the previous kernel in the stream before
+    // it writes anything else, and
+    // this call's GEMM and reduction touch the workspace only after that
+    // wait; the pre-arrangement is no programmatic launch: it starts once
+    // the kernels before it are done.
     let values = m * n * l;
     let parts = match reduction {
         Sm90Reduction::Kernel => split as usize * values,
@@ -159,20 +163,25 @@ pub(crate) fn sm90(
     if u32::try_from(weight_words).is_err() {
         return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
     }
-    let bytes = [4 * image_words, 4 * parts, 4 * counter_words, 4 * weight_words];
+    let [image_bytes, partial_bytes, counter_bytes, weight_bytes] =
+        [image_words, parts, counter_words, weight_words].map(|words| 4 * words);
+    let bytes = [image_bytes, image_bytes, partial_bytes, counter_bytes, weight_bytes];
     device.with_workspace("nvfp4_kernels::gemm::sm90", &bytes, |buffers| {
-        let [images, partials, counters, scratch_weights] = buffers else {
+        let [image_buffer, other_image_buffer, partials, counters, scratch_weights] = buffers else {
             unreachable!("with_workspace gives one buffer per size")
         };
-        let mut images = images.slice_mut(0..bytes[0])?.cast::<u32>()?;
-        let mut partials = partials.slice_mut(0..bytes[1])?.cast::<f32>()?;
-        let mut counters = counters.slice_mut(0..bytes[2])?.cast::<u32>()?;
-        let mut scratch_weights = scratch_weights.slice_mut(0..bytes[3])?.cast::<u32>()?;
+        let mut images = image_buffer.slice_mut(0..image_bytes)?.cast::<u32>()?;
+        let mut partials = partials.slice_mut(0..partial_bytes)?.cast::<f32>()?;
+        let mut counters = counters.slice_mut(0..counter_bytes)?.cast::<u32>()?;
+        let mut scratch_weights = scratch_weights.slice_mut(0..weight_bytes)?.cast::<u32>()?;
         if b.prearranged.is_none() {
             launch_prearrange(device, b, scratch_weights.reborrow())?;
         }
         let weights = b.prearranged.unwrap_or(scratch_weights.as_view());
         launch_a(device, &a_kernel, (m, k, l), images.reborrow(), counters.reborrow())?;
+        // The A kernel lets the GEMM launch before the kernels before it
+        // are complete: the pre-arrangement just before, say.
+        let b_ready = !device.written_by_running_kernel(weights);
         // SAFETY: shapes checked above and by the maps: every tile is
         // inside a and b (rows are multiples of 128 and of the tile, K
         // of 256), the scale blocks exist for every (128 rows, 64 K)
@@ -197,6 +206,7 @@ pub(crate) fn sm90(
                         nn,
                         kk,
                         alpha,
+                        b_ready,
                     )?
                 };
             }
@@ -211,6 +221,8 @@ pub(crate) fn sm90(
                 _ => launch!(2, 8),
             }
         }
+        // The next call's images go to the buffer this GEMM does not read.
+        std::mem::swap(image_buffer, other_image_buffer);
         if reduction == Sm90Reduction::Kernel {
             reduce(device, partials.as_view(), c.reborrow(), split, values, alpha)?;
         }

@@ -14,13 +14,19 @@ use super::*;
 /// blocked scales. Grid: (K / 128, L * M / 128, [`DECODE_PARTS`]), 256
 /// threads.
 ///
-/// It waits for the previous kernel in the stream before it lets the GEMM
-/// after it launch: the GEMM reads B before its own wait, which is sound
-/// only once every kernel before this one is complete. It requests A and
-/// its scales before that wait when no kernel that may still run writes
-/// them (`a_ready`), so that their loads overlap the previous kernel's
-/// tail; it writes the images and counters only after the wait (the GEMM
-/// before it reads them).
+/// It lets the GEMM after it launch at once (after its wait, when A is not
+/// ready), so the GEMM's reads of B before its own wait need the GEMM's
+/// `b_ready`. Its first block waits for the previous kernel in the stream
+/// before it ends, so that this kernel is complete only once the kernels
+/// before it are. The other blocks never wait: when no kernel that may
+/// still run writes A (`a_ready`), the whole decode runs beside the kernel
+/// before (the GEMM of the previous call, on the multiprocessors it leaves
+/// idle), which is sound only where that kernel does not read `images`:
+/// the launcher alternates two buffers of images, and the GEMM lets this
+/// kernel start only once it waited for the decode before it, which waited
+/// for the GEMM that read this buffer last. Otherwise every block waits
+/// first. The counters are zeroed by the first block after its wait (the
+/// GEMM before uses them).
 #[kernel(targets(sm_90a), launch_bounds(THREADS))]
 pub fn gemm_sm90_decode_a(
     map_a: TensorMap,
@@ -36,6 +42,7 @@ pub fn gemm_sm90_decode_a(
     if !a_ready {
         grid_dependency_wait();
     }
+    launch_dependents();
     let tid = thread_idx_x();
     let kt = block_idx_x();
     let tile = block_idx_y();
@@ -58,16 +65,6 @@ pub fn gemm_sm90_decode_a(
             0u32,
         );
     }
-    grid_dependency_wait();
-    launch_dependents();
-    // The GEMM's tile counters start at zero (it uses them after this
-    // kernel is complete).
-    let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
-    zero_counters(
-        counters,
-        ((block_idx_z() * grid_dim_y() + tile) * grid_dim_x() + kt) * THREADS + tid,
-        blocks * THREADS,
-    );
     mbarrier_wait_parity(bars, 0u32, 0u32);
     // Each thread writes `DECODE_CHUNKS` 16-byte chunks of the image, a
     // warp 512 consecutive bytes at a time: chunk q, half `ah` (64 K), row
@@ -103,5 +100,11 @@ pub fn gemm_sm90_decode_a(
     for p in 0..DECODE_CHUNKS {
         let q = first + p as u32 * THREADS;
         store_v4(images, (image + q * 4) as usize, chunks[p], Cache::Default);
+    }
+    if kt == 0 && tile == 0 && block_idx_z() == 0 {
+        grid_dependency_wait();
+        // The GEMM's tile counters start at zero (it uses them after this
+        // kernel is complete).
+        zero_counters(counters, tid, THREADS);
     }
 }

@@ -3,13 +3,44 @@
 
 use super::*;
 
-/// The producer of a GEMM block: streams its `stages` K stages (from
-/// `first`) through the four-slot ring — A's images of row tile `a_tile`
-/// and B's pre-arranged chunks of 128-row tiles `b_tile ..` (`blocks` of
-/// them) by bulk copies — each completing on the stage's full barrier, each
-/// slot refilled once the consumers released the stage before in it. B of
-/// the first stages goes before the wait for the previous kernel (B does
-/// not depend on it), A's images after it.
+/// Requests K stage `kt`'s B chunks of 128-row tiles `b_tile ..` (`blocks`
+/// of them) into ring slot `slot`, whose full barrier then expects A's
+/// image of the stage as well.
+#[device]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn request_b(
+    smem: &SharedSlice<u8>,
+    bars: &SharedArray<u64, BARRIERS>,
+    weights: &[u32],
+    b_tile: u32,
+    kt: u32,
+    slot: u32,
+    k_stages: u32,
+    blocks: u32,
+) {
+    let raw_bytes = RAW_BYTES * blocks;
+    mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
+    for h in 0..blocks {
+        cp_async_bulk_global_to_shared(
+            smem,
+            RING_B_BASE + slot * raw_bytes + h * RAW_BYTES,
+            weights,
+            ((b_tile + h) * k_stages + kt) * (RAW_BYTES / 4),
+            RAW_BYTES,
+            bars,
+            slot,
+        );
+    }
+}
+
+/// The producer of a GEMM block, after the kernel's wait for the previous
+/// one: streams its `stages` K stages (from `first`) through the four-slot
+/// ring — A's images of row tile `a_tile` and B's pre-arranged chunks of
+/// 128-row tiles `b_tile ..` (`blocks` of them) by bulk copies — each
+/// completing on the stage's full barrier, each slot refilled once the
+/// consumers released the stage before in it. B of the first `ahead`
+/// stages was requested before the wait ([`request_b`]: B does not depend
+/// on the previous kernel), only their images are left.
 #[device]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn produce(
@@ -21,52 +52,26 @@ pub(super) fn produce(
     b_tile: u32,
     first: u32,
     stages: u32,
+    ahead: u32,
     k_stages: u32,
     blocks: u32,
 ) {
-    let raw_bytes = RAW_BYTES * blocks;
-    let ahead = stages.min(STAGES);
     for j in 0..stages {
         let slot = j % STAGES;
         let kt = first + j;
-        mbarrier_wait_parity(bars, STAGES + slot, ((j / STAGES) & 1) ^ 1);
-        mbarrier_arrive_expect_tx(bars, slot, IMAGE_BYTES + raw_bytes);
-        for h in 0..blocks {
-            cp_async_bulk_global_to_shared(
-                smem,
-                RING_B_BASE + slot * raw_bytes + h * RAW_BYTES,
-                weights,
-                ((b_tile + h) * k_stages + kt) * (RAW_BYTES / 4),
-                RAW_BYTES,
-                bars,
-                slot,
-            );
-        }
         if j >= ahead {
-            cp_async_bulk_global_to_shared(
-                smem,
-                slot * IMAGE_BYTES,
-                images,
-                (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
-                IMAGE_BYTES,
-                bars,
-                slot,
-            );
+            mbarrier_wait_parity(bars, STAGES + slot, ((j / STAGES) & 1) ^ 1);
+            request_b(smem, bars, weights, b_tile, kt, slot, k_stages, blocks);
         }
-        if j + 1 == ahead {
-            grid_dependency_wait();
-            for early in 0..ahead {
-                cp_async_bulk_global_to_shared(
-                    smem,
-                    early * IMAGE_BYTES,
-                    images,
-                    (a_tile * k_stages + first + early) * (IMAGE_BYTES / 4),
-                    IMAGE_BYTES,
-                    bars,
-                    early,
-                );
-            }
-        }
+        cp_async_bulk_global_to_shared(
+            smem,
+            slot * IMAGE_BYTES,
+            images,
+            (a_tile * k_stages + kt) * (IMAGE_BYTES / 4),
+            IMAGE_BYTES,
+            bars,
+            slot,
+        );
     }
 }
 

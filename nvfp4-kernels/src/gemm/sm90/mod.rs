@@ -41,10 +41,9 @@
 //!   four-stage ring — A's image and B's pre-arranged chunks by bulk
 //!   copies — each completing on the stage's `full` mbarrier, each slot
 //!   refilled once all 256 consumers arrived on its `empty` mbarrier. B
-//!   does not depend on the kernels before (only A does, through the decode
-//!   kernel, which waits for them before it lets this one launch), so the
-//!   first four stages of B are requested before the kernel waits for the
-//!   decode;
+//!   does not depend on the decode kernel (only A does), so where no kernel
+//!   that may still run writes B the first four stages of B are requested
+//!   before the kernel waits for the decode;
 //! - each warpgroup owns `BLOCKS` m64 blocks of B rows. Per stage and
 //!   block a thread loads its words and scales of the stage into registers
 //!   (two 16-byte loads and one 4-byte load), converts its four scales
@@ -226,9 +225,12 @@ pub const BARRIERS: usize = 2 * STAGES as usize;
 /// cluster to finish. Grid: (SPLIT, N / (128 * BLOCKS), L * M / 128),
 /// [`BLOCK_THREADS`] threads.
 ///
-/// B is read before the kernel waits for the previous one in the stream:
-/// launch it after [`gemm_sm90_decode_a`] (as [`super::gemm`] does), whose
-/// wait comes before it lets this kernel start.
+/// `b_ready`: no kernel that may still run writes B; then the first
+/// stages of B are requested before the kernel waits for the previous one
+/// in the stream (which [`gemm_sm90_decode_a`] lets launch at once). It
+/// lets the next kernel start only after its own wait, so that the next
+/// decode kernel may write the images this kernel does not read before
+/// that kernel's wait.
 #[kernel(
     targets(sm_90a),
     specialize(BLOCKS = [1, 2], SPLIT = [1, 2, 4, 8]),
@@ -246,6 +248,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     n: u32,
     k: u32,
     alpha: f32,
+    b_ready: bool,
 ) {
     // Dynamic shared memory: the ring's stages, A's images at s *
     // IMAGE_BYTES, then B's chunks at RING_B_BASE; see [`shared_bytes`].
@@ -266,9 +269,6 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     // The old value of this block's tile counter (`clustered` = 2).
     let arrival = shared_array::<u32, 1>();
 
-    // The next kernel in the stream may start launching now; this one
-    // waits for the previous one before it reads A.
-    launch_dependents();
     let tid = thread_idx_x();
     let warp = tid / 32;
     let rank = block_idx_x();
@@ -291,6 +291,23 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         rows0[1u32] = batch * n + n0;
     }
     sync_threads();
+    // Where no kernel that may still run writes B (`b_ready`), the
+    // producer requests the first stages' B before the wait.
+    let ahead = if b_ready { stages.min(STAGES) } else { 0 };
+    if tid == THREADS {
+        for j in 0..ahead {
+            request_b(smem, bars, weights, rows0[1u32] / 128, first + j, j, k_stages, BLOCKS);
+        }
+    }
+    // (The producer's warp meets again before its `.aligned` setmaxnreg.)
+    sync_warp();
+    // Every thread waits for the previous kernel before it lets the next
+    // one launch: the next decode kernel writes A's other images before
+    // its own wait, which is sound only once the GEMM that read them last
+    // (the one before this one, which that decode kernel waited for) is
+    // complete.
+    grid_dependency_wait();
+    launch_dependents();
     // K split over clusters of two with 128-row tiles (split 2 in one
     // cluster, split 4 in pairs of them): the blocks of a cluster swap
     // halves of their accumulators instead of whole partial tiles, each
@@ -318,6 +335,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 rows0[1u32] / 128,
                 first,
                 stages,
+                ahead,
                 k_stages,
                 BLOCKS,
             );
