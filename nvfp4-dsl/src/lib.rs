@@ -99,7 +99,9 @@
 //! [`Device::with_cuda_stream`] and [`Device::new_stream`] give handles on
 //! other streams that share the loaded modules. A `Device` is `Send +
 //! Sync`; launches are asynchronous on the handle's stream, so they can be
-//! captured into CUDA graphs with cudarc's `begin_capture`/`end_capture`.
+//! captured into CUDA graphs: with [`Device::capture_graph`] (library calls
+//! then keep their workspaces from one captured call to the next, as on the
+//! stream), or with cudarc's `begin_capture`/`end_capture`.
 //!
 //! ## Targets
 //!

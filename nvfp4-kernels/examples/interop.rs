@@ -4,7 +4,6 @@
 //! run on the PTX emulator, on `DeviceBuffer`s; graph capture is skipped.
 
 use cudarc::driver::CudaContext;
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use nvfp4_dsl::{Device, Target, f16};
 use nvfp4_kernels::gemv::{Nvfp4View, gemv};
 use nvfp4_kernels::nvfp4::{Inputs, Nvfp4Tensor, check_close, gemv_inputs, gemv_reference};
@@ -101,13 +100,9 @@ fn main() -> Result<()> {
     let token = Nvfp4View::new(x.rows, K, 1, &xd, &xs)?;
     gemv(&device, weights, token, &mut y)?;
     report(&stream.clone_dtoh(&y)?, &want, "on the caller's stream and CudaSlices")?;
-    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-    for _ in 0..10 {
-        gemv(&device, weights, token, &mut y)?;
-    }
-    let graph = stream
-        .end_capture(CUgraphInstantiate_flags(0))?
-        .ok_or("nothing was captured")?;
+    // Library calls captured through `capture_graph` keep their workspaces
+    // from one call to the next, as on the stream.
+    let graph = device.capture_graph(|| (0..10).try_for_each(|_| gemv(&device, weights, token, &mut y)))?;
     stream.memset_zeros(&mut y)?;
     graph.launch()?;
     report(&stream.clone_dtoh(&y)?, &want, "x10 replayed from a CUDA graph")?;

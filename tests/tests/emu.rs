@@ -565,6 +565,20 @@ fn shared_memory_that_nothing_wrote_is_an_error_and_reads_as_all_ones_in_the_fas
 }
 
 #[test]
+fn a_graph_capture_on_the_emulator_is_an_error_that_says_so() {
+    let device = Device::emulator(Target::Sm90a);
+    let mut recorded = false;
+    let Err(err) = device.capture_graph(|| {
+        recorded = true;
+        Ok::<(), nvfp4_dsl::Error>(())
+    }) else {
+        panic!("the emulator has no graphs")
+    };
+    assert!(err.to_string().contains("no CUDA graphs"), "{err}");
+    assert!(!recorded, "nothing may run as if captured");
+}
+
+#[test]
 fn consecutive_linear_forwards_quantize_into_the_images_the_gemm_before_does_not_read() {
     use nvfp4_kernels::linear::Linear;
     use nvfp4_kernels::quantize::quantize_reference;

@@ -224,6 +224,22 @@ impl CudaDevice {
         &self.shared.workspaces
     }
 
+    /// Begins capturing this handle's stream into a graph (launches from
+    /// this thread only).
+    pub(super) fn begin_capture(&self) -> Result<()> {
+        self.stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(driver("beginning a graph capture"))
+    }
+
+    /// Ends the capture begun by [`begin_capture`](Self::begin_capture): its
+    /// graph, instantiated, or `None` if nothing was captured.
+    pub(super) fn end_capture(&self) -> Result<Option<cudarc::driver::CudaGraph>> {
+        self.stream
+            .end_capture(sys::CUgraphInstantiate_flags(0))
+            .map_err(driver("ending a graph capture"))
+    }
+
     /// Whether this handle's stream is being captured into a graph (or its
     /// capture was invalidated).
     pub(super) fn capturing(&self) -> Result<bool> {

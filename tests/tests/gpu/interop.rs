@@ -417,6 +417,90 @@ fn a_linear_layer_forward_captured_in_a_graph_replays_bit_for_bit() {
 
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn gemms_captured_by_capture_graph_replay_bit_for_bit_on_the_graph_s_own_workspace() {
+    use cudarc::driver::CudaContext;
+    use nvfp4_kernels::gemm::DeviceGemmOperand;
+    let _capturing = context_sync_lock(false);
+    let ctx = CudaContext::new(0).expect("context");
+    // SAFETY: every buffer below is used on `stream` only.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().expect("stream");
+    let device = Device::from_cuda_stream(stream.clone()).expect("device");
+    let (m, n, k) = (256, 512, 2048);
+    let Some(kernel) = GemmKernel::for_device(&device, m, n, k, 1) else {
+        println!("no GEMM kernel for {}", device.describe());
+        return;
+    };
+    let mut rng = Rng::new(86);
+    // Three calls on different operands: in the graph, each
+    // call's kernels overlap the call before (on the sm_90a GEMM, the next
+    // decode writes the images the GEMM before does not read), so they
+    // share the capture's workspace as direct calls share the stream's.
+    let calls: Vec<_> = (0..3)
+        .map(|_| gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs"))
+        .collect();
+    let operands: Vec<_> = calls
+        .iter()
+        .map(|(a, b)| {
+            (
+                DeviceGemmOperand::upload(&device, a).expect("a"),
+                DeviceGemmOperand::upload_weights(&device, b).expect("b"),
+            )
+        })
+        .collect();
+    let mut c: Vec<_> = (0..3)
+        .map(|_| stream.alloc_zeros::<nvfp4_dsl::f16>(m * n).expect("alloc"))
+        .collect();
+    let run = |c: &mut [cudarc::driver::CudaSlice<nvfp4_dsl::f16>]| -> Result<(), nvfp4_kernels::Error> {
+        for ((a, b), c) in operands.iter().zip(c.iter_mut()) {
+            gemm::gemm_with(&device, a, b, c, kernel)?;
+        }
+        Ok(())
+    };
+    let poison = |c: &mut [cudarc::driver::CudaSlice<nvfp4_dsl::f16>]| {
+        for c in c.iter_mut() {
+            stream
+                .memcpy_htod(&vec![nvfp4_dsl::f16::NAN; m * n], c)
+                .expect("poison");
+        }
+    };
+    let outputs = |c: &[cudarc::driver::CudaSlice<nvfp4_dsl::f16>]| -> Vec<Vec<nvfp4_dsl::f16>> {
+        c.iter().map(|c| stream.clone_dtoh(c).expect("download")).collect()
+    };
+    poison(&mut c);
+    run(&mut c).expect("direct");
+    let direct = outputs(&c);
+    for ((a, b), got) in calls.iter().zip(&direct) {
+        let want = nvfp4_kernels::nvfp4::gemm_reference(a, b);
+        nvfp4_kernels::nvfp4::check_close(got, &want, 1e-3, 1e-3).unwrap_or_else(|e| panic!("direct: {e}"));
+    }
+    poison(&mut c);
+    let graph = device.capture_graph(|| run(&mut c)).expect("capture");
+    assert!(
+        outputs(&c).iter().flatten().all(|v| v.is_nan()),
+        "a captured launch must not run"
+    );
+    let same = |got: &[Vec<nvfp4_dsl::f16>]| {
+        got.iter()
+            .flatten()
+            .zip(direct.iter().flatten())
+            .all(|(x, y)| x.to_bits() == y.to_bits())
+    };
+    graph.launch().expect("replay");
+    assert!(same(&outputs(&c)), "the replay differs from the direct calls");
+    // The graph owns its workspace: the stream's kept one freed, the
+    // replays still give the same bits.
+    device.free_workspaces();
+    poison(&mut c);
+    for _ in 0..10 {
+        graph.launch().expect("replay");
+    }
+    assert!(same(&outputs(&c)), "ten replays after free_workspaces differ");
+    println!("3 GEMMs {m}x{n}x{k} {kernel:?} captured by capture_graph: the replays give the direct calls' bits");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn a_device_dropped_on_another_thread_leaves_a_capture_valid_and_a_graph_outlives_its_device() {
     use cudarc::driver::CudaContext;
     use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};

@@ -104,7 +104,7 @@ fn parse_args() -> Result<Options, String> {
 }
 
 mod timing;
-use timing::{median, time_graph_ms, time_ms};
+use timing::{capture, median, time_graph_ms, time_ms};
 
 /// Device-to-device copy bandwidth in bytes/s, counting bytes read and written.
 fn copy_bandwidth(device: &Device, repeats: usize) -> Result<f64, String> {
@@ -355,7 +355,7 @@ fn host_us(
 /// See the module docs: the cost of a GEMV launch by each path, and of 20
 /// launches replayed from a graph.
 fn launch_rows(device: &Device, opts: &Options) -> Result<Vec<LaunchRow>, String> {
-    use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+    use cudarc::driver::sys::CUevent_flags;
     use cudarc::driver::{LaunchConfig as CudaLaunch, PushKernelArg};
     use nvfp4_kernels::gemv::{Nvfp4View, gemv, gemv_nvfp4};
     let (m, k) = (512, 2048);
@@ -477,15 +477,9 @@ fn launch_rows(device: &Device, opts: &Options) -> Result<Vec<LaunchRow>, String
         host_us: None,
         gpu_us: Some(direct),
     });
-    stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .map_err(|e| e.to_string())?;
-    let captured = (0..LAUNCHES).try_for_each(|_| gemv(&device, weights, token, &mut view).map_err(err));
-    let graph = stream
-        .end_capture(CUgraphInstantiate_flags(0))
-        .map_err(|e| e.to_string())?
-        .ok_or("nothing was captured")?;
-    captured?;
+    let graph = capture(&device, || {
+        (0..LAUNCHES).try_for_each(|_| gemv(&device, weights, token, &mut view).map_err(err))
+    })?;
     let replay = gpu_us(&mut || graph.launch().map_err(|e| e.to_string()))?;
     let replay_host = host_us(&stream, opts.repeats, || graph.launch().map_err(|e| e.to_string()))?;
     rows.push(LaunchRow {

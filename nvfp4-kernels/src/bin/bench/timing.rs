@@ -2,8 +2,33 @@
 //! launches, or around replays of a captured CUDA graph.
 
 use super::LAUNCHES;
-use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::CudaGraph;
+use cudarc::driver::sys::CUevent_flags;
 use nvfp4_dsl::Device;
+
+/// What `work` launches on `device`'s stream, captured into a CUDA graph by
+/// [`Device::capture_graph`] (library calls keep their workspaces from one
+/// captured call to the next, as users who capture through it get).
+pub fn capture(device: &Device, work: impl FnOnce() -> Result<(), String>) -> Result<CudaGraph, String> {
+    device
+        .capture_graph(|| work().map_err(CaptureError::Call))
+        .map_err(|e| match e {
+            CaptureError::Call(e) => format!("a call under graph capture: {e}"),
+            CaptureError::Device(e) => e.to_string(),
+        })
+}
+
+/// Why [`capture`] failed: a captured call, or the capture itself.
+enum CaptureError {
+    Call(String),
+    Device(nvfp4_dsl::Error),
+}
+
+impl From<nvfp4_dsl::Error> for CaptureError {
+    fn from(e: nvfp4_dsl::Error) -> Self {
+        CaptureError::Device(e)
+    }
+}
 
 /// The median of `v` (the upper one of an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
@@ -54,18 +79,9 @@ pub fn time_graph_ms(
 ) -> Result<f64, String> {
     let cuda = device.as_cuda().ok_or("timing needs a CUDA device")?;
     let stream = cuda.stream();
-    // One call outside the capture, so that lazy loading and workspaces
-    // happen before it.
+    // One call outside the capture, so that lazy loading happens before it.
     work(0)?;
-    stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .map_err(|e| e.to_string())?;
-    let captured = (0..LAUNCHES).try_for_each(&mut work);
-    let graph = stream.end_capture(CUgraphInstantiate_flags(0));
-    captured.map_err(|e| format!("a call under graph capture: {e}"))?;
-    let graph = graph
-        .map_err(|e| format!("ending the graph capture: {e}"))?
-        .ok_or("nothing was captured")?;
+    let graph = capture(device, || (0..LAUNCHES).try_for_each(&mut work))?;
     let ctx = cuda.context();
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
     let start = ctx.new_event(flags).map_err(|e| e.to_string())?;
