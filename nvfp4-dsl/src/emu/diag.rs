@@ -350,26 +350,35 @@ pub(crate) fn global_race_message(env: &Env<'_>, order: &GlobalOrder, race: &Rac
     )
 }
 
-/// A programmatic dependent launch's access, before its thread's
-/// `griddepcontrol.wait`, of bytes its predecessors (`entries`) accessed:
-/// the first common byte `at`, which they wrote (`wrote`) or read.
+/// A programmatic dependent launch's access `(addr, len, write)` of bytes
+/// that launches which may still run (`entries`) accessed: before its
+/// thread's `griddepcontrol.wait` (its predecessors), or at any time (an
+/// unfinished launch, see `pdl`).
 pub(crate) fn pdl_message(
     what: &str,
-    addr: u64,
-    len: usize,
-    write: bool,
-    at: u64,
-    wrote: bool,
+    (addr, len, write): (u64, usize, bool),
+    c: &super::memory::PdlConflict,
     entries: &[String],
 ) -> String {
-    let kernels = if entries.len() == 1 {
-        format!("the kernel before it in the stream (`{}`)", entries[0])
-    } else {
-        format!("the kernels before it in the stream (`{}`)", entries.join("`, `"))
+    let kernels = match (entries.len(), c.unfinished) {
+        (1, false) => format!("the kernel before it in the stream (`{}`)", entries[0]),
+        (_, false) => format!("the kernels before it in the stream (`{}`)", entries.join("`, `")),
+        (1, true) => format!("an earlier kernel in the stream (`{}`)", entries[0]),
+        (_, true) => format!("earlier kernels in the stream (`{}`)", entries.join("`, `")),
     };
-    format!(
-        "{what} of {len} bytes at {addr:#x} {} byte {at:#x}, which {kernels} {}, before this thread's `griddepcontrol.wait`: a kernel that calls `grid_dependency_wait()` is a programmatic dependent launch and may run while its predecessor still runs; call `grid_dependency_wait()` before this access",
+    let access = format!(
+        "{what} of {len} bytes at {addr:#x} {} byte {:#x}, which {kernels} {}",
         if write { "writes" } else { "reads" },
-        if wrote { "writes" } else { "reads" },
-    )
+        c.at,
+        if c.wrote { "writes" } else { "reads" },
+    );
+    if c.unfinished {
+        format!(
+            "{access}, and which may still run after this thread's `griddepcontrol.wait`: a programmatic kernel between them in the stream ended without any of its threads calling `grid_dependency_wait()`, so its completion does not make the kernels before it complete; have at least one block of it call `grid_dependency_wait()` before it ends"
+        )
+    } else {
+        format!(
+            "{access}, before this thread's `griddepcontrol.wait`: a kernel that calls `grid_dependency_wait()` is a programmatic dependent launch and may run while its predecessor still runs; call `grid_dependency_wait()` before this access"
+        )
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::error::EmuError;
 use super::gorder::GlobalOrder;
-use super::pdl::{Footprint, Tracker};
+use super::pdl::{Footprint, Touched, Tracker};
 use std::sync::Arc;
 
 /// The first device address handed out.
@@ -41,6 +41,12 @@ pub struct Memory {
     /// What the last launch touched (with what it may let its dependent
     /// overlap), for the launch after it.
     pub(crate) footprint: Option<Footprint>,
+    /// What launches before the predecessor touched that may still run
+    /// after the next launch's own `griddepcontrol.wait` (a kernel between
+    /// them ended without any of its threads waiting): see `pdl`.
+    pub(crate) unfinished: Option<Footprint>,
+    /// The same for the launch after the last one.
+    pub(crate) unfinished_next: Option<Footprint>,
 }
 
 /// Why a kernel's access failed (turned into an [`EmuError`] by the caller).
@@ -78,6 +84,8 @@ impl Memory {
             views: Vec::new(),
             predecessor: None,
             footprint: None,
+            unfinished: None,
+            unfinished_next: None,
         }
     }
 
@@ -180,15 +188,19 @@ impl Memory {
     /// address. The launch that takes it holds `&mut self` while copies
     /// of it run its blocks, and drops them before it returns.
     pub(crate) fn view(&mut self) -> View {
-        let pdl = match &self.predecessor {
+        let by_alloc = |f: &Footprint| Arc::new(self.allocs.iter().map(|a| f.of(a.base).cloned()).collect());
+        let mut pdl = match &self.predecessor {
             Some(f) => Tracker {
-                on: false,
-                before: Arc::new(self.allocs.iter().map(|a| f.of(a.base).cloned()).collect()),
+                before: by_alloc(f),
                 entries: Arc::new(f.entries.clone()),
-                now: Vec::new(),
+                ..Tracker::default()
             },
             None => Tracker::default(),
         };
+        if let Some(f) = &self.unfinished {
+            pdl.unfinished = by_alloc(f);
+            pdl.unfinished_entries = Arc::new(f.entries.clone());
+        }
         View {
             spans: self
                 .allocs
@@ -252,6 +264,16 @@ struct Span {
 
 /// Global memory as the kernels of one launch see it (a
 /// [`Memory::view`]). Each thread that runs blocks has its own copy.
+/// An access of bytes that a launch which may still run touched: the
+/// first common byte, whether that launch wrote it (or read it), and
+/// whether it may still run after the thread's wait (`unfinished`) or
+/// only before it.
+pub(crate) struct PdlConflict {
+    pub at: u64,
+    pub wrote: bool,
+    pub unfinished: bool,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct View {
     spans: Vec<Span>,
@@ -284,10 +306,11 @@ impl View {
     }
 
     /// Records an access of `len` bytes at `addr` of allocation `i`
-    /// (located), and finds the predecessors' access it conflicts with if
-    /// `check`: the first common byte's address and whether they wrote it.
+    /// (located), and finds the access it conflicts with of a launch that
+    /// may still run after this thread's wait, or of the predecessors if
+    /// `check`.
     #[inline]
-    pub(crate) fn touch(&mut self, i: usize, addr: u64, len: usize, write: bool, check: bool) -> Option<(u64, bool)> {
+    pub(crate) fn touch(&mut self, i: usize, addr: u64, len: usize, write: bool, check: bool) -> Option<PdlConflict> {
         if !self.pdl.on {
             return None;
         }
@@ -303,18 +326,29 @@ impl View {
         } else {
             now.read.add(size, lo, hi);
         }
+        let conflict = |touched: &Touched, unfinished: bool| {
+            let at = |o: usize, wrote: bool| PdlConflict {
+                at: a.base + o as u64,
+                wrote,
+                unfinished,
+            };
+            if let Some(o) = touched.write.first(lo, hi) {
+                return Some(at(o, true));
+            }
+            if write && let Some(o) = touched.read.first(lo, hi) {
+                return Some(at(o, false));
+            }
+            None
+        };
+        if let Some(Some(t)) = self.pdl.unfinished.get(i)
+            && let Some(c) = conflict(t, true)
+        {
+            return Some(c);
+        }
         if !check {
             return None;
         }
-        let before = self.pdl.before.get(i)?.as_ref()?;
-        let at = |o: usize| a.base + o as u64;
-        if let Some(o) = before.write.first(lo, hi) {
-            return Some((at(o), true));
-        }
-        if write && let Some(o) = before.read.first(lo, hi) {
-            return Some((at(o), false));
-        }
-        None
+        conflict(self.pdl.before.get(i)?.as_ref()?, false)
     }
 
     /// Finds the allocation for a kernel access, trying `hint` first.

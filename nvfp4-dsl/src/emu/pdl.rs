@@ -19,6 +19,11 @@
 //! predecessor is complete (every block triggers, by `launch_dependents`
 //! in a thread that has not waited or by exiting without any thread
 //! having waited) passes its predecessor's footprint on with its own.
+//! And a dependent none of whose threads waited may be complete before its
+//! predecessor is: the launch after it may overlap that predecessor even
+//! after its own wait, so that predecessor's footprint (its "unfinished"
+//! one) is checked against every access of the launches after it, until
+//! a launch that is not a programmatic dependent.
 
 use std::sync::Arc;
 
@@ -136,6 +141,10 @@ pub(crate) struct Tracker {
     pub before: Arc<Vec<Option<Touched>>>,
     /// The predecessors' kernels, for messages.
     pub entries: Arc<Vec<String>>,
+    /// What launches that may still run after a thread's wait touched
+    /// (checked for every access), by allocation index, and their kernels.
+    pub unfinished: Arc<Vec<Option<Touched>>>,
+    pub unfinished_entries: Arc<Vec<String>>,
     /// This launch's accesses, by the view's allocation index.
     pub now: Vec<Touched>,
 }
@@ -146,6 +155,12 @@ impl Tracker {
     #[inline]
     pub fn dependent(&self) -> bool {
         !self.entries.is_empty()
+    }
+
+    /// Whether a launch may still run after the threads' waits.
+    #[inline]
+    pub fn unfinished(&self) -> bool {
+        !self.unfinished_entries.is_empty()
     }
 }
 

@@ -99,20 +99,30 @@ pub(crate) fn launch(
     let mut first: Option<(usize, EmuError)> = None;
     let mut footprint = Footprint::new(&entry.name);
     let mut early = true;
+    let mut waited = false;
     for d in &done {
         early &= d.early;
+        waited |= d.waited;
         for (i, t) in d.touched.iter().enumerate() {
             footprint.add(mem.base_of(i), t);
         }
     }
     // A dependent whose blocks all let its own dependents start before
-    // its predecessor was complete passes the predecessor on.
-    if let Some(before) = mem.predecessor.take()
-        && early
-    {
-        footprint.union(&before);
+    // its predecessor was complete passes the predecessor on; one none of
+    // whose threads waited may be complete before its predecessor is, so
+    // the launches after it may overlap that one even after their waits.
+    let before = mem.predecessor.take();
+    let mut unfinished = mem.unfinished.take();
+    if let Some(before) = before {
+        if early {
+            footprint.union(&before);
+        }
+        if !waited {
+            unfinished.get_or_insert_with(Footprint::default).union(&before);
+        }
     }
     mem.footprint = Some(footprint);
+    mem.unfinished_next = unfinished;
     for d in done {
         stats.thread_instructions += d.stats.thread_instructions;
         stats.warp_instructions += d.stats.warp_instructions;
@@ -157,6 +167,8 @@ struct Done {
     error: Option<(usize, EmuError)>,
     touched: Vec<Touched>,
     early: bool,
+    /// Whether a thread of its blocks executed `griddepcontrol.wait`.
+    waited: bool,
 }
 
 /// The state of one thread that runs clusters: a cluster's blocks and
@@ -191,7 +203,7 @@ impl<'a, 'e> Worker<'a, 'e> {
         let threads = env.ntid[0] * env.ntid[1] * env.ntid[2];
         let mut stats = LaunchStats::default();
         let mut hint = 0;
-        let mut early = true;
+        let (mut early, mut waited) = (true, false);
         loop {
             let c = queue.next.fetch_add(1, Ordering::Relaxed);
             if c >= queue.origins.len() || c > queue.failed.load(Ordering::Relaxed) {
@@ -200,6 +212,7 @@ impl<'a, 'e> Worker<'a, 'e> {
                     error: None,
                     touched: std::mem::take(&mut self.mem.pdl.now),
                     early,
+                    waited,
                 };
             }
             let [x, y, z] = queue.origins[c];
@@ -234,9 +247,11 @@ impl<'a, 'e> Worker<'a, 'e> {
                     error: Some((c, e)),
                     touched: Vec::new(),
                     early,
+                    waited,
                 };
             }
             early &= self.blocks.iter().all(|b| b.trigger.early());
+            waited |= self.blocks.iter().any(|b| b.trigger.waited);
             stats.blocks += u64::from(size);
         }
     }

@@ -30,6 +30,9 @@ pub struct EmuDevice {
     /// what that launch may overlap), while the next operation on the
     /// stream could be a programmatic dependent launch of it.
     footprints: Arc<Mutex<HashMap<u64, Footprint>>>,
+    /// Per stream, what launches that may still run after the next
+    /// launch's wait touched (see `emu::pdl`).
+    unfinished: Arc<Mutex<HashMap<u64, Footprint>>>,
     workspaces: Arc<Workspaces>,
     /// This handle's stream, and the last stream number given out.
     stream: u64,
@@ -89,6 +92,7 @@ impl EmuDevice {
             replaced: Arc::default(),
             last_writes: Arc::default(),
             footprints: Arc::default(),
+            unfinished: Arc::default(),
             workspaces: Arc::default(),
             stream: 0,
             streams: Arc::default(),
@@ -213,6 +217,7 @@ impl EmuDevice {
     /// copy) overlaps no kernel.
     pub(super) fn synchronize(&self) {
         lock(&self.footprints).remove(&self.stream);
+        lock(&self.unfinished).remove(&self.stream);
     }
 
     pub(super) fn written_by_running_kernel(&self, range: (u64, u64)) -> bool {
@@ -340,6 +345,8 @@ impl EmuDevice {
         // launch (see `emu::pdl`); another starts after it is complete.
         let before = lock(&self.footprints).remove(&self.stream);
         memory.predecessor = before.filter(|_| variant.programmatic);
+        let unfinished = lock(&self.unfinished).remove(&self.stream);
+        memory.unfinished = unfinished.filter(|_| variant.programmatic);
         for &addr in &read_only {
             memory.set_writable(addr, false).map_err(emulator)?;
         }
@@ -347,8 +354,12 @@ impl EmuDevice {
         memory.set_views(views);
         let result = module.launch_with(variant.entry, &launch, &params, &mut memory, &self.options);
         memory.predecessor = None;
+        memory.unfinished = None;
         if let Some(f) = memory.footprint.take() {
             lock(&self.footprints).insert(self.stream, f);
+        }
+        if let Some(f) = memory.unfinished_next.take() {
+            lock(&self.unfinished).insert(self.stream, f);
         }
         memory.set_views(Vec::new());
         for &addr in &read_only {

@@ -318,7 +318,67 @@ fn pdl_and_order_subjects() -> Vec<Subject> {
                 linear_twice_check,
             )
         },
+        // Its activations written by the GEMM just before (the previous
+        // layer's output): the quantizer waits before it reads them.
+        Subject {
+            only: Some(pdl_or_order),
+            ..subject(
+                "linear sm_90a after a layer",
+                Target::Sm90a,
+                "quantize_image_sm90__t_f16",
+                linear_chain_check,
+            )
+        },
     ]
+}
+
+/// Two layers in a row (3 tokens, K = 512; N = 512, then 128), the second
+/// on the first's output, against the f64 product of that output
+/// quantized and the second layer's weights.
+fn linear_chain_check(seed: u64) -> Check {
+    use nvfp4_kernels::linear::Linear;
+    use nvfp4_kernels::quantize::quantize_reference;
+    let (tokens, k) = (3, 512);
+    let mut rng = Rng::new(seed);
+    let (_, w1) = nvfp4::gemm_inputs(&mut rng, 128, k, k, 1, Inputs::Task).expect("weights");
+    let (_, w2) = nvfp4::gemm_inputs(&mut rng, 128, 128, k, 1, Inputs::Task).expect("weights");
+    let x: Vec<f16> = (0..tokens * k).map(|_| f16::from_f32(rng.uniform(-1.0, 1.0))).collect();
+    let x32: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+    let first_scale = 1.0 / 2688.0;
+    // The second layer's input scale from the first's exact output (the
+    // GPU's differs in the last bits; the reference below quantizes the
+    // GPU's with the same scale).
+    let y1 = nvfp4::gemm_reference(
+        &quantize_reference(&x32, tokens, k, first_scale).expect("quantize"),
+        &w1,
+    );
+    let second_scale = y1.iter().fold(0.0f64, |m, v| m.max((v * f64::from(first_scale)).abs())) as f32 / 2688.0;
+    let bytes = |w: &nvfp4::Nvfp4Tensor| -> (Vec<u8>, Vec<u8>) {
+        (
+            w.data.iter().map(|v| v.0).collect(),
+            w.scales.iter().map(|v| v.0).collect(),
+        )
+    };
+    let ((d1, s1), (d2, s2)) = (bytes(&w1), bytes(&w2));
+    Box::new(move |d| {
+        let first = Linear::new(d, k, k, &d1, &s1, 1.0, first_scale).map_err(err)?;
+        let second = Linear::new(d, 128, k, &d2, &s2, 1.0, second_scale).map_err(err)?;
+        let dx = d.upload(&x).map_err(|e| e.to_string())?;
+        let y1 = first.forward(d, &dx, tokens).map_err(err)?;
+        let y2 = second.forward(d, &y1, tokens).map_err(err)?;
+        let y1: Vec<f32> = d
+            .download(&y1)
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|v| v.to_f32())
+            .collect();
+        let aq = quantize_reference(&y1, tokens, k, second_scale).map_err(err)?;
+        let want: Vec<f64> = nvfp4::gemm_reference(&aq, &w2)
+            .iter()
+            .map(|v| v * f64::from(second_scale))
+            .collect();
+        nvfp4::check_close(&d.download(&y2).map_err(|e| e.to_string())?, &want, 1e-3, 1e-3)
+    })
 }
 
 /// Two forwards in a row of a linear layer (3 tokens, N = 128, K = 512)

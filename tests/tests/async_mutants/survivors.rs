@@ -39,7 +39,7 @@ pub(super) const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a global split"],
         text: "bar.warp.sync -1;",
-        occurrences: &[0..1],
+        occurrences: &[1..2],
         change: "removed",
         why: Why::Equivalent(
             "the producer warpgroup's reconvergence before the cluster barriers, which a split through global memory skips: the warp's lanes only exit after it (no .aligned instruction, collective or shared access follows), so they need not be converged (in the clustered run, where the cluster barriers follow it, removing it is killed)",
@@ -171,6 +171,15 @@ pub(super) const SURVIVORS: &[Survivor] = &[
         change: "removed",
         why: Why::Elsewhere(
             "gemm sm_90a decode, twice: after a quantizer the decode kernel has already waited before it requests A",
+        ),
+    },
+    Survivor {
+        subjects: &["linear sm_90a, twice"],
+        text: "griddepcontrol.wait;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Elsewhere(
+            "linear sm_90a after a layer: the quantizer waits before it reads the activations only where a kernel that may still run writes them",
         ),
     },
     Survivor {

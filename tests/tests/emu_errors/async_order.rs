@@ -209,6 +209,60 @@ fn a_kernel_that_triggers_before_its_wait_leaves_its_predecessors_writes_running
     );
 }
 
+/// A programmatic dependent whose first block waits for the kernel before
+/// it when `wait` is set (no thread waits otherwise), then writes
+/// `other[i]`.
+#[kernel(targets(sm_90))]
+pub fn first_block_waits_if(other: &mut [u32], wait: u32) {
+    if wait != 0 && block_idx_x() == 0 {
+        grid_dependency_wait();
+    }
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as usize;
+    other[i] = 5;
+}
+
+#[test]
+fn a_kernel_that_ends_without_waiting_leaves_its_predecessor_running_past_the_next_wait() {
+    let device = Device::emulator(Target::Sm90);
+    let mut x = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let mut out = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let mut other = device.alloc_zeroed::<u32>(64).expect("alloc");
+    let config = LaunchConfig::linear(1, 64);
+    let run = |x: &mut nvfp4_dsl::DeviceBuffer<u32>,
+               out: &mut nvfp4_dsl::DeviceBuffer<u32>,
+               other: &mut nvfp4_dsl::DeviceBuffer<u32>,
+               wait: u32| {
+        // SAFETY: 64 threads in all, each touches element t (or its
+        // global index) of 64-element buffers.
+        unsafe {
+            writes_below::Kernel::launch(&device, config, &mut *x, 64).expect("fills x");
+            first_block_waits_if::Kernel::launch(&device, LaunchConfig::linear(2, 32), other, wait)
+                .expect("writes other");
+            reads_after_its_wait::Kernel::launch(&device, config, &*x, out)
+        }
+    };
+    // No thread of the kernel between them waits: it may end before
+    // `writes_below` does, and the read after the wait races with it.
+    let text = failure(run(&mut x, &mut out, &mut other, 0)).to_string();
+    assert!(
+        text.contains("which an earlier kernel in the stream (`writes_below`) writes, and which may still run after this thread's `griddepcontrol.wait`")
+            && text.contains("have at least one block of it call `grid_dependency_wait()` before it ends"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "at {}, line",
+            at("reads_after_its_wait", "out[t] = x[t] + 1;")
+        )),
+        "{text}"
+    );
+    // One block of it waiting is enough: it ends only once `writes_below`
+    // is complete.
+    device.synchronize().expect("sync");
+    run(&mut x, &mut out, &mut other, 1).expect("the first block waits");
+    assert_eq!(device.download(&out).expect("download"), (1..65).collect::<Vec<u32>>());
+}
+
 /// Each block of a cluster of two writes its shared array, arrives at the
 /// cluster barrier (`ORDER` 0: release; 1: relaxed after `fence.acq_rel`;
 /// 2: relaxed), waits and reads the other block's array.

@@ -211,17 +211,20 @@ impl Ctx<'_> {
         what: &str,
     ) -> Result<(), Fault> {
         let check = self.mem.pdl.dependent() && self.w.pdl_waited & (1 << lane) == 0;
-        let Some((at, wrote)) = self.mem.touch(i, addr, len, write, check) else {
+        let Some(c) = self.mem.touch(i, addr, len, write, check) else {
             return Ok(());
         };
-        if self.cl.after_pdl_wait(self.thread_index(lane)) {
+        if !c.unfinished && self.cl.after_pdl_wait(self.thread_index(lane)) {
             self.w.pdl_waited |= 1 << lane;
             return Ok(());
         }
-        Err(Fault::lane(
-            lane,
-            pdl_message(what, addr, len, write, at, wrote, &self.mem.pdl.entries),
-        ))
+        let pdl = &self.mem.pdl;
+        let entries = if c.unfinished {
+            &pdl.unfinished_entries
+        } else {
+            &pdl.entries
+        };
+        Err(Fault::lane(lane, pdl_message(what, (addr, len, write), &c, entries)))
     }
 
     /// [`touch`](Ctx::touch) for every executing lane's `len` bytes at
@@ -234,7 +237,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         let exec = self.exec;
-        if !self.mem.pdl.dependent() || exec & !self.w.pdl_waited == 0 {
+        if !self.mem.pdl.unfinished() && (!self.mem.pdl.dependent() || exec & !self.w.pdl_waited == 0) {
             let mut ls = lanes(exec);
             if let Some(first) = ls.next() {
                 let mut end = addr[first] + len as u64;
