@@ -338,7 +338,11 @@ pub(crate) fn quantize_image(
         Activations::Bf16(v) => !device.written_by_running_kernel(v),
     };
     let threads = (rows_out * (k / 16)) as u32;
-    let launch = LaunchConfig::linear(threads.div_ceil(256), 256);
+    // Where every block waits first, it is launched once the kernel before
+    // is complete: as a programmatic dependent its blocks would wait on the
+    // multiprocessors the GEMM before leaves idle, and the quantization ran
+    // slower once that GEMM was done (docs/perf.md entry 17).
+    let launch = LaunchConfig::linear(threads.div_ceil(256), 256).with_programmatic_launch(x_ready);
     let (r, ro, kk) = (rows as u32, rows_out as u32, k as u32);
     // SAFETY: one thread per block of 16 of rows_out rows; a thread of a
     // row below `rows` reads 2 units of x, every thread writes 8 words of

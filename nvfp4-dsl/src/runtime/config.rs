@@ -65,6 +65,11 @@ pub struct LaunchConfig {
     /// The grid must be a multiple of it, and a cluster has at most 8
     /// blocks (sm_90 and newer).
     pub cluster: (u32, u32, u32),
+    /// Whether a kernel that waits for its predecessor in the stream
+    /// (`grid_dependency_wait()`) is launched as a programmatic dependent
+    /// of it, so that it may start before the predecessor is complete
+    /// (the default), or starts once it is, like any other launch.
+    pub programmatic: bool,
 }
 
 impl LaunchConfig {
@@ -76,6 +81,7 @@ impl LaunchConfig {
             block,
             shared_bytes: 0,
             cluster: (1, 1, 1),
+            programmatic: true,
         }
     }
 
@@ -98,6 +104,18 @@ impl LaunchConfig {
     pub fn with_cluster(self, blocks: (u32, u32, u32)) -> LaunchConfig {
         LaunchConfig {
             cluster: blocks,
+            ..self
+        }
+    }
+
+    /// The same launch, as a programmatic dependent of the kernel before it
+    /// (`on`, the default for a kernel that waits for it) or not (it then
+    /// starts once that kernel is complete: where its blocks, all waiting
+    /// first, would only sit on the multiprocessors the kernel before
+    /// leaves idle).
+    pub fn with_programmatic_launch(self, on: bool) -> LaunchConfig {
+        LaunchConfig {
+            programmatic: on,
             ..self
         }
     }

@@ -460,7 +460,12 @@ impl CudaDevice {
         // SAFETY: forwarded contract; `params` holds one slot per kernel
         // parameter and outlives the call.
         let launched = unsafe { self.launch_function(function, variant, config, &mut params) };
-        self.shared.last_writes.record(self.stream_key(), writes, variant);
+        self.shared.last_writes.record(
+            self.stream_key(),
+            writes,
+            variant.programmatic && config.programmatic,
+            variant.triggers_early,
+        );
         drop(guards);
         launched?;
         // The launch happened: a capture status that cannot be read keeps
@@ -486,7 +491,8 @@ impl CudaDevice {
         params: &mut [*mut c_void],
     ) -> Result<()> {
         let during = || format!("launching `{}`", variant.entry);
-        if !variant.programmatic && config.cluster == (1, 1, 1) {
+        let programmatic = variant.programmatic && config.programmatic;
+        if !programmatic && config.cluster == (1, 1, 1) {
             // SAFETY: the caller's contract.
             return unsafe {
                 cudarc::driver::result::launch_kernel(
@@ -501,7 +507,7 @@ impl CudaDevice {
             .map_err(driver(during()));
         }
         let mut attributes = Vec::with_capacity(2);
-        if variant.programmatic {
+        if programmatic {
             // The kernel waits for its predecessor itself
             // (`griddepcontrol.wait`), so it may start while the predecessor
             // finishes. Under stream capture this becomes a programmatic

@@ -344,9 +344,10 @@ impl EmuDevice {
         // A programmatic dependent launch may overlap the stream's last
         // launch (see `emu::pdl`); another starts after it is complete.
         let before = lock(&self.footprints).remove(&self.stream);
-        memory.predecessor = before.filter(|_| variant.programmatic);
+        let programmatic = variant.programmatic && config.programmatic;
+        memory.predecessor = before.filter(|_| programmatic);
         let unfinished = lock(&self.unfinished).remove(&self.stream);
-        memory.unfinished = unfinished.filter(|_| variant.programmatic);
+        memory.unfinished = unfinished.filter(|_| programmatic);
         for &addr in &read_only {
             memory.set_writable(addr, false).map_err(emulator)?;
         }
@@ -365,7 +366,8 @@ impl EmuDevice {
         for &addr in &read_only {
             memory.set_writable(addr, true).map_err(emulator)?;
         }
-        self.last_writes.record(self.stream, writes, variant);
+        self.last_writes
+            .record(self.stream, writes, programmatic, variant.triggers_early);
         result.map(drop).map_err(|e| emulator(e.resolve(variant.sources)))
     }
 }

@@ -14,14 +14,15 @@ const MAX_RUNNING_RANGES: usize = 256;
 pub(super) struct LastWrites(std::sync::Mutex<std::collections::HashMap<u64, Vec<(u64, u64)>>>);
 
 impl LastWrites {
-    /// Records a launch of `variant` that may write `writes`. They replace
-    /// the stream's ranges, unless the kernel is a programmatic dependent
-    /// that may trigger before its wait: then its predecessors may still
-    /// run when its dependent starts, and their ranges stay.
-    pub(super) fn record(&self, stream: u64, writes: Vec<(u64, u64)>, variant: &crate::Variant) {
+    /// Records a launch that may write `writes`. They replace the stream's
+    /// ranges, unless the launch is a programmatic dependent
+    /// (`programmatic`) of a kernel that may trigger before its wait
+    /// (`triggers_early`): then its predecessors may still run when its
+    /// dependent starts, and their ranges stay.
+    pub(super) fn record(&self, stream: u64, writes: Vec<(u64, u64)>, programmatic: bool, triggers_early: bool) {
         let mut streams = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let ranges = streams.entry(stream).or_default();
-        if !(variant.programmatic && variant.triggers_early) {
+        if !(programmatic && triggers_early) {
             ranges.clear();
         }
         for range in writes {
@@ -49,43 +50,34 @@ impl LastWrites {
 mod tests {
     use super::*;
 
-    /// A variant that triggers early (`early`) or waits first.
-    fn variant(early: bool) -> &'static crate::Variant {
-        Box::leak(Box::new(crate::Variant {
-            kernel: "k",
-            spec: "default",
-            entry: "k",
-            ptx: &[],
-            builds: None,
-            sources: &[],
-            programmatic: true,
-            triggers_early: early,
-        }))
-    }
-
     #[test]
     fn running_kernels_writes_are_kept_while_kernels_trigger_early_and_stay_bounded() {
         let w = LastWrites::default();
-        w.record(1, vec![(0, 16)], variant(true));
-        w.record(1, vec![(32, 48)], variant(true));
+        w.record(1, vec![(0, 16)], true, true);
+        w.record(1, vec![(32, 48)], true, true);
         assert!(
             w.overlaps(1, (8, 9)) && w.overlaps(1, (40, 41)),
             "both kernels may still run"
         );
         assert!(!w.overlaps(2, (8, 9)), "another stream");
-        w.record(1, vec![(64, 80)], variant(false));
+        w.record(1, vec![(64, 80)], true, false);
         assert!(
             !w.overlaps(1, (8, 9)) && w.overlaps(1, (70, 71)),
             "a kernel that waits first"
         );
         for i in 0..MAX_RUNNING_RANGES as u64 + 1 {
-            w.record(1, vec![(1000 + 16 * i, 1008 + 16 * i)], variant(true));
+            w.record(1, vec![(1000 + 16 * i, 1008 + 16 * i)], true, true);
         }
         assert!(
             w.overlaps(1, (1 << 40, (1 << 40) + 1)),
             "past the bound, everything may be written"
         );
-        w.record(1, vec![], variant(false));
+        w.record(1, vec![], true, false);
         assert!(!w.overlaps(1, (1000, 1001)));
+        // One that triggers early but is launched after its predecessor is
+        // complete (not as a programmatic dependent) leaves only its own.
+        w.record(1, vec![(0, 16)], true, true);
+        w.record(1, vec![(32, 48)], false, true);
+        assert!(!w.overlaps(1, (8, 9)) && w.overlaps(1, (40, 41)));
     }
 }
