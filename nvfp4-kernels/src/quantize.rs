@@ -117,11 +117,12 @@ pub fn quantize_nvfp4<T: Half>(
 /// times its block scale times 2^-14, K permuted and swizzled as the
 /// GEMM's MMAs read it), for `rows_out` rows (a multiple of 128; rows from
 /// `rows` on zeros). It zeroes `counters` and lets the GEMM launch as the
-/// decode kernel does: when no kernel that may still run writes `x`
-/// (`x_ready`), it writes the images without waiting for the previous
-/// kernel in the stream (into the buffer the GEMM before does not read)
-/// and only its first block waits, at its end, then zeroes the counters;
-/// otherwise every block waits first. One thread per block of 16.
+/// decode kernel does: it writes the images without waiting for the
+/// previous kernel in the stream (into the buffer the GEMM before does not
+/// read), and only its first block waits, at its end, then zeroes the
+/// counters. So it may be launched as a programmatic dependent only where
+/// no kernel that may still run writes `x`; otherwise the launcher starts
+/// it once the kernel before is complete. One thread per block of 16.
 ///
 /// Block `g` (0..8) of a row's stage of 128 K lands in half `g % 2` of the
 /// stage's image, as word `g / 2` of each of the row's 16-byte chunks: its
@@ -138,11 +139,7 @@ pub fn quantize_image_sm90<T: Half>(
     k: u32,
     global: f32,
     global_over_6: f32,
-    x_ready: bool,
 ) {
-    if !x_ready {
-        grid_dependency_wait();
-    }
     launch_dependents();
     let t = block_idx_x() * block_dim_x() + thread_idx_x();
     let blocks_per_row = k / 16;
@@ -338,10 +335,11 @@ pub(crate) fn quantize_image(
         Activations::Bf16(v) => !device.written_by_running_kernel(v),
     };
     let threads = (rows_out * (k / 16)) as u32;
-    // Where every block waits first, it is launched once the kernel before
-    // is complete: as a programmatic dependent its blocks would wait on the
-    // multiprocessors the GEMM before leaves idle, and the quantization ran
-    // slower once that GEMM was done (docs/perf.md entry 17).
+    // Where a kernel that may still run writes x, it is launched once the
+    // kernel before is complete (as a programmatic dependent whose blocks
+    // all wait first they would sit on the multiprocessors the GEMM before
+    // leaves idle, and the quantization ran slower once that GEMM was
+    // done: docs/perf.md entry 17).
     let launch = LaunchConfig::linear(threads.div_ceil(256), 256).with_programmatic_launch(x_ready);
     let (r, ro, kk) = (rows as u32, rows_out as u32, k as u32);
     // SAFETY: one thread per block of 16 of rows_out rows; a thread of a
@@ -361,7 +359,6 @@ pub(crate) fn quantize_image(
                     kk,
                     global,
                     global_over_6,
-                    x_ready,
                 )
             };
         }

@@ -319,7 +319,7 @@ fn pdl_and_order_subjects() -> Vec<Subject> {
             )
         },
         // Its activations written by the GEMM just before (the previous
-        // layer's output): the quantizer waits before it reads them.
+        // layer's output): the quantizer starts once that GEMM is complete.
         Subject {
             only: Some(pdl_or_order),
             ..subject(
