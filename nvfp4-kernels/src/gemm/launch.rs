@@ -136,11 +136,11 @@ pub(crate) fn sm90(
     // next call on this stream. The kernel that makes A's images writes
     // them while the previous call's GEMM may still run (when A, or the
     // activations, are ready), so each call's go to the buffer that GEMM
-    // does not read; it waits for the previous kernel in the stream before
-    // it writes anything else, and
-    // this call's GEMM and reduction touch the workspace only after that
-    // wait; the pre-arrangement is no programmatic launch: it starts once
-    // the kernels before it are done.
+    // does not read; its first block zeroes the counters after waiting for
+    // the previous kernel in the stream, and this call's GEMM and
+    // reduction touch the workspace only after their own wait, which
+    // makes that kernel complete; the pre-arrangement is no programmatic
+    // launch: it starts once the kernels before it are done.
     let values = m * n * l;
     let parts = match reduction {
         Sm90Reduction::Kernel => split as usize * values,
