@@ -160,3 +160,36 @@ impl Workspaces {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Target;
+
+    #[test]
+    fn a_capture_scope_keeps_its_own_buffers_and_gives_them_back_at_its_end() {
+        let device = Device::emulator(Target::Sm90);
+        let buffer = |bytes| device.alloc_scratch::<u8>(bytes).expect("alloc");
+        let w = Workspaces::default();
+        let (stream, other) = (1, 2);
+        w.put((stream, "k", false), vec![buffer(16)]);
+        assert!(!w.in_capture_scope(stream));
+        w.open_capture_scope(stream);
+        assert!(w.in_capture_scope(stream) && !w.in_capture_scope(other));
+        // A captured call's buffers, kept apart from the stream's.
+        w.put((stream, "k", true), vec![buffer(32), buffer(8)]);
+        w.put((other, "k", false), vec![buffer(64)]);
+        let taken = w.take((stream, "k", true));
+        assert_eq!(taken.iter().map(DeviceBuffer::len).collect::<Vec<_>>(), [32, 8]);
+        w.put((stream, "k", true), taken);
+        // free_workspaces leaves the capture's buffers alone.
+        w.free_stream(stream);
+        assert!(w.take((stream, "k", false)).is_empty());
+        let closed = w.close_capture_scope(stream);
+        assert_eq!(closed.len(), 1);
+        assert_eq!(closed[0].iter().map(DeviceBuffer::len).collect::<Vec<_>>(), [32, 8]);
+        assert!(!w.in_capture_scope(stream));
+        assert!(w.take((stream, "k", true)).is_empty());
+        assert_eq!(w.take((other, "k", false))[0].len(), 64);
+    }
+}
