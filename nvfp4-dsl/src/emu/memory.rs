@@ -2,8 +2,7 @@
 
 use super::error::EmuError;
 use super::gorder::GlobalOrder;
-use super::pdl::{Footprint, Touched, Tracker};
-use std::sync::Arc;
+use super::pdl::{Overlap, Running, Touched, Tracker};
 
 /// The first device address handed out.
 const BASE: u64 = 0x7f00_0000_0000;
@@ -37,16 +36,10 @@ pub struct Memory {
     views: Vec<(u64, u64)>,
     /// What the launches the next launch may overlap touched (it is a
     /// programmatic dependent launch): see `pdl`.
-    pub(crate) predecessor: Option<Footprint>,
+    pub(crate) predecessor: Option<Overlap>,
     /// What the last launch touched (with what it may let its dependent
     /// overlap), for the launch after it.
-    pub(crate) footprint: Option<Footprint>,
-    /// What launches before the predecessor touched that may still run
-    /// after the next launch's own `griddepcontrol.wait` (a kernel between
-    /// them ended without any of its threads waiting): see `pdl`.
-    pub(crate) unfinished: Option<Footprint>,
-    /// The same for the launch after the last one.
-    pub(crate) unfinished_next: Option<Footprint>,
+    pub(crate) footprint: Option<Overlap>,
 }
 
 /// Why a kernel's access failed (turned into an [`EmuError`] by the caller).
@@ -84,8 +77,6 @@ impl Memory {
             views: Vec::new(),
             predecessor: None,
             footprint: None,
-            unfinished: None,
-            unfinished_next: None,
         }
     }
 
@@ -188,19 +179,17 @@ impl Memory {
     /// address. The launch that takes it holds `&mut self` while copies
     /// of it run its blocks, and drops them before it returns.
     pub(crate) fn view(&mut self) -> View {
-        let by_alloc = |f: &Footprint| Arc::new(self.allocs.iter().map(|a| f.of(a.base).cloned()).collect());
-        let mut pdl = match &self.predecessor {
-            Some(f) => Tracker {
-                before: by_alloc(f),
-                entries: Arc::new(f.entries.clone()),
-                ..Tracker::default()
-            },
+        let pdl = match &self.predecessor {
+            Some(o) => {
+                let running = |f| Running::of(f, self.allocs.iter().map(|a| a.base));
+                Tracker {
+                    before: running(&o.before_wait),
+                    unfinished: o.unfinished.as_ref().map(running).unwrap_or_default(),
+                    ..Tracker::default()
+                }
+            }
             None => Tracker::default(),
         };
-        if let Some(f) = &self.unfinished {
-            pdl.unfinished = by_alloc(f);
-            pdl.unfinished_entries = Arc::new(f.entries.clone());
-        }
         View {
             spans: self
                 .allocs
@@ -262,8 +251,6 @@ struct Span {
     ptr: *mut u8,
 }
 
-/// Global memory as the kernels of one launch see it (a
-/// [`Memory::view`]). Each thread that runs blocks has its own copy.
 /// An access of bytes that a launch which may still run touched: the
 /// first common byte, whether that launch wrote it (or read it), and
 /// whether it may still run after the thread's wait (`unfinished`) or
@@ -274,6 +261,8 @@ pub(crate) struct PdlConflict {
     pub unfinished: bool,
 }
 
+/// Global memory as the kernels of one launch see it (a
+/// [`Memory::view`]). Each thread that runs blocks has its own copy.
 #[derive(Clone, Debug)]
 pub(crate) struct View {
     spans: Vec<Span>,
@@ -340,7 +329,7 @@ impl View {
             }
             None
         };
-        if let Some(Some(t)) = self.pdl.unfinished.get(i)
+        if let Some(Some(t)) = self.pdl.unfinished.touched.get(i)
             && let Some(c) = conflict(t, true)
         {
             return Some(c);
@@ -348,7 +337,7 @@ impl View {
         if !check {
             return None;
         }
-        conflict(self.pdl.before.get(i)?.as_ref()?, false)
+        conflict(self.pdl.before.touched.get(i)?.as_ref()?, false)
     }
 
     /// Finds the allocation for a kernel access, trying `hint` first.

@@ -380,7 +380,7 @@ mod tmem;
 pub use error::EmuError;
 pub use launch::{Launch, LaunchStats, ParamValue};
 pub use memory::Memory;
-pub(crate) use pdl::Footprint;
+pub(crate) use pdl::Overlap;
 pub use schedule::{Options, Schedule};
 pub use source::Place;
 pub use tensormap::TensorMap2d;

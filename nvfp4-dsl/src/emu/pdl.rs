@@ -127,41 +127,55 @@ impl Footprint {
     }
 }
 
+/// What a stream's last launch leaves for a programmatic dependent launch
+/// after it: the footprint of the launches that may still run before the
+/// dependent's wait, and of those that may still run after it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Overlap {
+    pub before_wait: Footprint,
+    pub unfinished: Option<Footprint>,
+}
+
+/// What launches that may still run touched, by a view's allocation index
+/// (shared by the view's copies), and their kernels, for messages.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Running {
+    pub touched: Arc<Vec<Option<Touched>>>,
+    pub entries: Arc<Vec<String>>,
+}
+
+impl Running {
+    /// `f` by the allocations at `bases`.
+    pub fn of(f: &Footprint, bases: impl Iterator<Item = u64>) -> Running {
+        Running {
+            touched: Arc::new(bases.map(|base| f.of(base).cloned()).collect()),
+            entries: Arc::new(f.entries.clone()),
+        }
+    }
+
+    /// Whether any launch may still run.
+    #[inline]
+    pub fn any(&self) -> bool {
+        !self.entries.is_empty()
+    }
+}
+
 /// A launch's side of the model, in each copy of its global memory's
-/// view: the predecessor's footprint per allocation of the view (a
-/// programmatic launch), and what this launch touched so far.
+/// view: what the launches that may still run touched (a programmatic
+/// launch), and what this launch touched so far.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tracker {
     /// Accesses are recorded and checked (set by the launch: the checked
     /// mode; the fast mode has no vector clocks to tell which threads are
     /// ordered after a wait).
     pub on: bool,
-    /// What the predecessors touched, by the view's allocation index
-    /// (shared by the copies).
-    pub before: Arc<Vec<Option<Touched>>>,
-    /// The predecessors' kernels, for messages.
-    pub entries: Arc<Vec<String>>,
-    /// What launches that may still run after a thread's wait touched
-    /// (checked for every access), by allocation index, and their kernels.
-    pub unfinished: Arc<Vec<Option<Touched>>>,
-    pub unfinished_entries: Arc<Vec<String>>,
+    /// The predecessors, which may run until a thread's wait.
+    pub before: Running,
+    /// The launches that may still run after a thread's wait (checked for
+    /// every access).
+    pub unfinished: Running,
     /// This launch's accesses, by the view's allocation index.
     pub now: Vec<Touched>,
-}
-
-impl Tracker {
-    /// Whether a predecessor may still run (the launch is a programmatic
-    /// dependent of a launch that touched memory).
-    #[inline]
-    pub fn dependent(&self) -> bool {
-        !self.entries.is_empty()
-    }
-
-    /// Whether a launch may still run after the threads' waits.
-    #[inline]
-    pub fn unfinished(&self) -> bool {
-        !self.unfinished_entries.is_empty()
-    }
 }
 
 /// Whether a block may let its dependents start before its predecessor is

@@ -34,7 +34,7 @@ use super::gorder::GlobalOrder;
 use super::inst::{Flow, Inst, NO_GUARD};
 use super::launch::{Launch, LaunchStats, ParamValue};
 use super::memory::{Memory, View};
-use super::pdl::{Footprint, Touched};
+use super::pdl::{Footprint, Overlap, Touched};
 use super::pending::AsyncOp;
 use super::prepare::prepare;
 use super::race::Clocks;
@@ -111,18 +111,22 @@ pub(crate) fn launch(
     // its predecessor was complete passes the predecessor on; one none of
     // whose threads waited may be complete before its predecessor is, so
     // the launches after it may overlap that one even after their waits.
-    let before = mem.predecessor.take();
-    let mut unfinished = mem.unfinished.take();
-    if let Some(before) = before {
+    let mut unfinished = None;
+    if let Some(before) = mem.predecessor.take() {
+        unfinished = before.unfinished;
         if early {
-            footprint.union(&before);
+            footprint.union(&before.before_wait);
         }
         if !waited {
-            unfinished.get_or_insert_with(Footprint::default).union(&before);
+            unfinished
+                .get_or_insert_with(Footprint::default)
+                .union(&before.before_wait);
         }
     }
-    mem.footprint = Some(footprint);
-    mem.unfinished_next = unfinished;
+    mem.footprint = Some(Overlap {
+        before_wait: footprint,
+        unfinished,
+    });
     for d in done {
         stats.thread_instructions += d.stats.thread_instructions;
         stats.warp_instructions += d.stats.warp_instructions;

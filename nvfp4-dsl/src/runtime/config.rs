@@ -120,6 +120,12 @@ impl LaunchConfig {
         }
     }
 
+    /// Whether `variant` goes out as a programmatic dependent launch: it
+    /// waits for its predecessor and this launch allows it.
+    pub(super) fn programmatic_launch(&self, variant: &crate::Variant) -> bool {
+        variant.programmatic && self.programmatic
+    }
+
     /// Blocks per cluster.
     pub fn cluster_blocks(&self) -> u32 {
         self.cluster.0 * self.cluster.1 * self.cluster.2

@@ -463,7 +463,7 @@ impl CudaDevice {
         self.shared.last_writes.record(
             self.stream_key(),
             writes,
-            variant.programmatic && config.programmatic,
+            config.programmatic_launch(variant),
             variant.triggers_early,
         );
         drop(guards);
@@ -491,7 +491,7 @@ impl CudaDevice {
         params: &mut [*mut c_void],
     ) -> Result<()> {
         let during = || format!("launching `{}`", variant.entry);
-        let programmatic = variant.programmatic && config.programmatic;
+        let programmatic = config.programmatic_launch(variant);
         if !programmatic && config.cluster == (1, 1, 1) {
             // SAFETY: the caller's contract.
             return unsafe {

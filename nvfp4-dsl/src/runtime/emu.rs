@@ -3,7 +3,7 @@
 
 use super::view::{BufferArg, Memory as View, MemoryMut as ViewMut};
 use super::{Arg, Error, KernelArg, LastWrites, LaunchConfig, Result, Storage, Workspaces};
-use crate::emu::{self, EmuError, Footprint, Memory, Module, Options, ParamValue, TensorMap2d};
+use crate::emu::{self, EmuError, Memory, Module, Options, Overlap, ParamValue, TensorMap2d};
 use crate::target::{Target, Variant};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -27,12 +27,10 @@ pub struct EmuDevice {
     replaced: Arc<Mutex<HashMap<String, Arc<Module>>>>,
     last_writes: Arc<LastWrites>,
     /// Per stream, what its last launch touched of global memory (with
-    /// what that launch may overlap), while the next operation on the
-    /// stream could be a programmatic dependent launch of it.
-    footprints: Arc<Mutex<HashMap<u64, Footprint>>>,
-    /// Per stream, what launches that may still run after the next
-    /// launch's wait touched (see `emu::pdl`).
-    unfinished: Arc<Mutex<HashMap<u64, Footprint>>>,
+    /// what that launch may overlap, before and after a dependent's wait),
+    /// while the next operation on the stream could be a programmatic
+    /// dependent launch of it.
+    footprints: Arc<Mutex<HashMap<u64, Overlap>>>,
     workspaces: Arc<Workspaces>,
     /// This handle's stream, and the last stream number given out.
     stream: u64,
@@ -92,7 +90,6 @@ impl EmuDevice {
             replaced: Arc::default(),
             last_writes: Arc::default(),
             footprints: Arc::default(),
-            unfinished: Arc::default(),
             workspaces: Arc::default(),
             stream: 0,
             streams: Arc::default(),
@@ -217,7 +214,6 @@ impl EmuDevice {
     /// copy) overlaps no kernel.
     pub(super) fn synchronize(&self) {
         lock(&self.footprints).remove(&self.stream);
-        lock(&self.unfinished).remove(&self.stream);
     }
 
     pub(super) fn written_by_running_kernel(&self, range: (u64, u64)) -> bool {
@@ -344,10 +340,8 @@ impl EmuDevice {
         // A programmatic dependent launch may overlap the stream's last
         // launch (see `emu::pdl`); another starts after it is complete.
         let before = lock(&self.footprints).remove(&self.stream);
-        let programmatic = variant.programmatic && config.programmatic;
+        let programmatic = config.programmatic_launch(variant);
         memory.predecessor = before.filter(|_| programmatic);
-        let unfinished = lock(&self.unfinished).remove(&self.stream);
-        memory.unfinished = unfinished.filter(|_| programmatic);
         for &addr in &read_only {
             memory.set_writable(addr, false).map_err(emulator)?;
         }
@@ -355,12 +349,8 @@ impl EmuDevice {
         memory.set_views(views);
         let result = module.launch_with(variant.entry, &launch, &params, &mut memory, &self.options);
         memory.predecessor = None;
-        memory.unfinished = None;
         if let Some(f) = memory.footprint.take() {
             lock(&self.footprints).insert(self.stream, f);
-        }
-        if let Some(f) = memory.unfinished_next.take() {
-            lock(&self.unfinished).insert(self.stream, f);
         }
         memory.set_views(Vec::new());
         for &addr in &read_only {

@@ -210,7 +210,7 @@ impl Ctx<'_> {
         write: bool,
         what: &str,
     ) -> Result<(), Fault> {
-        let check = self.mem.pdl.dependent() && self.w.pdl_waited & (1 << lane) == 0;
+        let check = self.mem.pdl.before.any() && self.w.pdl_waited & (1 << lane) == 0;
         let Some(c) = self.mem.touch(i, addr, len, write, check) else {
             return Ok(());
         };
@@ -219,12 +219,11 @@ impl Ctx<'_> {
             return Ok(());
         }
         let pdl = &self.mem.pdl;
-        let entries = if c.unfinished {
-            &pdl.unfinished_entries
-        } else {
-            &pdl.entries
-        };
-        Err(Fault::lane(lane, pdl_message(what, (addr, len, write), &c, entries)))
+        let running = if c.unfinished { &pdl.unfinished } else { &pdl.before };
+        Err(Fault::lane(
+            lane,
+            pdl_message(what, (addr, len, write), &c, &running.entries),
+        ))
     }
 
     /// [`touch`](Ctx::touch) for every executing lane's `len` bytes at
@@ -237,7 +236,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         let exec = self.exec;
-        if !self.mem.pdl.unfinished() && (!self.mem.pdl.dependent() || exec & !self.w.pdl_waited == 0) {
+        if !self.mem.pdl.unfinished.any() && (!self.mem.pdl.before.any() || exec & !self.w.pdl_waited == 0) {
             let mut ls = lanes(exec);
             if let Some(first) = ls.next() {
                 let mut end = addr[first] + len as u64;
