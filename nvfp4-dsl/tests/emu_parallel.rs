@@ -79,21 +79,35 @@ fn the_first_failing_block_in_grid_order_is_reported_on_any_number_of_threads() 
 }
 
 #[test]
-fn kernels_with_global_atomics_run_their_blocks_in_grid_order() {
+fn kernels_with_global_atomics_run_their_blocks_one_after_another_in_a_seeded_order() {
     // Thread 0 of each block takes a ticket from a counter (the word past
-    // the outputs) and stores it at its block's index: in grid order the
-    // tickets are the block indices.
+    // the outputs) and stores it at its block's index: the tickets are
+    // the order the blocks ran in. One after another: a permutation of the
+    // blocks, grid order under the sequential schedule, the seed's order
+    // under the others, the same on any number of threads.
     let (m, _) = module(
         "\tsetp.ne.u32 %p1, %r1, 0;\n\t@%p1 bra DONE;\n\tadd.s64 %rd4, %rd1, 32768;\n\tatom.global.add.u32 %r5, [%rd4], 1;\n\tmul.wide.u32 %rd5, %r2, 4;\n\tadd.s64 %rd6, %rd1, %rd5;\n\tst.global.u32 [%rd6], %r5;\nDONE:\n",
     );
     let launch = linear(100, 64, 0);
+    let grid_order: Vec<u32> = (0..100).collect();
+    let mut orders = Vec::new();
     for options in schedules() {
-        for threads in [1, 4] {
-            let (out, _) = run(&m, &launch, &options.with_threads(threads)).expect("launch");
-            assert_eq!(out[..100], (0..100).collect::<Vec<u32>>(), "{options:?}");
-            assert_eq!(out[8192], 100);
+        let (first, _) = run(&m, &launch, &options.with_threads(1)).expect("launch");
+        let mut tickets = first[..100].to_vec();
+        tickets.sort_unstable();
+        assert_eq!(tickets, grid_order, "{options:?}: one ticket a block");
+        assert_eq!(first[8192], 100);
+        let (again, _) = run(&m, &launch, &options.with_threads(4)).expect("launch");
+        assert_eq!(first[..100], again[..100], "{options:?} on 4 threads");
+        if matches!(options.schedule, nvfp4_dsl::emu::Schedule::Sequential) {
+            assert_eq!(first[..100], grid_order, "{options:?}");
         }
+        orders.push(first[..100].to_vec());
     }
+    assert!(
+        orders.iter().any(|o| *o != grid_order),
+        "some seed runs the blocks out of grid order"
+    );
 }
 
 #[test]

@@ -49,8 +49,10 @@
 //! stopped is left as it is). A kernel whose blocks may communicate
 //! through global memory (atomics, `.volatile`, `.relaxed`,
 //! `.acquire`/`.release` loads and stores outside shared memory, bulk
-//! reductions) runs its clusters one after another in grid order, as if
-//! on a GPU of one multiprocessor. Blocks that run in parallel share
+//! reductions) runs its clusters one after another, as if on a GPU of
+//! one multiprocessor: in grid order under the sequential schedule, in an
+//! order drawn from the seed under the others (a GPU starts blocks in any
+//! order). Blocks that run in parallel share
 //! global memory without synchronisation: a kernel whose blocks write
 //! bytes that other blocks read or write with plain accesses (a data race
 //! on a GPU too, not checked here) may see results that depend on the

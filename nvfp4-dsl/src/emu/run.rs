@@ -38,15 +38,16 @@ use super::pdl::{Footprint, Overlap, Touched};
 use super::pending::AsyncOp;
 use super::prepare::prepare;
 use super::race::Clocks;
-use super::schedule::{Options, Sched};
+use super::schedule::{Options, Sched, cluster_order};
 use super::state::{Block, CLUSTER_WAIT, Cluster, Env, Warp, lanes, mbar_waiters};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Runs a whole launch: its clusters (blocks, without clusters) on
 /// `options.threads` threads, each taking the next cluster in grid order
-/// until none is left, or one after another where the kernel's blocks may
-/// communicate through global memory (`Entry::inter_block`).
+/// until none is left, or one after another, in the order
+/// [`cluster_order`] draws, where the kernel's blocks may communicate
+/// through global memory (`Entry::inter_block`).
 pub(crate) fn launch(
     entry: &Entry,
     launch: &Launch,
@@ -66,6 +67,8 @@ pub(crate) fn launch(
         }
     }
     let threads = if entry.inter_block {
+        let order = cluster_order(options, origins.len());
+        origins = order.into_iter().map(|i| origins[i]).collect();
         1
     } else {
         options.threads.unwrap_or_else(cores).clamp(1, origins.len().max(1))
@@ -150,19 +153,20 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
-/// The clusters of a launch, handed out in grid order.
+/// The clusters of a launch, handed out in order (grid order, but for
+/// [`cluster_order`]).
 struct Queue {
-    /// Each cluster's first block.
+    /// Each cluster's first block, in the order they run.
     origins: Vec<[u32; 3]>,
     /// The next cluster to run.
     next: AtomicUsize,
-    /// The first cluster (in grid order) that failed so far: the clusters
+    /// The first cluster (in that order) that failed so far: the clusters
     /// after it need not run.
     failed: AtomicUsize,
 }
 
 /// What one thread of a launch did: the stats of the clusters it ran, and
-/// the cluster (its index in grid order) that failed, if one did; the
+/// the cluster (its index in the queue) that failed, if one did; the
 /// global memory its blocks touched, by allocation, and whether each of
 /// them may have let the launch's dependents start before its predecessor
 /// was complete (see `pdl`).

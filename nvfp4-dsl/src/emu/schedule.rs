@@ -26,7 +26,8 @@ pub struct Options {
     /// that fails is the one reported. Kernels whose blocks may
     /// communicate through global memory (atomics, `.volatile`,
     /// `.relaxed`, `.acquire`/`.release` accesses, bulk reductions)
-    /// run their clusters one after another, in grid order.
+    /// run their clusters one after another (in grid order only under the
+    /// sequential schedule).
     pub threads: Option<usize>,
     /// The multiprocessors the emulated GPU reports (`None`: the target's
     /// usual count), for host code that sizes its grids by them.
@@ -389,6 +390,25 @@ impl Sched {
     }
 }
 
+/// The order in which the `clusters` clusters of a launch whose blocks
+/// may communicate through global memory run, one after another: grid
+/// order under the sequential schedule, otherwise a permutation drawn from
+/// the seed (a GPU starts blocks in any order, so a block may read what a
+/// later block in grid order released before that block starts).
+pub(crate) fn cluster_order(o: &Options, clusters: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..clusters).collect();
+    let seed = match o.schedule {
+        Schedule::Sequential => return order,
+        Schedule::Adversarial { seed } | Schedule::Priority { seed } => seed,
+    };
+    let mut state = seed ^ 0x0C1A_5DE4_0DE4;
+    for i in (1..clusters).rev() {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        order.swap(i, (finalise(state) % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
 /// SplitMix64's output function (0 for 0).
 pub(crate) fn finalise(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -399,6 +419,27 @@ pub(crate) fn finalise(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn communicating_clusters_run_in_grid_order_only_when_sequential() {
+        assert_eq!(cluster_order(&Options::sequential(), 5), [0, 1, 2, 3, 4]);
+        let orders: Vec<Vec<usize>> = (0..8)
+            .map(|seed| cluster_order(&Options::adversarial(seed), 5))
+            .collect();
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2, 3, 4], "a permutation");
+        }
+        assert!(
+            orders.iter().any(|o| o[0] > o[4]),
+            "some seed runs a later cluster first"
+        );
+        assert_eq!(
+            cluster_order(&Options::priority(3), 5),
+            cluster_order(&Options::adversarial(3), 5)
+        );
+    }
 
     #[test]
     fn the_same_seed_makes_the_same_choices() {
