@@ -104,6 +104,7 @@ fn run(device: &Device, small: bool) -> Result<(), nvfp4_kernels::Error> {
             match kernel {
                 Some(gemm::GemmKernel::Sm90 { blocks, split }) =>
                     format!("sm_90a wgmma, {}-row tiles, K split {split}", 128 * blocks),
+                Some(gemm::GemmKernel::Sm90Stream { grid }) => format!("sm_90a wgmma, stream-K over {grid} blocks"),
                 Some(gemm::GemmKernel::Sm100 { bn }) => format!("sm_100a tcgen05, BN={bn}"),
                 None => "no kernel".into(),
             }

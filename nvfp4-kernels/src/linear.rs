@@ -196,7 +196,12 @@ impl Linear {
     /// own A images).
     pub fn workspace(&self, device: &Device, tokens: usize) -> Result<Workspace, Error> {
         let rows = (1..=tokens)
-            .filter(|&t| !matches!(self.gemm_kernel(device, t), Some(GemmKernel::Sm90 { .. })))
+            .filter(|&t| {
+                !matches!(
+                    self.gemm_kernel(device, t),
+                    Some(GemmKernel::Sm90 { .. } | GemmKernel::Sm90Stream { .. })
+                )
+            })
             .map(|t| self.output_rows(device, t))
             .max()
             .unwrap_or(0);
@@ -264,7 +269,7 @@ impl Linear {
                 Some(words) => b.with_prearranged(words)?,
                 None => b,
             };
-            if let GemmKernel::Sm90 { blocks, split } = kernel {
+            if let GemmKernel::Sm90 { .. } | GemmKernel::Sm90Stream { .. } = kernel {
                 // Hopper: the activations quantized straight into the
                 // GEMM's A, one kernel fewer.
                 let y = y.slice(0..rows * n)?;
@@ -275,7 +280,7 @@ impl Linear {
                     self.input_scale,
                     b,
                     y,
-                    (blocks, split),
+                    kernel,
                     self.alpha(),
                 );
             }

@@ -72,6 +72,10 @@ pub static SOURCES: &[Source] = &[
         kernels: &[gemm::gemm_sm90_reduce::VARIANTS],
     },
     Source {
+        path: "src/gemm/sm90/stream.rs",
+        kernels: &[gemm::gemm_nvfp4_sm90_stream::VARIANTS],
+    },
+    Source {
         path: "src/gemm/prearrange.rs",
         kernels: &[
             gemm::prearrange_weights_sm90::VARIANTS,

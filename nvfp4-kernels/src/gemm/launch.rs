@@ -2,8 +2,8 @@
 //! the device check, the tensor maps, the workspace and the launches.
 
 use super::{
-    BM, GemmOperand, MapTile, STAGES, Sm90Reduction, gemm_nvfp4, gemm_nvfp4_sm90, gemm_sm90_decode_a, gemm_sm90_reduce,
-    launch_prearrange, prearranged_words, shared_bytes, sm90, sm90_reduction,
+    BM, GemmKernel, GemmOperand, MapTile, STAGES, Sm90Reduction, gemm_nvfp4, gemm_nvfp4_sm90, gemm_nvfp4_sm90_stream,
+    gemm_sm90_decode_a, gemm_sm90_reduce, launch_prearrange, prearranged_words, shared_bytes, sm90, sm90_reduction,
 };
 use crate::Error;
 use crate::quantize::{Activations, global_scales, quantize_image};
@@ -80,17 +80,96 @@ pub(crate) enum Sm90A<'o, 'a> {
     },
 }
 
-/// Launches the sm_90a kernels with `blocks` m64 blocks per warpgroup and
-/// K split over `split` blocks (shapes checked by the caller): A's decode
-/// (or the activations' quantization into A's images), B's
-/// pre-arrangement when the operand has none, the GEMM and, for a split
-/// through global memory, the reduction.
+/// The sm_90a GEMM's launch for a tiling: its configuration, its
+/// `clustered` argument, how it sums a split K, and its workspace's f32
+/// partial sums and counters (words).
+struct Sm90Plan {
+    launch: LaunchConfig,
+    clustered: u32,
+    reduction: Sm90Reduction,
+    partial_words: usize,
+    counter_words: usize,
+}
+
+/// [`Sm90Plan`] of `kernel` (an sm_90a one) for `(m, n, k, l)` (shapes
+/// checked by the caller) on `device`.
+fn sm90_plan(
+    device: &Device,
+    kernel: GemmKernel,
+    (m, n, k, l): (usize, usize, usize, usize),
+) -> Result<Sm90Plan, Error> {
+    let values = m * n * l;
+    let tiles = m / BM * l * (n / 128);
+    let k_stages = k / sm90::BK;
+    match kernel {
+        GemmKernel::Sm90 { blocks, split } => {
+            if !matches!(blocks, 1 | 2) || !matches!(split, 1 | 2 | 4 | 8) || split as usize > k_stages {
+                return Err(Error::Shape(format!(
+                    "the sm_90a kernel takes 1 or 2 blocks of 64 B rows per warpgroup and splits K over 1, 2, 4 or 8 blocks, at most one per stage of {} ({k_stages} stages); not {blocks} and {split}",
+                    sm90::BK,
+                )));
+            }
+            let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
+            let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
+            let launch =
+                LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
+            // The partial sums of a split K reduced by the second kernel
+            // (one copy of C per block of a tile) or in pairs of clusters
+            // (one per half of K; a few words otherwise: the kernel does
+            // not touch them then), two counters per tile in pairs.
+            let (launch, clustered, partial_words) = match reduction {
+                Sm90Reduction::Cluster => (launch.with_cluster((split, 1, 1)), 1, 4),
+                Sm90Reduction::Pairs => (launch.with_cluster((2, 1, 1)), 2, 2 * values),
+                Sm90Reduction::Kernel => (launch, 0, split as usize * values),
+                Sm90Reduction::None => (launch, 0, 4),
+            };
+            let counter_words = if reduction == Sm90Reduction::Pairs {
+                2 * tiles / blocks as usize
+            } else {
+                1
+            };
+            Ok(Sm90Plan {
+                launch,
+                clustered,
+                reduction,
+                partial_words,
+                counter_words,
+            })
+        }
+        GemmKernel::Sm90Stream { grid } => {
+            let units = tiles * k_stages;
+            if grid == 0 || grid as usize > units || u32::try_from(units * grid as usize).is_err() {
+                return Err(Error::Shape(format!(
+                    "the stream-K kernel runs 1 to {units} blocks (the tiles' K stages of {}), and fewer than 2^32 / {units}; not {grid}",
+                    sm90::BK
+                )));
+            }
+            let launch = LaunchConfig::new((grid, 1, 1), (sm90::BLOCK_THREADS, 1, 1))
+                .with_shared_bytes(sm90::STREAM_SHARED_BYTES);
+            // Each block's first and last segment's partial sums (a tile
+            // of f32 each), a counter per tile.
+            Ok(Sm90Plan {
+                launch,
+                clustered: 0,
+                reduction: Sm90Reduction::None,
+                partial_words: 2 * grid as usize * 128 * 128,
+                counter_words: tiles,
+            })
+        }
+        GemmKernel::Sm100 { .. } => Err(Error::Unsupported("the sm_100a kernel is no sm_90a tiling".into())),
+    }
+}
+
+/// Launches the sm_90a kernels with `kernel`'s tiling (shapes checked by
+/// the caller): A's decode (or the activations' quantization into A's
+/// images), B's pre-arrangement when the operand has none, the GEMM and,
+/// for a split through global memory, the reduction.
 pub(crate) fn sm90(
     device: &Device,
     a: Sm90A<'_, '_>,
     b: &GemmOperand<'_>,
     mut c: DeviceViewMut<'_, f16>,
-    (blocks, split): (u32, u32),
+    kernel: GemmKernel,
     alpha: f32,
 ) -> Result<(), Error> {
     let (m, n, k, l) = match &a {
@@ -105,51 +184,20 @@ pub(crate) fn sm90(
             device.describe()
         )));
     }
-    if !matches!(blocks, 1 | 2) || !matches!(split, 1 | 2 | 4 | 8) || split as usize > k / sm90::BK {
-        return Err(Error::Shape(format!(
-            "the sm_90a kernel takes 1 or 2 blocks of 64 B rows per warpgroup and splits K over 1, 2, 4 or 8 blocks, at most one per stage of {} ({} stages); not {blocks} and {split}",
-            sm90::BK,
-            k / sm90::BK
-        )));
-    }
+    let plan = sm90_plan(device, kernel, (m, n, k, l))?;
     let a_kernel = a_kernel(device, &a, k)?;
-    let grid = (split, (n / (128 * blocks as usize)) as u32, ((m / BM) * l) as u32);
-    let reduction = sm90_reduction(device.multiprocessors() as usize, grid.0 * grid.1 * grid.2, split);
-    let mut launch = LaunchConfig::new(grid, (sm90::BLOCK_THREADS, 1, 1)).with_shared_bytes(sm90::shared_bytes(blocks));
-    let clustered = match reduction {
-        Sm90Reduction::Cluster => {
-            launch = launch.with_cluster((split, 1, 1));
-            1
-        }
-        Sm90Reduction::Pairs => {
-            launch = launch.with_cluster((2, 1, 1));
-            2
-        }
-        Sm90Reduction::None | Sm90Reduction::Kernel => 0,
-    };
-    // The partial sums of a split K reduced by the second kernel (one
-    // copy of C per block of a tile) or in pairs of clusters (one per half
-    // of K; a few words otherwise: the kernel does not touch them then),
-    // two counters per tile (zeroed by the decode kernel), A decoded once
-    // for every tile of B (2 bytes per value; two buffers, used in turn)
-    // and B pre-arranged when the caller has not: workspace kept for the
-    // next call on this stream. The kernel that makes A's images writes
-    // them while the previous call's GEMM may still run (when A, or the
-    // activations, are ready), so each call's go to the buffer that GEMM
-    // does not read; its first block zeroes the counters after waiting for
-    // the previous kernel in the stream, and this call's GEMM and
-    // reduction touch the workspace only after their own wait, which
-    // makes that kernel complete; the pre-arrangement is no programmatic
-    // launch: it starts once the kernels before it are done.
-    let values = m * n * l;
-    let parts = match reduction {
-        Sm90Reduction::Kernel => split as usize * values,
-        Sm90Reduction::Pairs => 2 * values,
-        Sm90Reduction::None | Sm90Reduction::Cluster => 4,
-    };
-    let tiles = grid.1 as usize * grid.2 as usize;
-    let pairs = reduction == Sm90Reduction::Pairs;
-    let counter_words = if pairs { 2 * tiles } else { 1 };
+    // The workspace: the plan's partial sums and counters (zeroed by the
+    // kernel that makes A's images), A decoded once for every tile of B
+    // (2 bytes per value; two buffers, used in turn) and B pre-arranged
+    // when the caller has not; kept for the next call on this stream. The
+    // kernel that makes A's images writes them while the previous call's
+    // GEMM may still run (when A, or the activations, are ready), so each
+    // call's go to the buffer that GEMM does not read; its first block
+    // zeroes the counters after waiting for the previous kernel in the
+    // stream, and this call's GEMM and reduction touch the workspace only
+    // after their own wait, which makes that kernel complete; the
+    // pre-arrangement is no programmatic launch: it starts once the
+    // kernels before it are done.
     if i32::try_from(m * l * k / 2).is_err() {
         return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
     }
@@ -164,7 +212,7 @@ pub(crate) fn sm90(
         return Err(Error::Shape("the problem is too large for 32-bit indices".into()));
     }
     let [image_bytes, partial_bytes, counter_bytes, weight_bytes] =
-        [image_words, parts, counter_words, weight_words].map(|words| 4 * words);
+        [image_words, plan.partial_words, plan.counter_words, weight_words].map(|words| 4 * words);
     let bytes = [image_bytes, image_bytes, partial_bytes, counter_bytes, weight_bytes];
     device.with_workspace("nvfp4_kernels::gemm::sm90", &bytes, |buffers| {
         let [image_buffer, other_image_buffer, partials, counters, scratch_weights] = buffers else {
@@ -186,11 +234,13 @@ pub(crate) fn sm90(
         // inside a and b (rows are multiples of 128 and of the tile, K
         // of 256), the scale blocks exist for every (128 rows, 64 K)
         // block, every row and column of c is in bounds, partials
-        // holds `split` copies of C for the reduction kernel and 2 in
-        // pairs of clusters, and counters 2 per tile in pairs (zeroed
-        // by the decode kernel, which completes before this kernel's
-        // first counter update: that comes after its wait).
+        // holds what the plan says (`split` copies of C for the
+        // reduction kernel, 2 in pairs of clusters, two tiles per block
+        // for stream-K), and counters 2 per tile in pairs and 1 per tile
+        // for stream-K (zeroed by the A kernel, which completes before
+        // this kernel's first counter update: that comes after its wait).
         unsafe {
+            let launch = plan.launch;
             macro_rules! launch {
                 ($b:literal, $s:literal) => {
                     gemm_nvfp4_sm90::Kernel::<$b, $s>::launch(
@@ -201,7 +251,7 @@ pub(crate) fn sm90(
                         c.reborrow(),
                         partials.reborrow(),
                         counters.reborrow(),
-                        clustered,
+                        plan.clustered,
                         mm,
                         nn,
                         kk,
@@ -210,21 +260,36 @@ pub(crate) fn sm90(
                     )?
                 };
             }
-            match (blocks, split) {
-                (1, 1) => launch!(1, 1),
-                (1, 2) => launch!(1, 2),
-                (1, 4) => launch!(1, 4),
-                (1, 8) => launch!(1, 8),
-                (2, 1) => launch!(2, 1),
-                (2, 2) => launch!(2, 2),
-                (2, 4) => launch!(2, 4),
+            match kernel {
+                GemmKernel::Sm90Stream { .. } => gemm_nvfp4_sm90_stream::Kernel::launch(
+                    device,
+                    launch,
+                    images.as_view(),
+                    weights,
+                    c.reborrow(),
+                    partials.reborrow(),
+                    counters.reborrow(),
+                    l as u32,
+                    mm,
+                    nn,
+                    kk,
+                    alpha,
+                    b_ready,
+                )?,
+                GemmKernel::Sm90 { blocks: 1, split: 1 } => launch!(1, 1),
+                GemmKernel::Sm90 { blocks: 1, split: 2 } => launch!(1, 2),
+                GemmKernel::Sm90 { blocks: 1, split: 4 } => launch!(1, 4),
+                GemmKernel::Sm90 { blocks: 1, split: _ } => launch!(1, 8),
+                GemmKernel::Sm90 { blocks: _, split: 1 } => launch!(2, 1),
+                GemmKernel::Sm90 { blocks: _, split: 2 } => launch!(2, 2),
+                GemmKernel::Sm90 { blocks: _, split: 4 } => launch!(2, 4),
                 _ => launch!(2, 8),
             }
         }
         // The next call's images go to the buffer this GEMM does not read.
         std::mem::swap(image_buffer, other_image_buffer);
-        if reduction == Sm90Reduction::Kernel {
-            reduce(device, partials.as_view(), c.reborrow(), split, values, alpha)?;
+        if let (Sm90Reduction::Kernel, GemmKernel::Sm90 { split, .. }) = (plan.reduction, kernel) {
+            reduce(device, partials.as_view(), c.reborrow(), split, m * n * l, alpha)?;
         }
         Ok(())
     })?;

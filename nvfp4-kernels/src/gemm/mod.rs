@@ -12,15 +12,17 @@
 //!   blocks whose f32 partials [`gemm_sm90_reduce`] sums in a fixed order).
 
 mod bytes;
+mod kernel;
 mod launch;
 pub use bytes::{BlockedScales, E4m3Bytes, Fp4Bytes};
+pub use kernel::{GemmKernel, Sm90Reduction, sm90_reduction, sm90_tiling};
 use launch::Sm90A;
 pub mod prearrange;
 mod sm100;
 pub mod sm90;
 
 pub use prearrange::{decode_prearranged, prearrange_sm90, prearrange_weights_sm90, prearranged_words, unarrange_sm90};
-pub use sm90::{gemm_nvfp4_sm90, gemm_sm90_decode_a, gemm_sm90_reduce};
+pub use sm90::{gemm_nvfp4_sm90, gemm_nvfp4_sm90_stream, gemm_sm90_decode_a, gemm_sm90_reduce};
 pub use sm100::gemm_nvfp4;
 
 use crate::Error;
@@ -40,125 +42,6 @@ pub const STAGES: u32 = 4;
 /// Dynamic shared memory of an sm_100a block with `bn` columns.
 pub fn shared_bytes(bn: usize) -> u32 {
     (STAGES as usize * (BM * 128 + bn * 128 + 2048 + bn / 128 * 2048)) as u32
-}
-
-/// Which kernel computes a GEMM, with its tiling.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GemmKernel {
-    /// The sm_100a `tcgen05` kernel with tiles of 128 x `bn` (128 or 256).
-    Sm100 {
-        /// Columns of C (rows of B) per block.
-        bn: usize,
-    },
-    /// The sm_90a `wgmma` kernel: tiles of 128 rows of A x `128 * blocks`
-    /// rows of B (`blocks` 1 or 2), K split over `split` blocks (1, 2, 4 or
-    /// 8) and their partial sums reduced by a second kernel.
-    Sm90 {
-        /// m64 blocks of B rows per consumer warpgroup.
-        blocks: u32,
-        /// Blocks sharing one tile's K.
-        split: u32,
-    },
-}
-
-impl GemmKernel {
-    /// The kernel [`gemm`] uses on `device` for this shape: the sm_100a
-    /// kernel with 128-column tiles on compute capability 10.0; on 9.0 the
-    /// sm_90a tiling [`sm90_tiling`] predicts fastest. `None` on other
-    /// devices (and on the emulator as plain sm_90).
-    pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
-        match device.compute_capability() {
-            (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
-            // An emulator standing in for plain sm_90 cannot run wgmma.
-            (9, 0) if device.as_emulator().is_none_or(|e| e.target() == Target::Sm90a) => {
-                let (blocks, split) = sm90_tiling(device.multiprocessors() as usize, m, n, k, l);
-                Some(GemmKernel::Sm90 { blocks, split })
-            }
-            _ => None,
-        }
-    }
-}
-
-/// How the sm_90a kernel sums a K split.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sm90Reduction {
-    /// K is not split.
-    None,
-    /// The `split` blocks of a tile form a cluster and sum through
-    /// distributed shared memory.
-    Cluster,
-    /// `split` = 4 in clusters of 2: each cluster sums its half of K
-    /// through distributed shared memory, and the tile's second cluster to
-    /// finish adds the two halves (an atomic counter per tile).
-    Pairs,
-    /// Every block stores its partial sums and [`gemm_sm90_reduce`], a
-    /// second kernel, adds them.
-    Kernel,
-}
-
-/// How the sm_90a kernel sums a K split over `split` blocks, `blocks` in
-/// all: in clusters when they all fit at once (a cluster must fit in one
-/// GPC: on the H100 at most 30 clusters of 4 run at once,
-/// `cuOccupancyMaxActiveClusters`, 120 of its 132 multiprocessors; clusters
-/// of 2 fill them all); a split of 4 that does not fit in clusters of 4 in
-/// pairs of clusters of 2; otherwise through the reduction kernel.
-pub fn sm90_reduction(sms: usize, blocks: u32, split: u32) -> Sm90Reduction {
-    let blocks = blocks as usize;
-    match split {
-        1 => Sm90Reduction::None,
-        2 if blocks <= sms => Sm90Reduction::Cluster,
-        4 if blocks / 4 <= sms * 30 / 132 => Sm90Reduction::Cluster,
-        4 => Sm90Reduction::Pairs,
-        _ => Sm90Reduction::Kernel,
-    }
-}
-
-/// The sm_90a tiling `(blocks, split)` with the least predicted time on a
-/// GPU of `sms` multiprocessors, from a model fitted to the H100 (docs/perf.md
-/// entries 7 and 9: a sweep of K at fixed N and tiling, 1 unit about 1
-/// µs): a block's K stage of 128 costs 1 unit with 128-row tiles and 1.8
-/// with 256-row tiles; a call a fixed 5 units (the decode kernel, the
-/// launches, the pipeline's start and end), 8 with K split over a
-/// cluster of 2 (6.5 with 128-row tiles, whose blocks swap accumulator
-/// halves), 16 over a cluster of 4 (the cluster launch and its reduction),
-/// 13 over pairs of clusters of 2 (10.5 with 128-row tiles) and, through
-/// the reduction kernel
-/// ([`sm90_reduction`]), 7.8 units plus 0.38 per MB of f32 partial sums
-/// written and read back (the second kernel included). Blocks run in waves
-/// of one per multiprocessor.
-pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, u32) {
-    let stages = (k / sm90::BK).max(1);
-    let mut best = (1, 1);
-    let mut best_cost = f64::INFINITY;
-    for blocks in [1u32, 2] {
-        let rows = 128 * blocks as usize;
-        if !n.is_multiple_of(rows) {
-            continue;
-        }
-        for split in [1u32, 2, 4, 8] {
-            if split as usize > stages {
-                continue;
-            }
-            let blocks_total = (m / BM) * (n / rows) * l * split as usize;
-            let fixed = match sm90_reduction(sms, blocks_total as u32, split) {
-                Sm90Reduction::None => 5.0,
-                Sm90Reduction::Cluster if split == 2 && blocks == 1 => 6.5,
-                Sm90Reduction::Cluster if split == 2 => 8.0,
-                Sm90Reduction::Cluster => 16.0,
-                Sm90Reduction::Pairs if blocks == 1 => 10.5,
-                Sm90Reduction::Pairs => 13.0,
-                Sm90Reduction::Kernel => 7.8 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
-            };
-            let waves = blocks_total.div_ceil(sms.max(1));
-            let per_stage = if blocks == 2 { 1.8 } else { 1.0 };
-            let cost = (waves * stages.div_ceil(split as usize)) as f64 * per_stage + fixed;
-            if cost < best_cost {
-                best = (blocks, split);
-                best_cost = cost;
-            }
-        }
-    }
-    best
 }
 
 /// The tile a tensor map serves.
@@ -532,7 +415,9 @@ pub fn gemm_scaled_with<'a, 'b, 'c>(
     }
     match kernel {
         GemmKernel::Sm100 { bn } => launch::sm100(device, &a, &b, c, bn, alpha),
-        GemmKernel::Sm90 { blocks, split } => launch::sm90(device, Sm90A::Operand(&a), &b, c, (blocks, split), alpha),
+        GemmKernel::Sm90 { .. } | GemmKernel::Sm90Stream { .. } => {
+            launch::sm90(device, Sm90A::Operand(&a), &b, c, kernel, alpha)
+        }
     }
 }
 
@@ -550,7 +435,7 @@ pub(crate) fn gemm_activations_sm90(
     input_scale: f32,
     b: GemmOperand<'_>,
     c: DeviceViewMut<'_, f16>,
-    (blocks, split): (u32, u32),
+    kernel: GemmKernel,
     alpha: f32,
 ) -> Result<(), Error> {
     let (n, k) = (b.rows, b.k);
@@ -571,7 +456,7 @@ pub(crate) fn gemm_activations_sm90(
         rows_out,
         input_scale,
     };
-    launch::sm90(device, a, &b, c, (blocks, split), alpha)
+    launch::sm90(device, a, &b, c, kernel, alpha)
 }
 
 /// The task's GEMM test shapes (M, N, K, L).
@@ -670,37 +555,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_sm90_tiling_is_the_fastest_measured_on_the_benchmark_shapes() {
-        // The fastest of the eight tilings measured on the H100 (132
-        // multiprocessors) for each benchmark shape: 128-row tiles in
-        // clusters of 2 (within 1% of 256-row tiles in clusters of 4, in
-        // either order over three runs), split 4 in pairs of clusters of 2
-        // (32 clusters of 4 would not fit at once), in clusters of 2.
-        let fastest = [(1, 2), (1, 4), (1, 2)];
-        for ((m, n, k), want) in BENCH_SHAPES.into_iter().zip(fastest) {
-            assert_eq!(sm90_tiling(132, m, n, k, 1), want, "M={m} N={n} K={k}");
-        }
-    }
-
-    #[test]
-    fn clusters_are_used_only_where_they_all_fit_at_once() {
-        use Sm90Reduction::*;
-        assert_eq!(sm90_reduction(132, 112, 4), Cluster);
-        assert_eq!(sm90_reduction(132, 128, 4), Pairs);
-        assert_eq!(sm90_reduction(132, 132, 2), Cluster);
-        assert_eq!(sm90_reduction(132, 134, 2), Kernel);
-        assert_eq!(sm90_reduction(132, 8, 8), Kernel);
-        assert_eq!(sm90_reduction(132, 64, 1), None);
-    }
-
-    #[test]
     fn activations_quantized_into_a_give_the_c_of_quantization_then_decode() {
         // The linear layer's Hopper path (one kernel quantizes straight into
         // A's images) against the quantization kernel, then the GEMM with
         // its decode kernel: the same bits of C, padding rows included, for
         // f16 and bf16 activations over many magnitudes (blocks scaled by
         // 2^-12 .. 2^6: subnormal and normal block scales), two row tiles
-        // (130 tokens padded to 256) and three tilings.
+        // (130 tokens padded to 256) and four tilings (stream-K's 5 blocks
+        // over 4 tiles of 4 stages).
         use crate::quantize::{self, ScaleLayout};
         use crate::rng::Rng;
         let device = Device::emulator(Target::Sm90a);
@@ -720,10 +582,11 @@ mod tests {
         let xb16 = device
             .upload(&x.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>())
             .expect("x");
-        for (activations, tiling) in [
-            (Activations::F16(x16.view()), (1, 2)),
-            (Activations::Bf16(xb16.view()), (1, 1)),
-            (Activations::F16(x16.view()), (2, 4)),
+        for (activations, kernel) in [
+            (Activations::F16(x16.view()), GemmKernel::Sm90 { blocks: 1, split: 2 }),
+            (Activations::Bf16(xb16.view()), GemmKernel::Sm90 { blocks: 1, split: 1 }),
+            (Activations::F16(x16.view()), GemmKernel::Sm90 { blocks: 2, split: 4 }),
+            (Activations::Bf16(xb16.view()), GemmKernel::Sm90Stream { grid: 5 }),
         ] {
             let mut codes = device.alloc_zeroed::<u8>(rows * k / 2).expect("codes");
             let mut scales = device
@@ -743,10 +606,6 @@ mod tests {
             )
             .expect("quantize");
             let a = GemmOperand::new(&device, rows, k, 1, &codes, BlockedScales(&scales)).expect("a");
-            let kernel = GemmKernel::Sm90 {
-                blocks: tiling.0,
-                split: tiling.1,
-            };
             let mut want = device.upload(&vec![f16::NAN; rows * n]).expect("c");
             gemm_scaled_with(&device, a, &b, &mut want, kernel, alpha).expect("gemm");
             let mut got = device.upload(&vec![f16::NAN; rows * n]).expect("c");
@@ -758,28 +617,14 @@ mod tests {
                 input_scale,
                 (&b).into(),
                 c,
-                tiling,
+                kernel,
                 alpha,
             )
             .expect("gemm of activations");
             let (got, want) = (device.download(&got).expect("c"), device.download(&want).expect("c"));
-            assert!(want.iter().all(|v| !v.is_nan()), "{tiling:?}: C not written");
+            assert!(want.iter().all(|v| !v.is_nan()), "{kernel:?}: C not written");
             let same = got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits());
-            assert!(same, "{tiling:?}: the fused quantization gives another C");
-        }
-    }
-
-    #[test]
-    fn the_sm90_tiling_never_splits_k_finer_than_its_stages_or_tiles_n_unevenly() {
-        for (m, n, k, l) in TEST_SHAPES
-            .into_iter()
-            .chain(BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1)))
-        {
-            for sms in [1, 8, 114, 132] {
-                let (blocks, split) = sm90_tiling(sms, m, n, k, l);
-                assert!(split as usize <= k / sm90::BK, "{m}x{n}x{k}: split {split}");
-                assert!(n.is_multiple_of(128 * blocks as usize), "{m}x{n}x{k}: blocks {blocks}");
-            }
+            assert!(same, "{kernel:?}: the fused quantization gives another C");
         }
     }
 }

@@ -177,6 +177,22 @@ fn subjects() -> Vec<Subject> {
             "gemm_nvfp4_sm90__blocks_1_split_2",
             |seed| gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 2304), seed),
         ),
+        // Stream-K: 4 blocks over 3 tiles of 10 stages (blocks with two
+        // partial segments, the ring wrapping twice), then 2 blocks over 5
+        // tiles of 4 stages (two whole tiles in a row, each C staged by the
+        // block, with no more stages between them than the ring holds).
+        // The blocks run in an order drawn from the seed, so a tile is
+        // summed by any of its blocks, from registers or from memory.
+        subject(
+            "gemm sm_90a stream-K",
+            Target::Sm90a,
+            "gemm_nvfp4_sm90_stream",
+            |seed| {
+                let four = gemm_check(GemmKernel::Sm90Stream { grid: 4 }, (128, 384, 1280), seed);
+                let two = gemm_check(GemmKernel::Sm90Stream { grid: 2 }, (128, 640, 512), seed + 100);
+                Box::new(move |d| four(d).and_then(|()| two(d)))
+            },
+        ),
         // The kernel that decodes A for it, in the same GEMM.
         subject("gemm sm_90a decode", Target::Sm90a, "gemm_sm90_decode_a", |seed| {
             gemm_check(GemmKernel::Sm90 { blocks: 1, split: 2 }, (128, 128, 1280), seed)

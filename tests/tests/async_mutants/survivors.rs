@@ -55,7 +55,7 @@ pub(super) const SURVIVORS: &[Survivor] = &[
         ),
     },
     Survivor {
-        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        subjects: &["gemm sm_90a", "gemm sm_90a global split", "gemm sm_90a stream-K"],
         text: "wgmma.commit_group.sync.aligned;",
         occurrences: &[0..7, 10..15, 18..23, 26..31],
         change: "removed",
@@ -64,7 +64,7 @@ pub(super) const SURVIVORS: &[Survivor] = &[
         ),
     },
     Survivor {
-        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        subjects: &["gemm sm_90a", "gemm sm_90a global split", "gemm sm_90a stream-K"],
         text: "wgmma.wait_group.sync.aligned 2;",
         occurrences: &[0..9, 10..17, 18..25, 26..32],
         change: "removed",
@@ -73,12 +73,21 @@ pub(super) const SURVIVORS: &[Survivor] = &[
         ),
     },
     Survivor {
-        subjects: &["gemm sm_90a", "gemm sm_90a global split"],
+        subjects: &["gemm sm_90a", "gemm sm_90a global split", "gemm sm_90a stream-K"],
         text: "wgmma.wait_group.sync.aligned 2;",
         occurrences: &[0..9, 10..17, 18..25, 26..32],
         change: "waits for one group fewer",
         why: Why::Equivalent(
             "as for the removed wait: one more wgmma in flight changes nothing the step reads or writes",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a stream-K"],
+        text: "bar.sync 1, 256;",
+        occurrences: &[2..3],
+        change: "removed",
+        why: Why::Equivalent(
+            "the first barrier of the C store of a block's first tile, summed at the end: the barrier with the releaser just before (its verdicts) already puts every consumer's reads of the staging area before it, and the ring's MMAs are done",
         ),
     },
     Survivor {

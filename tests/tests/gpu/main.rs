@@ -199,8 +199,14 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
     for (m, n, k) in [(128, 4096, 7168), (256, 512, 2048)] {
         let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).expect("inputs");
         let want = nvfp4_kernels::nvfp4::gemm_reference(&a, &b);
-        for (blocks, split) in [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4), (2, 8)] {
-            let kernel = Some(GemmKernel::Sm90 { blocks, split });
+        let tilings = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4), (2, 8)]
+            .map(|(blocks, split)| GemmKernel::Sm90 { blocks, split });
+        // Stream-K over every multiprocessor (at most a block per K stage
+        // of 128 of a tile) and over 7 blocks.
+        let units = (m / 128 * (n / 128) * (k / 128)) as u32;
+        let streams = [device.multiprocessors().min(units), 7].map(|grid| GemmKernel::Sm90Stream { grid });
+        for kernel in tilings.into_iter().chain(streams) {
+            let kernel = Some(kernel);
             let first = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
             nvfp4_kernels::nvfp4::check_close(&first, &want, 1e-3, 1e-3)
                 .unwrap_or_else(|e| panic!("{m}x{n}x{k} {kernel:?}: {e}"));
@@ -263,30 +269,39 @@ fn the_gemm_on_the_gpu_matches_the_emulator() {
     for (m, n, k) in [(128, 256, 256), (256, 768, 1024), (128, 1536, 7168)] {
         for kind in [Inputs::Task, Inputs::Wide] {
             let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, kind).expect("inputs");
-            let kernel = GemmKernel::for_device(&gpu, m, n, k, 1);
-            let on_gpu = gemm::gemm_outputs(&gpu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("GPU: {e}"));
-            let on_emu = gemm::gemm_outputs(&emu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("emulator: {e}"));
-            let (mut differ, mut largest) = (0, 0.0f64);
-            for (g, e) in on_gpu.iter().zip(&on_emu) {
-                if g.to_bits() != e.to_bits() {
-                    differ += 1;
-                    largest = largest.max((g.to_f64() - e.to_f64()).abs() / e.to_f64().abs().max(1e-3));
+            // On Hopper stream-K as well, over every multiprocessor (or
+            // a block per K stage of 128 of a tile, where fewer).
+            let chosen = GemmKernel::for_device(&gpu, m, n, k, 1);
+            let units = (m / 128 * (n / 128) * (k / 128)) as u32;
+            let stream = (target == Target::Sm90a).then_some(GemmKernel::Sm90Stream {
+                grid: gpu.multiprocessors().min(units),
+            });
+            for kernel in [chosen, stream].into_iter().flatten() {
+                let kernel = Some(kernel);
+                let on_gpu = gemm::gemm_outputs(&gpu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("GPU: {e}"));
+                let on_emu = gemm::gemm_outputs(&emu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("emulator: {e}"));
+                let (mut differ, mut largest) = (0, 0.0f64);
+                for (g, e) in on_gpu.iter().zip(&on_emu) {
+                    if g.to_bits() != e.to_bits() {
+                        differ += 1;
+                        largest = largest.max((g.to_f64() - e.to_f64()).abs() / e.to_f64().abs().max(1e-3));
+                    }
                 }
-            }
-            println!(
-                "GEMM M={m} N={n} K={k} {kind:?} {kernel:?}: {differ} of {} outputs differ between the GPU and the emulator (largest relative difference {largest:.2e})",
-                on_gpu.len()
-            );
-            // The task's inputs sum exactly in f32 (small integers times
-            // powers of two), so any difference there is a real one. On
-            // Hopper the emulator sums wgmma as the H100 does, so every
-            // input must give the same bits; Blackwell's tensor-core sums
-            // are modelled exactly, which no B200 has confirmed.
-            if matches!(kind, Inputs::Task) || target == Target::Sm90a {
-                assert_eq!(
-                    differ, 0,
-                    "{m}x{n}x{k} {kind:?}: the GPU and the emulator must give the same bits"
+                println!(
+                    "GEMM M={m} N={n} K={k} {kind:?} {kernel:?}: {differ} of {} outputs differ between the GPU and the emulator (largest relative difference {largest:.2e})",
+                    on_gpu.len()
                 );
+                // The task's inputs sum exactly in f32 (small integers times
+                // powers of two), so any difference there is a real one. On
+                // Hopper the emulator sums wgmma as the H100 does, so every
+                // input must give the same bits; Blackwell's tensor-core sums
+                // are modelled exactly, which no B200 has confirmed.
+                if matches!(kind, Inputs::Task) || target == Target::Sm90a {
+                    assert_eq!(
+                        differ, 0,
+                        "{m}x{n}x{k} {kind:?}: the GPU and the emulator must give the same bits"
+                    );
+                }
             }
         }
     }

@@ -25,10 +25,13 @@
 //! attribute); and GPU microseconds per GEMV for 20 direct launches against
 //! one replay of a CUDA graph of the same 20 launches.
 //!
-//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm|launch] [--shape I]`
+//! `bench [--json] [--repeats N] [--all-variants] [--only gemv|gemm|launch] [--shape I]
+//! [--gemm-shape M,N,K]`
 //!
 //! `--shape I` runs only the I-th (1-based) benchmark shape of each kernel,
-//! so a profiler (`ncu`) sees the launches of one shape.
+//! so a profiler (`ncu`) sees the launches of one shape. `--gemm-shape M,N,K`
+//! times the GEMM rows of that shape instead of the benchmark shapes (M a
+//! multiple of 128, N and K of 256).
 
 use nvfp4_dsl::{Device, DeviceBuffer, f16};
 use nvfp4_kernels::gemm::{self, DeviceGemmOperand, GemmKernel};
@@ -56,6 +59,9 @@ struct Options {
     only: Option<String>,
     /// `--shape I`: only the I-th benchmark shape (1-based).
     shape: Option<usize>,
+    /// `--gemm-shape M,N,K`: the GEMM rows of this shape instead of the
+    /// benchmark shapes.
+    gemm_shape: Option<(usize, usize, usize)>,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -65,6 +71,7 @@ fn parse_args() -> Result<Options, String> {
         all_variants: false,
         only: None,
         shape: None,
+        gemm_shape: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -86,6 +93,16 @@ fn parse_args() -> Result<Options, String> {
                         .ok_or("--shape takes 1, 2 or 3")?,
                 )
             }
+            "--gemm-shape" => {
+                let dims: Vec<usize> = args
+                    .next()
+                    .map(|v| v.split(',').filter_map(|d| d.parse().ok()).collect())
+                    .unwrap_or_default();
+                o.gemm_shape = match dims[..] {
+                    [m, n, k] if m % 128 == 0 && n % 256 == 0 && k % 256 == 0 && m * n * k > 0 => Some((m, n, k)),
+                    _ => return Err("--gemm-shape takes M,N,K: M a multiple of 128, N and K of 256".into()),
+                };
+            }
             "--repeats" => {
                 o.repeats = args
                     .next()
@@ -95,7 +112,7 @@ fn parse_args() -> Result<Options, String> {
             }
             other => {
                 return Err(format!(
-                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm|launch, --shape I"
+                    "unknown argument `{other}`; use --json, --repeats N, --all-variants, --only gemv|gemm|launch, --shape I, --gemm-shape M,N,K"
                 ));
             }
         }
@@ -200,10 +217,16 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
     let mut rows = Vec::new();
     let mut rng = Rng::new(0x6e33);
     let blas = cublas::Blas::new(device)?;
-    for (i, (m, n, k)) in gemm::BENCH_SHAPES.into_iter().enumerate() {
-        if opts.shape.is_some_and(|only| only != i + 1) {
-            continue;
-        }
+    let shapes = match opts.gemm_shape {
+        Some(shape) => vec![shape],
+        None => gemm::BENCH_SHAPES
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| opts.shape.is_none_or(|only| only == i + 1))
+            .map(|(_, shape)| shape)
+            .collect(),
+    };
+    for (m, n, k) in shapes {
         let (a, b) = gemm_inputs(&mut rng, m, n, k, 1, Inputs::Wide).map_err(|e| e.to_string())?;
         let want = gemm_reference(&a, &b);
         let bytes = (m + n) * (k / 2 + k / 16) + m * n * 2;
@@ -255,10 +278,13 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
         let kernels = match chosen {
             _ if !opts.all_variants => vec![chosen],
             GemmKernel::Sm100 { .. } => [128, 256].map(|bn| GemmKernel::Sm100 { bn }).to_vec(),
-            GemmKernel::Sm90 { .. } => [1, 2]
+            GemmKernel::Sm90 { .. } | GemmKernel::Sm90Stream { .. } => [1, 2]
                 .into_iter()
                 .flat_map(|blocks| [1, 2, 4, 8].map(|split| GemmKernel::Sm90 { blocks, split }))
                 .filter(|k9| matches!(k9, GemmKernel::Sm90 { split, .. } if *split as usize <= k / 128))
+                .chain([GemmKernel::Sm90Stream {
+                    grid: device.multiprocessors().min((m / 128 * (n / 128) * (k / 128)) as u32),
+                }])
                 .collect(),
         };
         for kernel in kernels {
@@ -286,6 +312,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                     };
                     format!("sm_90a rows={} split={split}{how}", 128 * blocks)
                 }
+                GemmKernel::Sm90Stream { grid } => format!("sm_90a stream-K grid={grid}"),
             };
             rows.push(row("gemm", variant, (ms * 1e3, graph_ms * 1e3), ratio));
         }

@@ -34,8 +34,9 @@ pub(super) fn request_b(
 }
 
 /// The producer of a GEMM block, after the kernel's wait for the previous
-/// one: streams its `stages` K stages (from `first`) through the four-slot
-/// ring — A's images of row tile `a_tile` and B's pre-arranged chunks of
+/// one: streams `stages` K stages (from `first`) of one tile through the
+/// four-slot ring, from ring position `pos` (the stages the block streamed
+/// before: the ring's slot and phase go on from there) — A's images of row tile `a_tile` and B's pre-arranged chunks of
 /// 128-row tiles `b_tile ..` (`blocks` of them) by bulk copies — each
 /// completing on the stage's full barrier, each slot refilled once the
 /// consumers released the stage before in it. B of the first `ahead`
@@ -55,12 +56,13 @@ pub(super) fn produce(
     ahead: u32,
     k_stages: u32,
     blocks: u32,
+    pos: u32,
 ) {
     for j in 0..stages {
-        let slot = j % STAGES;
+        let slot = (pos + j) % STAGES;
         let kt = first + j;
         if j >= ahead {
-            mbarrier_wait_parity(bars, STAGES + slot, ((j / STAGES) & 1) ^ 1);
+            mbarrier_wait_parity(bars, STAGES + slot, (((pos + j) / STAGES) & 1) ^ 1);
             request_b(smem, bars, weights, b_tile, kt, slot, k_stages, blocks);
         }
         cp_async_bulk_global_to_shared(
@@ -81,8 +83,9 @@ pub(super) fn produce(
 #[device]
 pub(super) const IN_FLIGHT: u32 = 2;
 
-/// A consumer thread `ct` (0..256) of a GEMM block: multiplies the block's
-/// `stages` K stages as they land in the ring into its accumulators of
+/// A consumer thread `ct` (0..256) of a GEMM block: multiplies `stages` K
+/// stages of one tile, from ring position `pos`, as they land in the ring
+/// into its accumulators of
 /// `BLOCKS` m64 blocks (`acc0`, and `acc1` for the second), releasing each
 /// stage's slot once its MMAs are done. Warpgroup `ct / 128` owns B rows
 /// `64 BLOCKS wg .. 64 BLOCKS (wg + 1)` of the tile.
@@ -96,6 +99,7 @@ pub(super) fn consume<const BLOCKS: u32>(
     acc0: &mut [f32; 64],
     acc1: &mut [f32; 64],
     stages: u32,
+    pos: u32,
     ct: u32,
 ) {
     let raw_bytes = RAW_BYTES * BLOCKS;
@@ -110,9 +114,9 @@ pub(super) fn consume<const BLOCKS: u32>(
         for sub in 0..chain_stages {
             let i = chain_stages * c0 + sub;
             if i < stages {
-                let s = i % STAGES;
+                let s = (pos + i) % STAGES;
                 let stage = RING_B_BASE + s * raw_bytes;
-                mbarrier_wait_parity(bars, s, (i / STAGES) & 1);
+                mbarrier_wait_parity(bars, s, ((pos + i) / STAGES) & 1);
                 // A's image in slot s as the MMAs read it, built once a
                 // stage; each K step's MMA reads it from its own offset.
                 let image = WgmmaDesc::new(shared_address(smem, s * IMAGE_BYTES))
@@ -154,7 +158,7 @@ pub(super) fn consume<const BLOCKS: u32>(
                             // Only this stage's MMAs may be pending: the
                             // previous stage's are done, and with them this
                             // thread's reads of its slot.
-                            mbarrier_arrive(bars, STAGES + (i + (STAGES - 1)) % STAGES);
+                            mbarrier_arrive(bars, STAGES + (pos + i + (STAGES - 1)) % STAGES);
                         }
                     }
                     if BLOCKS == 2 {
@@ -182,7 +186,7 @@ pub(super) fn consume<const BLOCKS: u32>(
             // Promote the chain, and release the slot of its last stage.
             wgmma_wait_group(0);
             let last_stage = (chain_stages * c0 + chain_stages - 1).min(stages - 1);
-            mbarrier_arrive(bars, STAGES + last_stage % STAGES);
+            mbarrier_arrive(bars, STAGES + (pos + last_stage) % STAGES);
             #[unroll]
             for e in 0..64usize {
                 acc0[e] += chain[e];

@@ -90,6 +90,10 @@
 //!
 //! Every way the sums run in a fixed order: the same bits on every run.
 //!
+//! [`gemm_nvfp4_sm90_stream`] (`stream.rs`) is the stream-K form of the
+//! same main loop: more blocks than tiles, each tile's K stages shared by
+//! its finisher and helpers, the partial sums added through global memory.
+//!
 //! K inside a 128-wide stage is permuted the same way for both operands
 //! (a dot product does not depend on the order of K): a thread of the
 //! fragment layout owns 32 consecutive values of each of its rows, and the
@@ -108,11 +112,13 @@ use nvfp4_dsl::prelude::*;
 mod decode_a;
 mod epilogue;
 mod mainloop;
+mod stream;
 
 pub use decode_a::gemm_sm90_decode_a;
 pub use epilogue::gemm_sm90_reduce;
 use epilogue::*;
 use mainloop::*;
+pub use stream::{STREAM_SHARED_BYTES, gemm_nvfp4_sm90_stream};
 
 /// K per pipeline stage.
 #[device]
@@ -338,6 +344,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
                 ahead,
                 k_stages,
                 BLOCKS,
+                0,
             );
         }
         sync_warp();
@@ -355,7 +362,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         // The f32 accumulators of the thread's m64 blocks.
         let mut acc0 = [0.0f32; 64];
         let mut acc1 = [0.0f32; 64];
-        consume::<BLOCKS>(smem, words, scale_words, bars, &mut acc0, &mut acc1, stages, ct);
+        consume::<BLOCKS>(smem, words, scale_words, bars, &mut acc0, &mut acc1, stages, 0, ct);
         if !swap {
             stage_partial_tile::<BLOCKS>(partial, &acc0, &acc1, ct);
         }
