@@ -221,8 +221,8 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
 }
 
 /// One split-K GEMM (and its reduction) and, on Hopper, one K split in
-/// pairs of clusters, for `compute-sanitizer --tool memcheck` and
-/// `--tool racecheck` (see the README).
+/// pairs of clusters, for `compute-sanitizer --tool memcheck` and `--tool
+/// racecheck` (see the README).
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn gemm_for_the_sanitizer() {
@@ -253,6 +253,32 @@ fn gemm_for_the_sanitizer() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     println!("GEMM M=128 N=4096 K=512 {pairs:?}: within 1e-3 of the f64 reference");
+}
+
+/// One stream-K GEMM over 7 blocks (partial segments, a tile's counter,
+/// the last block's sum), for `compute-sanitizer --tool memcheck` and
+/// `--tool synccheck`. Not for racecheck: compute-sanitizer 2025.3.1's
+/// racecheck finds no hazard in it but crashes the process at its end
+/// whenever the kernel ran (its consumers' `bar.arrive`; docs/perf.md
+/// entry 18).
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn stream_k_for_the_sanitizer() {
+    let device = device();
+    if device.compute_capability() != (9, 0) {
+        return;
+    }
+    let stream = Some(GemmKernel::Sm90Stream { grid: 7 });
+    gemm::check_gemm(
+        &device,
+        &mut Rng::new(55),
+        (128, 512, 2048, 1),
+        Inputs::Wide,
+        stream,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("GEMM M=128 N=512 K=2048 {stream:?}: within 1e-3 of the f64 reference");
 }
 
 #[test]

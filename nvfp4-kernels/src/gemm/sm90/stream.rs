@@ -13,8 +13,9 @@
 //! sums go to `partials` (each thread its 64 values, in its own order), and
 //! one warp of the producer warpgroup, the releaser, counts the block in
 //! at the tile's counter after a named barrier with the consumers (an
-//! acquire-release atomic, which releases the stores of all 256: the
-//! consumers never wait for it mid-stream). The tile's last block counted
+//! acquire-release atomic, which releases the stores of all 256; the
+//! consumers only arrive at the barrier, `bar.arrive`, and never wait for
+//! it mid-stream). The tile's last block counted
 //! in adds the tile's partial sums in block order (the same bits whoever is
 //! last: its own sums, in registers for its last segment, take their place
 //! in that order) and stores C, at the end of its range. No block waits for
