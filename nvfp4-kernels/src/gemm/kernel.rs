@@ -21,11 +21,12 @@ pub enum GemmKernel {
         /// Blocks sharing one tile's K.
         split: u32,
     },
-    /// The sm_90a stream-K kernel ([`gemm_nvfp4_sm90_stream`]): 128 x 128
-    /// tiles, all tiles' K stages of 128 cut evenly over `grid` blocks (one
-    /// per multiprocessor is what it is for; at most one per stage of all
-    /// tiles), each tile's partial sums added in block order by its last
-    /// block. [`GemmKernel::for_device`] does not pick it: on the H100 it
+    /// The sm_90a stream-K kernel
+    /// ([`gemm_nvfp4_sm90_stream`](super::gemm_nvfp4_sm90_stream)): 128 x
+    /// 128 tiles, all tiles' K stages of 128 cut evenly over `grid` blocks
+    /// (one per multiprocessor is what it is for; at most one per stage of
+    /// all tiles), each tile's partial sums added in block order by its
+    /// last block. [`GemmKernel::for_device`] does not pick it: on the H100 it
     /// measured slower than the split tilings on every shape tried
     /// (docs/perf.md, entry 18).
     Sm90Stream {
@@ -35,9 +36,9 @@ pub enum GemmKernel {
 }
 
 impl GemmKernel {
-    /// The kernel [`gemm`] uses on `device` for this shape: the sm_100a
-    /// kernel with 128-column tiles on compute capability 10.0; on 9.0 the
-    /// sm_90a tiling [`sm90_tiling`] predicts fastest. `None` on other
+    /// The kernel [`gemm`](super::gemm) uses on `device` for this shape:
+    /// the sm_100a kernel with 128-column tiles on compute capability 10.0;
+    /// on 9.0 the sm_90a tiling [`sm90_tiling`] predicts fastest. `None` on other
     /// devices (and on the emulator as plain sm_90).
     pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
         match device.compute_capability() {
@@ -64,8 +65,9 @@ pub enum Sm90Reduction {
     /// through distributed shared memory, and the tile's second cluster to
     /// finish adds the two halves (an atomic counter per tile).
     Pairs,
-    /// Every block stores its partial sums and [`gemm_sm90_reduce`], a
-    /// second kernel, adds them.
+    /// Every block stores its partial sums and
+    /// [`gemm_sm90_reduce`](super::gemm_sm90_reduce), a second kernel, adds
+    /// them.
     Kernel,
 }
 

@@ -3,6 +3,19 @@
 
 use super::*;
 
+/// Initialises the ring's mbarriers (from one thread, before the block's
+/// first barrier): `full[s]` expects the producer's arrive and the stage's
+/// bytes, `empty[STAGES + s]` the 256 consumers.
+#[device]
+pub(super) fn init_ring(bars: &SharedArray<u64, BARRIERS>) {
+    #[unroll]
+    for s in 0..STAGES {
+        mbarrier_init(bars, s, 1);
+        mbarrier_init(bars, STAGES + s, THREADS);
+    }
+    fence_mbarrier_init();
+}
+
 /// Requests K stage `kt`'s B chunks of 128-row tiles `b_tile ..` (`blocks`
 /// of them) into ring slot `slot`, whose full barrier then expects A's
 /// image of the stage as well.

@@ -287,12 +287,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let stages = (rank + 1) * k_stages / SPLIT - first;
 
     if tid == 0 {
-        #[unroll]
-        for s in 0..STAGES {
-            mbarrier_init(bars, s, 1);
-            mbarrier_init(bars, STAGES + s, THREADS);
-        }
-        fence_mbarrier_init();
+        init_ring(bars);
         rows0[0u32] = batch * m + m0;
         rows0[1u32] = batch * n + n0;
     }

@@ -128,12 +128,7 @@ pub fn gemm_nvfp4_sm90_stream(
     let u1 = range_start(block + 1, units, grid);
 
     if tid == 0 {
-        #[unroll]
-        for s in 0..STAGES {
-            mbarrier_init(bars, s, 1);
-            mbarrier_init(bars, STAGES + s, THREADS);
-        }
-        fence_mbarrier_init();
+        init_ring(bars);
         sums_tile[0u32] = 0;
         sums_tile[1u32] = 0;
     }
