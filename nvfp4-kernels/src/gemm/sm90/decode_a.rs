@@ -71,7 +71,8 @@ pub fn gemm_sm90_decode_a(
     // `r`, stored at column q % 8, which holds logical column (the decode
     // job) c (128-byte swizzle).
     let first = block_idx_z() * DECODE_CHUNKS as u32 * THREADS + tid;
-    let mut chunks = [u32x4::new(0, 0, 0, 0); DECODE_CHUNKS];
+    let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
+    #[unroll]
     for p in 0..DECODE_CHUNKS {
         let q = first + p as u32 * THREADS;
         let ah = q / 1024;
@@ -94,12 +95,8 @@ pub fn gemm_sm90_decode_a(
                 out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
             }
         }
-        chunks[p] = u32x4::new(out[0], out[1], out[2], out[3]);
-    }
-    let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
-    for p in 0..DECODE_CHUNKS {
-        let q = first + p as u32 * THREADS;
-        store_v4(images, (image + q * 4) as usize, chunks[p], Cache::Default);
+        let chunk = u32x4::new(out[0], out[1], out[2], out[3]);
+        store_v4(images, (image + q * 4) as usize, chunk, Cache::Default);
     }
     if kt == 0 && tile == 0 && block_idx_z() == 0 {
         grid_dependency_wait();
