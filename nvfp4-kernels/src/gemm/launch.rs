@@ -81,12 +81,12 @@ pub(crate) enum Sm90A<'o, 'a> {
 }
 
 /// The sm_90a GEMM's launch for a tiling: its configuration, its
-/// `clustered` argument, how it sums a split K, and its workspace's f32
-/// partial sums and counters (words).
+/// `clustered` argument, the split the reduction kernel sums after it (if
+/// one runs), and its workspace's f32 partial sums and counters (words).
 struct Sm90Plan {
     launch: LaunchConfig,
     clustered: u32,
-    reduction: Sm90Reduction,
+    reduce: Option<u32>,
     partial_words: usize,
     counter_words: usize,
 }
@@ -131,7 +131,7 @@ fn sm90_plan(
             Ok(Sm90Plan {
                 launch,
                 clustered,
-                reduction,
+                reduce: (reduction == Sm90Reduction::Kernel).then_some(split),
                 partial_words,
                 counter_words,
             })
@@ -151,7 +151,7 @@ fn sm90_plan(
             Ok(Sm90Plan {
                 launch,
                 clustered: 0,
-                reduction: Sm90Reduction::None,
+                reduce: None,
                 partial_words: 2 * grid as usize * 128 * 128,
                 counter_words: tiles,
             })
@@ -288,7 +288,7 @@ pub(crate) fn sm90(
         }
         // The next call's images go to the buffer this GEMM does not read.
         std::mem::swap(image_buffer, other_image_buffer);
-        if let (Sm90Reduction::Kernel, GemmKernel::Sm90 { split, .. }) = (plan.reduction, kernel) {
+        if let Some(split) = plan.reduce {
             reduce(device, partials.as_view(), c.reborrow(), split, m * n * l, alpha)?;
         }
         Ok(())

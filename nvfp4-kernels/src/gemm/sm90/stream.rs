@@ -58,6 +58,15 @@ pub fn block_of(unit: u32, units: u32, grid: u32) -> u32 {
     ((unit + 1) * grid - 1) / units
 }
 
+/// The first and last block whose range holds stages of tile `tile`.
+#[device]
+pub fn tile_blocks(tile: u32, units: u32, grid: u32, k_stages: u32) -> [u32; 2] {
+    [
+        block_of(tile * k_stages, units, grid),
+        block_of(tile * k_stages + k_stages - 1, units, grid),
+    ]
+}
+
 /// Where the partial sums of block `block`'s segment of tile `tile` are:
 /// the block's first segment's at slot `2 block`, its last's at `2 block +
 /// 1` (its only other partial one), 16384 f32 a slot.
@@ -244,8 +253,8 @@ pub(super) fn release(
                 named_barrier_sync(FIRST_STORED, WITH_RELEASER);
             }
             if lane_id() == 0 {
-                let blocks =
-                    block_of(tile * k_stages + k_stages - 1, units, grid) - block_of(tile * k_stages, units, grid) + 1;
+                let range = tile_blocks(tile, units, grid, k_stages);
+                let blocks = range[1] - range[0] + 1;
                 let before = atomic_add(counters, tile, 1, Order::AcqRel, Scope::Gpu);
                 sums_tile[if last { 1u32 } else { 0u32 }] = if before + 1 == blocks { 1 } else { 0 };
             }
@@ -370,9 +379,8 @@ pub(super) fn finish_tile(
     let k_stages = k / BK as u32;
     let grid = grid_dim_x();
     let mut sums = [0.0f32; 64];
-    let first = block_of(tile * k_stages, units, grid);
-    let last = block_of(tile * k_stages + k_stages - 1, units, grid);
-    for b in first..last + 1 {
+    let range = tile_blocks(tile, units, grid, k_stages);
+    for b in range[0]..range[1] + 1 {
         if own_in_acc && b == block_idx_x() {
             #[unroll]
             for e in 0..64usize {
