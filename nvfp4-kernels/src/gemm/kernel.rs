@@ -51,6 +51,15 @@ impl GemmKernel {
             _ => None,
         }
     }
+
+    /// The sm_90a stream-K kernel over every multiprocessor of `device`, or
+    /// over one block per (tile, K stage of 128) where that is fewer.
+    pub fn stream_k(device: &Device, m: usize, n: usize, k: usize, l: usize) -> GemmKernel {
+        let units = l * (m / BM) * (n / 128) * (k / sm90::BK);
+        GemmKernel::Sm90Stream {
+            grid: device.multiprocessors().min(u32::try_from(units).unwrap_or(u32::MAX)),
+        }
+    }
 }
 
 /// How the sm_90a kernel sums a K split.

@@ -203,8 +203,10 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
             .map(|(blocks, split)| GemmKernel::Sm90 { blocks, split });
         // Stream-K over every multiprocessor (at most a block per K stage
         // of 128 of a tile) and over 7 blocks.
-        let units = (m / 128 * (n / 128) * (k / 128)) as u32;
-        let streams = [device.multiprocessors().min(units), 7].map(|grid| GemmKernel::Sm90Stream { grid });
+        let streams = [
+            GemmKernel::stream_k(&device, m, n, k, 1),
+            GemmKernel::Sm90Stream { grid: 7 },
+        ];
         for kernel in tilings.into_iter().chain(streams) {
             let kernel = Some(kernel);
             let first = gemm::gemm_outputs(&device, &a, &b, kernel, None).unwrap_or_else(|e| panic!("{e}"));
@@ -298,10 +300,7 @@ fn the_gemm_on_the_gpu_matches_the_emulator() {
             // On Hopper stream-K as well, over every multiprocessor (or
             // a block per K stage of 128 of a tile, where fewer).
             let chosen = GemmKernel::for_device(&gpu, m, n, k, 1);
-            let units = (m / 128 * (n / 128) * (k / 128)) as u32;
-            let stream = (target == Target::Sm90a).then_some(GemmKernel::Sm90Stream {
-                grid: gpu.multiprocessors().min(units),
-            });
+            let stream = (target == Target::Sm90a).then(|| GemmKernel::stream_k(&gpu, m, n, k, 1));
             for kernel in [chosen, stream].into_iter().flatten() {
                 let kernel = Some(kernel);
                 let on_gpu = gemm::gemm_outputs(&gpu, &a, &b, kernel, None).unwrap_or_else(|e| panic!("GPU: {e}"));

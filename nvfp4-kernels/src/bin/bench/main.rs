@@ -282,9 +282,7 @@ fn gemm_rows(device: &Device, opts: &Options, ceiling: f64) -> Result<Vec<Row>, 
                 .into_iter()
                 .flat_map(|blocks| [1, 2, 4, 8].map(|split| GemmKernel::Sm90 { blocks, split }))
                 .filter(|k9| matches!(k9, GemmKernel::Sm90 { split, .. } if *split as usize <= k / 128))
-                .chain([GemmKernel::Sm90Stream {
-                    grid: device.multiprocessors().min((m / 128 * (n / 128) * (k / 128)) as u32),
-                }])
+                .chain([GemmKernel::stream_k(device, m, n, k, 1)])
                 .collect(),
         };
         for kernel in kernels {
