@@ -179,11 +179,15 @@ pub const fn shared_bytes(blocks: u32) -> u32 {
 pub const DECODE_SHARED_BYTES: u32 = RAW_BYTES;
 
 /// Blocks of [`gemm_sm90_decode_a`] per image (its grid's z): each loads
-/// the tile's raw stage and writes its share of the image. Four measured
-/// faster than eight (fewer loads of the same stage) and as fast as two
-/// graph-timed (docs/perf.md entry 12).
+/// the tile's raw stage and writes its share of the image, one 16-byte
+/// chunk a thread. Where the GEMM before leaves few multiprocessors idle
+/// (4 on the split of 4) most of the decode runs after that GEMM, and the
+/// shorter the blocks the sooner it ends: eight measured 0.4 µs faster
+/// than four on that shape and the same on the others, one or two, or
+/// fewer blocks looping over the images, slower (docs/perf.md entries 12
+/// and 19).
 #[device]
-pub const DECODE_PARTS: u32 = 4;
+pub const DECODE_PARTS: u32 = 8;
 
 /// The 16-byte chunks of an image each thread of [`gemm_sm90_decode_a`]
 /// writes.
