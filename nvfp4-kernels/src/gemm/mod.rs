@@ -49,8 +49,9 @@ pub fn shared_bytes(bn: usize) -> u32 {
 enum MapTile {
     /// sm_100a: boxes of 128 bytes x `rows` rows, 128-byte swizzle.
     Sm100 { rows: u32 },
-    /// sm_90a A: boxes of 64 bytes x 128 rows, 64-byte swizzle (B is read
-    /// pre-arranged, without a map).
+    /// sm_90a A: boxes of 64 bytes x [`sm90::DECODE_ROWS`] rows, 64-byte
+    /// swizzle, as the decode kernel reads them (B is read pre-arranged,
+    /// without a map).
     Sm90A,
 }
 
@@ -66,7 +67,7 @@ impl MapTile {
     fn map(self, (rows, k, batches): (usize, usize, usize)) -> TileMap2d {
         let (box_bytes, box_rows, swizzle) = match self {
             MapTile::Sm100 { rows } => (128, rows, Swizzle::B128),
-            MapTile::Sm90A => (64, 128, Swizzle::B64),
+            MapTile::Sm90A => (64, sm90::DECODE_ROWS, Swizzle::B64),
         };
         TileMap2d {
             row_bytes: (k / 2) as u64,

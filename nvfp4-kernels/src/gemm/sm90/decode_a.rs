@@ -10,7 +10,7 @@ use super::*;
 /// `images[(tile * K / 128 + kt) * 8192 ..]` (32 KiB), each of the
 /// [`DECODE_PARTS`] parts its share. It also zeroes `counters` (the GEMM's tile
 /// counters, any length). `map_a`: tensor map over A `[L*M rows][K/2
-/// bytes]`, boxes of 64 bytes x 128 rows, 64-byte swizzle; `sfa` its
+/// bytes]`, boxes of 64 bytes x [`DECODE_ROWS`] rows, 64-byte swizzle; `sfa` its
 /// blocked scales. Grid: (K / 128, L * M / 128, [`DECODE_PARTS`]), 256
 /// threads.
 ///
@@ -51,13 +51,27 @@ pub fn gemm_sm90_decode_a(
         fence_mbarrier_init();
     }
     sync_threads();
+    // The block's chunks are of rows `row0 .. row0 + DECODE_ROWS` (of one
+    // half of the stage's K, see below): only those rows are loaded, all
+    // 64 bytes of each, and the stage's scales.
+    let first = block_idx_z() * DECODE_CHUNKS as u32 * THREADS;
+    let row0 = first % 1024 / 8;
+    let scales_at = DECODE_ROWS * 64;
     if tid == 0 {
-        mbarrier_arrive_expect_tx(bars, 0u32, RAW_BYTES);
-        cp_async_bulk_tensor_2d_global_to_shared(smem, 0u32, map_a, (kt * 64) as i32, (tile * 128) as i32, bars, 0u32);
+        mbarrier_arrive_expect_tx(bars, 0u32, scales_at + SCALE_BYTES);
+        cp_async_bulk_tensor_2d_global_to_shared(
+            smem,
+            0u32,
+            map_a,
+            (kt * 64) as i32,
+            (tile * 128 + row0) as i32,
+            bars,
+            0u32,
+        );
         // Blocked scales: 512 bytes per (128 rows, 64 K).
         cp_async_bulk_global_to_shared(
             smem,
-            RAW_TILE_BYTES,
+            scales_at,
             sfa,
             (tile * (k / 64) + 2 * kt) * 512,
             SCALE_BYTES,
@@ -70,28 +84,29 @@ pub fn gemm_sm90_decode_a(
     // warp 512 consecutive bytes at a time: chunk q, half `ah` (64 K), row
     // `r`, stored at column q % 8, which holds logical column (the decode
     // job) c (128-byte swizzle).
-    let first = block_idx_z() * DECODE_CHUNKS as u32 * THREADS + tid;
     let image = (tile * (k / BK as u32) + kt) * (IMAGE_BYTES / 4);
     #[unroll]
     for p in 0..DECODE_CHUNKS {
-        let q = first + p as u32 * THREADS;
+        let q = first + tid + p as u32 * THREADS;
         let ah = q / 1024;
         let r = q % 1024 / 8;
         let c = q % 8 ^ r % 8;
-        // Row r's raw K words 2 ah + c / 4 of each 16-byte chunk (64-byte
-        // swizzle: chunk ch of row r sits at chunk ch ^ (r / 2 % 4)), and its
+        // Row r's raw K words 2 ah + c / 4 of each 16-byte chunk, in the
+        // block's row r - row0 (64-byte swizzle: chunk ch of that row sits
+        // at chunk ch ^ ((r - row0) / 2 % 4)), and its
         // scales of groups 4 h + ah and 4 h + 2 + ah (bytes ah, 2 + ah of word
         // h).
         let sel = if ah == 0 { 0x2020u32 } else { 0x3131u32 };
         let mut out = [0u32; 4];
         #[unroll]
         for h in 0..2u32 {
-            let sw = words[(RAW_TILE_BYTES + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
+            let sw = words[(scales_at + 512 * h + r % 32 * 16 + r / 32 * 4) / 4];
             let splats = e4m3_pair_splats(sw, sel);
             #[unroll]
             for e in 0..2u32 {
                 let ch = 2 * h + e;
-                let word = words[(r * 64 + 16 * (ch ^ (r / 2 % 4)) + 8 * ah + 4 * (c / 4)) / 4];
+                let row = r - row0;
+                let word = words[(row * 64 + 16 * (ch ^ (row / 2 % 4)) + 8 * ah + 4 * (c / 4)) / 4];
                 out[ch as usize] = hmul2(e2m1_pair_scaled(word, c % 4), splats[e as usize]).to_bits();
             }
         }

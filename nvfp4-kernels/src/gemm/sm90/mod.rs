@@ -174,10 +174,6 @@ pub const fn shared_bytes(blocks: u32) -> u32 {
     STAGES * stage_bytes(blocks) + if blocks == 1 { SWAP_BYTES } else { 0 }
 }
 
-/// Dynamic shared memory of [`gemm_sm90_decode_a`]: A's raw stage (128 x
-/// 64 bytes, 64-byte swizzle) and its scales.
-pub const DECODE_SHARED_BYTES: u32 = RAW_BYTES;
-
 /// Blocks of [`gemm_sm90_decode_a`] per image (its grid's z): each loads
 /// the tile's raw stage and writes its share of the image, one 16-byte
 /// chunk a thread. Where the GEMM before leaves few multiprocessors idle
@@ -193,6 +189,21 @@ pub const DECODE_PARTS: u32 = 8;
 /// writes.
 #[device]
 pub const DECODE_CHUNKS: usize = (IMAGE_BYTES / 16 / (THREADS * DECODE_PARTS)) as usize;
+
+/// The rows of A a block of [`gemm_sm90_decode_a`] decodes, of one half
+/// of the stage's K (its part is at most half an image: `DECODE_PARTS` is
+/// at least 2), and so loads: the tensor map's boxes are 64 bytes x
+/// `DECODE_ROWS` rows. Loading only them, not the tile's 128 rows (a third
+/// of the bytes), measured 0.1-0.2 µs faster on shape 2 and the same on the
+/// others (docs/perf.md entry 19).
+#[device]
+pub const DECODE_ROWS: u32 = 256 / DECODE_PARTS;
+
+const _: () = assert!(DECODE_PARTS >= 2 && DECODE_PARTS <= 8 && 256 % DECODE_PARTS == 0);
+
+/// Dynamic shared memory of [`gemm_sm90_decode_a`]: its rows of A's raw
+/// stage (64 bytes a row, 64-byte swizzle), then the stage's scales.
+pub const DECODE_SHARED_BYTES: u32 = DECODE_ROWS * 64 + SCALE_BYTES;
 
 /// Zeroes `counters` (any length) from thread `first` of a grid of
 /// `threads`, a word each and every `threads` on: what the kernel that
