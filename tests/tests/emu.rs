@@ -144,6 +144,27 @@ fn the_stream_k_gemm_matches_the_reference_on_the_sm90a_emulator() {
 }
 
 #[test]
+fn a_gemm_of_several_waves_of_short_tiles_runs_as_a_persistent_kernel_of_whole_tiles() {
+    // On a GPU of 4 multiprocessors 12 tiles of 4 K stages are 3 waves:
+    // `gemm` runs the stream-K kernel over 4 blocks of 3 whole tiles each.
+    let mut rng = Rng::new(47);
+    let (m, n, k) = (256, 768, 512);
+    for seed in [1, 2] {
+        let options = nvfp4_dsl::emu::Options {
+            multiprocessors: Some(4),
+            ..nvfp4_dsl::emu::Options::adversarial(seed)
+        };
+        let device = Device::emulator_with(Target::Sm90a, options);
+        assert_eq!(
+            GemmKernel::for_device(&device, m, n, k, 1),
+            Some(GemmKernel::Sm90Stream { grid: 4 })
+        );
+        gemm::check_gemm(&device, &mut rng, (m, n, k, 1), Inputs::Wide, None, None)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    }
+}
+
+#[test]
 fn the_hopper_gemm_reads_a_before_its_wait_only_when_no_running_kernel_writes_it() {
     use nvfp4_kernels::gemm::{BlockedScales, DeviceGemmOperand, GemmOperand};
     use nvfp4_kernels::quantize::{self, ScaleLayout};

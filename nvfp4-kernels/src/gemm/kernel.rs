@@ -26,9 +26,10 @@ pub enum GemmKernel {
     /// 128 tiles, all tiles' K stages of 128 cut evenly over `grid` blocks
     /// (one per multiprocessor is what it is for; at most one per stage of
     /// all tiles), each tile's partial sums added in block order by its
-    /// last block. [`GemmKernel::for_device`] does not pick it: on the H100 it
-    /// measured slower than the split tilings on every shape tried
-    /// (docs/perf.md, entry 18).
+    /// last block. [`GemmKernel::for_device`] picks it only as a persistent
+    /// kernel of whole tiles ([`sm90_persistent_grid`]); cutting tiles, it
+    /// measured slower than the split tilings on every shape tried on the
+    /// H100 (docs/perf.md, entries 18 and 19).
     Sm90Stream {
         /// Blocks of the launch.
         grid: u32,
@@ -38,14 +39,20 @@ pub enum GemmKernel {
 impl GemmKernel {
     /// The kernel [`gemm`](super::gemm) uses on `device` for this shape:
     /// the sm_100a kernel with 128-column tiles on compute capability 10.0;
-    /// on 9.0 the sm_90a tiling [`sm90_tiling`] predicts fastest. `None` on other
-    /// devices (and on the emulator as plain sm_90).
+    /// on 9.0 the stream-K kernel as a persistent kernel of whole tiles
+    /// where [`sm90_persistent_grid`] gives a grid, else the sm_90a tiling
+    /// [`sm90_tiling`] predicts fastest. `None` on other devices (and on the
+    /// emulator as plain sm_90).
     pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
         match device.compute_capability() {
             (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
             // An emulator standing in for plain sm_90 cannot run wgmma.
             (9, 0) if device.as_emulator().is_none_or(|e| e.target() == Target::Sm90a) => {
-                let (blocks, split) = sm90_tiling(device.multiprocessors() as usize, m, n, k, l);
+                let sms = device.multiprocessors() as usize;
+                if let Some(grid) = sm90_persistent_grid(sms, m, n, k, l) {
+                    return Some(GemmKernel::Sm90Stream { grid });
+                }
+                let (blocks, split) = sm90_tiling(sms, m, n, k, l);
                 Some(GemmKernel::Sm90 { blocks, split })
             }
             _ => None,
@@ -99,17 +106,18 @@ pub fn sm90_reduction(sms: usize, blocks: u32, split: u32) -> Sm90Reduction {
 
 /// The sm_90a tiling `(blocks, split)` with the least predicted time on a
 /// GPU of `sms` multiprocessors, from a model fitted to the H100 (docs/perf.md
-/// entries 7 and 9: a sweep of K at fixed N and tiling, 1 unit about 1
-/// µs): a block's K stage of 128 costs 1 unit with 128-row tiles and 1.8
-/// with 256-row tiles; a call a fixed 5 units (the decode kernel, the
-/// launches, the pipeline's start and end), 8 with K split over a
-/// cluster of 2 (6.5 with 128-row tiles, whose blocks swap accumulator
-/// halves), 16 over a cluster of 4 (the cluster launch and its reduction),
-/// 13 over pairs of clusters of 2 (10.5 with 128-row tiles) and, through
-/// the reduction kernel
-/// ([`sm90_reduction`]), 7.8 units plus 0.38 per MB of f32 partial sums
-/// written and read back (the second kernel included). Blocks run in waves
-/// of one per multiprocessor.
+/// entries 7 and 9: a sweep of K at fixed N and tiling; entry 19: shapes of
+/// several waves; 1 unit is a 128-row stage, 0.65-1 µs as the kernel
+/// changed): a block's K stage of 128 costs
+/// 1 unit with 128-row tiles and 2.4 with 256-row tiles; a call a fixed 5
+/// units (the decode kernel, the launches, the pipeline's start and end);
+/// a K split summed on chip adds to every wave its epilogue: 3 units over a
+/// cluster of 2 (1.5 with 128-row tiles, whose blocks swap accumulator
+/// halves), 11 over a cluster of 4, 8 over pairs of clusters of 2 (5.5
+/// with 128-row tiles); through the reduction kernel ([`sm90_reduction`])
+/// the call costs 7.8 units plus 0.38 per MB of f32 partial sums written
+/// and read back (the second kernel included) instead of 5. Blocks run in
+/// waves of one per multiprocessor.
 pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, u32) {
     let stages = (k / sm90::BK).max(1);
     let mut best = (1, 1);
@@ -124,18 +132,18 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
                 continue;
             }
             let blocks_total = (m / BM) * (n / rows) * l * split as usize;
-            let fixed = match sm90_reduction(sms, blocks_total as u32, split) {
-                Sm90Reduction::None => 5.0,
-                Sm90Reduction::Cluster if split == 2 && blocks == 1 => 6.5,
-                Sm90Reduction::Cluster if split == 2 => 8.0,
-                Sm90Reduction::Cluster => 16.0,
-                Sm90Reduction::Pairs if blocks == 1 => 10.5,
-                Sm90Reduction::Pairs => 13.0,
-                Sm90Reduction::Kernel => 7.8 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6,
+            let (per_wave, per_call) = match sm90_reduction(sms, blocks_total as u32, split) {
+                Sm90Reduction::None => (0.0, 5.0),
+                Sm90Reduction::Cluster if split == 2 && blocks == 1 => (1.5, 5.0),
+                Sm90Reduction::Cluster if split == 2 => (3.0, 5.0),
+                Sm90Reduction::Cluster => (11.0, 5.0),
+                Sm90Reduction::Pairs if blocks == 1 => (5.5, 5.0),
+                Sm90Reduction::Pairs => (8.0, 5.0),
+                Sm90Reduction::Kernel => (0.0, 7.8 + 0.38 * (split as usize * m * n * l * 8) as f64 / 1e6),
             };
-            let waves = blocks_total.div_ceil(sms.max(1));
-            let per_stage = if blocks == 2 { 1.8 } else { 1.0 };
-            let cost = (waves * stages.div_ceil(split as usize)) as f64 * per_stage + fixed;
+            let waves = blocks_total.div_ceil(sms.max(1)) as f64;
+            let per_stage = if blocks == 2 { 2.4 } else { 1.0 };
+            let cost = waves * (stages.div_ceil(split as usize) as f64 * per_stage + per_wave) + per_call;
             if cost < best_cost {
                 best = (blocks, split);
                 best_cost = cost;
@@ -143,6 +151,25 @@ pub fn sm90_tiling(sms: usize, m: usize, n: usize, k: usize, l: usize) -> (u32, 
         }
     }
     best
+}
+
+/// The grid of the stream-K kernel as a persistent kernel of whole tiles,
+/// where that is faster than the split tilings on a GPU of `sms`
+/// multiprocessors: 128 x 128 tiles in more than one wave, each of at
+/// most 16 K stages of 128, and as many tiles in every wave (`tiles / waves` blocks, each taking `waves`
+/// whole tiles one after another on one ring: the next tile's stages land
+/// while the last one's C is stored, where a block per tile starts each
+/// tile with an empty ring). Measured on the H100 (docs/perf.md entry 19,
+/// graph-timed, against the fastest split tiling): 2048 x 7168 x 2048 87.9
+/// µs on 128 blocks against 92.2, 1024 x 7168 x 2048 48.3 on 112 against
+/// 52.4 (where [`sm90_tiling`]'s model picks 256-row tiles, 61.1), 512 x
+/// 7168 x 2048 25.5 on 112 against 26.7; with 56 stages (1024 x 4096 x
+/// 7168) no faster, so longer tiles keep the split tilings.
+pub fn sm90_persistent_grid(sms: usize, m: usize, n: usize, k: usize, l: usize) -> Option<u32> {
+    let tiles = l * (m / BM) * (n / 128);
+    let waves = tiles.div_ceil(sms.max(1));
+    let whole = waves > 1 && tiles.is_multiple_of(waves) && (1..=16).contains(&(k / sm90::BK)) && n.is_multiple_of(128);
+    whole.then(|| (tiles / waves) as u32)
 }
 
 #[cfg(test)]
@@ -160,6 +187,51 @@ mod tests {
         let fastest = [(1, 2), (1, 4), (1, 2)];
         for ((m, n, k), want) in BENCH_SHAPES.into_iter().zip(fastest) {
             assert_eq!(sm90_tiling(132, m, n, k, 1), want, "M={m} N={n} K={k}");
+        }
+    }
+
+    #[test]
+    fn the_sm90_tiling_is_the_fastest_measured_on_shapes_of_several_waves() {
+        // docs/perf.md entry 19: the fastest of the eight tilings on the H100
+        // was 128-row tiles without a split on each of these, where the
+        // model once picked 256-row tiles or a split per call (a third to
+        // a half slower): 384 x 7168 x 2304 29.0 µs graph-timed against
+        // 34.4, 256 x 7168 x 16384 83.9 against 113.3, 128 x 14336 x 4096
+        // 24.2 against 35.4, 2304 x 4608 x 7168 219.7 against 347.0,
+        // 1024 x 4096 x 7168 82.6 against 99.7.
+        for (m, n, k) in [
+            (384, 7168, 2304),
+            (256, 7168, 16384),
+            (128, 14336, 4096),
+            (2304, 4608, 7168),
+            (1024, 4096, 7168),
+        ] {
+            assert_eq!(sm90_tiling(132, m, n, k, 1), (1, 1), "M={m} N={n} K={k}");
+        }
+    }
+
+    #[test]
+    fn the_persistent_grid_is_of_whole_tiles_in_more_than_one_wave_of_short_k() {
+        // The shapes measured on the H100 (132 multiprocessors).
+        assert_eq!(sm90_persistent_grid(132, 2048, 7168, 2048, 1), Some(128));
+        assert_eq!(sm90_persistent_grid(132, 1024, 7168, 2048, 1), Some(112));
+        assert_eq!(sm90_persistent_grid(132, 512, 7168, 2048, 1), Some(112));
+        assert_eq!(sm90_persistent_grid(132, 1024, 4096, 7168, 1), None, "56 stages a tile");
+        // One wave (the benchmark shapes), tiles that do not fill every wave
+        // alike (133 = 7 x 19 tiles in two waves), batches counted as tiles.
+        for (m, n, k) in BENCH_SHAPES {
+            assert_eq!(sm90_persistent_grid(132, m, n, k, 1), None, "{m}x{n}x{k}");
+        }
+        assert_eq!(sm90_persistent_grid(132, 896, 2432, 2048, 1), None);
+        assert_eq!(sm90_persistent_grid(132, 128, 7168, 2048, 4), Some(112));
+        for (m, n, k, l) in TEST_SHAPES {
+            if let Some(grid) = sm90_persistent_grid(132, m, n, k, l) {
+                let tiles = l * m / BM * n / 128;
+                assert!(
+                    tiles.is_multiple_of(grid as usize) && grid <= 132,
+                    "{m}x{n}x{k}: {grid}"
+                );
+            }
         }
     }
 

@@ -202,10 +202,15 @@ fn every_gemm_tiling_matches_and_repeats_bit_for_bit() {
         let tilings = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4), (2, 8)]
             .map(|(blocks, split)| GemmKernel::Sm90 { blocks, split });
         // Stream-K over every multiprocessor (at most a block per K stage
-        // of 128 of a tile) and over 7 blocks.
+        // of 128 of a tile), over 7 blocks, and as a persistent kernel of 4
+        // whole tiles a block.
+        let whole = GemmKernel::Sm90Stream {
+            grid: (m / 128 * (n / 128) / 4) as u32,
+        };
         let streams = [
             GemmKernel::stream_k(&device, m, n, k, 1),
             GemmKernel::Sm90Stream { grid: 7 },
+            whole,
         ];
         for kernel in tilings.into_iter().chain(streams) {
             let kernel = Some(kernel);
