@@ -147,13 +147,16 @@ fn sm90_plan(
             let launch = LaunchConfig::new((grid, 1, 1), (sm90::BLOCK_THREADS, 1, 1))
                 .with_shared_bytes(sm90::STREAM_SHARED_BYTES);
             // Each block's first and last segment's partial sums (a tile
-            // of f32 each), a counter per tile.
+            // of f32 each), a counter per tile; none (a few words) where
+            // every block's range is whole tiles, which the kernel stores
+            // as C alone.
+            let whole_tiles = units.is_multiple_of(grid as usize) && (units / grid as usize).is_multiple_of(k_stages);
             Ok(Sm90Plan {
                 launch,
                 clustered: 0,
                 reduce: None,
-                partial_words: 2 * grid as usize * 128 * 128,
-                counter_words: tiles,
+                partial_words: if whole_tiles { 4 } else { 2 * grid as usize * 128 * 128 },
+                counter_words: if whole_tiles { 1 } else { tiles },
             })
         }
         GemmKernel::Sm100 { .. } => Err(Error::Unsupported("the sm_100a kernel is no sm_90a tiling".into())),
