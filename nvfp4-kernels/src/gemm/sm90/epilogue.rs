@@ -153,27 +153,10 @@ pub(super) fn swap_epilogue<const SPLIT: u32>(
         let tiles = grid_dim_y() * grid_dim_z();
         let mine = ((half * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
         let theirs = (((1 - half) * tiles + tile) * 2 + cr) * 8192 + 4 * ct;
-        #[unroll]
-        for j in 0..8usize {
-            let sum = u32x4::new(
-                sums[4 * j].to_bits(),
-                sums[4 * j + 1].to_bits(),
-                sums[4 * j + 2].to_bits(),
-                sums[4 * j + 3].to_bits(),
-            );
-            store_v4(partials, (mine + 1024 * j as u32) as usize, sum, Cache::Global);
-        }
+        store_chunks::<32>(partials, &sums, mine);
         stores_c = second_to_arrive(arrival, counters, 2 * tile + cr, ct);
         if stores_c {
-            #[unroll]
-            for j in 0..8usize {
-                let other = load_v4(partials, (theirs + 1024 * j as u32) as usize, Cache::Global);
-                let v = [other.x, other.y, other.z, other.w];
-                #[unroll]
-                for e in 0..4usize {
-                    sums[4 * j + e] += f32::from_bits(v[e]);
-                }
-            }
+            add_chunks::<32>(&mut sums, partials, theirs);
         }
     }
     if stores_c {
@@ -199,6 +182,36 @@ pub(super) fn swap_epilogue<const SPLIT: u32>(
             let out = ((rows0[0u32] + 64 * cr + row) * n + block_idx_y() * 128 + chunk % 16 * 8) as usize;
             store_v4(c, out, v, Cache::Default);
         }
+    }
+}
+
+/// Stores a consumer thread's `N` f32 partial sums in 16-byte chunks, chunk
+/// `j` at f32 `at + 1024 j` (with `at` the thread's own 4 f32 of a row of
+/// 1024, a warp's stores coalesce).
+#[device]
+pub(super) fn store_chunks<const N: usize>(partials: &mut [f32], values: &[f32; N], at: u32) {
+    #[unroll]
+    for j in 0..N / 4 {
+        let v = u32x4::new(
+            values[4 * j].to_bits(),
+            values[4 * j + 1].to_bits(),
+            values[4 * j + 2].to_bits(),
+            values[4 * j + 3].to_bits(),
+        );
+        store_v4(partials, (at + 1024 * j as u32) as usize, v, Cache::Global);
+    }
+}
+
+/// Adds to `sums` the `N` f32 that [`store_chunks`] stored at `at`.
+#[device]
+pub(super) fn add_chunks<const N: usize>(sums: &mut [f32; N], partials: &[f32], at: u32) {
+    #[unroll]
+    for j in 0..N / 4 {
+        let v = load_v4(partials, (at + 1024 * j as u32) as usize, Cache::Global);
+        sums[4 * j] += f32::from_bits(v.x);
+        sums[4 * j + 1] += f32::from_bits(v.y);
+        sums[4 * j + 2] += f32::from_bits(v.z);
+        sums[4 * j + 3] += f32::from_bits(v.w);
     }
 }
 

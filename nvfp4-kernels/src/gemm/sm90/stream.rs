@@ -344,17 +344,7 @@ pub(super) fn stream_consume(
 /// (a warp's stores coalesced).
 #[device]
 pub(super) fn store_partial(partials: &mut [f32], acc: &[f32; 64], slot: u32, ct: u32) {
-    let at = slot * 16384 + 4 * ct;
-    #[unroll]
-    for j in 0..16usize {
-        let v = u32x4::new(
-            acc[4 * j].to_bits(),
-            acc[4 * j + 1].to_bits(),
-            acc[4 * j + 2].to_bits(),
-            acc[4 * j + 3].to_bits(),
-        );
-        store_v4(partials, (at + 1024 * j as u32) as usize, v, Cache::Global);
-    }
+    store_chunks::<64>(partials, acc, slot * 16384 + 4 * ct);
 }
 
 /// The last block counted in at tile `tile`: adds the partial sums of the
@@ -387,15 +377,11 @@ pub(super) fn finish_tile(
                 sums[e] += acc[e];
             }
         } else {
-            let at = partial_slot(b, tile, units, grid, k_stages) * 16384 + 4 * ct;
-            #[unroll]
-            for j in 0..16usize {
-                let v = load_v4(partials, (at + 1024 * j as u32) as usize, Cache::Global);
-                sums[4 * j] += f32::from_bits(v.x);
-                sums[4 * j + 1] += f32::from_bits(v.y);
-                sums[4 * j + 2] += f32::from_bits(v.z);
-                sums[4 * j + 3] += f32::from_bits(v.w);
-            }
+            add_chunks::<64>(
+                &mut sums,
+                partials,
+                partial_slot(b, tile, units, grid, k_stages) * 16384 + 4 * ct,
+            );
         }
     }
     store_c_tile(words, staged_c, &sums, c, tile, n, alpha, ct);
