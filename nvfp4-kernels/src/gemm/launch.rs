@@ -148,9 +148,9 @@ fn sm90_plan(
                 .with_shared_bytes(sm90::STREAM_SHARED_BYTES);
             // Each block's first and last segment's partial sums (a tile
             // of f32 each), a counter per tile; none (a few words) where
-            // every block's range is whole tiles, which the kernel stores
-            // as C alone.
-            let whole_tiles = units.is_multiple_of(grid as usize) && (units / grid as usize).is_multiple_of(k_stages);
+            // the grid divides the tiles: every block's range is then
+            // tiles / grid whole tiles, which the kernel stores as C alone.
+            let whole_tiles = tiles.is_multiple_of(grid as usize);
             Ok(Sm90Plan {
                 launch,
                 clustered: 0,
