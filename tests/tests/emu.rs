@@ -165,6 +165,29 @@ fn a_gemm_of_several_waves_of_short_tiles_runs_as_a_persistent_kernel_of_whole_t
 }
 
 #[test]
+fn a_gemm_whose_last_wave_is_part_empty_runs_stream_k_over_every_multiprocessor() {
+    // On a GPU of 4 multiprocessors 5 tiles of 16 K stages are 2 waves of
+    // which the second holds one tile (32 stages a block); stream-K over the
+    // 4 blocks gives each 20: `gemm` cuts the tiles, and the blocks that
+    // share one add their partial sums through the workspace.
+    let mut rng = Rng::new(48);
+    let (m, n, k) = (128, 640, 2048);
+    for seed in [1, 2] {
+        let options = nvfp4_dsl::emu::Options {
+            multiprocessors: Some(4),
+            ..nvfp4_dsl::emu::Options::adversarial(seed)
+        };
+        let device = Device::emulator_with(Target::Sm90a, options);
+        assert_eq!(
+            GemmKernel::for_device(&device, m, n, k, 1),
+            Some(GemmKernel::Sm90Stream { grid: 4 })
+        );
+        gemm::check_gemm(&device, &mut rng, (m, n, k, 1), Inputs::Wide, None, None)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    }
+}
+
+#[test]
 fn the_hopper_gemm_reads_a_before_its_wait_only_when_no_running_kernel_writes_it() {
     use nvfp4_kernels::gemm::{BlockedScales, DeviceGemmOperand, GemmOperand};
     use nvfp4_kernels::quantize::{self, ScaleLayout};

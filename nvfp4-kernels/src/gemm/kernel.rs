@@ -26,10 +26,11 @@ pub enum GemmKernel {
     /// 128 tiles, all tiles' K stages of 128 cut evenly over `grid` blocks
     /// (one per multiprocessor is what it is for; at most one per stage of
     /// all tiles), each tile's partial sums added in block order by its
-    /// last block. [`GemmKernel::for_device`] picks it only as a persistent
-    /// kernel of whole tiles ([`sm90_persistent_grid`]); cutting tiles, it
-    /// measured slower than the split tilings on every shape tried on the
-    /// H100 (docs/perf.md, entries 18 and 19).
+    /// last block. [`sm90_kernel`] picks it over every multiprocessor where
+    /// the tiles leave the last of several waves part-empty, and as a
+    /// persistent kernel of whole tiles ([`sm90_persistent_grid`]);
+    /// elsewhere cutting tiles measured slower than the split tilings on
+    /// the H100 (docs/perf.md, entries 18 to 20).
     Sm90Stream {
         /// Blocks of the launch.
         grid: u32,
@@ -39,21 +40,15 @@ pub enum GemmKernel {
 impl GemmKernel {
     /// The kernel [`gemm`](super::gemm) uses on `device` for this shape:
     /// the sm_100a kernel with 128-column tiles on compute capability 10.0;
-    /// on 9.0 the stream-K kernel as a persistent kernel of whole tiles
-    /// where [`sm90_persistent_grid`] gives a grid, else the sm_90a tiling
-    /// [`sm90_tiling`] predicts fastest. `None` on other devices (and on the
-    /// emulator as plain sm_90).
+    /// on 9.0 the one [`sm90_kernel`] picks for the device's
+    /// multiprocessors. `None` on other devices (and on the emulator as
+    /// plain sm_90).
     pub fn for_device(device: &Device, m: usize, n: usize, k: usize, l: usize) -> Option<GemmKernel> {
         match device.compute_capability() {
             (10, 0) => Some(GemmKernel::Sm100 { bn: 128 }),
             // An emulator standing in for plain sm_90 cannot run wgmma.
             (9, 0) if device.as_emulator().is_none_or(|e| e.target() == Target::Sm90a) => {
-                let sms = device.multiprocessors() as usize;
-                if let Some(grid) = sm90_persistent_grid(sms, m, n, k, l) {
-                    return Some(GemmKernel::Sm90Stream { grid });
-                }
-                let (blocks, split) = sm90_tiling(sms, m, n, k, l);
-                Some(GemmKernel::Sm90 { blocks, split })
+                Some(sm90_kernel(device.multiprocessors() as usize, m, n, k, l))
             }
             _ => None,
         }
@@ -67,6 +62,39 @@ impl GemmKernel {
             grid: device.multiprocessors().min(u32::try_from(units).unwrap_or(u32::MAX)),
         }
     }
+}
+
+/// How many K stages of 128 fewer than the waves of whole tiles a block of
+/// the stream-K kernel must take before it is the faster: what it adds (the
+/// partial tiles handed over through L2, the tiles' last blocks adding
+/// them) costs about 11 stages on the H100 (docs/perf.md entry 20).
+const STREAM_K_OVERHEAD_STAGES: usize = 11;
+
+/// The sm_90a kernel for this shape on a GPU of `sms` multiprocessors, from
+/// what the H100 measured (docs/perf.md entries 19 and 20): where 128 x 128
+/// tiles come in more than one wave, the stream-K kernel over every
+/// multiprocessor when a block of it takes more than
+/// `STREAM_K_OVERHEAD_STAGES` (11) fewer K stages than the waves of whole tiles
+/// do (the last wave part-empty: 384 x 7168 x 2304 25.2 µs graph-timed
+/// against 28.7, 640 x 4096 x 4096 39.1 against 45.8, 512 x 5120 x 2048
+/// 23.0 against 25.5); else the persistent kernel of whole tiles where
+/// [`sm90_persistent_grid`] gives a grid; else the tiling [`sm90_tiling`]
+/// predicts fastest.
+pub fn sm90_kernel(sms: usize, m: usize, n: usize, k: usize, l: usize) -> GemmKernel {
+    let tiles = l * (m / BM) * (n / 128);
+    let stages = k / sm90::BK;
+    if n.is_multiple_of(128) && stages > 0 && tiles > sms && sms > 0 {
+        let waves = tiles.div_ceil(sms);
+        let cut = (tiles * stages).div_ceil(sms);
+        if waves * stages > cut + STREAM_K_OVERHEAD_STAGES {
+            return GemmKernel::Sm90Stream { grid: sms as u32 };
+        }
+    }
+    if let Some(grid) = sm90_persistent_grid(sms, m, n, k, l) {
+        return GemmKernel::Sm90Stream { grid };
+    }
+    let (blocks, split) = sm90_tiling(sms, m, n, k, l);
+    GemmKernel::Sm90 { blocks, split }
 }
 
 /// How the sm_90a kernel sums a K split.
@@ -198,7 +226,8 @@ mod tests {
         // a half slower): 384 x 7168 x 2304 29.0 µs graph-timed against
         // 34.4, 256 x 7168 x 16384 83.9 against 113.3, 128 x 14336 x 4096
         // 24.2 against 35.4, 2304 x 4608 x 7168 219.7 against 347.0,
-        // 1024 x 4096 x 7168 82.6 against 99.7.
+        // 1024 x 4096 x 7168 82.6 against 99.7 (`sm90_kernel` runs the
+        // first as stream-K, faster still).
         for (m, n, k) in [
             (384, 7168, 2304),
             (256, 7168, 16384),
@@ -207,6 +236,46 @@ mod tests {
             (1024, 4096, 7168),
         ] {
             assert_eq!(sm90_tiling(132, m, n, k, 1), (1, 1), "M={m} N={n} K={k}");
+        }
+    }
+
+    #[test]
+    fn the_sm90_kernel_is_the_fastest_measured_on_shapes_of_several_waves() {
+        // docs/perf.md entry 20 (H100, 132 multiprocessors, graph-timed): the
+        // fastest of the split tilings, the persistent kernel of whole tiles
+        // and stream-K over every multiprocessor.
+        let stream_k = GemmKernel::Sm90Stream { grid: 132 };
+        let unsplit = GemmKernel::Sm90 { blocks: 1, split: 1 };
+        for (m, n, k, want) in [
+            // Stream-K 25.2 µs against 28.7, 34.9 / 38.7, 35.5 / 38.8, 39.1
+            // / 45.8, 37.6 / 46.0, 23.0 / 25.5 (the persistent kernel).
+            (384, 7168, 2304, stream_k),
+            (640, 7168, 2048, stream_k),
+            (1280, 3584, 2048, stream_k),
+            (640, 4096, 4096, stream_k),
+            (384, 7168, 4096, stream_k),
+            (512, 5120, 2048, stream_k),
+            // The persistent kernel 15.7 against stream-K 17.2, 38.3 / 38.9,
+            // 26.2 / 28.2, 49.1 / 51.3, 86.1 / 94.9.
+            (2048, 1280, 1024, GemmKernel::Sm90Stream { grid: 80 }),
+            (384, 14336, 2048, GemmKernel::Sm90Stream { grid: 112 }),
+            (512, 7168, 2048, GemmKernel::Sm90Stream { grid: 112 }),
+            (1024, 7168, 2048, GemmKernel::Sm90Stream { grid: 112 }),
+            (2048, 7168, 2048, GemmKernel::Sm90Stream { grid: 128 }),
+            // 128-row tiles 48.9 against stream-K 56.9, 47.3 / 48.3, 82.6 /
+            // 95.9, 23.6 / 26.4 (one wave), 83.9 / 90.1 (one wave).
+            (1024, 4096, 4096, unsplit),
+            (256, 14336, 4096, unsplit),
+            (1024, 4096, 7168, unsplit),
+            (768, 2048, 4096, unsplit),
+            (256, 7168, 16384, unsplit),
+        ] {
+            assert_eq!(sm90_kernel(132, m, n, k, 1), want, "M={m} N={n} K={k}");
+        }
+        // The benchmark shapes (one wave) keep their split tilings.
+        for (m, n, k) in BENCH_SHAPES {
+            let (blocks, split) = sm90_tiling(132, m, n, k, 1);
+            assert_eq!(sm90_kernel(132, m, n, k, 1), GemmKernel::Sm90 { blocks, split });
         }
     }
 

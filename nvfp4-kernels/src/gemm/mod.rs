@@ -15,7 +15,7 @@ mod bytes;
 mod kernel;
 mod launch;
 pub use bytes::{BlockedScales, E4m3Bytes, Fp4Bytes};
-pub use kernel::{GemmKernel, Sm90Reduction, sm90_persistent_grid, sm90_reduction, sm90_tiling};
+pub use kernel::{GemmKernel, Sm90Reduction, sm90_kernel, sm90_persistent_grid, sm90_reduction, sm90_tiling};
 use launch::Sm90A;
 pub mod prearrange;
 mod sm100;
