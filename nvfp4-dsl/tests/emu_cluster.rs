@@ -533,6 +533,189 @@ fn bad_cluster_addresses_are_reported() {
     run(&m, &clustered((4, 1, 1), 32, (2, 1, 1))).unwrap_or_else(|e| panic!("{e}"));
 }
 
+// ----- bulk copies into another block -----
+
+/// What [`peer_copy_body`] leaves out or does wrong.
+#[derive(Clone, Copy, PartialEq)]
+enum PeerCopyFault {
+    None,
+    /// Thread 0 issues without `fence.proxy.async` after the stores.
+    NoProxyFence,
+    /// The destination is in the issuing block.
+    OwnBlock,
+    /// The mbarrier is the issuing block's, the destination the other's.
+    BarrierElsewhere,
+    /// The mbarrier's init is not fenced for the async proxy.
+    NoInitFence,
+    /// The threads read the destination without waiting on the mbarrier.
+    NoWait,
+    /// Thread 0 overwrites the source right after the issue.
+    SourceWritten,
+    /// No cluster barrier after the reads: a block may exit before its own
+    /// copy has read its source.
+    NoLastBarrier,
+}
+
+/// Each block of a cluster of 2 (32 threads) fills 512 bytes at `buf`
+/// (thread t's 16 bytes: words 1000 ctaid + 4 t + j) and thread 0 copies
+/// them with one bulk copy to `buf + 1024` of the other block, completing
+/// on that block's mbarrier (512 transaction bytes expected; its init
+/// published by `fence.mbarrier_init` and a relaxed cluster arrive, as the
+/// PTX ISA's example does, the stores by `fence.proxy.async` and a block
+/// barrier before it); every thread
+/// waits on its own block's mbarrier, stores the 16 bytes it received at
+/// `out[16 (32 ctaid + t)]`, then the blocks meet at a cluster barrier
+/// (the copies they issued have completed) before they exit.
+fn peer_copy_body(fault: PeerCopyFault) -> String {
+    use PeerCopyFault::*;
+    let fence = if fault == NoProxyFence {
+        ""
+    } else {
+        "\tfence.proxy.async.shared::cta;\n"
+    };
+    let init_fence = if fault == NoInitFence {
+        ""
+    } else {
+        "\t@%p1 fence.mbarrier_init.release.cluster;\n"
+    };
+    let dst_rank = if fault == OwnBlock { "%r3" } else { "%r4" };
+    let bar_rank = if fault == BarrierElsewhere { "%r3" } else { "%r4" };
+    let overwrite = if fault == SourceWritten {
+        "\t@%p1 st.shared.u32 [%r2], %r1;\n"
+    } else {
+        ""
+    };
+    let wait = if fault == NoWait {
+        ""
+    } else {
+        "$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;\n\t@!%p2 bra $L_w;\n"
+    };
+    let last = if fault == NoLastBarrier {
+        ""
+    } else {
+        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n"
+    };
+    format!(
+        "\tmov.u32 %r2, buf;
+\tmov.u32 %r3, %cluster_ctarank;
+\txor.b32 %r4, %r3, 1;
+\tmov.u32 %r5, bar;
+\tsetp.eq.u32 %p1, %r1, 0;
+\tmov.u32 %r6, %ctaid.x;
+\tmul.lo.u32 %r7, %r6, 1000;
+\tmad.lo.u32 %r7, %r1, 4, %r7;
+\tadd.u32 %r8, %r7, 1;
+\tadd.u32 %r9, %r7, 2;
+\tadd.u32 %r10, %r7, 3;
+\tmad.lo.u32 %r11, %r1, 16, %r2;
+\tst.shared.v4.u32 [%r11], {{%r7, %r8, %r9, %r10}};
+{fence}\tbar.sync 0;
+\t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+{init_fence}\t@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 512;
+\tbarrier.cluster.arrive.relaxed.aligned;
+\tbarrier.cluster.wait.aligned;
+\tadd.u32 %r12, %r2, 1024;
+\tmapa.shared::cluster.u32 %r13, %r12, {dst_rank};
+\tmapa.shared::cluster.u32 %r14, %r5, {bar_rank};
+\t@%p1 cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r13], [%r2], 512, [%r14];
+{overwrite}{wait}\tld.shared.v4.u32 {{%r15, %r16, %r17, %r18}}, [%r11+1024];
+\tmad.lo.u32 %r19, %r6, 32, %r1;
+\tmul.wide.u32 %rd2, %r19, 16;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tst.global.v4.u32 [%rd3], {{%r15, %r16, %r17, %r18}};
+{last}\tret;
+"
+    )
+}
+
+#[test]
+fn a_bulk_copy_into_the_other_block_of_a_cluster_lands_on_its_mbarrier() {
+    let (m, _) = module("", &peer_copy_body(PeerCopyFault::None));
+    let launch = clustered((4, 1, 1), 32, (2, 1, 1));
+    let check = |got: &[u32]| {
+        for cta in 0..4u32 {
+            let from = cta ^ 1;
+            for t in 0..32u32 {
+                let o = ((32 * cta + t) * 4) as usize;
+                let want: Vec<u32> = (0..4).map(|j| 1000 * from + 4 * t + j).collect();
+                assert_eq!(got[o..o + 4], want[..], "block {cta}, thread {t}");
+            }
+        }
+    };
+    check(&run(&m, &launch).unwrap_or_else(|e| panic!("{e}")));
+    let mut mem = Memory::new();
+    let out = mem.alloc(1 << 16, true);
+    for seed in 1..=6 {
+        m.launch_with(
+            "k",
+            &launch,
+            &[ParamValue::U64(out)],
+            &mut mem,
+            &Options::adversarial(seed),
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        check(&download_u32(&mem, out, 1 << 14));
+    }
+}
+
+#[test]
+fn bulk_copies_into_another_block_report_their_misuse() {
+    use PeerCopyFault::*;
+    let launch = clustered((2, 1, 1), 32, (2, 1, 1));
+    let needle = "cp.async.bulk.shared::cluster.shared::cta";
+    for (fault, msg) in [
+        (NoProxyFence, "missing fence.proxy.async"),
+        (NoInitFence, "mbarrier init not published"),
+        (OwnBlock, "the destination is in the issuing block"),
+        (BarrierElsewhere, "must be in the destination's block"),
+    ] {
+        let (m, src) = module("", &peer_copy_body(fault));
+        // (The sequential schedule runs block 1 to the copy first.)
+        assert_error(&fail(&m, &launch), &src, needle, (1, 0, 0), (0, 0, 0), msg);
+    }
+    // What the copy writes or reads while in flight, on some schedule: the
+    // destination read before the wait (before the copy was issued, or
+    // while it is in flight), the source written after the issue, the
+    // block gone before its copy read its source.
+    for (fault, needle, msgs) in [
+        (
+            NoWait,
+            "ld.shared.v4.u32",
+            &["in flight", "unwritten shared memory"][..],
+        ),
+        (
+            SourceWritten,
+            "st.shared.u32 [%r2]",
+            &["read by the pending cp.async.bulk"],
+        ),
+        (NoLastBarrier, needle, &["exited with this"]),
+    ] {
+        let (m, src) = module("", &peer_copy_body(fault));
+        let errors: Vec<EmuError> = (1..=16)
+            .filter_map(|seed| {
+                let mut mem = Memory::new();
+                let out = mem.alloc(1 << 16, true);
+                m.launch_with(
+                    "k",
+                    &launch,
+                    &[ParamValue::U64(out)],
+                    &mut mem,
+                    &Options::adversarial(seed),
+                )
+                .err()
+            })
+            .collect();
+        assert!(!errors.is_empty(), "no schedule of 16 caught {needle}");
+        for e in &errors {
+            assert_eq!(e.line(), Some(common::line_of(&src, needle)), "{e}");
+            assert!(
+                msgs.iter().any(|m| e.message().contains(m)),
+                "expected {msgs:?} in: {e}"
+            );
+        }
+    }
+}
+
 // ----- launch shapes -----
 
 #[test]

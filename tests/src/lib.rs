@@ -8,6 +8,7 @@ pub mod approx;
 pub mod atomic_kernels;
 pub mod atomics;
 pub mod bulk_store;
+pub mod cluster_copy;
 pub mod div_ceil;
 pub mod generic_ops;
 pub mod program;

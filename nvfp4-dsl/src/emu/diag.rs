@@ -41,6 +41,8 @@ pub(super) fn completed_by(text: &str) -> &'static str {
         "the wgmma.wait_group that completes it"
     } else if text.starts_with("cp.async.bulk.global") {
         "the cp.async.bulk.wait_group that covers it"
+    } else if text.starts_with("cp.async.bulk.shared::cluster.shared::cta") {
+        "the receiving block's wait on the mbarrier it completes on (and, for the issuing block, a cluster barrier the receiver arrives at after that wait)"
     } else if text.starts_with("cp.async.bulk") {
         "an mbarrier wait that covers it"
     } else {

@@ -72,6 +72,11 @@ pub(crate) struct Mbar {
     /// cluster scope or wider): its own clock entry then, and the fence's
     /// instruction.
     pub published: Option<(u32, u32)>,
+    /// The phase of the cluster barrier at which that thread arrived first
+    /// after that fence: a thread of the cluster that has waited for it is
+    /// ordered after the fence (a fence and a relaxed arrive publish the
+    /// init as a release would; the clocks do not carry it).
+    pub cluster_published: Option<u32>,
     /// Per thread of the block (index in the block): the phase the
     /// barrier was in at the thread's last successful wait on it.
     seen: Vec<u32>,
@@ -124,6 +129,7 @@ impl Mbar {
             released: Vec::new(),
             init_thread,
             published: None,
+            cluster_published: None,
             seen: Vec::new(),
         }
     }

@@ -517,8 +517,25 @@ pub(crate) enum Work {
     Copy(Copy),
     /// A bulk copy from shared to global memory.
     Store(Store),
+    /// A bulk copy into another block of the cluster.
+    PeerCopy(PeerCopy),
     /// A `tcgen05` operation.
     Tc(TcOp),
+}
+
+/// A bulk copy of `len` bytes from offset `src` of the issuing block's
+/// shared buffer to offset `dst` of block `rank`'s, completing `len`
+/// transaction bytes on that block's mbarrier at `mbar`; `dst_span` is its
+/// write in flight there (the issuing block's `spans` hold the read of
+/// `src`).
+#[derive(Debug)]
+pub(crate) struct PeerCopy {
+    pub rank: u32,
+    pub src: usize,
+    pub dst: usize,
+    pub len: usize,
+    pub mbar: u32,
+    pub dst_span: u64,
 }
 
 /// 16 bytes of a copy into shared memory: bytes `at..at + len` come from

@@ -35,7 +35,7 @@ use super::inst::{Flow, Inst, NO_GUARD};
 use super::launch::{Launch, LaunchStats, ParamValue};
 use super::memory::{Memory, View};
 use super::pdl::{Footprint, Overlap, Touched};
-use super::pending::AsyncOp;
+use super::pending::{AsyncOp, Work};
 use super::prepare::prepare;
 use super::race::Clocks;
 use super::schedule::{Options, Sched, cluster_order};
@@ -357,14 +357,19 @@ impl Run<'_, '_> {
         if block.release != 0 {
             release(block, &mut self.warps[bi], &mut self.cl.clocks);
         }
-        if block.mbar_done {
-            release_mbar(block, &mut self.warps[bi]);
+        // (A copy into another block of the cluster may have completed on
+        // that block's mbarrier.)
+        for (b, ws) in self.blocks.iter_mut().zip(self.warps.iter_mut()) {
+            if b.mbar_done {
+                release_mbar(b, ws);
+            }
         }
         if self.cl.release {
             release_cluster(self.cl, self.warps);
         }
         // A block ends when its last thread exits, before any other turn.
         if self.warps[bi].iter().all(Warp::done) {
+            let block = &mut self.blocks[bi];
             block_ends(self.env, block)?;
             block.exited = true;
         }
@@ -394,10 +399,28 @@ impl Run<'_, '_> {
     /// Completes operation `k` of block `bi` and releases what that
     /// completed.
     fn complete(&mut self, bi: usize, k: usize) -> Result<(), EmuError> {
-        let block = &mut self.blocks[bi];
-        complete_op(self.env, block, self.mem, &mut self.cl.clocks, k)?;
-        if block.mbar_done {
-            release_mbar(block, &mut self.warps[bi]);
+        // A copy into another block's shared memory completes on that
+        // block's mbarrier.
+        let peer = match &self.blocks[bi].ops[k].work {
+            Work::PeerCopy(copy) => Some(copy.rank as usize),
+            _ => None,
+        };
+        let (block, peer_block) = match peer {
+            Some(r) if r < bi => {
+                let (low, high) = self.blocks.split_at_mut(bi);
+                (&mut high[0], Some(&mut low[r]))
+            }
+            Some(r) => {
+                let (low, high) = self.blocks.split_at_mut(r);
+                (&mut low[bi], Some(&mut high[0]))
+            }
+            None => (&mut self.blocks[bi], None),
+        };
+        complete_op(self.env, block, peer_block, self.mem, &mut self.cl.clocks, k)?;
+        for b in [Some(bi), peer].into_iter().flatten() {
+            if self.blocks[b].mbar_done {
+                release_mbar(&mut self.blocks[b], &mut self.warps[b]);
+            }
         }
         Ok(())
     }
@@ -461,6 +484,7 @@ impl Run<'_, '_> {
 fn complete_op(
     env: &Env<'_>,
     block: &mut Block,
+    peer: Option<&mut Block>,
     mem: &mut View,
     clocks: &mut Clocks,
     k: usize,
@@ -469,6 +493,7 @@ fn complete_op(
     let mut side = Side {
         env,
         b: block,
+        peer,
         mem,
         clocks,
     };

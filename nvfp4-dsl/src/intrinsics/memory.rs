@@ -210,6 +210,46 @@ pub fn cp_async_bulk_shared_to_global<T: Element, I: DeviceIndex, S: SharedMemor
     device_only("cp_async_bulk_shared_to_global")
 }
 
+/// Starts copying `bytes` (a multiple of 16; both addresses 16-byte
+/// aligned) from this block's shared memory `src[src_index..]` to
+/// `dst[dst_index..]` of block `cta_rank` of the cluster (distributed
+/// shared memory, one bulk copy where [`store_cluster`] pushes a value per
+/// thread); the copy completes `bytes` transactions on `bars[bar_index]` of
+/// that block, which its threads wait on before they read `dst`. Until then
+/// `src` may not be written and this block may not exit: the receiver
+/// arriving at a cluster barrier after its wait, and this block waiting
+/// on it before it exits, says the copy is done. That block must have
+/// started (a cluster barrier, as for [`store_cluster`]) with its mbarrier
+/// initialised ([`fence_mbarrier_init`] before
+/// that barrier). Shared memory written by ordinary stores needs
+/// [`fence_proxy_async_shared`] (after a barrier, if other threads wrote
+/// it) before the copy reads it.
+///
+/// PTX (ISA 8.0): `mapa.shared::cluster.u32` of `dst` and of the mbarrier,
+/// then `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar];`
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn cp_async_bulk_shared_to_cluster<
+    D: SharedMemory,
+    I: DeviceIndex,
+    S: SharedMemory,
+    J: DeviceIndex,
+    B: SharedMemory<Elem = u64>,
+    K: DeviceIndex,
+>(
+    dst: &D,
+    dst_index: I,
+    src: &S,
+    src_index: J,
+    bytes: u32,
+    bars: &B,
+    bar_index: K,
+    cta_rank: u32,
+) {
+    let _ = (dst, dst_index, src, src_index, bytes, bars, bar_index, cta_rank);
+    device_only("cp_async_bulk_shared_to_cluster")
+}
+
 /// Puts this thread's bulk copies to global memory that are not in a group
 /// yet into a new group, the unit [`cp_async_bulk_wait_group`] waits for.
 ///

@@ -115,6 +115,18 @@ fn a_tile_stored_by_a_bulk_copy_reaches_global_memory_on_the_gpu() {
     nvfp4_tests::bulk_store::check(&device(), 132 * 64).unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// A tile bulk-copied into the other block of a cluster of two arrives
+/// (`tests/src/cluster_copy.rs`); also for `compute-sanitizer`.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn cluster_copy_for_the_sanitizer() {
+    let device = device();
+    if device.compute_capability().0 < 9 {
+        return;
+    }
+    nvfp4_tests::cluster_copy::check(&device, 132 * 64).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn gemv_matches_the_reference_on_every_task_shape() {

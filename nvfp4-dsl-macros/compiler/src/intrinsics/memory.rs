@@ -261,6 +261,42 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
+        "fn cp_async_bulk_shared_to_cluster<D: SharedMemory, I: DeviceIndex, S: SharedMemory, J: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, src: &S, src_index: J, bytes: u32, bars: &B, bar_index: K, cta_rank: u32)",
+        params: [
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Is(U32),
+            BARS,
+            ArgTy::Index,
+            ArgTy::Is(U32)
+        ],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
+            l.require_ptx(80);
+            let dst = shared_address_reg(l, c, 0, 1)?;
+            let src = shared_operand(l, c, 2, 3)?;
+            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            let bar = shared_address_reg(l, c, 5, 6)?;
+            let rank = l.operand(&arg(c, 7), Scalar::U32);
+            // The destination and its mbarrier in block `cta_rank`.
+            let dst = mapa(l, dst, rank.clone());
+            let bar = mapa(l, bar, rank);
+            l.emit(
+                "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
+                vec![
+                    Operand::Addr(Box::new(dst.into()), 0),
+                    src,
+                    bytes,
+                    Operand::Addr(Box::new(bar.into()), 0),
+                ],
+            );
+            Ok(Val::Unit)
+        },
+    ),
+    row!(
         "fn cp_async_bulk_commit_group()",
         params: [],
         ret: RetTy::Unit,
@@ -322,8 +358,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
 fn cluster_element(l: &mut Lower<'_>, c: &Call, rank: usize) -> Result<(MemRef, (Operand, i64))> {
     let local = shared_address_reg(l, c, 0, 1)?;
     let rank = l.operand(&arg(c, rank), Scalar::U32);
-    let remote = l.reg(RegClass::B32);
-    l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
+    let remote = mapa(l, local, rank);
     let m = MemRef {
         space: Space::SharedCluster,
         base: Operand::Reg(remote),
@@ -332,6 +367,14 @@ fn cluster_element(l: &mut Lower<'_>, c: &Call, rank: usize) -> Result<(MemRef, 
         ..mem(c, 0)
     };
     Ok((m, (Operand::Reg(remote), 0)))
+}
+
+/// The shared::cluster address, in block `rank` of the cluster, of the
+/// shared address `local` of this block.
+fn mapa(l: &mut Lower<'_>, local: ir::Reg, rank: Operand) -> ir::Reg {
+    let remote = l.reg(RegClass::B32);
+    l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
+    remote
 }
 
 fn lower_load(l: &mut Lower<'_>, c: &Call) -> Result<Val> {

@@ -132,6 +132,33 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// [`check_async`](Ctx::check_async) for a write of block `rank`'s
+    /// shared bytes at offsets `offs` by an asynchronous operation that
+    /// `lane` issues now (a bulk copy into another block of the cluster).
+    pub fn check_peer_async_write(&mut self, lane: usize, rank: u32, offs: &[u32]) -> Result<(), Fault> {
+        let t = self.thread_index(lane);
+        let pc = self.w.group_pc;
+        let me = self.b.rank;
+        let clocks = self.cl.clocks.on();
+        let b = peer_in(&mut self.peers, me, rank);
+        let whose = Some(b.id());
+        for &off in offs {
+            let off = off as usize;
+            if b.inflight.active()
+                && let Some(busy) = b.inflight.conflict(off, 16, true)
+            {
+                return Err(Fault::lane(lane, busy_message(self.env, &busy, pc, true, whose)).citing(busy.pc));
+            }
+            if clocks && let Err(h) = b.shadow.access(&self.cl.clocks, t, pc, off, 16, Kind::AsyncWrite) {
+                return Err(
+                    Fault::lane(lane, hazard_message(self.env, me, &h, pc, Kind::AsyncWrite, whose))
+                        .citing(h.cited_pc()),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Reads `buf.len()` bytes of global memory for a lane.
     #[inline]
     pub fn global_read(&mut self, lane: usize, addr: u64, buf: &mut [u8], what: &str) -> Result<(), Fault> {
@@ -367,7 +394,7 @@ impl Ctx<'_> {
                 Err(Fault::lane(
                     lane,
                     format!(
-                        "{what} at shared::cluster address {addr:#x} is in block {id} of the cluster; the emulator reaches another block's shared memory only through ld, st, atom and red (.shared::cluster or generic)"
+                        "{what} at shared::cluster address {addr:#x} is in block {id} of the cluster; the emulator reaches another block's shared memory only through ld, st, atom and red (.shared::cluster or generic) and cp.async.bulk.shared::cluster.shared::cta"
                     ),
                 ))
             }
@@ -452,7 +479,7 @@ impl Ctx<'_> {
 }
 
 /// Block `rank` of the cluster, seen from block `me` (another one).
-fn peer_in<'p>(peers: &'p mut Peers<'_>, me: u32, rank: u32) -> &'p mut Block {
+pub(super) fn peer_in<'p>(peers: &'p mut Peers<'_>, me: u32, rank: u32) -> &'p mut Block {
     if rank < me {
         &mut peers.before[rank as usize]
     } else {

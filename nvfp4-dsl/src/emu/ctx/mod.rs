@@ -75,6 +75,9 @@ pub(crate) fn dest_lanes<'r>(w: &'r mut Warp, exec: u32, d: &Operand, ext: Ext) 
 pub(crate) struct Side<'a> {
     pub env: &'a Env<'a>,
     pub b: &'a mut Block,
+    /// The block of the cluster a copy into another block's shared memory
+    /// writes (`None` for every other operation).
+    pub peer: Option<&'a mut Block>,
     pub mem: &'a mut View,
     pub clocks: &'a mut Clocks,
 }
@@ -482,9 +485,14 @@ impl Ctx<'_> {
     /// the sequential schedule, or at a wait that needs it.
     pub fn complete_op(&mut self, k: usize) -> Result<(), Fault> {
         let op = self.b.take_op(k);
+        let me = self.b.rank;
         let mut side = Side {
             env: self.env,
             b: &mut *self.b,
+            peer: match &op.work {
+                Work::PeerCopy(copy) => Some(access::peer_in(&mut self.peers, me, copy.rank)),
+                _ => None,
+            },
             mem: &mut *self.mem,
             clocks: &mut self.cl.clocks,
         };

@@ -130,16 +130,27 @@ pub(super) fn cp(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let is_shared = |p: &str| matches!(p, "shared::cluster" | "shared::cta");
     let g2s = spaces.len() == 2 && is_shared(spaces[0]) && spaces[1] == "global";
     let s2g = spaces.len() == 2 && spaces[0] == "global" && spaces[1] == "shared::cta";
-    let supported = g2s || (s2g && !tensor);
+    let s2c = spaces.len() == 2 && spaces[0] == "shared::cluster" && spaces[1] == "shared::cta";
+    let supported = g2s || ((s2g || s2c) && !tensor);
     if !supported {
         return Err(format!(
             "unsupported direction `.{}`: the emulator supports global to shared{}",
             spaces.join("."),
-            if tensor { "" } else { " and shared::cta to global" }
+            if tensor {
+                ""
+            } else {
+                ", shared::cta to global and shared::cta to shared::cluster"
+            }
         ));
     }
     m.take(spaces[0]);
     m.take(spaces[1]);
+    if s2c {
+        if !m.take("mbarrier::complete_tx::bytes") {
+            return Err("expected `.mbarrier::complete_tx::bytes`".into());
+        }
+        return super::cluster_copy::decode(d);
+    }
     if m.take("multicast::cluster") {
         return Err("`.multicast::cluster` is not supported (the emulator has no clusters)".into());
     }
@@ -260,7 +271,7 @@ fn values(c: &Ctx<'_>, a: &Addr) -> Result<[u64; 32], Fault> {
 /// is checked (nothing in flight touches it, the issuing thread is
 /// ordered after its earlier accesses) and poisoned.
 fn copy_in(c: &mut Ctx<'_>, lane: usize, chunks: Vec<Chunk>, mbar: u32, bytes: u64) -> Result<(), Fault> {
-    check_published(c, lane, mbar)?;
+    check_published(c, lane, None, mbar)?;
     let offs: Vec<u32> = chunks.iter().map(|ch| ch.off).collect();
     c.check_async(lane, &offs, true)?;
     for &off in &offs {

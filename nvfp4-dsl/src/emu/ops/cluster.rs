@@ -121,6 +121,13 @@ fn exec_barrier_cluster(c: &mut Ctx<'_>, i: &Inst) -> X {
             c.tc_release_check(l)?;
             c.w.cl_phase[l] = phase;
             let t = c.thread_index(l);
+            for b in
+                c.b.mbars
+                    .iter_mut()
+                    .filter(|b| b.init_thread == t && b.published.is_some())
+            {
+                b.cluster_published.get_or_insert(phase);
+            }
             let cl = &mut *c.cl;
             if i.sub == ARRIVE {
                 cl.clocks.release(t, &mut cl.arrivals);

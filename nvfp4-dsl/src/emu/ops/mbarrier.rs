@@ -134,16 +134,27 @@ fn release_into(c: &mut Ctx<'_>, lane: usize, addr: u32) -> Result<(), Fault> {
 /// release fence of cluster scope) after the init and a synchronisation
 /// that orders that fence before the issue. Needs the clocks (checked
 /// mode).
-pub(super) fn check_published(c: &mut Ctx<'_>, lane: usize, addr: u32) -> Result<(), Fault> {
+pub(super) fn check_published(c: &mut Ctx<'_>, lane: usize, rank: Option<u32>, addr: u32) -> Result<(), Fault> {
     let t = c.thread_index(lane);
-    let b = c.b.mbar(addr).map_err(|m| Fault::lane(lane, m))?;
+    let block = match rank {
+        None => &mut *c.b,
+        Some(r) => c.peer(r),
+    };
+    let b = block.mbar(addr).map_err(|m| Fault::lane(lane, m))?;
+    let (init_pc, by, published, through_cluster) = (b.init_pc, b.init_thread, b.published, b.cluster_published);
     let clocks = &c.cl.clocks;
     if !clocks.on() {
         return Ok(());
     }
-    let (init_pc, by) = (b.init_pc, b.init_thread);
-    let why = match b.published {
+    // The last phase of the cluster barrier this lane waited for (each
+    // live thread arrives once a phase, and waits before it arrives again).
+    let waited = (c.w.cl_waited & 1 << lane != 0).then(|| {
+        let armed = c.w.cl_armed & 1 << lane != 0;
+        c.w.cl_phase[lane] + u32::from(!armed)
+    });
+    let why = match published {
         Some((k, _)) if by == t || clocks.row(t)[by as usize] >= k => return Ok(()),
+        Some(_) if through_cluster.is_some_and(|p| waited.is_some_and(|w| w > p)) => return Ok(()),
         Some((_, fence)) => format!(
             "the fence at line {} `{}` that publishes it is not ordered before this issue (no barrier, such as sync_threads() or cluster_sync(), between the fence and it)",
             c.env.entry.lines[fence as usize], c.env.entry.texts[fence as usize]

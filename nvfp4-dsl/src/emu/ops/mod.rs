@@ -39,6 +39,7 @@ mod atomic;
 mod bits;
 mod bulk;
 mod cluster;
+mod cluster_copy;
 mod cmp;
 mod control;
 mod cvt;
@@ -155,6 +156,7 @@ pub(crate) fn complete(s: &mut Side<'_>, op: &AsyncOp) -> Result<(), Fault> {
     match &op.work {
         Work::Copy(copy) => bulk::complete_copy(s, op, copy),
         Work::Store(store) => bulk::complete_store(s, op, store),
+        Work::PeerCopy(copy) => cluster_copy::complete(s, op, copy),
         Work::Tc(tc) => tcgen05::complete(s, op, tc),
     }
 }

@@ -258,7 +258,7 @@ fn exec_commit(c: &mut Ctx<'_>, i: &Inst) -> X {
     let bar = address_values(c, &i.addr)?;
     for l in lanes(c.exec) {
         let (a, _) = shared_operand(c, l, bar[l], i.space, 8, 8, "tcgen05.commit mbarrier")?;
-        check_published(c, l, a)?;
+        check_published(c, l, None, a)?;
         c.w.tc_uncommitted[l] = 0;
         let id = c.b.next_op();
         c.issue(l, id, Vec::new(), Work::Tc(TcOp::Arrive { mbar: a }), true)?;

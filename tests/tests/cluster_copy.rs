@@ -1,0 +1,61 @@
+//! A bulk copy into the other block of a cluster
+//! (`tests/src/cluster_copy.rs`) on the emulator: the tile arrives, and the
+//! emulator reports the inbox read before the wait and a block that exits
+//! while its copy still reads its tile.
+
+use nvfp4_dsl::emu::Options;
+use nvfp4_dsl::{Device, Target};
+use nvfp4_tests::cluster_copy::{check, launch};
+
+fn schedules() -> [Options; 4] {
+    [
+        Options::sequential(),
+        Options::adversarial(1),
+        Options::adversarial(2).with_starvation(),
+        Options::priority(3),
+    ]
+}
+
+#[test]
+fn a_tile_copied_into_the_other_block_of_a_cluster_arrives() {
+    for options in schedules() {
+        check(&Device::emulator_with(Target::Sm90, options), 512).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn reading_the_inbox_before_the_copy_s_mbarrier_wait_is_an_error() {
+    let x: Vec<u32> = (0..256).collect();
+    for options in schedules() {
+        let device = Device::emulator_with(Target::Sm90, options);
+        let text = launch(&device, &x, 1).expect_err("no wait").to_string();
+        assert!(text.contains("y[i] = inbox[t];"), "the message names the read: {text}");
+    }
+}
+
+#[test]
+fn a_block_that_exits_while_its_copy_reads_its_tile_is_an_error() {
+    // On the schedules where a block's copy has not completed when the
+    // block exits (with the sequential one a copy completes at its issue).
+    let x: Vec<u32> = (0..256).collect();
+    let mut caught = 0;
+    for seed in 1..=16 {
+        let device = Device::emulator_with(Target::Sm90, Options::adversarial(seed));
+        if let Err(e) = launch(&device, &x, 2) {
+            let text = e.to_string();
+            assert!(
+                text.contains("exited with this cp.async.bulk still in flight"),
+                "{text}"
+            );
+            assert!(
+                text.contains("cp_async_bulk_shared_to_cluster("),
+                "the message names the copy: {text}"
+            );
+            caught += 1;
+        }
+    }
+    assert!(
+        caught > 0,
+        "no schedule of 16 let a block exit before its copy completed"
+    );
+}
