@@ -30,9 +30,14 @@ fn module(dirs: &str, body: &str) -> (Module, String) {
 
 /// Runs `k` with a 64 KiB output buffer: the output words, or the error.
 fn run(m: &Module, launch: &Launch) -> Result<Vec<u32>, EmuError> {
+    run_with(m, launch, &Options::default())
+}
+
+/// [`run`] under `options`.
+fn run_with(m: &Module, launch: &Launch, options: &Options) -> Result<Vec<u32>, EmuError> {
     let mut mem = Memory::new();
     let out = mem.alloc(1 << 16, true);
-    m.launch("k", launch, &[ParamValue::U64(out)], &mut mem)?;
+    m.launch_with("k", launch, &[ParamValue::U64(out)], &mut mem, options)?;
     Ok(download_u32(&mem, out, 1 << 14))
 }
 
@@ -568,33 +573,25 @@ enum PeerCopyFault {
 /// (the copies they issued have completed) before they exit.
 fn peer_copy_body(fault: PeerCopyFault) -> String {
     use PeerCopyFault::*;
-    let fence = if fault == NoProxyFence {
-        ""
-    } else {
-        "\tfence.proxy.async.shared::cta;\n"
-    };
-    let init_fence = if fault == NoInitFence {
-        ""
-    } else {
-        "\t@%p1 fence.mbarrier_init.release.cluster;\n"
-    };
-    let dst_rank = if fault == OwnBlock { "%r3" } else { "%r4" };
-    let bar_rank = if fault == BarrierElsewhere { "%r3" } else { "%r4" };
+    // The text, unless the fault is `f`; for the ranks, the wrong one if so.
+    let unless = |f: PeerCopyFault, text: &'static str| if fault == f { "" } else { text };
+    let rank_unless = |f: PeerCopyFault| if fault == f { "%r3" } else { "%r4" };
+    let fence = unless(NoProxyFence, "\tfence.proxy.async.shared::cta;\n");
+    let init_fence = unless(NoInitFence, "\t@%p1 fence.mbarrier_init.release.cluster;\n");
+    let (dst_rank, bar_rank) = (rank_unless(OwnBlock), rank_unless(BarrierElsewhere));
     let overwrite = if fault == SourceWritten {
         "\t@%p1 st.shared.u32 [%r2], %r1;\n"
     } else {
         ""
     };
-    let wait = if fault == NoWait {
-        ""
-    } else {
-        "$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;\n\t@!%p2 bra $L_w;\n"
-    };
-    let last = if fault == NoLastBarrier {
-        ""
-    } else {
-        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n"
-    };
+    let wait = unless(
+        NoWait,
+        "$L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;\n\t@!%p2 bra $L_w;\n",
+    );
+    let last = unless(
+        NoLastBarrier,
+        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n",
+    );
     format!(
         "\tmov.u32 %r2, buf;
 \tmov.u32 %r3, %cluster_ctarank;
@@ -643,18 +640,8 @@ fn a_bulk_copy_into_the_other_block_of_a_cluster_lands_on_its_mbarrier() {
         }
     };
     check(&run(&m, &launch).unwrap_or_else(|e| panic!("{e}")));
-    let mut mem = Memory::new();
-    let out = mem.alloc(1 << 16, true);
     for seed in 1..=6 {
-        m.launch_with(
-            "k",
-            &launch,
-            &[ParamValue::U64(out)],
-            &mut mem,
-            &Options::adversarial(seed),
-        )
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        check(&download_u32(&mem, out, 1 << 14));
+        check(&run_with(&m, &launch, &Options::adversarial(seed)).unwrap_or_else(|e| panic!("seed {seed}: {e}")));
     }
 }
 
@@ -692,18 +679,7 @@ fn bulk_copies_into_another_block_report_their_misuse() {
     ] {
         let (m, src) = module("", &peer_copy_body(fault));
         let errors: Vec<EmuError> = (1..=16)
-            .filter_map(|seed| {
-                let mut mem = Memory::new();
-                let out = mem.alloc(1 << 16, true);
-                m.launch_with(
-                    "k",
-                    &launch,
-                    &[ParamValue::U64(out)],
-                    &mut mem,
-                    &Options::adversarial(seed),
-                )
-                .err()
-            })
+            .filter_map(|seed| run_with(&m, &launch, &Options::adversarial(seed)).err())
             .collect();
         assert!(!errors.is_empty(), "no schedule of 16 caught {needle}");
         for e in &errors {

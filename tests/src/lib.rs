@@ -19,6 +19,19 @@ use nvfp4_dsl::{Target, Variant};
 use nvfp4_kernels::registry;
 use std::path::{Path, PathBuf};
 
+/// Four emulator schedules a small kernel's test runs under: the
+/// sequential one, two adversarial ones (one starving a warp), a priority
+/// one.
+pub fn four_schedules() -> [nvfp4_dsl::emu::Options; 4] {
+    use nvfp4_dsl::emu::Options;
+    [
+        Options::sequential(),
+        Options::adversarial(1),
+        Options::adversarial(2).with_starvation(),
+        Options::priority(3),
+    ]
+}
+
 /// The items of a source file.
 pub fn source_items(path: &Path) -> Vec<syn::Item> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

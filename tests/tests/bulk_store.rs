@@ -3,22 +3,13 @@
 //! memory, and the emulator checks the writers' proxy fence and the wait
 //! before the tile is written again.
 
-use nvfp4_dsl::emu::Options;
 use nvfp4_dsl::{Device, Target};
 use nvfp4_tests::bulk_store::{check, launch};
-
-fn schedules() -> [Options; 4] {
-    [
-        Options::sequential(),
-        Options::adversarial(1),
-        Options::adversarial(2).with_starvation(),
-        Options::priority(3),
-    ]
-}
+use nvfp4_tests::four_schedules;
 
 #[test]
 fn a_tile_stored_by_a_bulk_copy_reaches_global_memory() {
-    for options in schedules() {
+    for options in four_schedules() {
         check(&Device::emulator_with(Target::Sm90, options), 256).unwrap_or_else(|e| panic!("{e}"));
     }
 }
@@ -26,7 +17,7 @@ fn a_tile_stored_by_a_bulk_copy_reaches_global_memory() {
 #[test]
 fn a_bulk_store_of_unfenced_shared_writes_is_an_error() {
     let x: Vec<u32> = (0..128).collect();
-    for options in schedules() {
+    for options in four_schedules() {
         let device = Device::emulator_with(Target::Sm90, options);
         let text = launch(&device, &x, 1).expect_err("no proxy fence").to_string();
         assert!(text.contains("fence.proxy.async"), "{text}");
@@ -40,7 +31,7 @@ fn a_bulk_store_of_unfenced_shared_writes_is_an_error() {
 #[test]
 fn writing_a_tile_a_bulk_store_still_reads_is_an_error() {
     let x: Vec<u32> = (0..128).collect();
-    for options in schedules() {
+    for options in four_schedules() {
         let device = Device::emulator_with(Target::Sm90, options);
         let text = launch(&device, &x, 2)
             .expect_err("no wait before the rewrite")

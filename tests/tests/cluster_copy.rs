@@ -6,19 +6,11 @@
 use nvfp4_dsl::emu::Options;
 use nvfp4_dsl::{Device, Target};
 use nvfp4_tests::cluster_copy::{check, launch};
-
-fn schedules() -> [Options; 4] {
-    [
-        Options::sequential(),
-        Options::adversarial(1),
-        Options::adversarial(2).with_starvation(),
-        Options::priority(3),
-    ]
-}
+use nvfp4_tests::four_schedules;
 
 #[test]
 fn a_tile_copied_into_the_other_block_of_a_cluster_arrives() {
-    for options in schedules() {
+    for options in four_schedules() {
         check(&Device::emulator_with(Target::Sm90, options), 512).unwrap_or_else(|e| panic!("{e}"));
     }
 }
@@ -26,7 +18,7 @@ fn a_tile_copied_into_the_other_block_of_a_cluster_arrives() {
 #[test]
 fn reading_the_inbox_before_the_copy_s_mbarrier_wait_is_an_error() {
     let x: Vec<u32> = (0..256).collect();
-    for options in schedules() {
+    for options in four_schedules() {
         let device = Device::emulator_with(Target::Sm90, options);
         let text = launch(&device, &x, 1).expect_err("no wait").to_string();
         assert!(text.contains("y[i] = inbox[t];"), "the message names the read: {text}");

@@ -147,18 +147,20 @@ fn the_stream_k_gemm_matches_the_reference_on_the_sm90a_emulator() {
 fn a_gemm_of_several_waves_of_short_tiles_runs_as_a_persistent_kernel_of_whole_tiles() {
     // On a GPU of 4 multiprocessors 12 tiles of 4 K stages are 3 waves:
     // `gemm` runs the stream-K kernel over 4 blocks of 3 whole tiles each.
-    let mut rng = Rng::new(47);
-    let (m, n, k) = (256, 768, 512);
+    on_four_multiprocessors((256, 768, 512), GemmKernel::Sm90Stream { grid: 4 }, 47);
+}
+
+/// On an emulated GPU of 4 multiprocessors, under two seeds, `gemm` picks
+/// `want` for `(m, n, k)` and matches the reference.
+fn on_four_multiprocessors((m, n, k): (usize, usize, usize), want: GemmKernel, rng_seed: u64) {
+    let mut rng = Rng::new(rng_seed);
     for seed in [1, 2] {
         let options = nvfp4_dsl::emu::Options {
             multiprocessors: Some(4),
             ..nvfp4_dsl::emu::Options::adversarial(seed)
         };
         let device = Device::emulator_with(Target::Sm90a, options);
-        assert_eq!(
-            GemmKernel::for_device(&device, m, n, k, 1),
-            Some(GemmKernel::Sm90Stream { grid: 4 })
-        );
+        assert_eq!(GemmKernel::for_device(&device, m, n, k, 1), Some(want));
         gemm::check_gemm(&device, &mut rng, (m, n, k, 1), Inputs::Wide, None, None)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     }
@@ -170,21 +172,7 @@ fn a_gemm_whose_last_wave_is_part_empty_runs_stream_k_over_every_multiprocessor(
     // which the second holds one tile (32 stages a block); stream-K over the
     // 4 blocks gives each 20: `gemm` cuts the tiles, and the blocks that
     // share one add their partial sums through the workspace.
-    let mut rng = Rng::new(48);
-    let (m, n, k) = (128, 640, 2048);
-    for seed in [1, 2] {
-        let options = nvfp4_dsl::emu::Options {
-            multiprocessors: Some(4),
-            ..nvfp4_dsl::emu::Options::adversarial(seed)
-        };
-        let device = Device::emulator_with(Target::Sm90a, options);
-        assert_eq!(
-            GemmKernel::for_device(&device, m, n, k, 1),
-            Some(GemmKernel::Sm90Stream { grid: 4 })
-        );
-        gemm::check_gemm(&device, &mut rng, (m, n, k, 1), Inputs::Wide, None, None)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    }
+    on_four_multiprocessors((128, 640, 2048), GemmKernel::Sm90Stream { grid: 4 }, 48);
 }
 
 #[test]
