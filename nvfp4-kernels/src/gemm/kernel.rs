@@ -280,6 +280,28 @@ mod tests {
     }
 
     #[test]
+    fn the_sm90_kernel_launches_at_most_a_block_per_multiprocessor_or_unit() {
+        for (m, n, k, l) in TEST_SHAPES
+            .into_iter()
+            .chain(BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1)))
+        {
+            for sms in [1, 4, 8, 114, 132] {
+                let units = l * (m / BM) * (n / 128) * (k / sm90::BK);
+                match sm90_kernel(sms, m, n, k, l) {
+                    GemmKernel::Sm90Stream { grid } => {
+                        assert!(
+                            grid as usize <= sms && grid as usize <= units,
+                            "{m}x{n}x{k}x{l} on {sms}: {grid}"
+                        );
+                    }
+                    GemmKernel::Sm90 { blocks, split } => assert_eq!(sm90_tiling(sms, m, n, k, l), (blocks, split)),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_persistent_grid_is_of_whole_tiles_in_more_than_one_wave_of_short_k() {
         // The shapes measured on the H100 (132 multiprocessors).
         assert_eq!(sm90_persistent_grid(132, 2048, 7168, 2048, 1), Some(128));
