@@ -518,17 +518,22 @@ fn bad_cluster_addresses_are_reported() {
         (0, 0, 0),
         "is in block (0,0,0) of the cluster",
     );
-    // Remote mbarriers are not modelled.
+    // An arrive on another block's mbarrier that was never initialised.
     let (e, src) = fail(
         "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmov.u32 %r7, bar;\n\tmapa.shared::cluster.u32 %r5, %r7, %r4;\n\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];\n\tret;\n",
+    );
+    assert_error(&e, &src, "mbarrier.arrive", (1, 0, 0), (0, 0, 0), "no mbarrier");
+    // Other mbarrier operations reach the executing block's only.
+    let (e, src) = fail(
+        "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmov.u32 %r7, bar;\n\tmapa.shared::cluster.u32 %r5, %r7, %r4;\n\tmbarrier.complete_tx.shared::cluster.b64 [%r5], 16;\n\tret;\n",
     );
     assert_error(
         &e,
         &src,
-        "mbarrier.arrive",
+        "mbarrier.complete_tx",
         (1, 0, 0),
         (0, 0, 0),
-        "only through ld, st, atom and red",
+        "mbarrier.arrive.shared::cluster",
     );
     // The own block's mbarrier through a cluster address works.
     let (m, _) = module(

@@ -1,7 +1,8 @@
-//! A bulk copy into the other block of a cluster
-//! (`tests/src/cluster_copy.rs`) on the emulator: the tile arrives, and the
-//! emulator reports the inbox read before the wait and a block that exits
-//! while its copy still reads its tile.
+//! Bulk copies into the other block of a cluster and arrives on its
+//! mbarrier (`tests/src/cluster_copy.rs`) on the emulator: the tiles
+//! arrive, and the emulator reports the inbox read before the wait, a
+//! second tile sent before the receiver said its inbox was free, and a
+//! block that exits while its copy still reads its tile.
 
 use nvfp4_dsl::emu::Options;
 use nvfp4_dsl::{Device, Target};
@@ -9,7 +10,7 @@ use nvfp4_tests::cluster_copy::{check, launch};
 use nvfp4_tests::four_schedules;
 
 #[test]
-fn a_tile_copied_into_the_other_block_of_a_cluster_arrives() {
+fn tiles_copied_into_the_other_block_of_a_cluster_arrive() {
     for options in four_schedules() {
         check(&Device::emulator_with(Target::Sm90, options), 512).unwrap_or_else(|e| panic!("{e}"));
     }
@@ -22,6 +23,21 @@ fn reading_the_inbox_before_the_copy_s_mbarrier_wait_is_an_error() {
         let device = Device::emulator_with(Target::Sm90, options);
         let text = launch(&device, &x, 1).expect_err("no wait").to_string();
         assert!(text.contains("y[i] = inbox[t];"), "the message names the read: {text}");
+    }
+}
+
+#[test]
+fn a_second_tile_sent_before_the_receiver_freed_its_inbox_is_an_error() {
+    let x: Vec<u32> = (0..256).collect();
+    for options in four_schedules() {
+        let device = Device::emulator_with(Target::Sm90, options);
+        let text = launch(&device, &x, 3).expect_err("no wait on free").to_string();
+        // The tile rewritten while the first copy reads it, or the second
+        // copy issued while the receiver may still read its inbox.
+        assert!(
+            text.contains("tile[t] = x[i] + 7 + rank;") || text.contains("cp_async_bulk_shared_to_cluster("),
+            "the message names the write or the copy: {text}"
+        );
     }
 }
 

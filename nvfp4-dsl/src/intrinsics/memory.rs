@@ -100,6 +100,19 @@ pub fn fence_mbarrier_init() {
     device_only("fence_mbarrier_init")
 }
 
+/// Arrives once on `bars[index]` of block `cta_rank` of this thread's
+/// cluster (that block's barrier: its threads waiting on it see this
+/// thread's writes before the arrive, a release at cluster scope). That
+/// block must have started, its barrier initialised (a cluster barrier,
+/// as for [`store_cluster`]), and must not have exited.
+///
+/// PTX (ISA 8.0): `mapa.shared::cluster.u32 a, bar, rank; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [a];`
+#[inline(always)]
+pub fn mbarrier_arrive_cluster<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, cta_rank: u32) {
+    let _ = (bars, index, cta_rank);
+    device_only("mbarrier_arrive_cluster")
+}
+
 /// Arrives once on `bars[index]`.
 ///
 /// PTX: `mbarrier.arrive.shared::cta.b64 _, [bar];`

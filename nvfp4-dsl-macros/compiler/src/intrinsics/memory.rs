@@ -136,6 +136,23 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
+        "fn mbarrier_arrive_cluster<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, cta_rank: u32)",
+        params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
+            l.require_ptx(80);
+            let local = shared_address_reg(l, c, 0, 1)?;
+            let rank = l.operand(&arg(c, 2), Scalar::U32);
+            let remote = mapa(l, local, rank);
+            l.emit(
+                "mbarrier.arrive.release.cluster.shared::cluster.b64",
+                vec![Operand::Sink, Operand::Addr(Box::new(remote.into()), 0)],
+            );
+            Ok(Val::Unit)
+        },
+    ),
+    row!(
         "fn mbarrier_arrive_expect_tx<M: SharedMemory<Elem = u64>, I: DeviceIndex>(bars: &M, index: I, bytes: u32)",
         params: [BARS, ArgTy::Index, ArgTy::Is(U32)],
         ret: RetTy::Unit,

@@ -8,7 +8,7 @@ use crate::emu::gorder;
 use crate::emu::inst::Fault;
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE, SHARED_WINDOW};
 use crate::emu::origin::Origin;
-use crate::emu::race::{Check, Kind};
+use crate::emu::race::{Check, Clocks, Kind};
 use crate::emu::state::{Block, lanes};
 
 impl Ctx<'_> {
@@ -368,6 +368,17 @@ impl Ctx<'_> {
         peer_in(&mut self.peers, self.b.rank, rank)
     }
 
+    /// The executing block (`rank` None) or block `rank` of the cluster,
+    /// with the cluster's vector clocks.
+    pub fn block_and_clocks(&mut self, rank: Option<u32>) -> (&mut Block, &mut Clocks) {
+        let me = self.b.rank;
+        let b = match rank {
+            None => &mut *self.b,
+            Some(r) => peer_in(&mut self.peers, me, r),
+        };
+        (b, &mut self.cl.clocks)
+    }
+
     /// Whether `[addr, addr + len)` lies in the shared region that the
     /// last access found.
     #[inline]
@@ -394,7 +405,7 @@ impl Ctx<'_> {
                 Err(Fault::lane(
                     lane,
                     format!(
-                        "{what} at shared::cluster address {addr:#x} is in block {id} of the cluster; the emulator reaches another block's shared memory only through ld, st, atom and red (.shared::cluster or generic) and cp.async.bulk.shared::cluster.shared::cta"
+                        "{what} at shared::cluster address {addr:#x} is in block {id} of the cluster; the emulator reaches another block's shared memory only through ld, st, atom and red (.shared::cluster or generic), mbarrier.arrive.shared::cluster and cp.async.bulk.shared::cluster.shared::cta"
                     ),
                 ))
             }

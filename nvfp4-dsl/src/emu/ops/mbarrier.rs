@@ -29,6 +29,8 @@ const WAIT: u8 = 6;
 /// `flags` bits.
 const F_EXPECT: u32 = 1;
 const F_PARITY: u32 = 2;
+/// `.shared::cluster`: an arrive may reach another block's barrier.
+const F_CLUSTER: u32 = 4;
 
 pub(super) fn mbarrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     drop_sem(m);
@@ -53,6 +55,9 @@ pub(super) fn mbarrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     if op == WAIT && m.take("parity") {
         i.flags |= F_PARITY;
     }
+    if m.rest().contains(&"shared::cluster") {
+        i.flags |= F_CLUSTER;
+    }
     i.space = shared_space(m);
     if m.ty()? != Ty::B64 {
         return Err("mbarrier objects are .b64".into());
@@ -75,6 +80,12 @@ pub(super) fn mbarrier(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
                 d.count_in(2, 3)?;
             }
             i.d[0] = d.reg_dst(0)?;
+            if i.flags & F_CLUSTER != 0 && i.d[0] != Operand::Sink {
+                return Err(
+                    "an mbarrier.arrive on a `.shared::cluster` address returns no state: its destination must be `_`"
+                        .into(),
+                );
+            }
             i.addr = d.addr(1, false)?;
             if d.args.len() == 3 {
                 i.s[usize::from(expect)] = d.src(2, Ty::U32)?;
@@ -103,25 +114,48 @@ fn mbar_at(c: &mut Ctx<'_>, i: &Inst, lane: usize, v: u64) -> Result<u32, Fault>
     Ok(shared_operand(c, lane, v, i.space, 8, 8, "mbarrier")?.0)
 }
 
-/// Applies `f` to the mbarrier of a lane, reporting errors at that lane.
+/// The block (None: the executing one; else its rank in the cluster) and
+/// shared address of the mbarrier an arrive of a lane reaches: another
+/// block's only through a `.shared::cluster` address.
+fn arrive_target(c: &mut Ctx<'_>, i: &Inst, lane: usize, v: u64) -> Result<(Option<u32>, u32), Fault> {
+    if i.flags & F_CLUSTER == 0 {
+        return Ok((None, mbar_at(c, i, lane, v)?));
+    }
+    if !v.is_multiple_of(8) {
+        return Err(Fault::lane(
+            lane,
+            format!("mbarrier address {v:#x} is not 8-byte aligned"),
+        ));
+    }
+    let (rank, off) = c.cluster_shared_at(lane, v, 8, "mbarrier")?;
+    Ok((rank, off as u32 + crate::emu::layout::SHARED_BASE))
+}
+
+/// Applies `f` to the mbarrier of a lane (in the executing block, `rank`
+/// None, or in block `rank` of the cluster), reporting errors at that
+/// lane.
 fn update(
     c: &mut Ctx<'_>,
     lane: usize,
+    rank: Option<u32>,
     addr: u32,
     f: impl FnOnce(&mut Mbar) -> Result<bool, Misuse>,
 ) -> Result<bool, Fault> {
-    c.b.mbar_update(c.env, addr, f).map_err(|f| f.on_lane(lane))
+    let env = c.env;
+    let (b, _) = c.block_and_clocks(rank);
+    b.mbar_update(env, addr, f).map_err(|f| f.on_lane(lane))
 }
 
 /// Lane `lane` releases its clock into the current phase of the
-/// mbarrier at `addr` (an arrive, a thread's `complete_tx`), after the
-/// `tcgen05` ordering check that every release makes.
-fn release_into(c: &mut Ctx<'_>, lane: usize, addr: u32) -> Result<(), Fault> {
+/// mbarrier at `addr` (of block `rank`, as for [`update`]; an arrive, a
+/// thread's `complete_tx`), after the `tcgen05` ordering check that every
+/// release makes.
+fn release_into(c: &mut Ctx<'_>, lane: usize, rank: Option<u32>, addr: u32) -> Result<(), Fault> {
     c.tc_release_check(lane)?;
     let t = c.thread_index(lane);
-    let row = c.cl.clocks.row(t);
-    c.b.mbar(addr).map_err(|m| Fault::lane(lane, m))?.collect(row);
-    c.cl.clocks.tick(t);
+    let (b, clocks) = c.block_and_clocks(rank);
+    b.mbar(addr).map_err(|m| Fault::lane(lane, m))?.collect(clocks.row(t));
+    clocks.tick(t);
     Ok(())
 }
 
@@ -253,7 +287,7 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
         ARRIVE | ARRIVE_DROP => {
             let mut state = [0u64; 32];
             for l in lanes(exec) {
-                let a = mbar_at(c, i, l, addr[l])?;
+                let (rank, a) = arrive_target(c, i, l, addr[l])?;
                 let count = s0[l] & 0xFFFF_FFFF;
                 let expect = (i.flags & F_EXPECT != 0).then_some(s1[l] & 0xFFFF_FFFF);
                 if expect.is_none() && (count == 0 || count > MBAR_MAX) {
@@ -262,10 +296,10 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                         format!("mbarrier.arrive count {count} must be in 1..=2^20-1"),
                     ));
                 }
-                state[l] = u64::from(c.b.mbar(a).map_err(|m| Fault::lane(l, m))?.phase);
-                release_into(c, l, a)?;
+                state[l] = u64::from(c.block_and_clocks(rank).0.mbar(a).map_err(|m| Fault::lane(l, m))?.phase);
+                release_into(c, l, rank, a)?;
                 let drop = i.sub == ARRIVE_DROP;
-                update(c, l, a, |b| {
+                update(c, l, rank, a, |b| {
                     if let Some(bytes) = expect {
                         // Refused before its bytes count: the message shows
                         // the phase as the arrive found it.
@@ -292,10 +326,10 @@ fn exec_mbar(c: &mut Ctx<'_>, i: &Inst) -> X {
                 let a = mbar_at(c, i, l, addr[l])?;
                 let bytes = s1[l] & 0xFFFF_FFFF;
                 if i.sub == EXPECT_TX {
-                    update(c, l, a, |b| b.expect_tx(bytes, pc).map(|()| false))?;
+                    update(c, l, None, a, |b| b.expect_tx(bytes, pc).map(|()| false))?;
                 } else {
-                    release_into(c, l, a)?;
-                    update(c, l, a, |b| b.complete_tx(bytes))?;
+                    release_into(c, l, None, a)?;
+                    update(c, l, None, a, |b| b.complete_tx(bytes))?;
                 }
             }
             Ok(Flow::Next)
