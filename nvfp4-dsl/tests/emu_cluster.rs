@@ -523,6 +523,12 @@ fn bad_cluster_addresses_are_reported() {
         "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmov.u32 %r7, bar;\n\tmapa.shared::cluster.u32 %r5, %r7, %r4;\n\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];\n\tret;\n",
     );
     assert_error(&e, &src, "mbarrier.arrive", (1, 0, 0), (0, 0, 0), "no mbarrier");
+    // An arrive through a cluster address returns no state.
+    let src = format!(
+        "{HEAD}.shared .align 8 .b8 bar[8];\n.visible .entry k()\n{{\n{REGS}\tmov.u32 %r1, bar;\n\tmbarrier.arrive.release.cluster.shared::cluster.b64 %rd1, [%r1];\n\tret;\n}}\n"
+    );
+    let e = Module::parse(&src).expect_err("a state from a cluster arrive");
+    assert!(e.to_string().contains("its destination must be `_`"), "{e}");
     // Other mbarrier operations reach the executing block's only.
     let (e, src) = fail(
         "\tbarrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;\n\tmov.u32 %r7, bar;\n\tmapa.shared::cluster.u32 %r5, %r7, %r4;\n\tmbarrier.complete_tx.shared::cluster.b64 [%r5], 16;\n\tret;\n",
