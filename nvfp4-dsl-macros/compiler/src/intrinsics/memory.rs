@@ -244,7 +244,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
             let dst = shared_operand(l, c, 0, 1)?;
             let g = mem(c, 2);
             let (base, offset) = l.element_addr(&g, arg(c, 3), &c.args[3].1, c.span)?;
-            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            let bytes = bulk_bytes(l, c, 4)?;
             let bar = shared_operand(l, c, 5, 6)?;
             l.emit(
                 "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
@@ -269,7 +269,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
             }
             let (base, offset) = l.element_addr(&g, arg(c, 1), &c.args[1].1, c.span)?;
             let src = shared_operand(l, c, 2, 3)?;
-            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            let bytes = bulk_bytes(l, c, 4)?;
             l.emit(
                 "cp.async.bulk.global.shared::cta.bulk_group",
                 vec![Operand::Addr(Box::new(base), offset), src, bytes],
@@ -295,7 +295,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
             l.require_ptx(80);
             let dst = shared_address_reg(l, c, 0, 1)?;
             let src = shared_operand(l, c, 2, 3)?;
-            let bytes = l.operand(&arg(c, 4), Scalar::U32);
+            let bytes = bulk_bytes(l, c, 4)?;
             let bar = shared_address_reg(l, c, 5, 6)?;
             let rank = l.operand(&arg(c, 7), Scalar::U32);
             // The destination and its mbarrier in block `cta_rank`.
@@ -384,6 +384,22 @@ fn cluster_element(l: &mut Lower<'_>, c: &Call, rank: usize) -> Result<(MemRef, 
         ..mem(c, 0)
     };
     Ok((m, (Operand::Reg(remote), 0)))
+}
+
+/// The byte count of a bulk copy (argument `i`): a constant one must be a
+/// positive multiple of 16, as the copy moves 16-byte units (a count known
+/// only at run time is the emulator's to check).
+fn bulk_bytes(l: &mut Lower<'_>, c: &Call, i: usize) -> Result<Operand> {
+    let bytes = arg(c, i);
+    if let Val::Const(Const::Int(n)) = bytes
+        && (n <= 0 || n % 16 != 0)
+    {
+        return err(
+            c.span,
+            format!("a bulk copy moves a positive multiple of 16 bytes, not {n} (pad the copy to 16-byte units)"),
+        );
+    }
+    Ok(l.operand(&bytes, Scalar::U32))
 }
 
 /// The shared::cluster address, in block `rank` of the cluster, of the
