@@ -87,7 +87,9 @@ pub fn sm90_kernel(sms: usize, m: usize, n: usize, k: usize, l: usize) -> GemmKe
         let waves = tiles.div_ceil(sms);
         let cut = (tiles * stages).div_ceil(sms);
         if waves * stages > cut + STREAM_K_OVERHEAD_STAGES {
-            return GemmKernel::Sm90Stream { grid: sms as u32 };
+            return GemmKernel::Sm90Stream {
+                grid: u32::try_from(sms).unwrap_or(u32::MAX),
+            };
         }
     }
     if let Some(grid) = sm90_persistent_grid(sms, m, n, k, l) {
