@@ -557,8 +557,9 @@ enum PeerCopyFault {
     None,
     /// Thread 0 issues without `fence.proxy.async` after the stores.
     NoProxyFence,
-    /// The destination is in the issuing block.
-    OwnBlock,
+    /// Not a fault: the copy goes into the issuing block itself (through
+    /// its own cluster address), completing on its own mbarrier.
+    ToItself,
     /// The mbarrier is the issuing block's, the destination the other's.
     BarrierElsewhere,
     /// The mbarrier's init is not fenced for the async proxy.
@@ -584,12 +585,12 @@ enum PeerCopyFault {
 /// (the copies they issued have completed) before they exit.
 fn peer_copy_body(fault: PeerCopyFault) -> String {
     use PeerCopyFault::*;
-    // The text, unless the fault is `f`; for the ranks, the wrong one if so.
+    // The text, unless the fault is `f`.
     let unless = |f: PeerCopyFault, text: &'static str| if fault == f { "" } else { text };
-    let rank_unless = |f: PeerCopyFault| if fault == f { "%r3" } else { "%r4" };
     let fence = unless(NoProxyFence, "\tfence.proxy.async.shared::cta;\n");
     let init_fence = unless(NoInitFence, "\t@%p1 fence.mbarrier_init.release.cluster;\n");
-    let (dst_rank, bar_rank) = (rank_unless(OwnBlock), rank_unless(BarrierElsewhere));
+    let dst_rank = if fault == ToItself { "%r3" } else { "%r4" };
+    let bar_rank = if fault == BarrierElsewhere { "%r3" } else { dst_rank };
     let overwrite = if fault == SourceWritten {
         "\t@%p1 st.shared.u32 [%r2], %r1;\n"
     } else {
@@ -637,12 +638,21 @@ fn peer_copy_body(fault: PeerCopyFault) -> String {
 }
 
 #[test]
-fn a_bulk_copy_into_the_other_block_of_a_cluster_lands_on_its_mbarrier() {
-    let (m, _) = module("", &peer_copy_body(PeerCopyFault::None));
+fn a_bulk_copy_into_a_block_of_the_cluster_lands_on_its_mbarrier() {
+    for (fault, other) in [(PeerCopyFault::None, 1), (PeerCopyFault::ToItself, 0)] {
+        copy_lands(fault, other);
+    }
+}
+
+/// [`peer_copy_body`] with `fault` (one that is none) gives each block the
+/// data of block `ctaid ^ other`, under the default schedule and six
+/// adversarial ones.
+fn copy_lands(fault: PeerCopyFault, other: u32) {
+    let (m, _) = module("", &peer_copy_body(fault));
     let launch = clustered((4, 1, 1), 32, (2, 1, 1));
     let check = |got: &[u32]| {
         for cta in 0..4u32 {
-            let from = cta ^ 1;
+            let from = cta ^ other;
             for t in 0..32u32 {
                 let o = ((32 * cta + t) * 4) as usize;
                 let want: Vec<u32> = (0..4).map(|j| 1000 * from + 4 * t + j).collect();
@@ -664,7 +674,6 @@ fn bulk_copies_into_another_block_report_their_misuse() {
     for (fault, msg) in [
         (NoProxyFence, "missing fence.proxy.async"),
         (NoInitFence, "mbarrier init not published"),
-        (OwnBlock, "the destination is in the issuing block"),
         (BarrierElsewhere, "must be in the destination's block"),
     ] {
         let (m, src) = module("", &peer_copy_body(fault));

@@ -524,18 +524,19 @@ pub(crate) enum Work {
 }
 
 /// A bulk copy of `len` bytes from offset `src` of the issuing block's
-/// shared buffer to offset `dst` of block `rank`'s, completing `len`
-/// transaction bytes on that block's mbarrier at `mbar`; `dst_span` is its
-/// write in flight there (the issuing block's `spans` hold the read of
-/// `src`).
+/// shared buffer to offset `dst` of block `rank`'s (`None`: the issuing
+/// block's own), completing `len` transaction bytes on that block's
+/// mbarrier at `mbar`; `dst_span` is its write in flight in another block
+/// (the issuing block's `spans` hold the read of `src`, and the write
+/// into its own buffer).
 #[derive(Debug)]
 pub(crate) struct PeerCopy {
-    pub rank: u32,
+    pub rank: Option<u32>,
     pub src: usize,
     pub dst: usize,
     pub len: usize,
     pub mbar: u32,
-    pub dst_span: u64,
+    pub dst_span: Option<u64>,
 }
 
 /// 16 bytes of a copy into shared memory: bytes `at..at + len` come from

@@ -402,7 +402,7 @@ impl Run<'_, '_> {
         // A copy into another block's shared memory completes on that
         // block's mbarrier.
         let peer = match &self.blocks[bi].ops[k].work {
-            Work::PeerCopy(copy) => Some(copy.rank as usize),
+            Work::PeerCopy(copy) => copy.rank.map(|r| r as usize),
             _ => None,
         };
         let (block, peer_block) = match peer {

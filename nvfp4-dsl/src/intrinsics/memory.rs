@@ -227,8 +227,9 @@ pub fn cp_async_bulk_shared_to_global<T: Element, I: DeviceIndex, S: SharedMemor
 /// aligned) from this block's shared memory `src[src_index..]` to
 /// `dst[dst_index..]` of block `cta_rank` of the cluster (distributed
 /// shared memory, one bulk copy where [`store_cluster`] pushes a value per
-/// thread); the copy completes `bytes` transactions on `bars[bar_index]` of
-/// that block, which its threads wait on before they read `dst`. Until then
+/// thread; `cta_rank` may be this block's own); the copy completes `bytes`
+/// transactions on `bars[bar_index]` of that block, which its threads wait
+/// on before they read `dst`. Until then
 /// `src` may not be written and this block may not exit: the receiver
 /// arriving at a cluster barrier after its wait, and this block waiting
 /// on it before it exits, says the copy is done. That block must have

@@ -490,7 +490,7 @@ impl Ctx<'_> {
             env: self.env,
             b: &mut *self.b,
             peer: match &op.work {
-                Work::PeerCopy(copy) => Some(access::peer_in(&mut self.peers, me, copy.rank)),
+                Work::PeerCopy(copy) => copy.rank.map(|r| access::peer_in(&mut self.peers, me, r)),
                 _ => None,
             },
             mem: &mut *self.mem,

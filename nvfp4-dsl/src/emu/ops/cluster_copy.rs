@@ -1,13 +1,14 @@
 //! `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes`:
-//! a bulk copy from the issuing block's shared memory into another block of
-//! its cluster, completing on an mbarrier of that block.
+//! a bulk copy from the issuing block's shared memory into a block of its
+//! cluster (another one, or itself), completing on an mbarrier of that
+//! block.
 //!
 //! At the issue the copy is checked (sizes, alignment, both ranges inside
-//! one shared variable, the destination and the mbarrier in the same other
+//! one shared variable, the destination and the mbarrier in the same
 //! block, which has started and not exited, the mbarrier initialised and
 //! published) and put in flight in the issuing block: its source may not be
-//! written there, and its destination, poisoned, may not be touched in the
-//! other block until it completes, at a point the schedule picks. Then it
+//! written there, and its destination, poisoned, may not be touched in its
+//! block until it completes, at a point the schedule picks. Then it
 //! reads its source, writes its destination and completes its transaction
 //! bytes on the mbarrier, releasing the issuer's clock at the issue; the
 //! issuing block may not exit before (its shared memory would go).
@@ -58,17 +59,12 @@ fn exec(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
         let (rank, dst_off) = c.cluster_shared_at(l, dst[l], n, "cp.async.bulk destination")?;
         let (bar_rank, bar_off) = c.cluster_shared_at(l, bar[l], 8, "mbarrier")?;
-        let Some(rank) = rank else {
-            return Err(Fault::lane(
-                l,
-                "cp.async.bulk into the cluster: the destination is in the issuing block; the emulator supports this copy into another block of the cluster only (within a block, copy with loads and stores)".to_string(),
-            ));
-        };
-        if bar_rank != Some(rank) {
+        if bar_rank != rank {
+            let whose = rank.map_or("the issuing block".to_string(), |r| format!("rank {r}"));
             return Err(Fault::lane(
                 l,
                 format!(
-                    "cp.async.bulk into the cluster: the mbarrier {:#x} must be in the destination's block (rank {rank}) and is not",
+                    "cp.async.bulk into the cluster: the mbarrier {:#x} must be in the destination's block ({whose}) and is not",
                     bar[l]
                 ),
             ));
@@ -77,18 +73,32 @@ fn exec(c: &mut Ctx<'_>, i: &Inst) -> X {
         let src_offs: Vec<u32> = (0..n / 16).map(|k| src_off as u32 + 16 * k).collect();
         let dst_offs: Vec<u32> = (0..n / 16).map(|k| dst_off as u32 + 16 * k).collect();
         let mbar = bar_off as u32 + crate::emu::layout::SHARED_BASE;
-        check_published(c, l, Some(rank), mbar)?;
+        check_published(c, l, rank, mbar)?;
         c.check_async(l, &src_offs, false)?;
-        c.check_peer_async_write(l, rank, &dst_offs)?;
         let pc = c.w.group_pc;
         let thread = c.thread_of(l);
-        let peer = c.peer(rank);
-        peer.shared[dst_off..dst_off + n as usize].fill(POISON);
-        let size = peer.shared.len();
-        let dst_span = peer.inflight.add(pc, thread, true, &dst_offs, size);
-        let id = c.b.next_op();
         let size = c.b.shared.len();
         let src_span = c.b.inflight.add(pc, thread, false, &src_offs, size);
+        let mut spans = vec![src_span];
+        // The destination's write in flight: in the block the copy lives in
+        // (its own), or in the other block, which the completion releases.
+        let dst_span = match rank {
+            None => {
+                c.check_async(l, &dst_offs, true)?;
+                c.b.shared[dst_off..dst_off + n as usize].fill(POISON);
+                let size = c.b.shared.len();
+                spans.push(c.b.inflight.add(pc, thread, true, &dst_offs, size));
+                None
+            }
+            Some(r) => {
+                c.check_peer_async_write(l, r, &dst_offs)?;
+                let peer = c.peer(r);
+                peer.shared[dst_off..dst_off + n as usize].fill(POISON);
+                let size = peer.shared.len();
+                Some(peer.inflight.add(pc, thread, true, &dst_offs, size))
+            }
+        };
+        let id = c.b.next_op();
         let copy = PeerCopy {
             rank,
             src: src_off,
@@ -97,37 +107,47 @@ fn exec(c: &mut Ctx<'_>, i: &Inst) -> X {
             mbar,
             dst_span,
         };
-        c.issue(l, id, vec![src_span], Work::PeerCopy(copy), true)?;
+        c.issue(l, id, spans, Work::PeerCopy(copy), true)?;
     }
     Ok(Flow::Next)
 }
 
-/// Completes a copy into another block: its source read and its
+/// Completes a copy into a block of the cluster: its source read and its
 /// destination written by the issuing block's asynchronous unit (which
 /// knows what the issuer knew at the issue), then its transaction bytes
-/// and the unit's clock reach the other block's mbarrier.
+/// and the unit's clock reach the destination block's mbarrier.
 pub(super) fn complete(s: &mut Side<'_>, op: &AsyncOp, copy: &PeerCopy) -> Result<(), Fault> {
-    let Some(peer) = s.peer.as_deref_mut() else {
-        return Err(Fault::new(
-            "internal: a copy into another block of the cluster completed without that block".to_string(),
-        ));
-    };
-    if peer.exited {
-        return Err(Fault::new(format!(
-            "block {} of the cluster exited before this copy into its shared memory completed: it must wait on the mbarrier the copy completes on",
-            peer.id()
-        )));
-    }
     let agent = s.b.agent;
     s.clocks.acquire(agent, &op.clock);
     s.b.shadow.record(s.clocks, agent, op.pc, copy.src, copy.len, false);
-    peer.shared[copy.dst..copy.dst + copy.len].copy_from_slice(&s.b.shared[copy.src..copy.src + copy.len]);
-    peer.shadow.record(s.clocks, agent, op.pc, copy.dst, copy.len, true);
-    peer.inflight.remove(copy.dst_span);
+    let (src, len) = (copy.src, copy.len);
+    let dst = match (copy.dst_span, s.peer.as_deref_mut()) {
+        (None, _) => {
+            s.b.shared.copy_within(src..src + len, copy.dst);
+            &mut *s.b
+        }
+        (Some(span), Some(peer)) => {
+            if peer.exited {
+                return Err(Fault::new(format!(
+                    "block {} of the cluster exited before this copy into its shared memory completed: it must wait on the mbarrier the copy completes on",
+                    peer.id()
+                )));
+            }
+            peer.shared[copy.dst..copy.dst + len].copy_from_slice(&s.b.shared[src..src + len]);
+            peer.inflight.remove(span);
+            peer
+        }
+        (Some(_), None) => {
+            return Err(Fault::new(
+                "internal: a copy into another block of the cluster completed without that block".to_string(),
+            ));
+        }
+    };
+    dst.shadow.record(s.clocks, agent, op.pc, copy.dst, len, true);
     let row = s.clocks.row(agent);
-    let done = peer.mbar_update(s.env, copy.mbar, |m| {
+    let done = dst.mbar_update(s.env, copy.mbar, |m| {
         m.collect(row);
-        m.complete_tx(copy.len as u64)
+        m.complete_tx(len as u64)
     });
     s.clocks.tick(agent);
     done.map(drop)
