@@ -152,7 +152,10 @@ pub(super) fn cp(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
         return super::cluster_copy::decode(d);
     }
     if m.take("multicast::cluster") {
-        return Err("`.multicast::cluster` is not supported (the emulator has no clusters)".into());
+        return Err(
+            "`.multicast::cluster` is not supported by the emulator: have each block of the cluster load its own copy"
+                .into(),
+        );
     }
     let hint = m.take("L2::cache_hint");
     let mut i;
