@@ -16,6 +16,7 @@ use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
 
 mod argmax;
+mod cluster_sum;
 mod matmul;
 mod nvfp4_round_trip;
 mod row_max_sum;
@@ -280,8 +281,9 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
     row_stats::check(&device, &mut Rng(0x0fed_cba9_8765_4321))?;
     nvfp4_round_trip::check(&device, &mut Rng(0x5851_f42d_4c95_7f2d))?;
     row_max_sum::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
+    cluster_sum::check(&device, &mut Rng(0x2545_f491_4f6c_dd1d))?;
     println!(
-        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip and generic row maxima and sums match the CPU"
+        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip, generic row maxima and sums and column sums across a cluster match the CPU"
     );
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
