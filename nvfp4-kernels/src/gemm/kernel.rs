@@ -207,6 +207,13 @@ mod tests {
     use super::super::{BENCH_SHAPES, TEST_SHAPES};
     use super::*;
 
+    /// The task's test shapes and the benchmark's (M, N, K, L).
+    fn every_shape() -> impl Iterator<Item = (usize, usize, usize, usize)> {
+        TEST_SHAPES
+            .into_iter()
+            .chain(BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1)))
+    }
+
     #[test]
     fn the_sm90_tiling_is_the_fastest_measured_on_the_benchmark_shapes() {
         // The fastest of the eight tilings measured on the H100 (132
@@ -285,10 +292,7 @@ mod tests {
 
     #[test]
     fn the_sm90_kernel_launches_at_most_a_block_per_multiprocessor_or_unit() {
-        for (m, n, k, l) in TEST_SHAPES
-            .into_iter()
-            .chain(BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1)))
-        {
+        for (m, n, k, l) in every_shape() {
             for sms in [1, 4, 8, 114, 132] {
                 let units = l * (m / BM) * (n / 128) * (k / sm90::BK);
                 match sm90_kernel(sms, m, n, k, l) {
@@ -343,10 +347,7 @@ mod tests {
 
     #[test]
     fn the_sm90_tiling_never_splits_k_finer_than_its_stages_or_tiles_n_unevenly() {
-        for (m, n, k, l) in TEST_SHAPES
-            .into_iter()
-            .chain(BENCH_SHAPES.map(|(m, n, k)| (m, n, k, 1)))
-        {
+        for (m, n, k, l) in every_shape() {
             for sms in [1, 8, 114, 132] {
                 let (blocks, split) = sm90_tiling(sms, m, n, k, l);
                 assert!(split as usize <= k / sm90::BK, "{m}x{n}x{k}: split {split}");

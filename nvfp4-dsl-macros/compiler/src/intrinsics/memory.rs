@@ -142,9 +142,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
         target: Sm90,
         lower: |l, c| {
             l.require_ptx(80);
-            let local = shared_address_reg(l, c, 0, 1)?;
-            let rank = l.operand(&arg(c, 2), Scalar::U32);
-            let remote = mapa(l, local, rank);
+            let remote = cluster_address(l, c, 0, 1, 2)?;
             l.emit(
                 "mbarrier.arrive.release.cluster.shared::cluster.b64",
                 vec![Operand::Sink, Operand::Addr(Box::new(remote.into()), 0)],
@@ -293,14 +291,11 @@ pub(super) static TABLE: &[Intrinsic] = &[
         target: Sm90,
         lower: |l, c| {
             l.require_ptx(80);
-            let dst = shared_address_reg(l, c, 0, 1)?;
+            // The destination and its mbarrier in block `cta_rank`.
+            let dst = cluster_address(l, c, 0, 1, 7)?;
             let src = shared_operand(l, c, 2, 3)?;
             let bytes = bulk_bytes(l, c, 4)?;
-            let bar = shared_address_reg(l, c, 5, 6)?;
-            let rank = l.operand(&arg(c, 7), Scalar::U32);
-            // The destination and its mbarrier in block `cta_rank`.
-            let dst = mapa(l, dst, rank.clone());
-            let bar = mapa(l, bar, rank);
+            let bar = cluster_address(l, c, 5, 6, 7)?;
             l.emit(
                 "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
                 vec![
@@ -373,9 +368,7 @@ pub(super) static TABLE: &[Intrinsic] = &[
 /// cluster's block whose rank is argument `rank`: its `mapa` address, as
 /// the memory reference and address a load or store takes.
 fn cluster_element(l: &mut Lower<'_>, c: &Call, rank: usize) -> Result<(MemRef, (Operand, i64))> {
-    let local = shared_address_reg(l, c, 0, 1)?;
-    let rank = l.operand(&arg(c, rank), Scalar::U32);
-    let remote = mapa(l, local, rank);
+    let remote = cluster_address(l, c, 0, 1, rank)?;
     let m = MemRef {
         space: Space::SharedCluster,
         base: Operand::Reg(remote),
@@ -402,12 +395,15 @@ fn bulk_bytes(l: &mut Lower<'_>, c: &Call, i: usize) -> Result<Operand> {
     Ok(l.operand(&bytes, Scalar::U32))
 }
 
-/// The shared::cluster address, in block `rank` of the cluster, of the
-/// shared address `local` of this block.
-fn mapa(l: &mut Lower<'_>, local: ir::Reg, rank: Operand) -> ir::Reg {
+/// The shared::cluster address of element `index_arg` of the shared memory
+/// `mem_arg` in the cluster's block whose rank is argument `rank_arg`
+/// (`mapa`).
+fn cluster_address(l: &mut Lower<'_>, c: &Call, mem_arg: usize, index_arg: usize, rank_arg: usize) -> Result<ir::Reg> {
+    let local = shared_address_reg(l, c, mem_arg, index_arg)?;
+    let rank = l.operand(&arg(c, rank_arg), Scalar::U32);
     let remote = l.reg(RegClass::B32);
     l.emit("mapa.shared::cluster.u32", vec![remote.into(), local.into(), rank]);
-    remote
+    Ok(remote)
 }
 
 fn lower_load(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
