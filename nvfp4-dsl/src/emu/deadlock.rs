@@ -6,7 +6,7 @@ use super::diag::{cite, err_at};
 use super::error::EmuError;
 use super::mbar::{IN_BYTES, Mbar};
 use super::state::{
-    Block, CLUSTER_WAIT, COLLECTIVE_WAIT, Cluster, Env, MBAR_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters,
+    Block, CLUSTER_WAIT, COLLECTIVE_WAIT, Cluster, Env, MBAR_WAIT, REG_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters,
 };
 
 /// The instructions a report names, whose Rust statements the error
@@ -48,6 +48,10 @@ impl<'a, 'e> Sites<'a, 'e> {
             }
             CLUSTER_WAIT => "barrier.cluster.wait".to_string(),
             COLLECTIVE_WAIT => "a .sync warp collective".to_string(),
+            REG_WAIT => format!(
+                "setmaxnreg.inc for {} registers a thread (it holds {})",
+                w.registers_wanted, w.registers
+            ),
             b => format!("barrier {b}"),
         };
         format!("{what} ({})", self.at(w.pc[l]))
@@ -119,6 +123,32 @@ fn subset_advice(block: &Block, warps: &[Warp]) -> &'static str {
     }
 }
 
+/// Lanes of `w` blocked in `setmaxnreg.inc`.
+fn register_waiters(w: &Warp) -> u32 {
+    lanes(w.waiting)
+        .filter(|&l| w.bar_of[l] == REG_WAIT)
+        .fold(0, |m, l| m | 1 << l)
+}
+
+/// For a block where warps wait in `setmaxnreg.inc`: why they may, and
+/// what to write instead.
+fn register_advice(env: &Env<'_>, block: &Block, warps: &[Warp]) -> String {
+    let waiting = warps.iter().filter(|w| register_waiters(w) != 0).count();
+    if waiting == 0 {
+        return String::new();
+    }
+    let warps_wait = if waiting == 1 {
+        "1 warp waits".to_string()
+    } else {
+        format!("{waiting} warps wait")
+    };
+    format!(
+        ". {warps_wait} in setmaxnreg.inc for registers of the block's pool, which holds {}: registers enter it only when a warp gives them up with setmaxnreg.dec. A warpgroup that gives registers up must call `setmaxnreg_dec` before it waits for anything the warpgroups that take them do (an mbarrier, a barrier, `grid_dependency_wait`), and the increases must fit in what the decreases give (each thread of this kernel starts with {} registers, from `launch_bounds`' threads and blocks per multiprocessor)",
+        block.register_pool,
+        env.start_registers.unwrap_or(0)
+    )
+}
+
 /// Explains an mbarrier wait that no thread of the block can complete.
 pub(super) fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
     let (wi, lane) = warps
@@ -151,16 +181,23 @@ pub(super) fn mbar_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> Emu
     } else {
         format!("phase {}", mw.want)
     };
-    let (mut spinning, mut at_bar, mut exited) = (0u32, 0u32, 0u32);
+    let (mut spinning, mut at_bar, mut in_regs, mut exited) = (0u32, 0u32, 0u32, 0u32);
     for w2 in warps {
         spinning += mbar_waiters(w2).count_ones();
-        at_bar += (w2.waiting & !mbar_waiters(w2)).count_ones();
+        in_regs += register_waiters(w2).count_ones();
+        at_bar += (w2.waiting & !mbar_waiters(w2) & !register_waiters(w2)).count_ones();
         exited += (w2.exists & w2.exited).count_ones();
     }
+    let regs = if in_regs > 0 {
+        format!(", {in_regs} in setmaxnreg.inc")
+    } else {
+        String::new()
+    };
     let msg = format!(
-        "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers, {exited} exited) and no copy is pending{bytes}. Where the warps are: {}{}",
+        "mbarrier wait can never complete: this thread waits for {what} of the {state}; no thread of the block can make progress ({spinning} threads wait on mbarriers, {at_bar} at barriers{regs}, {exited} exited) and no copy is pending{bytes}. Where the warps are: {}{}{}",
         sites.positions(warps),
-        subset_advice(block, warps)
+        subset_advice(block, warps),
+        register_advice(env, block, warps)
     );
     sites.error(block, w, lane, msg)
 }
@@ -245,6 +282,17 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
         );
         return sites.error(block, w, lane, msg);
     }
+    if id == REG_WAIT {
+        let msg = format!(
+            "setmaxnreg.inc can never complete: this warp asks for {} registers a thread where it holds {}, {} more for its 32 threads, and no warp of the block can run to give them up. Where the warps are: {}{}",
+            w.registers_wanted,
+            w.registers,
+            (w.registers_wanted - w.registers) * 32,
+            sites.positions(warps),
+            register_advice(env, block, warps)
+        );
+        return sites.error(block, w, lane, msg);
+    }
     let bar = &block.bars[id as usize];
     let expected = if bar.count == 0 { block.live } else { bar.count };
     // Someone who will never arrive: one waiting elsewhere, or (for a
@@ -269,10 +317,11 @@ fn block_deadlock(env: &Env<'_>, block: &Block, warps: &[Warp]) -> EmuError {
         why = "the missing threads can never arrive".into();
     }
     let msg = format!(
-        "barrier {id} can never complete: {} of {expected} threads arrived; {why}. Where the warps are: {}{}",
+        "barrier {id} can never complete: {} of {expected} threads arrived; {why}. Where the warps are: {}{}{}",
         bar.arrived,
         sites.positions(warps),
-        subset_advice(block, warps)
+        subset_advice(block, warps),
+        register_advice(env, block, warps)
     );
     sites.error(block, w, lane, msg)
 }

@@ -96,6 +96,10 @@ pub(crate) struct EntryAst {
     pub params: Vec<ParamDecl>,
     pub maxntid: Option<(u32, u32, u32)>,
     pub reqntid: Option<(u32, u32, u32)>,
+    /// `.minnctapersm n`.
+    pub minnctapersm: Option<u32>,
+    /// `.maxnreg n`.
+    pub maxnreg: Option<u32>,
     /// `.reqnctapercluster x, y, z`.
     pub reqnctapercluster: Option<(u32, u32, u32)>,
     /// `.maxclusterrank n`.
@@ -328,6 +332,8 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl], consts: &[ConstDecl]) -> R<EntryAst>
     let params = entry_params(p)?;
     let mut maxntid = None;
     let mut reqntid = None;
+    let mut minnctapersm = None;
+    let mut maxnreg = None;
     let mut reqnctapercluster = None;
     let mut maxclusterrank = None;
     let mut explicitcluster = false;
@@ -340,9 +346,8 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl], consts: &[ConstDecl]) -> R<EntryAst>
                 match w.as_str() {
                     ".maxntid" => maxntid = Some(dims3(p)?),
                     ".reqntid" => reqntid = Some(dims3(p)?),
-                    ".minnctapersm" | ".maxnreg" => {
-                        p.uint()?;
-                    }
+                    ".minnctapersm" => minnctapersm = Some(p.uint()? as u32),
+                    ".maxnreg" => maxnreg = Some(p.uint()? as u32),
                     ".maxclusterrank" => maxclusterrank = Some(p.uint()? as u32),
                     ".reqnctapercluster" => reqnctapercluster = Some(dims3(p)?),
                     ".explicitcluster" => explicitcluster = true,
@@ -362,6 +367,8 @@ fn entry(p: &mut P<'_>, shared: &[VarDecl], consts: &[ConstDecl]) -> R<EntryAst>
         params,
         maxntid,
         reqntid,
+        minnctapersm,
+        maxnreg,
         reqnctapercluster,
         maxclusterrank,
         explicitcluster,

@@ -16,6 +16,28 @@ const MAX_SHARED: u64 = 227 * 1024;
 /// Most blocks in a cluster (the H100's non-portable limit).
 const MAX_CLUSTER: u32 = 16;
 
+/// Registers of a multiprocessor (H100): what the threads of the blocks it
+/// holds share.
+const SM_REGISTERS: u64 = 64 * 1024;
+
+/// The registers each thread starts with, which `setmaxnreg` moves
+/// between warps: the kernel's `.maxnreg`, else all that its `.maxntid`
+/// threads times `.minnctapersm` blocks leave a thread of a
+/// multiprocessor, a multiple of 8 up to 256, as ptxas 13.0 allocates to
+/// a kernel that uses `setmaxnreg` (168 for 384 threads and one block,
+/// however few the kernel needs). `None` where the kernel lacks either
+/// bound: ptxas then drops every `setmaxnreg` (C7508, "unable to determine
+/// register count at entry").
+fn start_registers(entry: &Entry) -> Option<u32> {
+    if let Some(n) = entry.maxnreg {
+        return Some(n);
+    }
+    let (x, y, z) = entry.maxntid?;
+    let threads = u64::from(x) * u64::from(y) * u64::from(z);
+    let blocks = u64::from(entry.minnctapersm?.max(1));
+    Some((SM_REGISTERS / (threads * blocks).max(1) / 8 * 8).min(256) as u32)
+}
+
 /// Validates a launch and builds the parameter buffer.
 pub(super) fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValue]) -> Result<Env<'a>, EmuError> {
     let fail = |m: String| Err(EmuError::new(m).in_kernel(&entry.name));
@@ -132,5 +154,6 @@ pub(super) fn prepare<'a>(entry: &'a Entry, launch: &Launch, params: &[ParamValu
         regions,
         shared_end,
         dyn_bytes: launch.shared_bytes,
+        start_registers: start_registers(entry),
     })
 }

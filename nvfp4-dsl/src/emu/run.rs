@@ -232,7 +232,7 @@ impl<'a, 'e> Worker<'a, 'e> {
             self.mem.order.start([x, y, z], self.cl.clocks.threads());
             let mut sched = Sched::new(options, c as u64);
             for w in self.warps.iter_mut().flatten() {
-                w.reset(env.ntid, sched.warp_seed());
+                w.reset(env.ntid, env.start_registers.unwrap_or(0), sched.warp_seed());
             }
             sched.start_cluster(self.warps.iter().map(Vec::len).sum());
             let mut run = Run {
@@ -356,6 +356,9 @@ impl Run<'_, '_> {
         )?;
         if block.release != 0 {
             release(block, &mut self.warps[bi], &mut self.cl.clocks);
+        }
+        if block.registers_freed {
+            super::ops::release_registers(block, &mut self.warps[bi]);
         }
         // (A copy into another block of the cluster may have completed on
         // that block's mbarrier.)
@@ -701,7 +704,7 @@ fn run_warp(
         }
         budget -= 1;
         if budget == 0
-            || (preemptive && (ctx.b.release != 0 || ctx.b.mbar_done || ctx.cl.release))
+            || (preemptive && (ctx.b.release != 0 || ctx.b.mbar_done || ctx.b.registers_freed || ctx.cl.release))
             || (starving && ctx.b.ops.len() > ops)
         {
             break Ok(());

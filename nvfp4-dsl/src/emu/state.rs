@@ -22,6 +22,9 @@ pub(crate) const CLUSTER_WAIT: u8 = 0xFD;
 /// at a `.sync` warp collective (`shfl.sync`, `vote.sync`, ...) for the
 /// other lanes of its member mask.
 pub(crate) const COLLECTIVE_WAIT: u8 = 0xFC;
+/// `bar_of` value of a lane blocked in `setmaxnreg.inc` until the block's
+/// pool holds the registers it asks for.
+pub(crate) const REG_WAIT: u8 = 0xFB;
 
 /// Iterates over the set bits of a lane mask.
 #[inline]
@@ -64,8 +67,13 @@ pub(crate) struct Warp {
     pub cid: [u8; 32],
     pub exists: u32,
     pub exited: u32,
-    /// Lanes waiting at a CTA barrier, `bar.warp.sync` or an mbarrier.
+    /// Lanes waiting at a CTA barrier, `bar.warp.sync`, an mbarrier or in
+    /// `setmaxnreg.inc`.
     pub waiting: u32,
+    /// The registers each thread of the warp holds (`setmaxnreg` moves
+    /// them), and what a blocked `setmaxnreg.inc` asks for.
+    pub registers: u32,
+    pub registers_wanted: u32,
     pub bar_of: [u8; 32],
     pub wsync_mask: [u32; 32],
     /// What each lane blocked on an mbarrier waits for.
@@ -115,6 +123,8 @@ impl Warp {
             exists: 0,
             exited: 0,
             waiting: 0,
+            registers: 0,
+            registers_wanted: 0,
             bar_of: [0; 32],
             wsync_mask: [0; 32],
             mwait: [MbarWait::default(); 32],
@@ -132,10 +142,13 @@ impl Warp {
         }
     }
 
-    /// A fresh warp of a block of `ntid` threads; `its`: the seed of its
-    /// choices under independent thread scheduling.
-    pub(super) fn reset(&mut self, ntid: [u32; 3], its: Option<u64>) {
+    /// A fresh warp of a block of `ntid` threads, each holding `registers`
+    /// registers; `its`: the seed of its choices under independent thread
+    /// scheduling.
+    pub(super) fn reset(&mut self, ntid: [u32; 3], registers: u32, its: Option<u64>) {
         self.init.fill(0);
+        self.registers = registers;
+        self.registers_wanted = 0;
         self.its = its;
         self.cid = [0; 32];
         self.pinit.fill(0);
@@ -332,6 +345,12 @@ pub(crate) struct Block {
     pub next_group: u64,
     /// When the block lets the launch's dependents start (see `pdl`).
     pub trigger: BlockTrigger,
+    /// Registers in the block's pool: what warps gave up with
+    /// `setmaxnreg.dec` and no `setmaxnreg.inc` took yet.
+    pub register_pool: u32,
+    /// A `setmaxnreg.dec` added to the pool: blocked increases must be
+    /// looked at.
+    pub registers_freed: bool,
     /// Numbers asynchronous operations.
     op_ids: u64,
 }
@@ -362,6 +381,8 @@ impl Block {
             exits: Vec::new(),
             next_group: 0,
             trigger: BlockTrigger::default(),
+            register_pool: 0,
+            registers_freed: false,
             op_ids: 0,
         }
     }
@@ -392,6 +413,8 @@ impl Block {
         self.exits.clear();
         self.next_group = 0;
         self.trigger = BlockTrigger::default();
+        self.register_pool = 0;
+        self.registers_freed = false;
     }
 
     /// The block index, for messages: `(x,y,z)`.
@@ -582,6 +605,9 @@ pub(crate) struct Env<'a> {
     pub regions: Vec<(u32, u32)>,
     pub shared_end: u32,
     pub dyn_bytes: u32,
+    /// The registers each thread starts with (`setmaxnreg`'s accounting;
+    /// `None`: not modelled, the kernel gives no bound).
+    pub start_registers: Option<u32>,
 }
 
 /// Lanes of `w` blocked on an mbarrier.

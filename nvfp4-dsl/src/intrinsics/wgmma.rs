@@ -94,8 +94,19 @@ pub fn wgmma_bf16_ss<const N: usize>(acc: &mut [f32; N], a: WgmmaDesc, b: WgmmaD
 /// Raises the warpgroup's per-thread register limit to `registers` (a
 /// constant multiple of 8, 24 to 256), taking them from the block's pool
 /// that other warpgroups released with [`setmaxnreg_dec`]. The whole
-/// warpgroup executes it; the kernel needs `launch_bounds` with a minimum
-/// of one block. sm_90a.
+/// warpgroup executes it. The kernel needs `launch_bounds` with both
+/// numbers (threads, blocks per multiprocessor): each thread then starts
+/// with all the registers they leave it (168 for 384 threads and one
+/// block), and without them ptxas drops the instruction (a compile
+/// error here). sm_90a.
+///
+/// It waits until the pool holds the registers, so a wait in any warp of
+/// the releasing warpgroup before its `setmaxnreg_dec` (a
+/// `grid_dependency_wait`, an mbarrier) holds this warpgroup too: release
+/// first, then wait (docs/perf.md entry 22 measured it on the H100). An
+/// increase that can never be served (the releasing warps wait for this
+/// warpgroup, or the increases ask for more than the decreases give) hangs
+/// on the GPU; the emulator reports it as a deadlock at this call.
 ///
 /// PTX (ISA 8.0): `setmaxnreg.inc.sync.aligned.u32 registers;`
 #[inline(always)]

@@ -232,6 +232,14 @@ fn setmaxnreg(l: &mut Lower<'_>, c: &Call, dir: &str) -> Result<Val> {
             format!("`setmaxnreg` takes a multiple of 8 from 24 to 256 registers, not {n}"),
         );
     }
+    // ptxas 13.0 drops the instruction (C7508, "unable to determine register
+    // count at entry") unless `.maxntid` and `.minnctapersm` fix the count.
+    if !matches!(l.func.launch_bounds, Some((_, Some(_)))) {
+        return err(
+            c.span,
+            "`setmaxnreg` moves registers between the warps of a block, counted from what each thread starts with, which only launch bounds with both numbers fix: without them ptxas drops the instruction (C7508); give the kernel its threads and blocks per multiprocessor, e.g. `#[kernel(targets(sm_90a), launch_bounds(384, 1))]` (each thread then starts with 168 registers)",
+        );
+    }
     l.require_ptx(80);
     l.emit(format!("setmaxnreg.{dir}.sync.aligned.u32"), vec![Operand::imm(n)]);
     Ok(Val::Unit)

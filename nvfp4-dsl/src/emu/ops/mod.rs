@@ -50,6 +50,8 @@ mod int;
 mod mbarrier;
 mod mem;
 mod mov;
+mod registers;
+pub(crate) use registers::release_registers;
 mod span;
 mod tcgen05;
 mod tensor_sum;
@@ -136,7 +138,7 @@ static TABLE: &[(&str, Decoder)] = &[
     ("cp", bulk::cp),
     ("tcgen05", tcgen05::tcgen05),
     ("wgmma", wgmma::wgmma),
-    ("setmaxnreg", wgmma::setmaxnreg),
+    ("setmaxnreg", registers::setmaxnreg),
     // Warp-level.
     ("shfl", warp::shfl),
     ("elect", warp::elect),

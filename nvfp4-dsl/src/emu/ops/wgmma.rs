@@ -2,9 +2,8 @@
 //! `wait_group` and `mma_async` with shapes `m64nNk16` (N a multiple of 8
 //! in 8..=256), `.f32` accumulators and `.f16.f16` or `.bf16.bf16`
 //! operands, A from registers or shared memory and B from shared memory
-//! through sm_90 descriptors, K-major only; and `setmaxnreg`, whose
-//! register limits are not modelled (it checks its operand and that the
-//! warp is converged, and does nothing).
+//! through sm_90 descriptors, K-major only (`setmaxnreg` is in
+//! `registers`).
 //!
 //! # The asynchronous model
 //!
@@ -96,7 +95,7 @@ pub(super) fn wgmma(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 
 /// Integer immediate operand `k`, which `ok` must accept (`rule` says
 /// what it must be).
-fn imm(d: &Dec<'_>, k: usize, ok: fn(i128) -> bool, rule: &str) -> Result<i128, String> {
+pub(super) fn imm(d: &Dec<'_>, k: usize, ok: fn(i128) -> bool, rule: &str) -> Result<i128, String> {
     match d.arg(k)? {
         Arg::Lit(Lit::Int(v)) if ok(*v) => Ok(*v),
         Arg::Lit(Lit::Int(v)) => Err(format!("{rule}, found {v}")),
@@ -214,33 +213,6 @@ fn decode_mma(d: &Dec<'_>, m: &mut Mods<'_>, i: &mut Inst) -> Result<(), String>
     }
     i.imm = u64::from(n);
     Ok(())
-}
-
-/// `setmaxnreg.{inc,dec}.sync.aligned.u32 N`.
-pub(super) fn setmaxnreg(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
-    if m.take_any(&["inc", "dec"]).is_none() {
-        return Err("expected `setmaxnreg.inc` or `setmaxnreg.dec`".into());
-    }
-    let (sync, aligned) = (m.take("sync"), m.take("aligned"));
-    if !(sync && aligned) {
-        return Err("`setmaxnreg` needs `.sync.aligned`".into());
-    }
-    if m.ty()? != Ty::U32 {
-        return Err("`setmaxnreg` needs `.u32`".into());
-    }
-    d.count(1)?;
-    imm(
-        d,
-        0,
-        |v| v % 8 == 0 && (24..=256).contains(&v),
-        "the register count of setmaxnreg must be an immediate multiple of 8 in 24..=256",
-    )?;
-    Ok(Inst::new(exec_setmaxnreg))
-}
-
-fn exec_setmaxnreg(c: &mut Ctx<'_>, _: &Inst) -> X {
-    whole_warp(c, "setmaxnreg")?;
-    Ok(Flow::Next)
 }
 
 const NAMES: [&str; 4] = [
