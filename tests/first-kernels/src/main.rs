@@ -10,7 +10,11 @@
 //! `match` on a pair (`row_stats`); and an NVFP4 quantize-dequantize
 //! round trip with the encoding intrinsics (`nvfp4_round_trip`); and each
 //! row's maximum and sum written once for `u32` and `f32` (`T: Num +
-//! WarpReduce`, no `targets(..)`: `row_max_sum`).
+//! WarpReduce`, no `targets(..)`: `row_max_sum`); column sums across the
+//! two blocks of a cluster (`cluster_sum`); and a producer thread feeding
+//! two consumer warpgroups through a ring of bulk copies, its warpgroup's
+//! registers given to them with `setmaxnreg` (`pipeline`, sm_90a: an
+//! emulated Hopper where there is no GPU).
 
 use nvfp4_dsl::DeviceCopy;
 use nvfp4_dsl::prelude::*;
@@ -19,6 +23,7 @@ mod argmax;
 mod cluster_sum;
 mod matmul;
 mod nvfp4_round_trip;
+mod pipeline;
 mod row_max_sum;
 mod row_stats;
 mod scan;
@@ -282,8 +287,14 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
     nvfp4_round_trip::check(&device, &mut Rng(0x5851_f42d_4c95_7f2d))?;
     row_max_sum::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
     cluster_sum::check(&device, &mut Rng(0x2545_f491_4f6c_dd1d))?;
+    // sm_90a only: on Hopper, or an emulated one where there is no GPU.
+    if device.compute_capability() == (9, 0) {
+        pipeline::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
+    } else if device.is_emulator() {
+        pipeline::check(&Device::emulator(Target::Sm90a), &mut Rng(0x9e37_79b9_7f4a_7c15))?;
+    }
     println!(
-        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip, generic row maxima and sums and column sums across a cluster match the CPU"
+        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip, generic row maxima and sums, column sums across a cluster and a warp-specialised pipeline match the CPU"
     );
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
