@@ -32,8 +32,10 @@ use view::{BufferArg, Memory, MemoryMut};
 pub use view::{DeviceView, DeviceViewMut};
 use workspace::Workspaces;
 
-/// What can go wrong when running kernels.
-#[derive(Debug)]
+/// What can go wrong when running kernels. `{:?}` writes the same message
+/// as `{}` (what `fn main() -> Result<(), nvfp4_dsl::Error>` prints):
+/// the emulator's errors lead with the Rust statement, not with a
+/// structure's fields.
 #[non_exhaustive]
 pub enum Error {
     /// The CUDA driver library (`libcuda.so`) is not installed.
@@ -92,14 +94,29 @@ impl fmt::Display for Error {
                 entry,
                 compute_capability: (ma, mi),
                 targets,
-            } => write!(
-                f,
-                "`{entry}` has no PTX for a compute capability {ma}.{mi} device (compiled for {})",
-                targets.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-            ),
+            } => {
+                write!(
+                    f,
+                    "`{entry}` has no PTX for a compute capability {ma}.{mi} device (compiled for {})",
+                    targets.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                )?;
+                if let [only] = targets[..] {
+                    write!(
+                        f,
+                        ": run it on a device of that target, or on `Device::emulator(Target::{only:?})` (without a GPU, `Device::best()` emulates an sm_100a device)"
+                    )?;
+                }
+                Ok(())
+            }
             Error::InvalidLaunch(msg) => write!(f, "invalid launch: {msg}"),
             Error::Emulator(e) => write!(f, "emulator: {e}"),
         }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

@@ -355,3 +355,25 @@ fn a_read_past_a_sub_slice_of_a_view_is_an_error_naming_the_parameter() {
         "{text}"
     );
 }
+
+/// A kernel for Hopper only.
+#[kernel(targets(sm_90a))]
+pub fn hopper_only(out: &mut [u32]) {
+    out[thread_idx_x() as usize] = 1;
+}
+
+#[test]
+fn a_kernel_without_ptx_for_the_device_says_which_emulator_runs_it_and_debug_reads_the_same() {
+    let device = Device::emulator(Target::Sm100a);
+    let mut out = device.alloc_zeroed::<u32>(32).expect("alloc");
+    // SAFETY: one block of 32 threads, thread t writes out[t].
+    let err = unsafe { hopper_only::Kernel::launch(&device, LaunchConfig::linear(1, 32), &mut out) }
+        .expect_err("no PTX for sm_100a");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("`hopper_only` has no PTX for a compute capability 10.0 device (compiled for sm_90a): run it on a device of that target, or on `Device::emulator(Target::Sm90a)`"),
+        "{text}"
+    );
+    // What `fn main() -> Result<(), nvfp4_dsl::Error>` prints.
+    assert_eq!(format!("{err:?}"), text);
+}
