@@ -32,11 +32,16 @@
 //! and one atomic are kept per word (the first of several unordered
 //! ones): a race with a dropped one can go unreported, never a false one.
 //! Accesses of the async proxy (bulk copies) are not checked, nor
-//! accesses of two launches (`pdl` checks those).
+//! accesses of two launches (`pdl` checks those). A finished launch leaves
+//! its shadow and its gpu-scope releases (`PredOrder`) to its programmatic
+//! dependent: a dependent thread's acquire of a word that launch released
+//! (and the dependent has not written) is ordered after the accesses that
+//! happen before those releases, which `pdl`'s check then allows.
 
 use super::inst::Mods;
 use super::race::{Clocks, join};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The scope of a memory-order operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -199,6 +204,21 @@ pub(crate) struct GlobalOrder {
     /// Per thread: what its relaxed reads of released locations saw since
     /// its last fence (the acquire pattern's fence acquires it).
     pending: Vec<Option<Released>>,
+    /// The launch before this one in the stream, when this one is its
+    /// programmatic dependent and both are checked here.
+    pred: Option<Arc<PredOrder>>,
+    /// Per thread of the running cluster: what it acquired of `pred`'s
+    /// releases (a flag that launch set after its writes).
+    pred_know: Vec<Option<Know>>,
+}
+
+/// What a finished launch leaves for its programmatic dependent: its
+/// shadow of global memory and what its releases of gpu scope handed on,
+/// by word.
+#[derive(Debug, Default)]
+pub(crate) struct PredOrder {
+    cells: HashMap<u64, Cell>,
+    released: HashMap<u64, Know>,
 }
 
 impl GlobalOrder {
@@ -216,6 +236,48 @@ impl GlobalOrder {
         self.on
     }
 
+    /// What this finished launch leaves for a dependent (`None` when it
+    /// was not checked here).
+    pub fn finish(self) -> Option<PredOrder> {
+        self.on.then(|| PredOrder {
+            cells: self.cells,
+            released: self
+                .released
+                .into_iter()
+                .filter(|(_, r)| !r.gpu.0.is_empty())
+                .map(|(w, r)| (w, r.gpu))
+                .collect(),
+        })
+    }
+
+    /// The launch before this one, whose releases this one's acquires
+    /// may read.
+    pub fn set_predecessor(&mut self, pred: Option<Arc<PredOrder>>) {
+        if self.on {
+            self.pred = pred;
+        }
+    }
+
+    /// Whether thread `t` acquired, through a flag the launch before
+    /// released, that launch's accesses of `word` that an access of it
+    /// conflicts with: its writes (`wrote`, the predecessor wrote a byte of
+    /// it) and its reads (`read`, this access writes a byte it read).
+    /// Accesses the launch made through the async proxy are in no cell:
+    /// never covered.
+    pub fn predecessor_covers(&self, t: u32, word: u64, wrote: bool, read: bool) -> bool {
+        let (Some(p), Some(Some(know))) = (&self.pred, self.pred_know.get(t as usize)) else {
+            return false;
+        };
+        let Some(cell) = p.cells.get(&word) else {
+            return false;
+        };
+        let covered = |a: &Access| a.cluster == 0 || know.covers(a);
+        let recorded = cell.write.cluster != 0 || cell.atomic.cluster != 0 || cell.read.cluster != 0;
+        recorded
+            && (!wrote || (covered(&cell.write) && covered(&cell.atomic)))
+            && (!read || (covered(&cell.read) && covered(&cell.atomic)))
+    }
+
     /// The next cluster, whose first block is `origin`, starts with
     /// `threads` threads (and asynchronous units).
     pub fn start(&mut self, origin: [u32; 3], threads: usize) {
@@ -229,6 +291,8 @@ impl GlobalOrder {
         self.fenced.resize(threads, None);
         self.pending.clear();
         self.pending.resize(threads, None);
+        self.pred_know.clear();
+        self.pred_know.resize(threads, None);
     }
 
     /// The first block of the cluster of `a`.
@@ -275,13 +339,29 @@ impl GlobalOrder {
         len: usize,
         kind: Kind,
     ) -> Result<(), Race> {
+        let word = addr / 4;
+        // A location this launch has not written holds what the launch
+        // before left there.
+        let theirs = self.pred.is_some()
+            && self
+                .cells
+                .get(&word)
+                .is_none_or(|c| c.write.cluster == 0 && c.atomic.cluster == 0);
         self.check(clocks.row(t), t, pc, addr, len, kind)?;
         let (sem, writes) = match kind {
             Kind::Read | Kind::Write => return Ok(()),
             Kind::StrongRead(sem) => (sem, false),
             Kind::Atomic(sem) => (sem, true),
         };
-        let word = addr / 4;
+        if theirs
+            && sem.acquire
+            && sem.scope == Scope::Gpu
+            && let Some(know) = self.pred.as_ref().and_then(|p| p.released.get(&word))
+        {
+            self.pred_know[t as usize]
+                .get_or_insert_with(Know::default)
+                .add_all(know);
+        }
         if let Some(r) = self.released.get(&word) {
             if sem.acquire {
                 let r = r.clone();

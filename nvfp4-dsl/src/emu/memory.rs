@@ -340,6 +340,27 @@ impl View {
         conflict(self.pdl.before.touched.get(i)?.as_ref()?, false)
     }
 
+    /// Whether thread `t`'s access of `len` bytes at `addr` of allocation
+    /// `i` is ordered after every access of the launch before it that it
+    /// conflicts with (it writes, or that launch wrote), through a flag
+    /// that launch released and this thread acquired (`gorder`): what a
+    /// conflict with the predecessor's footprint needs where the thread
+    /// has not waited for the predecessor.
+    pub(crate) fn predecessor_acquired(&self, i: usize, addr: u64, len: usize, write: bool, t: u32) -> bool {
+        let Some(Some(touched)) = self.pdl.before.touched.get(i) else {
+            return false;
+        };
+        let base = self.spans[i].base;
+        let end = addr + len as u64;
+        (addr / 4..end.div_ceil(4)).all(|w| {
+            let (lo, hi) = ((4 * w).max(addr) - base, (4 * w + 4).min(end) - base);
+            let (lo, hi) = (lo as usize, hi as usize);
+            let wrote = touched.write.first(lo, hi).is_some();
+            let read = write && touched.read.first(lo, hi).is_some();
+            !(wrote || read) || self.order.predecessor_covers(t, w, wrote, read)
+        })
+    }
+
     /// Finds the allocation for a kernel access, trying `hint` first.
     #[inline]
     pub(crate) fn locate(&self, addr: u64, len: u64, hint: &mut usize) -> Result<usize, Fault> {

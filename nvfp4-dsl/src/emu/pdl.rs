@@ -10,8 +10,10 @@
 //! byte (its `Footprint`), and checks a dependent's global accesses made
 //! by a thread not ordered after a `griddepcontrol.wait` (its own, or
 //! another thread's through the race check's vector clocks) against it:
-//! the same bytes, one of the two a write, is an error. The checked mode
-//! only. All of the
+//! the same bytes, one of the two a write, is an error, unless the thread
+//! acquired a flag that the last launch released after those accesses
+//! (`gorder::PredOrder`, that launch's shadow of global memory). The
+//! checked mode only. All of the
 //! predecessor's accesses count, wherever its `launch_dependents` is: the
 //! trigger only lets the dependent be scheduled and orders no memory.
 //!
@@ -25,6 +27,7 @@
 //! one) is checked against every access of the launches after it, until
 //! a launch that is not a programmatic dependent.
 
+use super::gorder::PredOrder;
 use std::sync::Arc;
 
 /// A set of bytes of one allocation, a bit each.
@@ -129,11 +132,16 @@ impl Footprint {
 
 /// What a stream's last launch leaves for a programmatic dependent launch
 /// after it: the footprint of the launches that may still run before the
-/// dependent's wait, and of those that may still run after it.
+/// dependent's wait, and of those that may still run after it; and the
+/// last launch's own happens-before over global memory, when it was
+/// checked (`gorder`), through which a dependent's acquire of a flag that
+/// launch released orders the acquiring thread after what the release
+/// published.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Overlap {
     pub before_wait: Footprint,
     pub unfinished: Option<Footprint>,
+    pub order: Option<Arc<PredOrder>>,
 }
 
 /// What launches that may still run touched, by a view's allocation index

@@ -40,8 +40,8 @@ use super::prepare::prepare;
 use super::race::Clocks;
 use super::schedule::{Options, Sched, cluster_order};
 use super::state::{Block, CLUSTER_WAIT, Cluster, Env, Warp, lanes, mbar_waiters};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Runs a whole launch: its clusters (blocks, without clusters) on
 /// `options.threads` threads, each taking the next cluster in grid order
@@ -81,7 +81,9 @@ pub(crate) fn launch(
     let mut view = mem.view();
     view.pdl.on = options.race_check;
     view.order = GlobalOrder::new(entry.inter_block && options.race_check);
-    let done: Vec<Done> = if threads == 1 {
+    view.order
+        .set_predecessor(mem.predecessor.as_ref().and_then(|p| p.order.clone()));
+    let mut done: Vec<Done> = if threads == 1 {
         vec![Worker::new(&env, view).run(&queue, options)]
     } else {
         std::thread::scope(|s| {
@@ -103,7 +105,11 @@ pub(crate) fn launch(
     let mut footprint = Footprint::new(&entry.name);
     let mut early = true;
     let mut waited = false;
-    for d in &done {
+    let mut order = None;
+    for d in done.iter_mut() {
+        if threads == 1 {
+            order = std::mem::take(&mut d.order).finish().map(Arc::new);
+        }
         early &= d.early;
         waited |= d.waited;
         for (i, t) in d.touched.iter().enumerate() {
@@ -129,6 +135,7 @@ pub(crate) fn launch(
     mem.footprint = Some(Overlap {
         before_wait: footprint,
         unfinished,
+        order,
     });
     for d in done {
         stats.thread_instructions += d.stats.thread_instructions;
@@ -177,6 +184,9 @@ struct Done {
     early: bool,
     /// Whether a thread of its blocks executed `griddepcontrol.wait`.
     waited: bool,
+    /// Its happens-before over global memory (kept where the launch's
+    /// clusters run on one thread).
+    order: GlobalOrder,
 }
 
 /// The state of one thread that runs clusters: a cluster's blocks and
@@ -221,6 +231,7 @@ impl<'a, 'e> Worker<'a, 'e> {
                     touched: std::mem::take(&mut self.mem.pdl.now),
                     early,
                     waited,
+                    order: std::mem::take(&mut self.mem.order),
                 };
             }
             let [x, y, z] = queue.origins[c];
@@ -256,6 +267,7 @@ impl<'a, 'e> Worker<'a, 'e> {
                     touched: Vec::new(),
                     early,
                     waited,
+                    order: GlobalOrder::default(),
                 };
             }
             early &= self.blocks.iter().all(|b| b.trigger.early());

@@ -6,19 +6,21 @@ use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::{Device, DeviceBuffer, Error, Target};
 
 mod async_order;
+mod flags;
 mod its;
 mod mistakes;
 mod ptx_checks;
 mod registers;
 
 /// The files of this test, to find the lines the errors must name.
-const SOURCES: [(&str, &str); 6] = [
+const SOURCES: [(&str, &str); 7] = [
     ("tests/emu_errors/main.rs", include_str!("main.rs")),
     ("tests/emu_errors/its.rs", include_str!("its.rs")),
     ("tests/emu_errors/async_order.rs", include_str!("async_order.rs")),
     ("tests/emu_errors/ptx_checks.rs", include_str!("ptx_checks.rs")),
     ("tests/emu_errors/mistakes.rs", include_str!("mistakes.rs")),
     ("tests/emu_errors/registers.rs", include_str!("registers.rs")),
+    ("tests/emu_errors/flags.rs", include_str!("flags.rs")),
 ];
 
 /// `file:line: `statement`` of each line of function `function` of these

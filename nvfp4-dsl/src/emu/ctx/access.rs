@@ -245,6 +245,13 @@ impl Ctx<'_> {
             self.w.pdl_waited |= 1 << lane;
             return Ok(());
         }
+        if !c.unfinished
+            && self
+                .mem
+                .predecessor_acquired(i, addr, len, write, self.thread_index(lane))
+        {
+            return Ok(());
+        }
         let pdl = &self.mem.pdl;
         let running = if c.unfinished { &pdl.unfinished } else { &pdl.before };
         Err(Fault::lane(

@@ -122,6 +122,12 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
     let w = ty.bits();
     let mut old = [0u64; 32];
     let mut buf = [0u8; 8];
+    // The memory order first: an acquire of a flag that the launch before
+    // released orders this thread's access of that flag, and what follows,
+    // after that launch's writes (`pdl`).
+    if c.mem.order.on() {
+        check_global(c, i, &addr, esz, true, true)?;
+    }
     for l in lanes(c.exec) {
         let loc = locate(c, i.space, l, addr[l], esz as u32, "atomic")?;
         read(c, l, loc, &mut buf[..esz], Check::Atomic, "atomic")?;
@@ -165,9 +171,6 @@ fn exec_atom(c: &mut Ctx<'_>, i: &Inst) -> X {
         };
         write(c, l, loc, &new.to_le_bytes()[..esz], Check::Strong, "atomic")?;
         old[l] = o;
-    }
-    if c.mem.order.on() {
-        check_global(c, i, &addr, esz, true, true)?;
     }
     c.write(&i.d[0], &old, Ext::Zero)?;
     Ok(Flow::Next)

@@ -414,10 +414,12 @@ fn exec_ld(c: &mut Ctx<'_>, i: &Inst) -> X {
     if matches!(i.space, Space::Global | Space::Generic) {
         let addr = addresses(c, i)?;
         if let Some((k, lo, len)) = warp_global(c, i.space, &addr, total) {
-            c.touch_warp(k, &addr, total, false, "global load")?;
+            // The memory order first (an acquire load of a flag the launch
+            // before released: see `exec_atom`).
             if c.mem.order.on() {
                 check_global(c, i, &addr, total, false, false)?;
             }
+            c.touch_warp(k, &addr, total, false, "global load")?;
             for (e, d) in i.v.iter().enumerate() {
                 let bytes = c.mem.bytes(k, lo, len);
                 if let Some((regs, mask)) = dest_lanes(c.w, c.exec, d, i.ext) {
@@ -504,15 +506,15 @@ fn ld_by_lane(c: &mut Ctx<'_>, i: &Inst) -> X {
         }
     } else {
         let addr = addresses(c, i)?;
+        if c.mem.order.on() {
+            check_global(c, i, &addr, total, false, false)?;
+        }
         for l in lanes(c.exec) {
             let loc = locate(c, i.space, l, addr[l], total as u32, what)?;
             read(c, l, loc, &mut buf[..total], check, what)?;
             for (k, v) in vals.iter_mut().enumerate().take(n) {
                 v[l] = le(&buf[k * esz..(k + 1) * esz]);
             }
-        }
-        if c.mem.order.on() {
-            check_global(c, i, &addr, total, false, false)?;
         }
     }
     for (k, d) in i.v.iter().enumerate() {
