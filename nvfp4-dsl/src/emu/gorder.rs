@@ -40,7 +40,7 @@
 
 use super::inst::Mods;
 use super::race::{Clocks, join};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The scope of a memory-order operation.
@@ -210,6 +210,9 @@ pub(crate) struct GlobalOrder {
     /// Per thread of the running cluster: what it acquired of `pred`'s
     /// releases (a flag that launch set after its writes).
     pred_know: Vec<Option<Know>>,
+    /// Words that bulk copies to global memory wrote (the async proxy's
+    /// writes, which the shadow does not order).
+    async_written: HashSet<u64>,
 }
 
 /// What a finished launch leaves for its programmatic dependent: its
@@ -219,6 +222,7 @@ pub(crate) struct GlobalOrder {
 pub(crate) struct PredOrder {
     cells: HashMap<u64, Cell>,
     released: HashMap<u64, Know>,
+    async_written: HashSet<u64>,
 }
 
 impl GlobalOrder {
@@ -247,7 +251,15 @@ impl GlobalOrder {
                 .filter(|(_, r)| !r.gpu.0.is_empty())
                 .map(|(w, r)| (w, r.gpu))
                 .collect(),
+            async_written: self.async_written,
         })
+    }
+
+    /// A bulk copy wrote `len` bytes of global memory at `addr`.
+    pub fn async_write(&mut self, addr: u64, len: usize) {
+        if self.on {
+            self.async_written.extend(addr / 4..(addr + len as u64).div_ceil(4));
+        }
     }
 
     /// The launch before this one, whose releases this one's acquires
@@ -260,11 +272,14 @@ impl GlobalOrder {
 
     /// Whether thread `t` acquired, through a flag the launch before
     /// released, that launch's accesses of `word` that an access of it
-    /// conflicts with: its writes (`wrote`, the predecessor wrote a byte of
-    /// it) and its reads (`read`, this access writes a byte it read).
-    /// Accesses the launch made through the async proxy are in no cell:
-    /// never covered.
-    pub fn predecessor_covers(&self, t: u32, word: u64, wrote: bool, read: bool) -> bool {
+    /// conflicts with (`over_read`: this access writes what that launch
+    /// read): its plain writes and atomics there happen before a release
+    /// the thread's acquire read. A word that launch also wrote by a bulk
+    /// copy (the async proxy, outside the shadow) is never covered; nor is
+    /// a write over what it read, unless it only ever touched the word
+    /// with atomics (a flag): the reads of its bulk copies are not in the
+    /// shadow either, so those need the wait.
+    pub fn predecessor_covers(&self, t: u32, word: u64, over_read: bool) -> bool {
         let (Some(p), Some(Some(know))) = (&self.pred, self.pred_know.get(t as usize)) else {
             return false;
         };
@@ -272,10 +287,12 @@ impl GlobalOrder {
             return false;
         };
         let covered = |a: &Access| a.cluster == 0 || know.covers(a);
-        let recorded = cell.write.cluster != 0 || cell.atomic.cluster != 0 || cell.read.cluster != 0;
-        recorded
-            && (!wrote || (covered(&cell.write) && covered(&cell.atomic)))
-            && (!read || (covered(&cell.read) && covered(&cell.atomic)))
+        let only_atomics = cell.atomic.cluster != 0 && cell.write.cluster == 0 && cell.read.cluster == 0;
+        (cell.write.cluster != 0 || cell.atomic.cluster != 0)
+            && (!over_read || only_atomics)
+            && !p.async_written.contains(&word)
+            && covered(&cell.write)
+            && covered(&cell.atomic)
     }
 
     /// The next cluster, whose first block is `origin`, starts with

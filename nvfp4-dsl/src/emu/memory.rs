@@ -342,10 +342,9 @@ impl View {
 
     /// Whether thread `t`'s access of `len` bytes at `addr` of allocation
     /// `i` is ordered after every access of the launch before it that it
-    /// conflicts with (it writes, or that launch wrote), through a flag
-    /// that launch released and this thread acquired (`gorder`): what a
-    /// conflict with the predecessor's footprint needs where the thread
-    /// has not waited for the predecessor.
+    /// conflicts with, through a flag that launch released and this
+    /// thread acquired (`gorder`): what a conflict with the predecessor's
+    /// footprint needs where the thread has not waited for it.
     pub(crate) fn predecessor_acquired(&self, i: usize, addr: u64, len: usize, write: bool, t: u32) -> bool {
         let Some(Some(touched)) = self.pdl.before.touched.get(i) else {
             return false;
@@ -355,9 +354,9 @@ impl View {
         (addr / 4..end.div_ceil(4)).all(|w| {
             let (lo, hi) = ((4 * w).max(addr) - base, (4 * w + 4).min(end) - base);
             let (lo, hi) = (lo as usize, hi as usize);
-            let wrote = touched.write.first(lo, hi).is_some();
-            let read = write && touched.read.first(lo, hi).is_some();
-            !(wrote || read) || self.order.predecessor_covers(t, w, wrote, read)
+            let over_read = write && touched.read.first(lo, hi).is_some();
+            let conflicts = over_read || touched.write.first(lo, hi).is_some();
+            !conflicts || self.order.predecessor_covers(t, w, over_read)
         })
     }
 

@@ -116,3 +116,56 @@ fn a_relaxed_poll_or_a_release_before_the_other_threads_writes_orders_nothing() 
         );
     }
 }
+
+/// Each thread adds its word of `data` into `sums` and, once the block
+/// has, thread 0 counts the block in at `flag[0]` with release semantics:
+/// the kernel reads `data` with plain loads.
+#[kernel(targets(sm_90), launch_bounds(64))]
+pub fn reads_then_publishes(data: &[u32], sums: &mut [u32], flag: &mut [u32]) {
+    launch_dependents();
+    let t = block_idx_x() * 64 + thread_idx_x();
+    sums[t as usize] = data[t as usize] + 1;
+    sync_threads();
+    if thread_idx_x() == 0 {
+        atomic_add(flag, 0u32, 1u32, Order::Release, Scope::Gpu);
+    }
+}
+
+/// Thread 0 acquires the flag, then overwrites `data`.
+#[kernel(targets(sm_90), launch_bounds(32))]
+pub fn overwrites_after_the_flag(data: &mut [u32], flag: &mut [u32], blocks: u32) {
+    if thread_idx_x() == 0 {
+        while atomic_add(flag, 0u32, 0u32, Order::Acquire, Scope::Gpu) < blocks {}
+        for k in 0..data.len() {
+            data[k] = 7;
+        }
+    }
+    grid_dependency_wait();
+}
+
+#[test]
+fn a_write_over_what_the_kernel_before_read_still_needs_the_wait() {
+    // What the kernel before read may have been read by its bulk copies,
+    // which the emulator's shadow of that kernel does not hold: a flag
+    // covers its writes only.
+    let device = Device::emulator(Target::Sm90);
+    let run = || -> Result<(), Error> {
+        let mut data = device.upload(&(0..128u32).collect::<Vec<_>>())?;
+        let mut sums = device.alloc_zeroed::<u32>(128)?;
+        let mut flag = device.alloc_zeroed::<u32>(1)?;
+        // SAFETY: two blocks of 64 threads, thread t reads data[t] and
+        // writes sums[t]; one thread writes data; flag is one word.
+        unsafe {
+            reads_then_publishes::Kernel::launch(&device, LaunchConfig::linear(2, 64), &data, &mut sums, &mut flag)?;
+            overwrites_after_the_flag::Kernel::launch(&device, LaunchConfig::linear(1, 32), &mut data, &mut flag, 2)?;
+        }
+        Ok(())
+    };
+    let e = failure(run());
+    let text = e.to_string();
+    let line = at("overwrites_after_the_flag", "data[k] = 7;");
+    assert!(
+        text.contains(&format!("at {line}, line")) && text.contains("call `grid_dependency_wait()` before this access"),
+        "{text}"
+    );
+}

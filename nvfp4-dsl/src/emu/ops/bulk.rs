@@ -340,6 +340,7 @@ pub(super) fn complete_store(s: &mut Side<'_>, op: &AsyncOp, st: &Store) -> Resu
         .bytes_mut(k, st.dst, st.len)
         .map_err(|f| f.describe("cp.async.bulk destination write", st.dst, st.len))?;
     dst.copy_from_slice(&s.b.shared[st.src..st.src + st.len]);
+    s.mem.order.async_write(st.dst, st.len);
     Ok(())
 }
 
