@@ -7,6 +7,7 @@ use super::error::EmuError;
 use super::mbar::{IN_BYTES, Mbar};
 use super::state::{
     Block, CLUSTER_WAIT, COLLECTIVE_WAIT, Cluster, Env, MBAR_WAIT, REG_WAIT, WARP_SYNC, Warp, lanes, mbar_waiters,
+    register_waiters,
 };
 
 /// The instructions a report names, whose Rust statements the error
@@ -121,13 +122,6 @@ fn subset_advice(block: &Block, warps: &[Warp]) -> &'static str {
     } else {
         ""
     }
-}
-
-/// Lanes of `w` blocked in `setmaxnreg.inc`.
-fn register_waiters(w: &Warp) -> u32 {
-    lanes(w.waiting)
-        .filter(|&l| w.bar_of[l] == REG_WAIT)
-        .fold(0, |m, l| m | 1 << l)
 }
 
 /// For a block where warps wait in `setmaxnreg.inc`: why they may, and

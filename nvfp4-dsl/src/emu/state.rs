@@ -610,9 +610,19 @@ pub(crate) struct Env<'a> {
     pub start_registers: Option<u32>,
 }
 
+/// Lanes of `w` waiting at `id` (a `bar_of` value).
+fn waiting_at(w: &Warp, id: u8) -> u32 {
+    lanes(w.waiting)
+        .filter(|&l| w.bar_of[l] == id)
+        .fold(0, |m, l| m | 1 << l)
+}
+
 /// Lanes of `w` blocked on an mbarrier.
 pub(super) fn mbar_waiters(w: &Warp) -> u32 {
-    lanes(w.waiting)
-        .filter(|&l| w.bar_of[l] == MBAR_WAIT)
-        .fold(0, |m, l| m | 1 << l)
+    waiting_at(w, MBAR_WAIT)
+}
+
+/// Lanes of `w` blocked in `setmaxnreg.inc`.
+pub(super) fn register_waiters(w: &Warp) -> u32 {
+    waiting_at(w, REG_WAIT)
 }

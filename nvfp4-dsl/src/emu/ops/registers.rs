@@ -20,7 +20,7 @@ use super::wgmma::imm;
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
 use crate::emu::inst::{Fault, Flow, Inst, Mods, Ty};
-use crate::emu::state::{Block, REG_WAIT, Warp, lanes};
+use crate::emu::state::{Block, REG_WAIT, Warp, lanes, register_waiters};
 
 type R = Result<Inst, String>;
 type X = Result<Flow, Fault>;
@@ -91,9 +91,7 @@ fn exec_setmaxnreg(c: &mut Ctx<'_>, i: &Inst) -> X {
 pub(crate) fn release_registers(block: &mut Block, warps: &mut [Warp]) {
     block.registers_freed = false;
     for w in warps {
-        let blocked = lanes(w.waiting)
-            .filter(|&l| w.bar_of[l] == REG_WAIT)
-            .fold(0u32, |m, l| m | 1 << l);
+        let blocked = register_waiters(w);
         if blocked == 0 {
             continue;
         }
