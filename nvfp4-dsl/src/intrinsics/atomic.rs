@@ -108,6 +108,25 @@ pub fn atomic_and<M: MemoryMut<Elem: AtomicInt> + ?Sized, I: DeviceIndex>(
     device_only("atomic_and")
 }
 
+/// Reads `mem[index]` as an atomic: with `Order::Acquire`, the thread's
+/// later accesses stay after it and see what a release it reads from
+/// published (a flag another block sets). `Order::Relaxed` or
+/// `Order::Acquire` only (a load releases nothing); an error names the
+/// others.
+///
+/// PTX: `ld.<order>.<scope>.<space>.b32 value, [addr];` (`b64` for 64-bit
+/// elements).
+#[inline(always)]
+pub fn atomic_load<M: MemoryMut<Elem: AtomicInt> + ?Sized, I: DeviceIndex>(
+    mem: &mut M,
+    index: I,
+    order: Order,
+    scope: Scope,
+) -> M::Elem {
+    let _ = (mem, index, order, scope);
+    device_only("atomic_load")
+}
+
 /// Stores `mem[index] | value` and returns the old value.
 ///
 /// PTX: `atom.<order>.<scope>.<space>.or.b32 old, [addr], value;` (`b64`

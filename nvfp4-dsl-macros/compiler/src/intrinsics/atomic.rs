@@ -93,7 +93,60 @@ pub(super) static TABLE: &[Intrinsic] = &[
         target: Sm80,
         lower: |l, c| atomic(l, c, Op::Cas),
     ),
+    row!(
+        "fn atomic_load<M: MemoryMut<Elem: AtomicInt>, I: DeviceIndex>(mem: &mut M, index: I, order: Order, scope: Scope) -> M::Elem",
+        params: [
+            ArgTy::AtomicMem,
+            ArgTy::Index,
+            ArgTy::OrderConst,
+            ArgTy::ScopeConst
+        ],
+        types: INTS,
+        ret: RetTy::Elem,
+        target: Sm80,
+        lower: atomic_load,
+    ),
 ];
+
+/// `ld.<order>.<scope>.<space>.<type> value, [addr]`: a relaxed or
+/// acquire load (a release order is an error: a load publishes nothing).
+fn atomic_load(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
+    let m = mem(c, 0);
+    let (order, scope) = (order(c, 2), scope(c, 3));
+    if matches!(order, Order::Release | Order::AcqRel) {
+        return err(
+            c.arg_spans[2],
+            "a load releases nothing: write `Order::Acquire` (or `Order::Relaxed`), and publish with a release atomic or `fence_acq_rel_gpu()` before a store",
+        );
+    }
+    if scope == Scope::Cluster && !l.target.has(Target::Sm90) {
+        return err(
+            c.arg_spans[3],
+            format!(
+                "`Scope::Cluster` needs target sm_90 or newer, but this kernel also compiles for {}: write `Scope::Gpu`, or remove {} from `targets(..)`",
+                l.target.name(),
+                l.target.name()
+            ),
+        );
+    }
+    l.require_ptx(if scope == Scope::Cluster { 78 } else { 60 });
+    let space = match m.space {
+        Space::Global => "global",
+        _ => "shared",
+    };
+    let ty = if class_of(&m.elem) == RegClass::B64 {
+        "b64"
+    } else {
+        "b32"
+    };
+    let (base, offset) = l.element_addr(&m, arg(c, 1), &c.args[1].1, c.span)?;
+    let value = l.reg(class_of(&m.elem));
+    l.emit(
+        format!("ld.{}.{}.{space}.{ty}", order.ptx(), scope.ptx()),
+        vec![value.into(), Operand::Addr(Box::new(base), offset)],
+    );
+    Ok(Val::Reg(value))
+}
 
 /// `atom.<order>.<scope>.<space>.<op>.<type> old, [addr], value(, new)`,
 /// or `red` (no result) for a dropped result of a relaxed or release
