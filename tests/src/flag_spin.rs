@@ -4,8 +4,8 @@
 //! Shared by the emulator test (`tests/tests/cluster_copy.rs`) and the GPU
 //! test.
 
-use nvfp4_dsl::prelude::*;
 use nvfp4_dsl::Device;
+use nvfp4_dsl::prelude::*;
 
 /// In each cluster of two blocks of 64 threads, block 1 copies its
 /// cluster's 64 values of `x` into shared memory by a bulk copy, waits for

@@ -10,6 +10,7 @@ pub mod atomics;
 pub mod bulk_store;
 pub mod cluster_copy;
 pub mod div_ceil;
+pub mod flag_spin;
 pub mod generic_ops;
 pub mod program;
 pub mod shuffle64;

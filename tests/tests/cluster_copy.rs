@@ -67,3 +67,20 @@ fn a_block_that_exits_while_its_copy_reads_its_tile_is_an_error() {
         "no schedule of 16 let a block exit before its copy completed"
     );
 }
+
+#[test]
+fn a_block_spinning_on_a_flag_does_not_hold_back_the_copy_the_other_block_waits_for() {
+    // Block 0 of each cluster spins until block 1 sets a flag, which block
+    // 1 does once its bulk copy landed: under every schedule the copy
+    // completes (the emulator completes a block's asynchronous operations
+    // once none of its warps can run, even while another block's do).
+    let x: Vec<u32> = (0..256u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 5).collect();
+    for options in four_schedules() {
+        let options = nvfp4_dsl::emu::Options {
+            max_warp_instructions: Some(1 << 20),
+            ..options
+        };
+        nvfp4_tests::flag_spin::check(&Device::emulator_with(Target::Sm90, options), &x)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}

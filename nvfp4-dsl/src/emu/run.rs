@@ -317,6 +317,17 @@ impl Run<'_, '_> {
                 self.stuck()?;
                 continue;
             }
+            // A block that can do nothing but wait for its own asynchronous
+            // operations gets one completed even while another block of the
+            // cluster runs: that block may be spinning on a flag this one
+            // sets afterwards, and a multiprocessor's copies do not wait
+            // for another's warps.
+            if self.blocks.len() > 1
+                && let Some(bi) = self.idle_block_with_operations()
+            {
+                self.complete_one(Some(bi))?;
+                continue;
+            }
             if self.sched.adversarial() {
                 let per_block = self.warps[0].len();
                 let (bi, wi) = self.sched.pick(&turns, per_block);
@@ -440,14 +451,25 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    /// Nothing can run. An operation in flight completes (this is the
-    /// latest point at which it may); with none left, lanes blocked in an
-    /// mbarrier wait (which may have other work after a failed wait) see
-    /// their waits fail once; if that changes no mbarrier, the cluster is
-    /// stuck for good.
-    fn stuck(&mut self) -> Result<(), EmuError> {
+    /// A block of the cluster, not exited, none of whose warps can run
+    /// and which has asynchronous operations pending.
+    fn idle_block_with_operations(&self) -> Option<usize> {
+        (0..self.blocks.len()).find(|&bi| {
+            let b = &self.blocks[bi];
+            !b.exited && !b.ops.is_empty() && self.warps[bi].iter().all(|w| w.runnable() == 0)
+        })
+    }
+
+    /// Completes one pending asynchronous operation that may complete now
+    /// (of block `only`, or of any block; an in-order one only if it is its
+    /// block's first), picked by the seed under the adversarial schedules;
+    /// false if there is none.
+    fn complete_one(&mut self, only: Option<usize>) -> Result<bool, EmuError> {
         let mut ready = Vec::new();
         for (bi, b) in self.blocks.iter().enumerate() {
+            if only.is_some_and(|o| o != bi) {
+                continue;
+            }
             let first_tc = b.ops.iter().position(AsyncOp::in_order);
             ready.extend(
                 (0..b.ops.len())
@@ -455,14 +477,27 @@ impl Run<'_, '_> {
                     .map(|k| (bi, k)),
             );
         }
-        if !ready.is_empty() {
-            let pick = if self.sched.adversarial() {
-                self.sched.below(ready.len())
-            } else {
-                0
-            };
-            let (bi, k) = ready[pick];
-            return self.complete(bi, k);
+        if ready.is_empty() {
+            return Ok(false);
+        }
+        let pick = if self.sched.adversarial() {
+            self.sched.below(ready.len())
+        } else {
+            0
+        };
+        let (bi, k) = ready[pick];
+        self.complete(bi, k)?;
+        Ok(true)
+    }
+
+    /// Nothing can run. An operation in flight completes (this is the
+    /// latest point at which it may); with none left, lanes blocked in an
+    /// mbarrier wait (which may have other work after a failed wait) see
+    /// their waits fail once; if that changes no mbarrier, the cluster is
+    /// stuck for good.
+    fn stuck(&mut self) -> Result<(), EmuError> {
+        if self.complete_one(None)? {
+            return Ok(());
         }
         let mut timed_out = false;
         let mut stuck = None;

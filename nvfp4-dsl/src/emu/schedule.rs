@@ -69,8 +69,9 @@ pub enum Schedule {
     Sequential,
     /// Warps of a cluster run in a seeded random order, a random number of
     /// instructions at a time; every asynchronous operation completes at a
-    /// legal point the seed picks (when nothing else can run, or after a
-    /// random number of turns), its destination poisoned until then. The
+    /// legal point the seed picks (when nothing else of its block can run,
+    /// or after a random number of turns), its destination poisoned until
+    /// then. The
     /// same seed gives the same run.
     Adversarial {
         /// The seed of every choice.
@@ -377,8 +378,8 @@ impl Sched {
 
     /// The turn at which an asynchronous operation issued now completes
     /// by itself: `None` for the latest legal point (a wait that needs it,
-    /// or nothing else able to run), else a random turn soon after; with
-    /// starvation, this turn (the earliest).
+    /// or nothing else of its block able to run), else a random turn soon
+    /// after; with starvation, this turn (the earliest).
     pub fn due(&mut self) -> Option<u64> {
         if self.starve.is_some() {
             Some(self.turn)

@@ -127,6 +127,20 @@ fn cluster_copy_for_the_sanitizer() {
     nvfp4_tests::cluster_copy::check(&device, 132 * 64).unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// A block spinning on an acquire load of a flag that the other block of
+/// its cluster sets after its bulk copy (`tests/src/flag_spin.rs`): 132
+/// clusters, every element.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn a_block_spinning_on_a_flag_sees_what_the_other_block_released() {
+    let device = device();
+    if device.compute_capability().0 < 9 {
+        return;
+    }
+    let x: Vec<u32> = (0..132 * 64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 5).collect();
+    nvfp4_tests::flag_spin::check(&device, &x).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
 fn gemv_matches_the_reference_on_every_task_shape() {
