@@ -31,9 +31,11 @@ pub struct Variant {
     pub programmatic: bool,
     /// The kernel may let the next kernel launch before its own
     /// [`grid_dependency_wait`](crate::intrinsics::grid_dependency_wait)
-    /// returned (it calls
+    /// returned (a thread calls
     /// [`launch_dependents`](crate::intrinsics::launch_dependents), or
-    /// returns, before a wait every thread executes), so the kernel after
+    /// returns, on a path where it has not waited: a wait in an `if` counts
+    /// after it only when both branches wait, one in a loop not at all),
+    /// so the kernel after
     /// it may run beside the kernel before it too: see
     /// [`Device::written_by_running_kernel`](crate::Device::written_by_running_kernel).
     pub triggers_early: bool,

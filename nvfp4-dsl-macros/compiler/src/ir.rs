@@ -187,20 +187,51 @@ impl Function {
     }
 
     /// Whether a block may let the next kernel in the stream launch before
-    /// the kernel before this one is complete: a `launch_dependents` or an
-    /// exit before the first `griddepcontrol.wait` that every thread
-    /// executes (an unguarded one at the body's top level). Then the kernel
-    /// launched after this one may run beside this one's predecessor too.
+    /// the kernel before this one is complete: a path of a thread on which
+    /// a `launch_dependents` or an exit comes before an unguarded
+    /// `griddepcontrol.wait` (a wait inside an `if` counts after the `if`
+    /// only when both branches wait; one inside a loop, or a block that a
+    /// `break` may leave, not at all). Then the kernel launched after this
+    /// one may run beside this one's predecessor too.
     pub fn may_trigger_before_wait(&self) -> bool {
-        for node in &self.body {
-            if matches!(node, Node::Inst(Inst { guard: None, op, .. }) if op == "griddepcontrol.wait") {
-                return false;
+        waits_on_every_path(&self.body, false).is_none_or(|waited| !waited)
+    }
+}
+
+/// Whether a thread that runs `nodes` having waited (`waited`) has waited
+/// at their end on every path; `None` if some path triggers (or ends the
+/// thread) before waiting.
+fn waits_on_every_path(nodes: &[Node], mut waited: bool) -> Option<bool> {
+    for node in nodes {
+        match node {
+            Node::Inst(Inst { guard: None, op, .. }) if op == "griddepcontrol.wait" => waited = true,
+            Node::If { then, els, .. } => {
+                let then_waited = waits_on_every_path(then, waited)?;
+                waited = then_waited && waits_on_every_path(els, waited)?;
             }
-            if triggers(node) {
-                return true;
+            Node::Loop { body, continuing, .. } => {
+                waits_on_every_path(body, waited)?;
+                waits_on_every_path(continuing, waited)?;
             }
+            Node::Block { body, .. } => {
+                let body_waited = waits_on_every_path(body, waited)?;
+                waited = if body.iter().any(leaves) { waited } else { body_waited };
+            }
+            _ if triggers(node) && !waited => return None,
+            _ => {}
         }
-        true
+    }
+    Some(waited)
+}
+
+/// Whether `node` may leave the block or loop around it early.
+fn leaves(node: &Node) -> bool {
+    match node {
+        Node::Break(_) | Node::Continue(_) | Node::ExitBlock(_) => true,
+        Node::If { then, els, .. } => then.iter().chain(els).any(leaves),
+        Node::Loop { body, continuing, .. } => body.iter().chain(continuing).any(leaves),
+        Node::Block { body, .. } => body.iter().any(leaves),
+        _ => false,
     }
 }
 

@@ -171,6 +171,50 @@ pub fn triggers_then_waits(out: &mut [u32]) {
     out[t] = 3;
 }
 
+/// Waits in both branches of an `if`, then lets the next kernel launch.
+#[kernel(targets(sm_90))]
+pub fn waits_in_branches(out: &mut [u32], first: bool) {
+    let t = thread_idx_x() as usize;
+    if first {
+        grid_dependency_wait();
+        out[t] = 1;
+    } else {
+        out[t] = 2;
+        grid_dependency_wait();
+    }
+    launch_dependents();
+}
+
+/// Waits in one branch of an `if` only, then lets the next kernel launch.
+#[kernel(targets(sm_90))]
+pub fn waits_in_one_branch(out: &mut [u32], first: bool) {
+    if first {
+        grid_dependency_wait();
+    }
+    launch_dependents();
+    let t = thread_idx_x() as usize;
+    out[t] = 1;
+}
+
+/// Waits in a loop (which may run no time), then lets the next kernel
+/// launch.
+#[kernel(targets(sm_90))]
+pub fn waits_in_a_loop(out: &mut [u32], n: u32) {
+    for _ in 0..n {
+        grid_dependency_wait();
+    }
+    launch_dependents();
+    let t = thread_idx_x() as usize;
+    out[t] = 1;
+}
+
+#[test]
+fn a_wait_counts_before_a_trigger_only_where_every_path_to_it_waits() {
+    assert!(!waits_in_branches::Kernel::VARIANT.triggers_early);
+    assert!(waits_in_one_branch::Kernel::VARIANT.triggers_early);
+    assert!(waits_in_a_loop::Kernel::VARIANT.triggers_early);
+}
+
 #[test]
 fn a_kernel_that_triggers_before_its_wait_leaves_its_predecessors_writes_running() {
     assert!(triggers_then_waits::Kernel::VARIANT.triggers_early);
