@@ -129,10 +129,10 @@ fn cluster_copy_for_the_sanitizer() {
 
 /// A block spinning on an acquire load of a flag that the other block of
 /// its cluster sets after its bulk copy (`tests/src/flag_spin.rs`): 132
-/// clusters, every element.
+/// clusters, every element; also for `compute-sanitizer`.
 #[test]
 #[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
-fn a_block_spinning_on_a_flag_sees_what_the_other_block_released() {
+fn flag_spin_for_the_sanitizer() {
     let device = device();
     if device.compute_capability().0 < 9 {
         return;
