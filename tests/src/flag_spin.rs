@@ -1,60 +1,64 @@
 //! A block that spins on a flag the other block of its cluster sets once
-//! its bulk copy has landed: on a GPU the copy completes whatever the
-//! spinning block does, and the emulator must not hold it back either.
-//! Shared by the emulator test (`tests/tests/cluster_copy.rs`) and the GPU
-//! test.
+//! its own bulk copy has landed, then bulk-copies what that block stored:
+//! on a GPU the first copy completes whatever the spinning block does, and
+//! the emulator must not hold it back either; the second copy reads the
+//! other block's stores only after the acquire that saw the flag. Shared
+//! by the emulator tests (`tests/tests/cluster_copy.rs`) and the GPU test.
 
 use nvfp4_dsl::Device;
 use nvfp4_dsl::prelude::*;
 
 /// In each cluster of two blocks of 64 threads, block 1 copies its
 /// cluster's 64 values of `x` into shared memory by a bulk copy, waits for
-/// it, stores them doubled to `y` and sets the cluster's flag with a
-/// release (after a barrier: the other threads' stores too); every thread
-/// of block 0 spins with acquire loads of the flag (`atomic_load`), then
-/// writes `y + 1` of its value to `z`.
+/// it, stores them doubled to `y`, orders those stores before the async
+/// proxy's reads (`fence_proxy_async_global`) and, after a barrier, sets
+/// the cluster's flag with a release. Thread 0 of block 0 spins on the
+/// flag (`atomic_load`, an acquire, or a relaxed load with `relaxed`: a
+/// mistake), then bulk-copies the cluster's 64 values of `y` into shared
+/// memory; every thread of block 0 waits for that copy and writes its
+/// value plus one to `z`.
 #[kernel(targets(sm_90))]
-pub fn spin_on_flag(x: &[u32], y: &mut [u32], z: &mut [u32], flags: &mut [u32]) {
+pub fn spin_on_flag(x: &[u32], y: &mut [u32], z: &mut [u32], flags: &mut [u32], relaxed: bool) {
     let tile = shared_array::<u32, 64>();
     let bars = shared_array::<u64, 1>();
     let t = thread_idx_x();
     let cluster = block_idx_x() / 2;
     let i = (cluster * 64 + t) as usize;
+    if t == 0 {
+        mbarrier_init(bars, 0u32, 1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
     if cluster_cta_rank() == 1 {
-        if t == 0 {
-            mbarrier_init(bars, 0u32, 1);
-            fence_mbarrier_init();
-        }
-        sync_threads();
         if t == 0 {
             mbarrier_arrive_expect_tx(bars, 0u32, 256);
             cp_async_bulk_global_to_shared(tile, 0u32, x, cluster * 64, 256, bars, 0u32);
         }
         mbarrier_wait_parity(bars, 0u32, 0);
         y[i] = tile[t] * 2;
+        fence_proxy_async_global();
         sync_threads();
         if t == 0 {
             let _ = atomic_add(flags, cluster, 1u32, Order::Release, Scope::Gpu);
         }
     } else {
-        while atomic_load(flags, cluster, Order::Acquire, Scope::Gpu) == 0 {}
-        z[i] = y[i] + 1;
+        if t == 0 {
+            if relaxed {
+                while atomic_load(flags, cluster, Order::Relaxed, Scope::Gpu) == 0 {}
+            } else {
+                while atomic_load(flags, cluster, Order::Acquire, Scope::Gpu) == 0 {}
+            }
+            mbarrier_arrive_expect_tx(bars, 0u32, 256);
+            cp_async_bulk_global_to_shared(tile, 0u32, y, cluster * 64, 256, bars, 0u32);
+        }
+        mbarrier_wait_parity(bars, 0u32, 0);
+        z[i] = tile[t] + 1;
     }
 }
 
-/// Runs `spin_on_flag` over `x` (a multiple of 64 values) on `device` and
-/// compares `z` with `2 x + 1` for every element.
-pub fn check(device: &Device, x: &[u32]) -> Result<(), String> {
-    let z = run(device, x).map_err(|e| e.to_string())?;
-    let want = |i: usize| x[i].wrapping_mul(2).wrapping_add(1);
-    match (0..x.len()).find(|&i| z[i] != want(i)) {
-        None => Ok(()),
-        Some(i) => Err(format!("z[{i}] = {}, want {}", z[i], want(i))),
-    }
-}
-
-/// `z` after the launch.
-fn run(device: &Device, x: &[u32]) -> Result<Vec<u32>, nvfp4_dsl::Error> {
+/// Runs `spin_on_flag` over `x` (a multiple of 64 values) on `device`:
+/// `z`, or the launch's error.
+pub fn launch(device: &Device, x: &[u32], relaxed: bool) -> Result<Vec<u32>, nvfp4_dsl::Error> {
     let dx = device.upload(x)?;
     let mut y = device.upload(&vec![0xDEAD_BEEFu32; x.len()])?;
     let mut z = device.upload(&vec![0xDEAD_BEEFu32; x.len()])?;
@@ -62,7 +66,17 @@ fn run(device: &Device, x: &[u32]) -> Result<Vec<u32>, nvfp4_dsl::Error> {
     let config = LaunchConfig::linear(2 * (x.len() / 64) as u32, 64).with_cluster((2, 1, 1));
     // SAFETY: cluster c's blocks read x[64c..64c + 64] and write the same
     // part of y and z, and flags[c]; the emulator checks every access.
-    unsafe { spin_on_flag::Kernel::launch(device, config, &dx, &mut y, &mut z, &mut flags)? };
-    let z = device.download(&z)?;
-    Ok(z)
+    unsafe { spin_on_flag::Kernel::launch(device, config, &dx, &mut y, &mut z, &mut flags, relaxed)? };
+    device.download(&z)
+}
+
+/// [`launch`] without the mistake, `z` compared with `2 x + 1` for every
+/// element.
+pub fn check(device: &Device, x: &[u32]) -> Result<(), String> {
+    let z = launch(device, x, false).map_err(|e| e.to_string())?;
+    let want = |i: usize| x[i].wrapping_mul(2).wrapping_add(1);
+    match (0..x.len()).find(|&i| z[i] != want(i)) {
+        None => Ok(()),
+        Some(i) => Err(format!("z[{i}] = {}, want {}", z[i], want(i))),
+    }
 }

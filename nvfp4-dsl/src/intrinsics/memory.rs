@@ -173,6 +173,20 @@ pub fn fence_proxy_async_shared() {
     device_only("fence_proxy_async_shared")
 }
 
+/// Orders this thread's earlier global-memory writes before later accesses
+/// of the asynchronous proxy (bulk copies), another block's included once
+/// a release and an acquire order them after this fence: a thread that
+/// stores what a bulk copy of another block reads executes it after its
+/// stores, before the barrier and release that publish them
+/// (`tests/src/flag_spin.rs`). The emulator checks such a copy's read
+/// against the stores (the release and acquire), not this fence.
+///
+/// PTX (ISA 8.0): `fence.proxy.async.global;`
+#[inline(always)]
+pub fn fence_proxy_async_global() {
+    device_only("fence_proxy_async_global")
+}
+
 /// Starts copying `bytes` (a multiple of 16; both addresses 16-byte aligned)
 /// from `src[src_index..]` to `dst[dst_index..]`; the copy completes
 /// `bytes` transactions on `bars[bar_index]`.

@@ -225,6 +225,13 @@ pub(super) static TABLE: &[Intrinsic] = &[
         lower: |l, _| simple(l, "fence.proxy.async.shared::cta", 80),
     ),
     row!(
+        "fn fence_proxy_async_global()",
+        params: [],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, _| simple(l, "fence.proxy.async.global", 80),
+    ),
+    row!(
         "fn cp_async_bulk_global_to_shared<D: SharedMemory, I: DeviceIndex, T: Element, J: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &D, dst_index: I, src: &[T], src_index: J, bytes: u32, bars: &B, bar_index: K)",
         params: [
             ArgTy::Shared,

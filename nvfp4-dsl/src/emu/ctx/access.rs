@@ -189,8 +189,15 @@ impl Ctx<'_> {
 
     /// Checks that `len` bytes of global memory at `addr`, which an
     /// asynchronous operation of `lane` will access later, are inside one
-    /// live allocation (and writable, if `write`).
+    /// live allocation (and writable, if `write`). Where the launch's
+    /// global memory is race-checked (`gorder`), a read (a bulk or tensor
+    /// copy's source) is checked there as the lane's plain read at its
+    /// issue: bytes another thread of the launch wrote must be ordered
+    /// before it (a release that thread made and this lane acquired).
     pub fn global_check(&mut self, lane: usize, addr: u64, len: usize, write: bool, what: &str) -> Result<(), Fault> {
+        if !write && self.mem.order.on() {
+            self.global_order(lane, addr, len, gorder::Kind::Read)?;
+        }
         let r = self.mem.locate(addr, len as u64, &mut self.hint).and_then(|i| {
             if write {
                 self.mem.bytes_mut(i, addr, len).map(|_| i)
