@@ -84,3 +84,24 @@ fn a_block_spinning_on_a_flag_does_not_hold_back_the_copy_the_other_block_waits_
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+#[test]
+fn a_bulk_copy_of_another_block_s_stores_after_a_relaxed_poll_is_a_race() {
+    // The poll that sees the flag is relaxed: nothing orders the other
+    // block's stores of `y` before the bulk copy that reads them.
+    let x: Vec<u32> = (0..256u32).collect();
+    for options in four_schedules() {
+        let options = Options {
+            max_warp_instructions: Some(1 << 20),
+            ..options
+        };
+        let device = Device::emulator_with(Target::Sm90, options);
+        let text = nvfp4_tests::flag_spin::launch(&device, &x, true)
+            .expect_err("a relaxed poll")
+            .to_string();
+        assert!(
+            text.contains("cp_async_bulk_global_to_shared(tile, 0u32, y,") && text.contains("y[i] = tile[t] * 2;"),
+            "the message names the copy and the store: {text}"
+        );
+    }
+}
