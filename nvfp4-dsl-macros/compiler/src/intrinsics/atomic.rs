@@ -119,21 +119,8 @@ fn atomic_load(l: &mut Lower<'_>, c: &Call) -> Result<Val> {
             "a load releases nothing: write `Order::Acquire` (or `Order::Relaxed`), and publish with a release atomic or `fence_acq_rel_gpu()` before a store",
         );
     }
-    if scope == Scope::Cluster && !l.target.has(Target::Sm90) {
-        return err(
-            c.arg_spans[3],
-            format!(
-                "`Scope::Cluster` needs target sm_90 or newer, but this kernel also compiles for {}: write `Scope::Gpu`, or remove {} from `targets(..)`",
-                l.target.name(),
-                l.target.name()
-            ),
-        );
-    }
-    l.require_ptx(if scope == Scope::Cluster { 78 } else { 60 });
-    let space = match m.space {
-        Space::Global => "global",
-        _ => "shared",
-    };
+    l.require_ptx(scope_ptx(l, c, 3, scope)?);
+    let space = space_name(&m);
     let ty = if class_of(&m.elem) == RegClass::B64 {
         "b64"
     } else {
@@ -156,20 +143,7 @@ fn atomic(l: &mut Lower<'_>, c: &Call, op: Op) -> Result<Val> {
     let m = mem(c, 0);
     let n = c.args.len();
     let (order, scope) = (order(c, n - 2), scope(c, n - 1));
-    let mut ptx = 60; // `.sem` and `.scope`
-    if scope == Scope::Cluster {
-        if !l.target.has(Target::Sm90) {
-            return err(
-                c.arg_spans[n - 1],
-                format!(
-                    "`Scope::Cluster` needs target sm_90 or newer, but this kernel also compiles for {}: write `Scope::Gpu`, or remove {} from `targets(..)`",
-                    l.target.name(),
-                    l.target.name()
-                ),
-            );
-        }
-        ptx = 78;
-    }
+    let mut ptx = scope_ptx(l, c, n - 1, scope)?;
     let (name, ty) = match (op, &m.elem) {
         (Op::Add, Ty::F16x2) => {
             ptx = ptx.max(62);
@@ -195,10 +169,7 @@ fn atomic(l: &mut Lower<'_>, c: &Call, op: Op) -> Result<Val> {
         (_, t) => (op.name(), if class_of(t) == RegClass::B64 { "b64" } else { "b32" }),
     };
     l.require_ptx(ptx);
-    let space = match m.space {
-        Space::Global => "global",
-        _ => "shared",
-    };
+    let space = space_name(&m);
     let (base, offset) = l.element_addr(&m, arg(c, 1), &c.args[1].1, c.span)?;
     let addr = Operand::Addr(Box::new(base), offset);
     let mut operands = vec![value(l, c, &m.elem, 2)];
@@ -215,6 +186,34 @@ fn atomic(l: &mut Lower<'_>, c: &Call, op: Op) -> Result<Val> {
     let old = l.reg(class_of(&m.elem));
     l.emit(inst, [vec![old.into(), addr], operands].concat());
     Ok(Val::Reg(old))
+}
+
+/// The PTX ISA an atomic's `.sem` and `.scope` need (6.0; 7.8 for
+/// `.cluster`), or the error of a cluster scope (argument `i`) in a kernel
+/// that also compiles for a target below sm_90.
+fn scope_ptx(l: &Lower<'_>, c: &Call, i: usize, scope: Scope) -> Result<u32> {
+    if scope != Scope::Cluster {
+        return Ok(60);
+    }
+    if !l.target.has(Target::Sm90) {
+        return err(
+            c.arg_spans[i],
+            format!(
+                "`Scope::Cluster` needs target sm_90 or newer, but this kernel also compiles for {}: write `Scope::Gpu`, or remove {} from `targets(..)`",
+                l.target.name(),
+                l.target.name()
+            ),
+        );
+    }
+    Ok(78)
+}
+
+/// The state space of an atomic's memory in PTX.
+fn space_name(m: &MemRef) -> &'static str {
+    match m.space {
+        Space::Global => "global",
+        _ => "shared",
+    }
 }
 
 impl Op {
