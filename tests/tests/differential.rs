@@ -215,6 +215,7 @@ fn the_generator_covers_the_subset() {
         "(q: &mut SharedArray<",
         "atomic_cas(q, ",
         "atomic_exch(q, ",
+        "atomic_load(q, 0u32, Order::Acquire",
         "shared_array::<f32, 1>()",
         "] += ",
         "<T: Int>(",

@@ -60,11 +60,13 @@ pub(super) enum X {
     },
     /// A shared cell set to `init` by thread 0, then updated by every
     /// thread where `cond` (through device function `via` when given),
-    /// then read by all; of `f32`, an `add` of multiples of 1/4 below 16
-    /// (exact in any order).
+    /// then read by all (by `atomic_load` with `load`'s order, `Relaxed`
+    /// or `Acquire`, and scope when given); of `f32`, an `add` of multiples
+    /// of 1/4 below 16 (exact in any order).
     SharedAtomic {
         slot: usize,
         via: Option<usize>,
+        load: Option<(usize, usize)>,
         t: T,
         op: usize,
         order: usize,
@@ -203,6 +205,8 @@ impl Gen<'_> {
                 };
                 X::SharedAtomic {
                     via: self.rng.chance(40).then(|| def(Def::Atomic(t, op, order, scope))),
+                    load: (t != F32 && self.rng.chance(50))
+                        .then(|| (self.rng.below(2) as usize, self.rng.below(3) as usize)),
                     slot: self.slot(t),
                     t,
                     op,
@@ -321,6 +325,7 @@ impl Render<'_> {
             X::SharedAtomic {
                 slot,
                 via,
+                load,
                 t,
                 op,
                 order,
@@ -343,7 +348,17 @@ impl Render<'_> {
                     "sync_threads();".to_string(),
                     format!("if {} {{ {call} }}", self.expr(cond)),
                     "sync_threads();".to_string(),
-                    out_line(*slot, *t, "q[0u32]"),
+                    match load {
+                        Some((order, scope)) => out_line(
+                            *slot,
+                            *t,
+                            &format!(
+                                "atomic_load(q, 0u32, Order::{}, Scope::{})",
+                                ORDERS[*order], SCOPES[*scope]
+                            ),
+                        ),
+                        None => out_line(*slot, *t, "q[0u32]"),
+                    },
                 ]
             }
             _ => unreachable!("an atomic"),
