@@ -11,7 +11,9 @@
 //! round trip with the encoding intrinsics (`nvfp4_round_trip`); and each
 //! row's maximum and sum written once for `u32` and `f32` (`T: Num +
 //! WarpReduce`, no `targets(..)`: `row_max_sum`); column sums across the
-//! two blocks of a cluster (`cluster_sum`); and a producer thread feeding
+//! two blocks of a cluster (`cluster_sum`), and handed from one to the
+//! other through global memory, a flag and a bulk copy (`handoff`); and a
+//! producer thread feeding
 //! two consumer warpgroups through a ring of bulk copies, its warpgroup's
 //! registers given to them with `setmaxnreg` (`pipeline`, sm_90a: an
 //! emulated Hopper where there is no GPU).
@@ -21,6 +23,7 @@ use nvfp4_dsl::prelude::*;
 
 mod argmax;
 mod cluster_sum;
+mod handoff;
 mod matmul;
 mod nvfp4_round_trip;
 mod pipeline;
@@ -287,6 +290,7 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
     nvfp4_round_trip::check(&device, &mut Rng(0x5851_f42d_4c95_7f2d))?;
     row_max_sum::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
     cluster_sum::check(&device, &mut Rng(0x2545_f491_4f6c_dd1d))?;
+    handoff::check(&device, &mut Rng(0x1234_5678_9abc_def1))?;
     // sm_90a only: on Hopper, or an emulated one where there is no GPU.
     if device.compute_capability() == (9, 0) {
         pipeline::check(&device, &mut Rng(0x9e37_79b9_7f4a_7c15))?;
@@ -294,7 +298,7 @@ fn main() -> Result<(), nvfp4_dsl::Error> {
         pipeline::check(&Device::emulator(Target::Sm90a), &mut Rng(0x9e37_79b9_7f4a_7c15))?;
     }
     println!(
-        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip, generic row maxima and sums, column sums across a cluster and a warp-specialised pipeline match the CPU"
+        "block scan, tiled matmul, row argmax, row statistics, the NVFP4 round trip, generic row maxima and sums, column sums across a cluster (in shared and in global memory) and a warp-specialised pipeline match the CPU"
     );
     println!(
         "histogram of {} bytes, {blocks} tiled sums and rms_norm for f16 and bf16 match the CPU",
