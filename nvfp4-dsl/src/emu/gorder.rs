@@ -31,7 +31,8 @@
 //! atomics and strong accesses never race with each other. Only one read
 //! and one atomic are kept per word (the first of several unordered
 //! ones): a race with a dropped one can go unreported, never a false one.
-//! Accesses of the async proxy (bulk copies) are not checked, nor
+//! A bulk copy's global read counts as its issuing thread's plain read at
+//! the issue (`Ctx::global_check`); bulk copies' writes are not checked, nor
 //! accesses of two launches (`pdl` checks those). A finished launch leaves
 //! its shadow and its gpu-scope releases (`PredOrder`) to its programmatic
 //! dependent: a dependent thread's acquire of a word that launch released
@@ -277,8 +278,9 @@ impl GlobalOrder {
     /// the thread's acquire read. A word that launch also wrote by a bulk
     /// copy (the async proxy, outside the shadow) is never covered; nor is
     /// a write over what it read, unless it only ever touched the word
-    /// with atomics (a flag): the reads of its bulk copies are not in the
-    /// shadow either, so those need the wait.
+    /// with atomics (a flag): the reads of its bulk copies are in the
+    /// shadow only at their issue, though they go on until the copy
+    /// completes, so those need the wait.
     pub fn predecessor_covers(&self, t: u32, word: u64, over_read: bool) -> bool {
         let (Some(p), Some(Some(know))) = (&self.pred, self.pred_know.get(t as usize)) else {
             return false;
