@@ -300,14 +300,21 @@ impl Run<'_, '_> {
         let start = self.stats.warp_instructions;
         loop {
             turns.clear();
+            // A block that can do nothing but wait for its own asynchronous
+            // operations, if one is.
+            let mut idle = None;
             for (bi, ws) in self.warps.iter().enumerate() {
                 if !self.blocks[bi].exited {
+                    let before = turns.len();
                     turns.extend(
                         ws.iter()
                             .enumerate()
                             .filter(|(_, w)| w.runnable() != 0)
                             .map(|(wi, _)| (bi, wi)),
                     );
+                    if turns.len() == before && !self.blocks[bi].ops.is_empty() {
+                        idle.get_or_insert(bi);
+                    }
                 }
             }
             if turns.is_empty() {
@@ -317,14 +324,11 @@ impl Run<'_, '_> {
                 self.stuck()?;
                 continue;
             }
-            // A block that can do nothing but wait for its own asynchronous
-            // operations gets one completed even while another block of the
-            // cluster runs: that block may be spinning on a flag this one
-            // sets afterwards, and a multiprocessor's copies do not wait
-            // for another's warps.
-            if self.blocks.len() > 1
-                && let Some(bi) = self.idle_block_with_operations()
-            {
+            // Such a block gets one of its operations completed even while
+            // another block of the cluster runs: that block may be spinning
+            // on a flag this one sets afterwards, and a multiprocessor's
+            // copies do not wait for another's warps.
+            if let Some(bi) = idle {
                 self.complete_one(Some(bi))?;
                 continue;
             }
@@ -449,15 +453,6 @@ impl Run<'_, '_> {
             }
         }
         Ok(())
-    }
-
-    /// A block of the cluster, not exited, none of whose warps can run
-    /// and which has asynchronous operations pending.
-    fn idle_block_with_operations(&self) -> Option<usize> {
-        (0..self.blocks.len()).find(|&bi| {
-            let b = &self.blocks[bi];
-            !b.exited && !b.ops.is_empty() && self.warps[bi].iter().all(|w| w.runnable() == 0)
-        })
     }
 
     /// Completes one pending asynchronous operation that may complete now
