@@ -3,7 +3,10 @@
 // thread pushes its 8 16-byte chunks with st.shared::cluster, then a cluster
 // barrier (the kernel's way); (1) the chunks stored locally, then one bulk
 // copy shared::cta -> shared::cluster completing on the receiver's mbarrier;
-// (2) as (1) in four copies of 8 KiB from four threads. 132 blocks of 256
+// (2) as (1) in four copies of 8 KiB from four threads; (3) every thread
+// stores its chunks to global memory, a cluster barrier, then loads the
+// partner's (L2); (4) half the chunks each way, (0) and (3) together; (5)
+// the cluster barrier alone, what every form pays. 132 blocks of 256
 // threads, one per SM; each block times its exchange with %globaltimer. On the
 // GPU host, from the repository root:
 //   nvcc -gencode arch=compute_90a,code=sm_90a -O3 -o /tmp/dsmem_swap \
@@ -30,7 +33,7 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 template <int MODE>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsigned long long* out) {
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsigned long long* out, uint4* swap) {
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) uint64_t bar;
   const uint32_t src = saddr(smem), dst = saddr(smem + 32768), bar_a = saddr(&bar);
@@ -48,7 +51,52 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsign
   for (int i = 0; i < 32; i++) v[i] = t * 32 + i + rank;
   cluster_sync();
   const uint64_t t0 = gtime();
-  if (MODE == 0) {
+  // Mode 3 and 4's chunks in global memory: block b's chunk j of thread t at
+  // swap[(b * 8 + j) * 256 + t].
+  uint4* mine = swap + (size_t)blockIdx.x * 2048;
+  uint4* theirs = swap + (size_t)(blockIdx.x ^ 1) * 2048;
+  if (MODE == 3 || MODE == 4) {
+    const uint32_t d = mapa(dst, other);
+    const int first_global = MODE == 3 ? 0 : 4;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      if (j >= first_global) {
+        asm volatile("st.global.cg.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(mine + j * 256 + t), "r"(v[4 * j]),
+                     "r"(v[4 * j + 1]), "r"(v[4 * j + 2]), "r"(v[4 * j + 3])
+                     : "memory");
+      } else {
+        asm volatile("st.shared::cluster.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(d + (j * 256 + t) * 16), "r"(v[4 * j]),
+                     "r"(v[4 * j + 1]), "r"(v[4 * j + 2]), "r"(v[4 * j + 3])
+                     : "memory");
+      }
+    }
+    cluster_sync();
+    uint32_t acc = 0;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      uint4 x;
+      if (j >= first_global) {
+        asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)
+                     : "l"(theirs + j * 256 + t)
+                     : "memory");
+      } else {
+        x = reinterpret_cast<const uint4*>(smem + 32768)[j * 256 + t];
+      }
+      acc += x.x + x.y + x.z + x.w;
+    }
+    __syncthreads();
+    const uint64_t t1 = gtime();
+    cluster_sync();
+    if (t == 0) {
+      out[2 * blockIdx.x] = t1 - t0;
+      out[2 * blockIdx.x + 1] = acc;
+    }
+    return;
+  }
+  if (MODE == 5) {
+    cluster_sync();
+  } else if (MODE == 0) {
     const uint32_t d = mapa(dst, other);
 #pragma unroll
     for (int j = 0; j < 8; j++)
@@ -95,13 +143,13 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsign
 }
 
 template <int MODE>
-void run(const char* name, unsigned long long* d_out) {
+void run(const char* name, unsigned long long* d_out, uint4* d_swap) {
   const int blocks = 132, smem = 120 * 1024, launches = 30;
   cudaFuncSetAttribute(probe<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   std::vector<double> maxes, means;
   std::vector<unsigned long long> h(2 * blocks);
   for (int l = 0; l < launches; l++) {
-    probe<MODE><<<blocks, 256, smem>>>(d_out);
+    probe<MODE><<<blocks, 256, smem>>>(d_out, d_swap);
     if (cudaDeviceSynchronize() != cudaSuccess) {
       printf("%s: %s\n", name, cudaGetErrorString(cudaGetLastError()));
       return;
@@ -123,9 +171,14 @@ void run(const char* name, unsigned long long* d_out) {
 
 int main() {
   unsigned long long* d_out;
+  uint4* d_swap;
   cudaMalloc(&d_out, 2 * 132 * 8);
-  run<0>("st.shared::cluster pushes + barrier", d_out);
-  run<1>("one bulk copy of 32 KiB", d_out);
-  run<2>("four bulk copies of 8 KiB", d_out);
+  cudaMalloc(&d_swap, 132 * 32768);
+  run<0>("st.shared::cluster pushes + barrier", d_out, d_swap);
+  run<1>("one bulk copy of 32 KiB", d_out, d_swap);
+  run<2>("four bulk copies of 8 KiB", d_out, d_swap);
+  run<3>("global stores + barrier + L2 loads", d_out, d_swap);
+  run<4>("half pushes, half through global", d_out, d_swap);
+  run<5>("the cluster barrier alone", d_out, d_swap);
   return 0;
 }
