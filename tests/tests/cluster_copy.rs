@@ -2,12 +2,15 @@
 //! mbarrier (`tests/src/cluster_copy.rs`) on the emulator: the tiles
 //! arrive, and the emulator reports the inbox read before the wait, a
 //! second tile sent before the receiver said its inbox was free, and a
-//! block that exits while its copy still reads its tile.
+//! block that exits while its copy still reads its tile; and a block
+//! that bulk-copies what the other block of its cluster stored once a
+//! flag says so (`tests/src/flag_spin.rs`), with the errors of a relaxed
+//! poll, a missing proxy fence and a proxy fence after the release.
 
 use nvfp4_dsl::emu::Options;
 use nvfp4_dsl::{Device, Target};
 use nvfp4_tests::cluster_copy::{check, launch};
-use nvfp4_tests::four_schedules;
+use nvfp4_tests::{flag_spin, four_schedules};
 
 #[test]
 fn tiles_copied_into_the_other_block_of_a_cluster_arrive() {
@@ -80,28 +83,62 @@ fn a_block_spinning_on_a_flag_does_not_hold_back_the_copy_the_other_block_waits_
             max_warp_instructions: Some(1 << 20),
             ..options
         };
-        nvfp4_tests::flag_spin::check(&Device::emulator_with(Target::Sm90, options), &x)
-            .unwrap_or_else(|e| panic!("{e}"));
+        flag_spin::check(&Device::emulator_with(Target::Sm90, options), &x).unwrap_or_else(|e| panic!("{e}"));
     }
+}
+
+/// `spin_on_flag` with `mistake` on four schedules: the error each time,
+/// which must name the copy of `y` and the store to it.
+fn spin_errors(mistake: u32) -> Vec<String> {
+    let x: Vec<u32> = (0..256u32).collect();
+    four_schedules()
+        .into_iter()
+        .map(|options| {
+            let options = Options {
+                max_warp_instructions: Some(1 << 20),
+                ..options
+            };
+            let device = Device::emulator_with(Target::Sm90, options);
+            let text = flag_spin::launch(&device, &x, mistake)
+                .expect_err("a mistake")
+                .to_string();
+            assert!(
+                text.contains("cp_async_bulk_global_to_shared(tile, 0u32, y,") && text.contains("y[i] = tile[t] * 2;"),
+                "the message names the copy and the store: {text}"
+            );
+            text
+        })
+        .collect()
 }
 
 #[test]
 fn a_bulk_copy_of_another_block_s_stores_after_a_relaxed_poll_is_a_race() {
     // The poll that sees the flag is relaxed: nothing orders the other
     // block's stores of `y` before the bulk copy that reads them.
-    let x: Vec<u32> = (0..256u32).collect();
-    for options in four_schedules() {
-        let options = Options {
-            max_warp_instructions: Some(1 << 20),
-            ..options
-        };
-        let device = Device::emulator_with(Target::Sm90, options);
-        let text = nvfp4_tests::flag_spin::launch(&device, &x, true)
-            .expect_err("a relaxed poll")
-            .to_string();
+    for text in spin_errors(flag_spin::RELAXED_POLL) {
+        assert!(text.contains("global-memory data race"), "{text}");
+    }
+}
+
+#[test]
+fn a_bulk_copy_of_stores_released_without_a_proxy_fence_is_an_error() {
+    // The stores of `y` are ordered before the copy by the release and
+    // the acquire, but the copy reads through the async proxy, which
+    // sees plain stores only after the writer's proxy fence.
+    for text in spin_errors(flag_spin::NO_PROXY_FENCE) {
+        assert!(text.contains("missing fence_proxy_async_global()"), "{text}");
+    }
+}
+
+#[test]
+fn a_proxy_fence_after_the_release_is_an_error() {
+    // Each writer's fence comes after the barrier and the release that
+    // order its store before the copy: nothing orders the fence itself.
+    for text in spin_errors(flag_spin::FENCE_AFTER_RELEASE) {
         assert!(
-            text.contains("cp_async_bulk_global_to_shared(tile, 0u32, y,") && text.contains("y[i] = tile[t] * 2;"),
-            "the message names the copy and the store: {text}"
+            text.contains("fence_proxy_async_global() at src/flag_spin.rs:")
+                && text.contains("is not ordered before the copy"),
+            "{text}"
         );
     }
 }

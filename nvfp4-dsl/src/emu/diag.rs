@@ -3,7 +3,7 @@
 //! error is located at (deadlocks are in `deadlock`).
 
 use super::error::{Cited, EmuError};
-use super::gorder::{self, GlobalOrder, Race};
+use super::gorder::{self, GlobalOrder, Race, Unfenced};
 use super::layout::SHARED_BASE;
 use super::pending::{AsyncOp, Busy};
 use super::race::{Hazard, Kind};
@@ -321,20 +321,7 @@ pub(crate) fn global_race_message(env: &Env<'_>, order: &GlobalOrder, race: &Rac
         K::Read | K::StrongRead(_) => "read",
         K::Atomic(_) => "updated atomically",
     };
-    let [nx, ny, _] = env.ntid;
-    let per_block = env.ntid[0] * env.ntid[1] * env.ntid[2];
-    let (rank, local) = (e.thread / per_block, e.thread % per_block);
-    let [cx, cy, _] = env.cluster;
-    let [x, y, z] = order.origin(e);
-    let who = format!(
-        "thread ({},{},{}) of block ({},{},{})",
-        local % nx,
-        local / nx % ny,
-        local / (nx * ny),
-        x + rank % cx,
-        y + rank / cx % cy,
-        z + rank / (cx * cy)
-    );
+    let who = global_thread(env, order, e);
     let atomics = if matches!(kind, K::Atomic(_)) || matches!(race.earlier_kind, K::Atomic(_)) {
         "; atomics race with plain loads and stores of their address that nothing orders with them"
     } else {
@@ -350,6 +337,43 @@ pub(crate) fn global_race_message(env: &Env<'_>, order: &GlobalOrder, race: &Rac
         race.addr,
         statement_of(env, e.pc)
     )
+}
+
+/// The thread of the launch that made global access `e`, as
+/// "thread (x,y,z) of block (x,y,z)".
+fn global_thread(env: &Env<'_>, order: &GlobalOrder, e: &gorder::Access) -> String {
+    let [nx, ny, _] = env.ntid;
+    let per_block = env.ntid[0] * env.ntid[1] * env.ntid[2];
+    let (rank, local) = (e.thread / per_block, e.thread % per_block);
+    let [cx, cy, _] = env.cluster;
+    let [x, y, z] = order.origin(e);
+    format!(
+        "thread ({},{},{}) of block ({},{},{})",
+        local % nx,
+        local / nx % ny,
+        local / (nx * ny),
+        x + rank % cx,
+        y + rank / cx % cy,
+        z + rank / (cx * cy)
+    )
+}
+
+/// An async-proxy read (`what`: a bulk or tensor copy's source) of global
+/// memory that a plain write reached without an ordered proxy fence.
+pub(crate) fn global_unfenced_message(env: &Env<'_>, order: &GlobalOrder, u: &Unfenced, what: &str) -> String {
+    let who = global_thread(env, order, &u.write);
+    let wrote = statement_of(env, u.write.pc);
+    match u.fence_pc {
+        None => format!(
+            "missing fence_proxy_async_global(): the {what} of global memory {:#x} goes through the async proxy, and {who} wrote those bytes with a plain store at {wrote} and no `fence.proxy.async` of global memory since; the writing thread must call fence_proxy_async_global() after its stores and before the barrier or release that orders them before the copy",
+            u.addr
+        ),
+        Some(pc) => format!(
+            "the {what} of global memory {:#x} goes through the async proxy, and the fence_proxy_async_global() at {} of {who}, after its plain store there at {wrote}, is not ordered before the copy; call it before the barrier or release that orders the store before the copy, not after",
+            u.addr,
+            statement_of(env, pc)
+        ),
+    }
 }
 
 /// A programmatic dependent launch's access `(addr, len, write)` of bytes

@@ -33,7 +33,12 @@
 //! ones): a race with a dropped one can go unreported, never a false one.
 //! A bulk copy's global read counts as its issuing thread's plain read at
 //! the issue (`Ctx::global_check`); bulk copies' writes are not checked, nor
-//! accesses of two launches (`pdl` checks those). A finished launch leaves
+//! accesses of two launches (`pdl` checks those). The async proxy reads
+//! such a copy's source: a plain write of the launch that it reads must be
+//! followed by a `fence.proxy.async` (`.global`, or without a state
+//! space) of the writing thread, ordered before the copy's issue as the
+//! write is ([`GlobalOrder::proxy_check`]; the shared-memory check,
+//! `race`, asks the same of the writer). A finished launch leaves
 //! its shadow and its gpu-scope releases (`PredOrder`) to its programmatic
 //! dependent: a dependent thread's acquire of a word that launch released
 //! (and the dependent has not written) is ordered after the accesses that
@@ -125,6 +130,9 @@ pub(crate) struct Access {
     pub pc: u32,
     /// The bytes of the word, one bit each.
     mask: u8,
+    /// How many proxy fences of global memory the thread had executed
+    /// (what [`GlobalOrder::proxy_check`] asks of a plain write).
+    fences: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -139,6 +147,17 @@ struct Cell {
 pub(crate) struct Race {
     pub earlier: Access,
     pub earlier_kind: Kind,
+    pub addr: u64,
+}
+
+/// An async-proxy read of global memory at `addr` that a plain write
+/// ordered before it (`write`) was not fenced for: its thread executed no
+/// `fence.proxy.async` of global memory after it (`fence_pc` none), or
+/// the first one it did, at `fence_pc`, is not ordered before the read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unfenced {
+    pub write: Access,
+    pub fence_pc: Option<u32>,
     pub addr: u64,
 }
 
@@ -214,6 +233,9 @@ pub(crate) struct GlobalOrder {
     /// Words that bulk copies to global memory wrote (the async proxy's
     /// writes, which the shadow does not order).
     async_written: HashSet<u64>,
+    /// Each thread's proxy fences of global memory, by (cluster, thread):
+    /// its clock and the instruction at each, in order.
+    proxy_fences: HashMap<(u32, u32), Vec<(u32, u32)>>,
 }
 
 /// What a finished launch leaves for its programmatic dependent: its
@@ -421,6 +443,66 @@ impl GlobalOrder {
         }
     }
 
+    /// Thread `t` executes a `fence.proxy.async` of global memory at
+    /// instruction `pc`: its plain writes so far may be read by the async
+    /// proxy once the fence is ordered before the read.
+    pub fn proxy_fence(&mut self, clocks: &Clocks, t: u32, pc: u32) {
+        if self.on {
+            self.proxy_fences
+                .entry((self.cluster, t))
+                .or_default()
+                .push((clocks.own(t), pc));
+        }
+    }
+
+    /// How many proxy fences of global memory thread `t` of the running
+    /// cluster has executed.
+    fn fence_count(&self, t: u32) -> u32 {
+        self.proxy_fences.get(&(self.cluster, t)).map_or(0, |f| f.len() as u32)
+    }
+
+    /// Checks that the async proxy may read bytes `addr..addr + len` at
+    /// thread `t`'s issue of a bulk copy (after [`GlobalOrder::access`]
+    /// found no race, so every plain write of them is ordered before it):
+    /// each such write of this launch was followed by its thread's
+    /// `fence.proxy.async` of global memory, ordered before the issue.
+    /// Writes of an earlier launch are visible to every proxy once it
+    /// completed.
+    pub fn proxy_check(&self, clocks: &Clocks, t: u32, addr: u64, len: usize) -> Result<(), Unfenced> {
+        if !self.on {
+            return Ok(());
+        }
+        let row = clocks.row(t);
+        let end = addr + len as u64;
+        for w in addr / 4..end.div_ceil(4) {
+            let lo = addr.max(4 * w) - 4 * w;
+            let hi = end.min(4 * w + 4) - 4 * w;
+            let mask = ((1u32 << hi) - (1u32 << lo)) as u8;
+            let Some(write) = self.cells.get(&w).map(|c| c.write) else {
+                continue;
+            };
+            if write.cluster == 0 || write.mask & mask == 0 {
+                continue;
+            }
+            let fence = self
+                .proxy_fences
+                .get(&(write.cluster, write.thread))
+                .and_then(|f| f.get(write.fences as usize));
+            let fenced = fence.is_some_and(|&(clock, _)| {
+                let at = Access { clock, ..write };
+                self.ordered(&at, t, row)
+            });
+            if !fenced {
+                return Err(Unfenced {
+                    write,
+                    fence_pc: fence.map(|&(_, pc)| pc),
+                    addr: 4 * w + u64::from((write.mask & mask).trailing_zeros()),
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn acquire(&mut self, clocks: &mut Clocks, t: u32, r: &Released, scope: Scope) {
         if r.cluster == self.cluster {
             clocks.acquire(t, &r.local);
@@ -468,6 +550,7 @@ impl GlobalOrder {
             Kind::Atomic(_) => (true, true, false),
         };
         let end = addr + len as u64;
+        let fences = self.fence_count(t);
         for w in addr / 4..end.div_ceil(4) {
             let lo = addr.max(4 * w) - 4 * w;
             let hi = end.min(4 * w + 4) - 4 * w;
@@ -477,6 +560,7 @@ impl GlobalOrder {
                 clock: row[t as usize],
                 pc,
                 mask: ((1u32 << hi) - (1u32 << lo)) as u8,
+                fences,
             };
             let mut cell = self.cells.get(&w).copied().unwrap_or_default();
             let racing = |e: &Access| e.cluster != 0 && e.mask & a.mask != 0 && !self.ordered(e, t, row);
@@ -639,6 +723,50 @@ mod tests {
         let (mut c, mut g) = fresh();
         writer(&mut c, &mut g, sem(false, true, Scope::Gpu), false, true);
         reader(&mut c, &mut g, sem(true, false, Scope::Gpu), false).unwrap();
+    }
+
+    #[test]
+    fn the_async_proxy_reads_plain_writes_only_after_an_ordered_proxy_fence() {
+        // Cluster 1: thread 1 writes 8 bytes at 0x100 (a fence before the
+        // write if `before`), fences the async proxy at instruction 12 if
+        // `fence` is 1 (before the barrier) or 2 (after the release),
+        // and thread 0 releases the flag after a barrier. Cluster 2's
+        // thread 0 acquires it and its bulk copy reads 0x104.
+        let run = |before: bool, fence: u32| {
+            let (mut c, mut g) = fresh();
+            next(&mut c, &mut g);
+            if before {
+                g.proxy_fence(&c, 1, 9);
+            }
+            g.access(&mut c, 1, 10, 0x100, 8, Kind::Write).unwrap();
+            if fence == 1 {
+                g.proxy_fence(&c, 1, 12);
+            }
+            barrier(&mut c);
+            g.access(&mut c, 0, 11, 0x200, 4, sem(false, true, Scope::Gpu)).unwrap();
+            if fence == 2 {
+                g.proxy_fence(&c, 1, 12);
+            }
+            next(&mut c, &mut g);
+            g.access(&mut c, 0, 20, 0x200, 4, sem(true, false, Scope::Gpu)).unwrap();
+            g.access(&mut c, 0, 21, 0x104, 4, Kind::Read).unwrap();
+            g.proxy_check(&c, 0, 0x104, 4)
+        };
+        run(false, 1).unwrap();
+        run(true, 1).unwrap();
+        let e = run(true, 0).unwrap_err();
+        assert_eq!((e.write.pc, e.write.thread, e.fence_pc, e.addr), (10, 1, None, 0x104));
+        let e = run(false, 2).unwrap_err();
+        assert_eq!((e.write.pc, e.fence_pc, e.addr), (10, Some(12), 0x104));
+        // Within a thread a fence after the write is enough; bytes of the
+        // word that the write did not touch need none.
+        let (mut c, mut g) = fresh();
+        next(&mut c, &mut g);
+        g.access(&mut c, 0, 1, 0x40, 2, Kind::Write).unwrap();
+        g.proxy_check(&c, 0, 0x42, 2).unwrap();
+        g.proxy_check(&c, 0, 0x40, 4).unwrap_err();
+        g.proxy_fence(&c, 0, 2);
+        g.proxy_check(&c, 0, 0x40, 4).unwrap();
     }
 
     #[test]

@@ -179,7 +179,8 @@ pub fn fence_proxy_async_shared() {
 /// stores what a bulk copy of another block reads executes it after its
 /// stores, before the barrier and release that publish them
 /// (`tests/src/flag_spin.rs`). The emulator checks such a copy's read
-/// against the stores (the release and acquire), not this fence.
+/// against the stores (the release and acquire) and this fence: a
+/// missing one, or one after the release, is an error at the copy.
 ///
 /// PTX (ISA 8.0): `fence.proxy.async.global;`
 #[inline(always)]

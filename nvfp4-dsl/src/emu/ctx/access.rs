@@ -3,7 +3,9 @@
 //! asynchronous operations in flight and for races, and global memory.
 
 use super::{Ctx, Peers};
-use crate::emu::diag::{busy_message, describe_regions, global_race_message, hazard_message, pdl_message};
+use crate::emu::diag::{
+    busy_message, describe_regions, global_race_message, global_unfenced_message, hazard_message, pdl_message,
+};
 use crate::emu::gorder;
 use crate::emu::inst::Fault;
 use crate::emu::layout::{CLUSTER_SHIFT, SHARED_BASE, SHARED_WINDOW};
@@ -193,10 +195,20 @@ impl Ctx<'_> {
     /// global memory is race-checked (`gorder`), a read (a bulk or tensor
     /// copy's source) is checked there as the lane's plain read at its
     /// issue: bytes another thread of the launch wrote must be ordered
-    /// before it (a release that thread made and this lane acquired).
+    /// before it (a release that thread made and this lane acquired), and
+    /// so must the writer's `fence.proxy.async` of global memory after
+    /// its write.
     pub fn global_check(&mut self, lane: usize, addr: u64, len: usize, write: bool, what: &str) -> Result<(), Fault> {
         if !write && self.mem.order.on() {
             self.global_order(lane, addr, len, gorder::Kind::Read)?;
+            let t = self.thread_index(lane);
+            if let Err(u) = self.mem.order.proxy_check(&self.cl.clocks, t, addr, len) {
+                return Err(
+                    Fault::lane(lane, global_unfenced_message(self.env, &self.mem.order, &u, what))
+                        .citing(u.write.pc)
+                        .citing(u.fence_pc),
+                );
+            }
         }
         let r = self.mem.locate(addr, len as u64, &mut self.hint).and_then(|i| {
             if write {

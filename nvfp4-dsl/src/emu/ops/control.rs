@@ -1,9 +1,10 @@
 //! Control flow and synchronisation: `bra`, `ret`/`exit`, CTA barriers
 //! (`bar.sync`, `bar.arrive`, `barrier.sync`), `bar.warp.sync`, and the
 //! fences. Barriers move the threads' vector clocks (`race`); of the
-//! fences only `fence.proxy.async` is recorded (the race check asks for it
-//! between generic writes and async-proxy reads), the others order nothing
-//! in an emulator that runs one instruction at a time.
+//! fences only `fence.proxy.async` is recorded (the race checks ask for it
+//! between generic writes and async-proxy reads, of shared memory and of
+//! global memory), the others order nothing in an emulator that runs one
+//! instruction at a time.
 
 use crate::emu::ctx::Ctx;
 use crate::emu::decode::Dec;
@@ -238,15 +239,20 @@ pub(super) fn sync_lanes(c: &mut Ctx<'_>, mask: u32) {
 }
 
 /// `fence.*` and `membar.*`: an emulator that runs one instruction at a
-/// time is always ordered, but `fence.proxy.async` (over shared memory:
-/// without a state space or with `.shared::cta`/`::cluster`) is recorded,
-/// and so is a fence that publishes the executing thread's mbarrier inits
-/// (`fence.mbarrier_init`, that `fence.proxy.async`, or a thread fence of
-/// cluster scope or wider; see `mbarrier::check_published`).
+/// time is always ordered, but `fence.proxy.async` is recorded (over shared
+/// memory: without a state space or with `.shared::cta`/`::cluster`; over
+/// global memory: without one or with `.global`), and so is a fence that
+/// publishes the executing thread's mbarrier inits (`fence.mbarrier_init`,
+/// that `fence.proxy.async` of shared memory, or a thread fence of cluster
+/// scope or wider; see `mbarrier::check_published`).
 pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let init = m.take("mbarrier_init");
     let is_proxy = m.take("proxy");
-    let proxy = is_proxy && m.take("async") && !m.rest().contains(&"global");
+    let is_async = is_proxy && m.take("async");
+    let global = m.rest().contains(&"global");
+    let shared = m.rest().iter().any(|p| p.starts_with("shared"));
+    let proxy = is_async && !global;
+    let proxy_global = is_async && !shared;
     let wide = !is_proxy && m.rest().iter().any(|p| matches!(*p, "cluster" | "gpu" | "sys" | "gl"));
     // A fence that a relaxed cluster arrive after it turns into a release
     // (`.cta` scope does not reach the other blocks of the cluster).
@@ -257,12 +263,18 @@ pub(super) fn fence(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
     let gpu = ordering && scope.is_some_and(|s| s > 0);
     m.drop_where(|_| true);
     d.count(0)?;
-    if !(init || proxy || wide) {
+    if !(init || proxy || proxy_global || wide) {
         return Ok(Inst::new(exec_nop));
     }
     let mut i = Inst::new(exec_fence);
     if proxy {
         i.flags |= F_PROXY;
+    }
+    if proxy_global {
+        i.flags |= F_PROXY_GLOBAL;
+    }
+    if init || proxy || wide {
+        i.flags |= F_PUBLISH;
     }
     if release {
         i.flags |= F_RELEASE;
@@ -284,17 +296,28 @@ const F_RELEASE: u32 = 2;
 /// `flags` bit of a fence: of gpu (or sys) scope.
 const F_GPU: u32 = 4;
 
+/// `flags` bit of a fence: `fence.proxy.async` over global memory.
+const F_PROXY_GLOBAL: u32 = 8;
+
+/// `flags` bit of a fence that publishes the executing threads' mbarrier
+/// inits.
+const F_PUBLISH: u32 = 16;
+
 /// A fence that publishes the executing threads' mbarrier inits; for
-/// `fence.proxy.async`, their generic writes so far may also be read by
-/// the async proxy (once this fence is ordered before it); for a release
-/// fence of cluster scope or wider, what they know is released by their
-/// next relaxed cluster arrive.
+/// `fence.proxy.async`, their generic writes so far (of shared or global
+/// memory, as its state space says) may also be read by the async proxy
+/// (once this fence is ordered before it); for a release fence of cluster
+/// scope or wider, what they know is released by their next relaxed
+/// cluster arrive.
 fn exec_fence(c: &mut Ctx<'_>, i: &Inst) -> X {
     let pc = c.w.group_pc;
     for l in lanes(c.exec) {
         let t = c.thread_index(l);
         if i.flags & F_PROXY != 0 {
             c.cl.clocks.proxy_fence(t, pc);
+        }
+        if i.flags & F_PROXY_GLOBAL != 0 {
+            c.mem.order.proxy_fence(&c.cl.clocks, t, pc);
         }
         if i.flags & F_RELEASE != 0 {
             let scope = if i.flags & F_GPU != 0 {
@@ -304,6 +327,9 @@ fn exec_fence(c: &mut Ctx<'_>, i: &Inst) -> X {
             };
             c.mem.order.fence(&mut c.cl.clocks, t, scope);
             c.cl.clocks.release_fence(t);
+        }
+        if i.flags & F_PUBLISH == 0 {
+            continue;
         }
         let own = c.cl.clocks.own(t);
         for b in
