@@ -14,6 +14,7 @@ pub mod flag_spin;
 pub mod generic_ops;
 pub mod program;
 pub mod shuffle64;
+pub mod store_async;
 pub mod struct_params;
 
 use nvfp4_dsl::{Target, Variant};

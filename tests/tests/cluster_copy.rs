@@ -5,12 +5,15 @@
 //! block that exits while its copy still reads its tile; and a block
 //! that bulk-copies what the other block of its cluster stored once a
 //! flag says so (`tests/src/flag_spin.rs`), with the errors of a relaxed
-//! poll, a missing proxy fence and a proxy fence after the release.
+//! poll, a missing proxy fence and a proxy fence after the release; and
+//! values pushed into the other block by asynchronous stores
+//! (`tests/src/store_async.rs`), with the errors of a read before the wait
+//! and of stores before the other block is known to have started.
 
 use nvfp4_dsl::emu::Options;
 use nvfp4_dsl::{Device, Target};
 use nvfp4_tests::cluster_copy::{check, launch};
-use nvfp4_tests::{flag_spin, four_schedules};
+use nvfp4_tests::{flag_spin, four_schedules, store_async};
 
 #[test]
 fn tiles_copied_into_the_other_block_of_a_cluster_arrive() {
@@ -139,6 +142,45 @@ fn a_proxy_fence_after_the_release_is_an_error() {
             text.contains("fence_proxy_async_global() at src/flag_spin.rs:")
                 && text.contains("is not ordered before the copy"),
             "{text}"
+        );
+    }
+}
+
+#[test]
+fn values_stored_asynchronously_into_the_other_block_arrive() {
+    // No cluster barrier after the stores: a block may exit before its
+    // stores land, the receiver's wait covers them.
+    for options in four_schedules() {
+        store_async::check(&Device::emulator_with(Target::Sm90, options), 512).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn reading_what_asynchronous_stores_bring_before_their_mbarrier_wait_is_an_error() {
+    let x: Vec<u32> = (0..256).collect();
+    for options in four_schedules() {
+        let device = Device::emulator_with(Target::Sm90, options);
+        let text = store_async::launch(&device, &x, store_async::NO_WAIT)
+            .expect_err("no wait")
+            .to_string();
+        assert!(
+            text.contains("let got = inbox[t];"),
+            "the message names the read: {text}"
+        );
+    }
+}
+
+#[test]
+fn asynchronous_stores_before_the_cluster_barrier_are_an_error() {
+    let x: Vec<u32> = (0..256).collect();
+    for options in four_schedules() {
+        let device = Device::emulator_with(Target::Sm90, options);
+        let text = store_async::launch(&device, &x, store_async::NO_CLUSTER_BARRIER)
+            .expect_err("no cluster barrier")
+            .to_string();
+        assert!(
+            text.contains("store_async_cluster(inbox, t,"),
+            "the message names the store: {text}"
         );
     }
 }

@@ -508,6 +508,18 @@ impl AsyncOp {
     pub fn in_order(&self) -> bool {
         matches!(self.work, Work::Tc(_))
     }
+
+    /// Whether it reads nothing of its issuing block, which may then exit
+    /// before it completes (an `st.async`: the values left with it).
+    pub fn outlives_issuer(&self) -> bool {
+        matches!(
+            &self.work,
+            Work::PeerCopy(PeerCopy {
+                src: PeerSource::Values(_),
+                ..
+            })
+        )
+    }
 }
 
 /// What an operation in flight does when it completes.
@@ -523,20 +535,29 @@ pub(crate) enum Work {
     Tc(TcOp),
 }
 
-/// A bulk copy of `len` bytes from offset `src` of the issuing block's
-/// shared buffer to offset `dst` of block `rank`'s (`None`: the issuing
-/// block's own), completing `len` transaction bytes on that block's
-/// mbarrier at `mbar`; `dst_span` is its write in flight in another block
-/// (the issuing block's `spans` hold the read of `src`, and the write
-/// into its own buffer).
+/// A bulk copy of `len` bytes from the issuing block's shared buffer (or
+/// an `st.async` of 16 bytes from registers) to offset `dst` of block
+/// `rank`'s (`None`: the issuing block's own), completing `len`
+/// transaction bytes on that block's mbarrier at `mbar`; `dst_span` is its
+/// write in flight in another block (the issuing block's `spans` hold the
+/// read of its source, and the write into its own buffer).
 #[derive(Debug)]
 pub(crate) struct PeerCopy {
     pub rank: Option<u32>,
-    pub src: usize,
+    pub src: PeerSource,
     pub dst: usize,
     pub len: usize,
     pub mbar: u32,
     pub dst_span: Option<u64>,
+}
+
+/// Where the bytes of a [`PeerCopy`] come from.
+#[derive(Debug)]
+pub(crate) enum PeerSource {
+    /// Offset of the issuing block's shared buffer (a bulk copy).
+    Shared(usize),
+    /// The values an `st.async` stored: its issuer need not outlive it.
+    Values([u8; 16]),
 }
 
 /// 16 bytes of a copy into shared memory: bytes `at..at + len` come from

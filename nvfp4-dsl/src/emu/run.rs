@@ -397,8 +397,12 @@ impl Run<'_, '_> {
         if self.cl.release {
             release_cluster(self.cl, self.warps);
         }
-        // A block ends when its last thread exits, before any other turn.
+        // A block ends when its last thread exits, before any other turn:
+        // its stores into the cluster that read nothing of it land first.
         if self.warps[bi].iter().all(Warp::done) {
+            while let Some(k) = self.blocks[bi].ops.iter().position(AsyncOp::outlives_issuer) {
+                self.complete(bi, k)?;
+            }
             let block = &mut self.blocks[bi];
             block_ends(self.env, block)?;
             block.exited = true;

@@ -279,6 +279,33 @@ pub fn cp_async_bulk_shared_to_cluster<
     device_only("cp_async_bulk_shared_to_cluster")
 }
 
+/// Stores the `u32x4` `value` into `dst[index]` of block `cta_rank` of the
+/// cluster (distributed shared memory, as [`store_cluster`])
+/// asynchronously: the store completes its 16 bytes as transactions on
+/// `bars[bar_index]` of that block, whose threads wait on it (a phase that
+/// expects every such store's bytes: [`mbarrier_arrive_expect_tx`]) before
+/// they read `dst`. No cluster barrier is needed after it: the receiver's
+/// wait says the values arrived, and this block may exit before they do.
+/// That block must have started (a cluster barrier, as for
+/// [`store_cluster`]) with its mbarrier initialised
+/// ([`fence_mbarrier_init`] before that barrier).
+///
+/// PTX (ISA 8.1): `mapa.shared::cluster.u32` of `dst` and of the mbarrier,
+/// then `st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [dst], {..}, [bar];`
+/// (other element types are a compile error: view the memory as `u32x4`)
+#[inline(always)]
+pub fn store_async_cluster<M: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(
+    dst: &M,
+    index: I,
+    value: M::Elem,
+    bars: &B,
+    bar_index: K,
+    cta_rank: u32,
+) {
+    let _ = (dst, index, value, bars, bar_index, cta_rank);
+    device_only("store_async_cluster")
+}
+
 /// Puts this thread's bulk copies to global memory that are not in a group
 /// yet into a new group, the unit [`cp_async_bulk_wait_group`] waits for.
 ///

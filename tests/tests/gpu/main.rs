@@ -127,6 +127,19 @@ fn cluster_copy_for_the_sanitizer() {
     nvfp4_tests::cluster_copy::check(&device, 132 * 64).unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// Values pushed into the other block of a cluster of two by
+/// asynchronous stores arrive (`tests/src/store_async.rs`): 132 clusters,
+/// every element; also for `compute-sanitizer`.
+#[test]
+#[ignore = "needs a CUDA GPU; run with --ignored on a GPU host"]
+fn store_async_for_the_sanitizer() {
+    let device = device();
+    if device.compute_capability().0 < 9 {
+        return;
+    }
+    nvfp4_tests::store_async::check(&device, 264 * 64).unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// A block spinning on an acquire load of a flag that the other block of
 /// its cluster sets after its bulk copy (`tests/src/flag_spin.rs`): 132
 /// clusters, every element; also for `compute-sanitizer`.

@@ -316,6 +316,48 @@ pub(super) static TABLE: &[Intrinsic] = &[
         },
     ),
     row!(
+        "fn store_async_cluster<M: SharedMemory, I: DeviceIndex, B: SharedMemory<Elem = u64>, K: DeviceIndex>(dst: &M, index: I, value: M::Elem, bars: &B, bar_index: K, cta_rank: u32)",
+        params: [
+            ArgTy::Shared,
+            ArgTy::Index,
+            ArgTy::Elem,
+            BARS,
+            ArgTy::Index,
+            ArgTy::Is(U32)
+        ],
+        ret: RetTy::Unit,
+        target: Sm90,
+        lower: |l, c| {
+            let elem = mem(c, 0).elem;
+            let layout = elem.mem_layout().expect("checked: a memory element type");
+            let value = arg(c, 2);
+            // 16 bytes a store: the granule the emulator tracks copies in.
+            if layout.vec != 4 {
+                return err(
+                    c.span,
+                    format!(
+                        "`store_async_cluster` stores `u32x4` values (16 bytes), not `{elem}`; view the shared memory as `u32x4` words"
+                    ),
+                );
+            }
+            let parts = l.parts(&value, 4);
+            let src = Operand::Vec(parts.iter().map(|p| l.operand(p, Scalar::U32)).collect());
+            l.require_ptx(81);
+            // The element and its mbarrier in block `cta_rank`.
+            let dst = cluster_address(l, c, 0, 1, 5)?;
+            let bar = cluster_address(l, c, 3, 4, 5)?;
+            l.emit(
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32",
+                vec![
+                    Operand::Addr(Box::new(dst.into()), 0),
+                    src,
+                    Operand::Addr(Box::new(bar.into()), 0),
+                ],
+            );
+            Ok(Val::Unit)
+        },
+    ),
+    row!(
         "fn cp_async_bulk_commit_group()",
         params: [],
         ret: RetTy::Unit,

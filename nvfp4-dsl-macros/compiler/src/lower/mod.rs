@@ -179,7 +179,7 @@ impl<'a> Lower<'a> {
         }
     }
 
-    fn parts(&self, v: &Val, n: usize) -> Vec<Val> {
+    pub(crate) fn parts(&self, v: &Val, n: usize) -> Vec<Val> {
         match v {
             Val::Parts(p) => p.clone(),
             other => vec![other.clone(); n],

@@ -159,6 +159,9 @@ pub(super) fn ld(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
 }
 
 pub(super) fn st(d: &Dec<'_>, m: &mut Mods<'_>) -> R {
+    if m.take("async") {
+        return super::cluster_copy::decode_store(d, m);
+    }
     let order = order_flags(m);
     let (hint, strong) = drop_hints(m);
     let sp = space(m, false)?;
