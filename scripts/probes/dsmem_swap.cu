@@ -6,7 +6,10 @@
 // (2) as (1) in four copies of 8 KiB from four threads; (3) every thread
 // stores its chunks to global memory, a cluster barrier, then loads the
 // partner's (L2); (4) half the chunks each way, (0) and (3) together; (5)
-// the cluster barrier alone, what every form pays. 132 blocks of 256
+// the cluster barrier alone, what every form pays; (6) every thread's
+// chunks by st.async into the other block, each completing its bytes on
+// that block's mbarrier, then a wait on its own (no cluster barrier). 132
+// blocks of 256
 // threads, one per SM; each block times its exchange with %globaltimer. On the
 // GPU host, from the repository root:
 //   nvcc -gencode arch=compute_90a,code=sm_90a -O3 -o /tmp/dsmem_swap \
@@ -96,6 +99,18 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsign
   }
   if (MODE == 5) {
     cluster_sync();
+  } else if (MODE == 6) {
+    const uint32_t d = mapa(dst, other), rbar = mapa(bar_a, other);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1,%2,%3,%4}, [%5];" ::"r"(
+                       d + (j * 256 + t) * 16),
+                   "r"(v[4 * j]), "r"(v[4 * j + 1]), "r"(v[4 * j + 2]), "r"(v[4 * j + 3]), "r"(rbar)
+                   : "memory");
+    asm volatile(
+        "{\n.reg .pred p;\nW%=:\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n@!p bra W%=;\n}" ::"r"(
+            bar_a)
+        : "memory");
   } else if (MODE == 0) {
     const uint32_t d = mapa(dst, other);
 #pragma unroll
@@ -180,5 +195,6 @@ int main() {
   run<3>("global stores + barrier + L2 loads", d_out, d_swap);
   run<4>("half pushes, half through global", d_out, d_swap);
   run<5>("the cluster barrier alone", d_out, d_swap);
+  run<6>("st.async pushes + mbarrier wait", d_out, d_swap);
   return 0;
 }

@@ -24,6 +24,9 @@ pub(super) struct Survivor {
     why: Why,
 }
 
+/// Where the mutants of the swap's mbarrier are killed.
+const SWAP_MBARRIER: &str = "gemm sm_90a: the swap's mbarrier, on which the other block of a cluster of two's half of the sums lands (its asynchronous stores' bytes), where K is split over that cluster";
+
 /// Every mutant that survives, with the reason.
 #[allow(clippy::single_range_in_vec_init)] // a list of ranges, often of one
 pub(super) const SURVIVORS: &[Survivor] = &[
@@ -48,10 +51,28 @@ pub(super) const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a"],
         text: "barrier.cluster.wait.acquire.aligned;",
+        occurrences: &[0..1],
+        change: "removed",
+        why: Why::Equivalent(
+            "the producer warpgroup's one cluster wait where the blocks swap halves of their sums: it reads and writes nothing after it (it exits), its block stays alive while the consumers wait for the other block's half on the swap's mbarrier, and the consumers' own wait at that phase is what orders their pushes after the other block's start",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "barrier.cluster.wait.acquire.aligned;",
         occurrences: &[1..2],
         change: "removed",
         why: Why::Equivalent(
-            "the producer warpgroup's last cluster wait: it reads nothing after it, and its block (whose shared memory the other block pushed into) stays alive while the consumers wait at the same phase",
+            "the producer warpgroup's second cluster phase, which a split of 2 never takes: where its blocks are clustered they swap halves of their sums (one phase), and a split through global memory takes no cluster barrier (the same code serves the splits of 4 over a cluster of four)",
+        ),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a"],
+        text: "barrier.cluster.arrive.relaxed.aligned;",
+        occurrences: &[1..2],
+        change: "removed",
+        why: Why::Equivalent(
+            "the producer warpgroup's second cluster phase, which a split of 2 never takes: where its blocks are clustered they swap halves of their sums (one phase), and a split through global memory takes no cluster barrier (the same code serves the splits of 4 over a cluster of four)",
         ),
     },
     Survivor {
@@ -93,7 +114,7 @@ pub(super) const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a"],
         text: "bar.sync 1, 256;",
-        occurrences: &[0..1, 2..3],
+        occurrences: &[0..1, 3..4],
         change: "removed",
         why: Why::Elsewhere(
             "gemm sm_90a global split: the barriers before a block writes its partial tile over the ring and before it reads the tile back, where K is not split over a cluster (in a cluster of two the blocks swap halves of their accumulators instead)",
@@ -102,23 +123,51 @@ pub(super) const SURVIVORS: &[Survivor] = &[
     Survivor {
         subjects: &["gemm sm_90a global split"],
         text: "bar.sync 1, 256;",
-        occurrences: &[1..2],
+        occurrences: &[1..3],
         change: "removed",
         why: Why::Elsewhere(
-            "gemm sm_90a: the barrier between staging C's rows in shared memory and storing them, where the blocks of a cluster swap halves of their accumulators",
+            "gemm sm_90a: the barriers before C's rows are staged over the ring (both warpgroups' MMAs done) and between staging them and storing them, where the blocks of a cluster swap halves of their accumulators",
         ),
     },
     Survivor {
         subjects: &["gemm sm_90a global split"],
-        text: "barrier.cluster.arrive.release.aligned;",
+        text: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [gemm_nvfp4_sm90__blocks_1_split_2_smem0+64], 32768;",
         occurrences: &[0..1],
-        change: "removed",
-        why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
+        change: "arrive removed",
+        why: Why::Elsewhere(SWAP_MBARRIER),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [gemm_nvfp4_sm90__blocks_1_split_2_smem0+64], 32768;",
+        occurrences: &[0..1],
+        change: "expect_tx 16 bytes short",
+        why: Why::Elsewhere(SWAP_MBARRIER),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [gemm_nvfp4_sm90__blocks_1_split_2_smem0+64], 32768;",
+        occurrences: &[0..1],
+        change: "expect_tx 16 bytes over",
+        why: Why::Elsewhere(SWAP_MBARRIER),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "mbarrier.try_wait.parity.shared::cta.b64 %p94, [gemm_nvfp4_sm90__blocks_1_split_2_smem0+64], 0;",
+        occurrences: &[0..1],
+        change: "wait skipped",
+        why: Why::Elsewhere(SWAP_MBARRIER),
+    },
+    Survivor {
+        subjects: &["gemm sm_90a global split"],
+        text: "mbarrier.try_wait.parity.shared::cta.b64 %p94, [gemm_nvfp4_sm90__blocks_1_split_2_smem0+64], 0;",
+        occurrences: &[0..1],
+        change: "parity flipped",
+        why: Why::Elsewhere(SWAP_MBARRIER),
     },
     Survivor {
         subjects: &["gemm sm_90a global split"],
         text: "barrier.cluster.wait.acquire.aligned;",
-        occurrences: &[0..4],
+        occurrences: &[0..3],
         change: "removed",
         why: Why::Elsewhere("gemm sm_90a: the cluster barriers of the reduction in distributed shared memory"),
     },
@@ -131,18 +180,9 @@ pub(super) const SURVIVORS: &[Survivor] = &[
     },
     // Item 5 of issue 24: programmatic dependent launch, memory order.
     Survivor {
-        subjects: &["gemm sm_90a global split", "gemm sm_90a cluster of 4"],
-        text: "barrier.cluster.arrive.release.aligned;",
-        occurrences: &[0..1],
-        change: "made relaxed",
-        why: Why::Elsewhere(
-            "gemm sm_90a and gemm sm_90a pairs: the consumers' arrive after they push their halves of the sums into the other block of a cluster of two, which a split through global memory or over a cluster of four does not take",
-        ),
-    },
-    Survivor {
         subjects: &["gemm sm_90a pairs"],
         text: "barrier.cluster.arrive.release.aligned;",
-        occurrences: &[1..2],
+        occurrences: &[0..1],
         change: "made relaxed",
         why: Why::Elsewhere(
             "gemm sm_90a cluster of 4: the cluster barrier before the blocks of a cluster of four sum their partial tiles",

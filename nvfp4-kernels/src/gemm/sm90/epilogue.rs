@@ -83,6 +83,7 @@ pub(super) fn second_to_arrive(arrival: &mut SharedArray<u32, 1>, counters: &mut
 pub(super) fn swap_epilogue<const SPLIT: u32>(
     words: &mut SharedSlice<u32x4>,
     staged_c: &mut SharedSlice<u16>,
+    bars: &SharedArray<u64, BARRIERS>,
     rows0: &SharedArray<u32, 2>,
     arrival: &mut SharedArray<u32, 1>,
     acc0: &[f32; 64],
@@ -103,14 +104,20 @@ pub(super) fn swap_epilogue<const SPLIT: u32>(
     // 4) + 2 t + i % 2). Each thread pushes the other 32 into the other
     // block's `SWAP_BASE` (past the ring: the other block's warpgroups
     // may still be reading theirs), chunk j at 16-byte word j * 256 +
-    // thread; after the cluster barrier it adds the same thread's chunks
-    // pushed by the other block (p0 + p1 in either block: f32 addition
-    // commutes). A push costs no round trip, where reading the other
-    // block's half would wait for one per chunk.
+    // thread, by asynchronous stores that complete on the other block's
+    // `SWAP_BAR`; once its own has seen the other block's 32 KiB land, it
+    // adds the same thread's chunks pushed by the other block (p0 + p1 in
+    // either block: f32 addition commutes). A push costs no round trip,
+    // where reading the other block's half would wait for one per chunk,
+    // and the mbarrier no cluster barrier (docs/perf.md entry 25).
     let cr = rank % 2;
     let mut kept = [0.0f32; 32];
-    // Both blocks have started (the kernel's first cluster arrive).
+    // Both blocks have started, their mbarriers initialised (the kernel's
+    // first cluster arrive).
     cluster_wait();
+    if ct == 0 {
+        mbarrier_arrive_expect_tx(bars, SWAP_BAR, SWAP_BYTES);
+    }
     #[unroll]
     for j in 0..8usize {
         let mut given = [0u32; 4];
@@ -120,16 +127,16 @@ pub(super) fn swap_epilogue<const SPLIT: u32>(
             kept[4 * j + e] = if cr == 0 { lo } else { hi };
             given[e] = if cr == 0 { hi.to_bits() } else { lo.to_bits() };
         }
-        store_cluster(
+        store_async_cluster(
             words,
             SWAP_BASE / 16 + j as u32 * THREADS + ct,
             u32x4::new(given[0], given[1], given[2], given[3]),
+            bars,
+            SWAP_BAR,
             1 - cr,
         );
     }
-    // Releases this block's pushes, acquires the other's; neither block
-    // touches the other's shared memory after it.
-    cluster_sync();
+    mbarrier_wait_parity(bars, SWAP_BAR, 0);
     let mut sums = [0.0f32; 32];
     #[unroll]
     for j in 0..8usize {
@@ -160,9 +167,12 @@ pub(super) fn swap_epilogue<const SPLIT: u32>(
         }
     }
     if stores_c {
-        // C's 64 rows through the (now idle) ring as f16, rows of
-        // C_PITCH halves (the padding spreads a warp's stores over the
-        // banks), then out in 16-byte chunks.
+        // C's 64 rows through the ring as f16, rows of C_PITCH halves (the
+        // padding spreads a warp's stores over the banks), then out in
+        // 16-byte chunks; the ring is idle once both warpgroups' MMAs are
+        // done, which only a barrier of the 256 says (the swap's mbarrier
+        // says the other block's half landed, nothing of this block).
+        named_barrier_sync(1, THREADS);
         #[unroll]
         for x in 0..16usize {
             // Sums 2x and 2x + 1: rows r and r + 1, one column.

@@ -3,15 +3,20 @@
 
 use super::*;
 
-/// Initialises the ring's mbarriers (from one thread, before the block's
+/// Initialises the block's mbarriers (from one thread, before the block's
 /// first barrier): `full[s]` expects the producer's arrive and the stage's
-/// bytes, `empty[STAGES + s]` the 256 consumers.
+/// bytes, `empty[STAGES + s]` the 256 consumers, and where the blocks of a
+/// cluster swap halves of their accumulators (`swap`), `SWAP_BAR` one
+/// consumer's arrive and the other block's half.
 #[device]
-pub(super) fn init_ring(bars: &SharedArray<u64, BARRIERS>) {
+pub(super) fn init_ring(bars: &SharedArray<u64, BARRIERS>, swap: bool) {
     #[unroll]
     for s in 0..STAGES {
         mbarrier_init(bars, s, 1);
         mbarrier_init(bars, STAGES + s, THREADS);
+    }
+    if swap {
+        mbarrier_init(bars, SWAP_BAR, 1);
     }
     fence_mbarrier_init();
 }

@@ -159,6 +159,7 @@ pub const RAW_BYTES: u32 = RAW_TILE_BYTES + SCALE_BYTES;
 
 /// Bytes where the blocks of a cluster of two swap accumulator halves (one
 /// m64 block per warpgroup): 8 chunks of 16 bytes per thread.
+#[device]
 const SWAP_BYTES: u32 = THREADS * 8 * 16;
 
 /// Bytes of one stage of the ring: A's decoded image, B's `128 * blocks` x
@@ -223,9 +224,14 @@ pub fn zero_counters(counters: &mut [u32], first: u32, threads: u32) {
 pub const RING_B_BASE: u32 = STAGES * IMAGE_BYTES;
 
 /// The GEMM block's mbarriers: `full[s]` (stage s landed), `empty[STAGES +
-/// s]` (stage s consumed).
+/// s]` (stage s consumed), and `SWAP_BAR`.
 #[device]
-pub const BARRIERS: usize = 2 * STAGES as usize;
+pub const BARRIERS: usize = 2 * STAGES as usize + 1;
+
+/// The mbarrier on which the other block of a cluster of two's half of the
+/// accumulators lands (`swap_epilogue`).
+#[device]
+pub const SWAP_BAR: u32 = 2 * STAGES;
 
 /// NVFP4 GEMM tile kernel (sm_90a): `BLOCKS` (1 or 2) m64 blocks of B rows
 /// per consumer warpgroup, K split over `SPLIT` (1, 2, 4, 8) blocks.
@@ -281,7 +287,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let partial = dynamic_shared::<f32>(0);
     let staged_c = dynamic_shared::<u16>(0);
     // mbarriers: full[s] (stage s landed), empty[STAGES + s] (stage s
-    // consumed).
+    // consumed), the swap's.
     let bars = shared_array::<u64, BARRIERS>();
     // The tile's first rows of A (and C) and of B, for the producer and the
     // epilogue (kept in shared memory rather than in registers through the
@@ -300,9 +306,13 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     let k_stages = k / BK as u32;
     let first = rank * k_stages / SPLIT;
     let stages = (rank + 1) * k_stages / SPLIT - first;
+    // K split over clusters of two with 128-row tiles (split 2 in one
+    // cluster, split 4 in pairs of them): the blocks of a cluster swap
+    // halves of their accumulators instead of whole partial tiles.
+    let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
 
     if tid == 0 {
-        init_ring(bars);
+        init_ring(bars, swap);
         rows0[0u32] = batch * m + m0;
         rows0[1u32] = batch * n + n0;
     }
@@ -324,15 +334,12 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
     // complete.
     grid_dependency_wait();
     launch_dependents();
-    // K split over clusters of two with 128-row tiles (split 2 in one
-    // cluster, split 4 in pairs of them): the blocks of a cluster swap
-    // halves of their accumulators instead of whole partial tiles, each
-    // pushing its half into the other's shared memory once the other has
-    // started, which the first phase of the cluster barrier says: every
-    // thread arrives at it here. The other reductions' first phase is
-    // their consumers' partial tiles staged; the producer warpgroup,
-    // which writes none, arrives at it here too.
-    let swap = BLOCKS == 1 && (SPLIT == 2 && clustered == 1 || SPLIT == 4 && clustered == 2);
+    // Where the blocks of a cluster swap, each pushes its half into the
+    // other's shared memory once the other has started (its swap
+    // mbarrier initialised), which the first phase of the cluster barrier
+    // says: every thread arrives at it here. The other reductions' first
+    // phase is their consumers' partial tiles staged; the producer
+    // warpgroup, which writes none, arrives at it here too.
     if SPLIT > 1 && clustered != 0 && (swap || warp >= THREADS / 32) {
         cluster_arrive_relaxed();
     }
@@ -359,12 +366,16 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         }
         sync_warp();
         // The consumers' epilogues sum a split K through two phases of the
-        // cluster barrier, which every thread of the cluster takes part in
-        // (this warpgroup arrived at the first at the start).
+        // cluster barrier (one where they swap: the swap's mbarrier says
+        // when the other block's half landed), which every thread of the
+        // cluster takes part in (this warpgroup arrived at the first at
+        // the start).
         if SPLIT > 1 && clustered != 0 {
             cluster_wait();
-            cluster_arrive_relaxed();
-            cluster_wait();
+            if !swap {
+                cluster_arrive_relaxed();
+                cluster_wait();
+            }
         }
     } else {
         setmaxnreg_inc(232);
@@ -378,7 +389,7 @@ pub fn gemm_nvfp4_sm90<const BLOCKS: u32, const SPLIT: u32>(
         }
         if swap {
             swap_epilogue::<SPLIT>(
-                words, staged_c, rows0, arrival, &acc0, c, partials, counters, ct, n, alpha,
+                words, staged_c, bars, rows0, arrival, &acc0, c, partials, counters, ct, n, alpha,
             );
         } else if BLOCKS == 2 && SPLIT == 4 && clustered == 2 {
             pairs_epilogue(words, rows0, arrival, c, partials, counters, ct, n, alpha);

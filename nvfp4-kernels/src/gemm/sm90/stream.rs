@@ -137,7 +137,7 @@ pub fn gemm_nvfp4_sm90_stream(
     let u1 = range_start(block + 1, units, grid);
 
     if tid == 0 {
-        init_ring(bars);
+        init_ring(bars, false);
         sums_tile[0u32] = 0;
         sums_tile[1u32] = 0;
     }
