@@ -75,10 +75,7 @@ fn exec_setmaxnreg(c: &mut Ctx<'_>, i: &Inst) -> X {
             "setmaxnreg.inc to {want} registers a thread, fewer than the {held} this warp holds: an increase takes registers from the block's pool; `setmaxnreg_dec` gives some back"
         )));
     }
-    let need = (want - held) * 32;
-    if c.b.register_pool >= need {
-        c.b.register_pool -= need;
-        c.w.registers = want;
+    if take_registers(&mut c.b.register_pool, &mut c.w.registers, want) {
         return Ok(Flow::Next);
     }
     c.w.registers_wanted = want;
@@ -95,12 +92,9 @@ pub(crate) fn release_registers(block: &mut Block, warps: &mut [Warp]) {
         if blocked == 0 {
             continue;
         }
-        let need = (w.registers_wanted - w.registers) * 32;
-        if block.register_pool < need {
+        if !take_registers(&mut block.register_pool, &mut w.registers, w.registers_wanted) {
             continue;
         }
-        block.register_pool -= need;
-        w.registers = w.registers_wanted;
         w.waiting &= !blocked;
         for l in lanes(blocked) {
             w.pc[l] += 1;
@@ -108,4 +102,16 @@ pub(crate) fn release_registers(block: &mut Block, warps: &mut [Warp]) {
         w.converge(blocked);
         w.reschedule();
     }
+}
+
+/// Raises a warp that holds `registers` a thread to `want` with registers
+/// from the block's `pool`, if it holds enough for the warp's 32 threads.
+fn take_registers(pool: &mut u32, registers: &mut u32, want: u32) -> bool {
+    let need = (want - *registers) * 32;
+    if *pool < need {
+        return false;
+    }
+    *pool -= need;
+    *registers = want;
+    true
 }
