@@ -288,10 +288,13 @@ pub fn device(item: &syn::Item) -> TokenStream {
 }
 
 /// A name for a device item's macro that no other device item of the
-/// crate has: FNV-1a of its source and position.
+/// crate has: FNV-1a of its source and position, its file included (two
+/// modules may hold the same item at the same line and column, and the
+/// exported macros share the crate root).
 fn device_hash(name: &syn::Ident, item: &syn::Item) -> u64 {
-    let start = name.span().start();
-    let text = format!("{}:{}:{}", start.line, start.column, quote!(#item));
+    let span = name.span();
+    let start = span.start();
+    let text = format!("{}:{}:{}:{}", span.file(), start.line, start.column, quote!(#item));
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
