@@ -11,7 +11,8 @@
 //! round trip with the encoding intrinsics (`nvfp4_round_trip`); and each
 //! row's maximum and sum written once for `u32` and `f32` (`T: Num +
 //! WarpReduce`, no `targets(..)`: `row_max_sum`); column sums across the
-//! two blocks of a cluster (`cluster_sum`), and handed from one to the
+//! two blocks of a cluster (`cluster_sum`: a bulk copy of a tile, or each
+//! thread's asynchronous store), and handed from one to the
 //! other through global memory, a flag and a bulk copy (`handoff`); and a
 //! producer thread feeding
 //! two consumer warpgroups through a ring of bulk copies, its warpgroup's
