@@ -58,9 +58,10 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsign
   // swap[(b * 8 + j) * 256 + t].
   uint4* mine = swap + (size_t)blockIdx.x * 2048;
   uint4* theirs = swap + (size_t)(blockIdx.x ^ 1) * 2048;
+  // Modes 3 and 4 exchange chunks first_global.. through global memory.
+  const int first_global = MODE == 3 ? 0 : MODE == 4 ? 4 : 8;
   if (MODE == 3 || MODE == 4) {
     const uint32_t d = mapa(dst, other);
-    const int first_global = MODE == 3 ? 0 : 4;
 #pragma unroll
     for (int j = 0; j < 8; j++) {
       if (j >= first_global) {
@@ -74,30 +75,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsign
       }
     }
     cluster_sync();
-    uint32_t acc = 0;
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-      uint4 x;
-      if (j >= first_global) {
-        asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)
-                     : "l"(theirs + j * 256 + t)
-                     : "memory");
-      } else {
-        x = reinterpret_cast<const uint4*>(smem + 32768)[j * 256 + t];
-      }
-      acc += x.x + x.y + x.z + x.w;
-    }
-    __syncthreads();
-    const uint64_t t1 = gtime();
-    cluster_sync();
-    if (t == 0) {
-      out[2 * blockIdx.x] = t1 - t0;
-      out[2 * blockIdx.x + 1] = acc;
-    }
-    return;
-  }
-  if (MODE == 5) {
+  } else if (MODE == 5) {
     cluster_sync();
   } else if (MODE == 6) {
     const uint32_t d = mapa(dst, other), rbar = mapa(bar_a, other);
@@ -143,7 +121,15 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(256, 1) probe(unsign
   uint32_t acc = 0;
 #pragma unroll
   for (int j = 0; j < 8; j++) {
-    uint4 x = reinterpret_cast<const uint4*>(smem + 32768)[j * 256 + t];
+    uint4 x;
+    if (j >= first_global) {
+      asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w)
+                   : "l"(theirs + j * 256 + t)
+                   : "memory");
+    } else {
+      x = reinterpret_cast<const uint4*>(smem + 32768)[j * 256 + t];
+    }
     acc += x.x + x.y + x.z + x.w;
   }
   __syncthreads();

@@ -51,7 +51,7 @@ fn exec(c: &mut Ctx<'_>, i: &Inst) -> X {
                 format!("cp.async.bulk size {n} is not a positive multiple of 16"),
             ));
         }
-        let what = "cp.async.bulk into the cluster";
+        let what = ("cp.async.bulk into the cluster", "cp.async.bulk destination");
         let (rank, dst_off, mbar) = destination(c, l, dst[l], bar[l], n, what)?;
         let (_, src_off) = shared_operand(c, l, src[l], Space::Shared, n, 16, "cp.async.bulk source")?;
         let src_offs: Vec<u32> = (0..n / 16).map(|k| src_off as u32 + 16 * k).collect();
@@ -103,7 +103,7 @@ fn exec_store(c: &mut Ctx<'_>, i: &Inst) -> X {
         vals[k] = c.src(op)?;
     }
     for l in lanes(c.exec) {
-        let (rank, dst_off, mbar) = destination(c, l, dst[l], bar[l], 16, "st.async")?;
+        let (rank, dst_off, mbar) = destination(c, l, dst[l], bar[l], 16, ("st.async", "st.async destination"))?;
         let mut bytes = [0u8; 16];
         for (k, v) in vals.iter().enumerate() {
             bytes[4 * k..4 * k + 4].copy_from_slice(&(v[l] as u32).to_le_bytes());
@@ -115,16 +115,16 @@ fn exec_store(c: &mut Ctx<'_>, i: &Inst) -> X {
 
 /// Checks lane `l`'s destination `dst` of `n` bytes and its mbarrier `bar`
 /// (aligned, in one block of the cluster that has started, the mbarrier
-/// initialised and published): that block's rank (`None`: the issuing
-/// block), the destination's offset there and the mbarrier's
-/// shared-window address.
+/// initialised and published), named in errors by `what`'s operation and
+/// destination: that block's rank (`None`: the issuing block), the
+/// destination's offset there and the mbarrier's shared-window address.
 fn destination(
     c: &mut Ctx<'_>,
     l: usize,
     dst: u64,
     bar: u64,
     n: u32,
-    what: &str,
+    (what, dst_what): (&str, &str),
 ) -> Result<(Option<u32>, usize, u32), Fault> {
     if !dst.is_multiple_of(16) || !bar.is_multiple_of(8) {
         return Err(Fault::lane(
@@ -132,7 +132,7 @@ fn destination(
             format!("{what}: destination {dst:#x} must be 16-byte aligned and its mbarrier {bar:#x} 8-byte aligned"),
         ));
     }
-    let (rank, dst_off) = c.cluster_shared_at(l, dst, n, &format!("{what} destination"))?;
+    let (rank, dst_off) = c.cluster_shared_at(l, dst, n, dst_what)?;
     let (bar_rank, bar_off) = c.cluster_shared_at(l, bar, 8, "mbarrier")?;
     if bar_rank != rank {
         let whose = rank.map_or("the issuing block".to_string(), |r| format!("rank {r}"));
